@@ -1,0 +1,233 @@
+/*
+ * mica/layer.h - layer creators and layer instances.
+ *
+ * A module registers creators; a creator makes layer instances from fields
+ * (or from serialized bytes); a layer instance answers the builder's
+ * questions (outputs, types, shapes, formats, workspace) and runs.  The
+ * semantics are those of TensorRT's IPluginCreator and
+ * IPluginV2DynamicExt, written as C vtables.
+ *
+ * Growth: mica_layer_ops_t and mica_layer_creator_t start with their size.
+ * The host never reads a member past struct_size, and treats an optional
+ * callback that is NULL (or beyond struct_size) as absent.  New members are
+ * only ever appended.
+ */
+#ifndef MICA_LAYER_H
+#define MICA_LAYER_H
+
+#include "mica/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------
+ * Dimension expressions (TensorRT's IDimensionExpr / IExprBuilder).
+ *
+ * An expression is an opaque, immutable node owned by the builder that
+ * made it; it lives as long as that builder.  Build them with the host's
+ * expr_constant and expr_operation services (see mica/module.h).
+ * ------------------------------------------------------------------- */
+
+typedef struct mica_expr mica_expr_t;
+typedef struct mica_expr_builder mica_expr_builder_t;
+
+typedef enum mica_expr_op {
+    MICA_EXPR_SUM = 0,
+    MICA_EXPR_PROD = 1,
+    MICA_EXPR_MAX = 2,
+    MICA_EXPR_MIN = 3,
+    MICA_EXPR_SUB = 4,
+    MICA_EXPR_EQUAL = 5,     /* 1 if a == b else 0 */
+    MICA_EXPR_LESS = 6,      /* 1 if a < b else 0 */
+    MICA_EXPR_FLOOR_DIV = 7,
+    MICA_EXPR_CEIL_DIV = 8
+} mica_expr_op_t;
+
+/*
+ * The shape of one tensor as expressions.  For a shape tensor whose values
+ * the builder knows symbolically, `values` holds its nb_values elements
+ * (row-major); otherwise values is NULL and nb_values 0.  Frozen.
+ */
+typedef struct mica_shape_expr {
+    int32_t nb_dims;
+    int32_t nb_values;
+    const mica_expr_t *d[MICA_MAX_DIMS];
+    const mica_expr_t *const *values;
+    void *reserved_[2];
+} mica_shape_expr_t;
+
+/* The error slot of one call.  Fill it with the host's set_error. */
+typedef struct mica_error mica_error_t;
+
+/* ---------------------------------------------------------------------
+ * Boundary roles.  Ordinary layers have MICA_ROLE_NONE.  Layers that
+ * delimit loops and conditionals declare a role and the core schedules
+ * them by it, not by their type name.
+ * ------------------------------------------------------------------- */
+typedef enum mica_layer_role {
+    MICA_ROLE_NONE = 0,
+    MICA_ROLE_TRIP_LIMIT = 1,
+    MICA_ROLE_RECURRENCE = 2,
+    MICA_ROLE_ITERATOR = 3,
+    MICA_ROLE_LOOP_OUTPUT = 4,
+    MICA_ROLE_CONDITION = 5,
+    MICA_ROLE_IF_INPUT = 6,
+    MICA_ROLE_IF_OUTPUT = 7,
+    MICA_ROLE_ASSERTION = 8
+} mica_layer_role_t;
+
+typedef struct mica_layer mica_layer_t;
+typedef struct mica_layer_ops mica_layer_ops_t;
+typedef struct mica_layer_creator mica_layer_creator_t;
+
+/*
+ * A layer instance.  A module allocates its own struct whose first member
+ * is a mica_layer_t, sets `ops`, and casts back in its callbacks.
+ */
+struct mica_layer {
+    const mica_layer_ops_t *ops;
+};
+
+/*
+ * The callbacks of a layer instance.  Arrays `in` and `out` are in the
+ * order of the layer's inputs and outputs.  Unless noted, every callback
+ * is required.  Callbacks that fail return a status and describe the
+ * problem through the host's set_error(err, ...).
+ */
+struct mica_layer_ops {
+    uint32_t struct_size; /* sizeof(mica_layer_ops_t) as the module saw it */
+    uint32_t reserved_;
+
+    /* Number of outputs.  Must not depend on anything but the fields. */
+    int32_t (*nb_outputs)(const mica_layer_t *layer);
+
+    /* Output element types from input element types. */
+    mica_status_t (*output_dtypes)(const mica_layer_t *layer,
+                                   const mica_dtype_t *in, int32_t nb_in,
+                                   mica_dtype_t *out, int32_t nb_out,
+                                   mica_error_t *err);
+
+    /*
+     * Dimensions of output `index` as expressions of the inputs' dimensions
+     * (IPluginV2DynamicExt::getOutputDimensions).  Set out->nb_dims and
+     * out->d[]; leave out->values alone.
+     */
+    mica_status_t (*output_dims)(const mica_layer_t *layer, int32_t index,
+                                 const mica_shape_expr_t *in, int32_t nb_in,
+                                 mica_expr_builder_t *eb,
+                                 mica_shape_expr_t *out, mica_error_t *err);
+
+    /*
+     * Whether the type and format of io[pos] are supported, given the
+     * types and formats of io[0..pos-1] (supportsFormatCombination).  io
+     * holds nb_in inputs followed by nb_out outputs.  Returns 1 or 0.
+     */
+    int32_t (*supports_format)(const mica_layer_t *layer, int32_t pos,
+                               const mica_tensor_desc_t *io,
+                               int32_t nb_in, int32_t nb_out);
+
+    /*
+     * Called once per optimization profile before the first enqueue, with
+     * the range of every dimension.  Optional (NULL: nothing to do).
+     */
+    mica_status_t (*configure)(mica_layer_t *layer,
+                               const mica_dyn_desc_t *in, int32_t nb_in,
+                               const mica_dyn_desc_t *out, int32_t nb_out,
+                               mica_error_t *err);
+
+    /*
+     * Scratch bytes enqueue needs for any shapes within the ranges given.
+     * Optional (NULL: none).
+     */
+    size_t (*workspace_size)(const mica_layer_t *layer,
+                             const mica_dyn_desc_t *in, int32_t nb_in,
+                             const mica_dyn_desc_t *out, int32_t nb_out);
+
+    /*
+     * Run the layer.  Pointers are on the implementation's device (host
+     * memory for a CPU implementation, CUDA device memory for a CUDA one).
+     * `stream` is the cudaStream_t to launch on for CUDA, NULL for the CPU.
+     * A CPU implementation finishes before returning; a CUDA one may return
+     * as soon as its work is queued.  Called only when at least one output
+     * has a non-zero volume; inputs may be empty.
+     */
+    mica_status_t (*enqueue)(mica_layer_t *layer,
+                             const mica_tensor_desc_t *in, int32_t nb_in,
+                             const mica_tensor_desc_t *out, int32_t nb_out,
+                             const void *const *inputs, void *const *outputs,
+                             void *workspace, void *stream,
+                             mica_error_t *err);
+
+    /*
+     * Write the state that deserialize() needs into buf.  With buf NULL,
+     * only store the size in *size.  Otherwise *size holds the capacity on
+     * entry and the bytes written on return.
+     */
+    mica_status_t (*serialize)(const mica_layer_t *layer, void *buf,
+                               size_t *size);
+
+    /* An independent copy (one per execution context). NULL on failure. */
+    mica_layer_t *(*clone)(const mica_layer_t *layer, mica_error_t *err);
+
+    /* Release the instance and everything it owns. */
+    void (*destroy)(mica_layer_t *layer);
+
+    /*
+     * Optional: the values of shape-tensor output `index` as expressions of
+     * the inputs' dimensions and values (for layers that can be shape
+     * tensors: Shape, Concatenation, Gather, ElementWise...).  Write
+     * nb_values expressions into values.  Return MICA_ERR_UNSUPPORTED when
+     * the values cannot be expressed; the core then computes them on the
+     * host at run time with enqueue on the CPU implementation.
+     */
+    mica_status_t (*output_values)(const mica_layer_t *layer, int32_t index,
+                                   const mica_shape_expr_t *in, int32_t nb_in,
+                                   mica_expr_builder_t *eb,
+                                   const mica_expr_t **values,
+                                   int32_t nb_values, mica_error_t *err);
+};
+
+/*
+ * A registered layer type, one per (namespace, type, version,
+ * implementation).  Static data of the module, normally.
+ */
+struct mica_layer_creator {
+    uint32_t struct_size; /* sizeof(mica_layer_creator_t) as the module saw it */
+    uint32_t reserved_;
+
+    const char *type;           /* "ElementWise", "BarPlugin" */
+    int32_t version;            /* >= 1; lookups take the highest by default */
+    int32_t priority;           /* among implementations of one device, higher wins */
+    const char *ns;             /* namespace, "" for the default */
+    const char *implementation; /* "reference", "cuda", "cublas", ... */
+    uint32_t devices;           /* mica_device_kind_t bits */
+    uint32_t role;              /* mica_layer_role_t */
+
+    const mica_field_schema_t *fields;
+    int32_t nb_fields;
+    int32_t reserved2_;
+
+    /*
+     * Make an instance named `name` from validated fields (defaults
+     * applied).  Fields the layer finds inconsistent (a list of the wrong
+     * length for another field, say) are reported through err.
+     */
+    mica_layer_t *(*create)(const mica_layer_creator_t *creator,
+                            const char *name, const mica_fields_t *fields,
+                            mica_error_t *err);
+
+    /* Make an instance from the bytes its serialize() wrote. */
+    mica_layer_t *(*deserialize)(const mica_layer_creator_t *creator,
+                                 const char *name, const void *data,
+                                 size_t size, mica_error_t *err);
+
+    /* For the module's own use. */
+    void *user_data;
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MICA_LAYER_H */

@@ -1,0 +1,360 @@
+/*
+ * mica/mica.h - the application API of libmica.
+ *
+ * Load modules into a context, describe a network (by hand or from a YAML
+ * manifest), build an engine for a device, and run it through an execution
+ * context:
+ *
+ *     mica_context_t *ctx;
+ *     mica_manifest_t *m;
+ *     mica_engine_t *engine;
+ *     mica_exec_t *exec;
+ *     mica_context_create(&ctx);
+ *     mica_context_load_default_modules(ctx);
+ *     mica_manifest_load(ctx, "net.yaml", &m);
+ *     mica_engine_build(mica_manifest_network(m), mica_manifest_config(m),
+ *                       &engine);
+ *     mica_exec_create(engine, &exec);
+ *     mica_exec_set_input(exec, "x", &dims, data);
+ *     mica_exec_run(exec);
+ *     mica_exec_get_output(exec, "y", &desc, &out);
+ *
+ * Every function that can fail returns a mica_status_t; the message that
+ * goes with a failure is available from mica_context_error() until the
+ * next failing call on the same context.  Objects made from a context
+ * (networks, engines, execution contexts, manifests) must be destroyed
+ * before it.  A context and its objects are used from one thread at a time.
+ */
+#ifndef MICA_MICA_H
+#define MICA_MICA_H
+
+#include "mica/types.h"
+#include "mica/layer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mica_context mica_context_t;
+typedef struct mica_network mica_network_t;
+typedef struct mica_engine mica_engine_t;
+typedef struct mica_exec mica_exec_t;
+typedef struct mica_manifest mica_manifest_t;
+
+/* ---------------------------------------------------------------------
+ * Context, logging, errors
+ * ------------------------------------------------------------------- */
+
+typedef void (*mica_log_fn)(void *user, mica_log_level_t level,
+                            const char *message);
+
+/* A new context with no modules loaded. */
+MICA_EXPORT mica_status_t mica_context_create(mica_context_t **out);
+MICA_EXPORT void mica_context_destroy(mica_context_t *ctx);
+
+/* The message of the last failure on ctx, "" if none.  One line. */
+MICA_EXPORT const char *mica_context_error(const mica_context_t *ctx);
+
+/*
+ * Where log messages go.  The default writes errors and warnings to
+ * stderr, prefixed "mica: "; `max_level` filters (MICA_LOG_WARNING shows
+ * errors and warnings).  fn NULL restores the default.
+ */
+MICA_EXPORT void mica_context_set_logger(mica_context_t *ctx, mica_log_fn fn,
+                                         void *user,
+                                         mica_log_level_t max_level);
+
+/* Names for enum values; "?" for values out of range. */
+MICA_EXPORT const char *mica_status_name(mica_status_t status);
+MICA_EXPORT const char *mica_dtype_name(mica_dtype_t dtype);
+/* Parse a dtype name ("float32"); MICA_ERR_INVALID if unknown. */
+MICA_EXPORT mica_status_t mica_dtype_parse(const char *name,
+                                           mica_dtype_t *out);
+
+/* The library's version, "major.minor.patch". */
+MICA_EXPORT const char *mica_version(void);
+
+/* ---------------------------------------------------------------------
+ * Modules and the registry
+ *
+ * A module file that cannot be used (no entry symbol, ABI too old or too
+ * new, init failing, a creator whose key is already registered) is
+ * reported as one warning line naming the file and the reason, recorded
+ * as a load problem, and skipped; everything else still loads.
+ * ------------------------------------------------------------------- */
+
+/*
+ * Load the default module folders: $MICA_MODULE_DIR if set, otherwise
+ * the installed folder (pkg-config's moduledir), then every folder of the
+ * colon-separated $MICA_MODULE_PATH.  Missing folders are skipped.
+ */
+MICA_EXPORT mica_status_t mica_context_load_default_modules(mica_context_t *ctx);
+
+/* Load every "*.so" file in `dir` (not recursive), in name order. */
+MICA_EXPORT mica_status_t mica_context_load_dir(mica_context_t *ctx,
+                                                const char *dir);
+
+/*
+ * Load one module file.  Returns an error (and records the problem) if
+ * the file itself cannot be used; duplicate creators inside a usable file
+ * are load problems but not an error.  Loading a file already loaded
+ * (same real path) does nothing.
+ */
+MICA_EXPORT mica_status_t mica_context_load_file(mica_context_t *ctx,
+                                                 const char *path);
+
+/* Problems met while loading modules, oldest first, one line each. */
+MICA_EXPORT int32_t mica_context_nb_load_problems(const mica_context_t *ctx);
+MICA_EXPORT const char *mica_context_load_problem(const mica_context_t *ctx,
+                                                  int32_t index);
+
+/* What the registry knows of one creator. Pointers live as long as ctx. */
+typedef struct mica_creator_info {
+    uint32_t struct_size;
+    uint32_t abi_version;        /* the module's ABI version */
+    const char *type;
+    int32_t version;
+    int32_t priority;
+    const char *ns;
+    const char *implementation;
+    uint32_t devices;
+    uint32_t role;
+    const char *module_name;
+    const char *module_version;
+    const char *module_file;     /* the path it was loaded from */
+    const mica_layer_creator_t *creator;
+} mica_creator_info_t;
+
+/* Number of registered creators; index them 0..n-1 (sorted by key). */
+MICA_EXPORT int32_t mica_registry_count(const mica_context_t *ctx);
+MICA_EXPORT mica_status_t mica_registry_get(const mica_context_t *ctx,
+                                            int32_t index,
+                                            mica_creator_info_t *info);
+
+/*
+ * Find a creator.  ns NULL means "".  version 0 means the highest
+ * registered version of the type.  implementation NULL means any; among
+ * several, the one whose devices include `device` with the highest
+ * priority wins (device 0: any device).  MICA_ERR_NOT_FOUND with a message
+ * that lists what is registered under that name otherwise.
+ */
+MICA_EXPORT mica_status_t mica_registry_find(mica_context_t *ctx,
+                                             const char *ns, const char *type,
+                                             int32_t version,
+                                             const char *implementation,
+                                             uint32_t device,
+                                             mica_creator_info_t *info);
+
+/* Whether a device kind can run work in this process (CPU always can). */
+MICA_EXPORT int32_t mica_device_usable(mica_device_kind_t device);
+
+/* ---------------------------------------------------------------------
+ * Networks
+ * ------------------------------------------------------------------- */
+
+MICA_EXPORT mica_status_t mica_network_create(mica_context_t *ctx,
+                                              mica_network_t **out);
+MICA_EXPORT void mica_network_destroy(mica_network_t *net);
+
+/*
+ * Add a network input.  A dimension of -1 is a runtime dimension (it
+ * then needs an optimization profile).  `origin` ("file:line:col") is
+ * put in front of messages about this input; may be NULL.
+ */
+MICA_EXPORT mica_status_t mica_network_add_input(mica_network_t *net,
+                                                 const char *name,
+                                                 mica_dtype_t dtype,
+                                                 const mica_dims_t *dims,
+                                                 const char *origin);
+
+/* One layer to add.  Zero it, set struct_size, then fill what you need. */
+typedef struct mica_layer_spec {
+    uint32_t struct_size;      /* sizeof(mica_layer_spec_t) */
+    int32_t version;           /* 0: the highest registered version */
+    const char *name;          /* unique within the network */
+    const char *type;
+    const char *ns;            /* NULL: "" */
+    const char *implementation; /* NULL: chosen at build time */
+    int32_t nb_inputs;
+    int32_t nb_outputs;
+    const char *const *inputs;  /* an entry may be NULL: optional input left out */
+    const char *const *outputs;
+    const mica_fields_t *fields; /* checked against the creator's schema */
+    const char *origin;         /* "file:line:col" of the layer, may be NULL */
+    const char *const *input_origins; /* per input, may be NULL */
+    const char *loop;           /* loop boundary layers: the loop's name */
+    const char *conditional;    /* conditional boundary layers: its name */
+} mica_layer_spec_t;
+
+/*
+ * Add a layer.  The type must be registered; the fields are checked
+ * against its schema (unknown names, wrong types or counts, enum values,
+ * missing required fields), defaults are applied, and the values are
+ * copied.  Graph-level checks (undefined tensors, cycles, types, shapes)
+ * happen in mica_network_validate() and at build time.
+ */
+MICA_EXPORT mica_status_t mica_network_add_layer(mica_network_t *net,
+                                                 const mica_layer_spec_t *spec);
+
+/* Mark a tensor as a network output. */
+MICA_EXPORT mica_status_t mica_network_mark_output(mica_network_t *net,
+                                                   const char *name,
+                                                   const char *origin);
+
+/*
+ * Check the whole graph: every tensor defined exactly once, no cycles,
+ * element types and ranks that the layers accept, shapes that infer.
+ * The first problem is reported with the layer's name (and origin).
+ */
+MICA_EXPORT mica_status_t mica_network_validate(mica_network_t *net);
+
+/* ---------------------------------------------------------------------
+ * Engines
+ * ------------------------------------------------------------------- */
+
+typedef struct mica_build_config {
+    uint32_t struct_size;   /* sizeof(mica_build_config_t) */
+    uint32_t device;        /* MICA_DEVICE_CPU, MICA_DEVICE_CUDA, 0: auto */
+    /* Deploy-time implementation choice per layer type
+     * (manifest modules.prefer, then $MICA_PREFER "Type=impl,..."). */
+    int32_t nb_prefer;
+    int32_t reserved_;
+    const char *const *prefer_types;
+    const char *const *prefer_impls;
+} mica_build_config_t;
+
+/*
+ * Build an engine: choose an implementation for every layer, infer and
+ * check types and shapes, create and configure the layer instances, plan
+ * memory.  cfg may be NULL (auto device, no preferences).  The network
+ * may be destroyed afterwards.
+ */
+MICA_EXPORT mica_status_t mica_engine_build(mica_network_t *net,
+                                            const mica_build_config_t *cfg,
+                                            mica_engine_t **out);
+MICA_EXPORT void mica_engine_destroy(mica_engine_t *engine);
+
+/* The device the engine runs on (one mica_device_kind_t bit). */
+MICA_EXPORT uint32_t mica_engine_device(const mica_engine_t *engine);
+
+/* Tensors of the engine: inputs first, in declaration order. */
+typedef enum mica_tensor_kind {
+    MICA_TENSOR_EXECUTION = 0, /* "E" */
+    MICA_TENSOR_SHAPE = 1      /* "S" */
+} mica_tensor_kind_t;
+
+typedef struct mica_tensor_info {
+    uint32_t struct_size;
+    mica_dtype_t dtype;
+    const char *name;
+    mica_dims_t dims;          /* concrete, -1 where known only at run time */
+    const char *shape;         /* symbolic, "[N, 6]" */
+    mica_tensor_kind_t kind;
+    int32_t is_input;
+    int32_t is_output;
+    int32_t producer;          /* layer index, -1 for inputs */
+    int64_t offset;            /* byte offset in the arena, -1 if none */
+    int64_t bytes;             /* bytes reserved for it */
+} mica_tensor_info_t;
+
+typedef struct mica_layer_info {
+    uint32_t struct_size;
+    int32_t version;
+    const char *name;
+    const char *type;
+    const char *ns;
+    const char *implementation;
+    const char *module_file;
+    uint32_t role;
+    int32_t nb_inputs;
+    int32_t nb_outputs;
+    const int32_t *inputs;      /* tensor indices, -1 for an omitted input */
+    const int32_t *outputs;
+    int64_t workspace;          /* bytes */
+} mica_layer_info_t;
+
+MICA_EXPORT int32_t mica_engine_nb_tensors(const mica_engine_t *engine);
+MICA_EXPORT mica_status_t mica_engine_tensor(const mica_engine_t *engine,
+                                             int32_t index,
+                                             mica_tensor_info_t *info);
+/* Index of the tensor named `name`, -1 if none. */
+MICA_EXPORT int32_t mica_engine_find_tensor(const mica_engine_t *engine,
+                                            const char *name);
+/* Layers in execution order. */
+MICA_EXPORT int32_t mica_engine_nb_layers(const mica_engine_t *engine);
+MICA_EXPORT mica_status_t mica_engine_layer(const mica_engine_t *engine,
+                                            int32_t index,
+                                            mica_layer_info_t *info);
+/* Network inputs and outputs, by position. Return tensor indices. */
+MICA_EXPORT int32_t mica_engine_nb_inputs(const mica_engine_t *engine);
+MICA_EXPORT int32_t mica_engine_input(const mica_engine_t *engine, int32_t i);
+MICA_EXPORT int32_t mica_engine_nb_outputs(const mica_engine_t *engine);
+MICA_EXPORT int32_t mica_engine_output(const mica_engine_t *engine, int32_t i);
+/* Bytes of the activation arena on the engine's device. */
+MICA_EXPORT int64_t mica_engine_arena_bytes(const mica_engine_t *engine);
+
+/* ---------------------------------------------------------------------
+ * Execution contexts
+ * ------------------------------------------------------------------- */
+
+MICA_EXPORT mica_status_t mica_exec_create(mica_engine_t *engine,
+                                           mica_exec_t **out);
+MICA_EXPORT void mica_exec_destroy(mica_exec_t *exec);
+
+/*
+ * Give input `name` its dimensions and host data (dims->nb_dims and the
+ * element type must match the input; runtime dimensions take the values
+ * given).  The data is copied to the device by the next run or upload.
+ */
+MICA_EXPORT mica_status_t mica_exec_set_input(mica_exec_t *exec,
+                                              const char *name,
+                                              const mica_dims_t *dims,
+                                              const void *data);
+
+/* Run once: upload inputs, enqueue every layer, download outputs, wait. */
+MICA_EXPORT mica_status_t mica_exec_run(mica_exec_t *exec);
+
+/*
+ * The same in parts, for timing the device work alone: upload copies the
+ * inputs given by set_input to the device; enqueue queues every layer on
+ * the context's stream; download queues the output copies to host; sync
+ * waits for all of it.  run() is upload + enqueue + download + sync.
+ */
+MICA_EXPORT mica_status_t mica_exec_upload(mica_exec_t *exec);
+MICA_EXPORT mica_status_t mica_exec_enqueue(mica_exec_t *exec);
+MICA_EXPORT mica_status_t mica_exec_download(mica_exec_t *exec);
+MICA_EXPORT mica_status_t mica_exec_sync(mica_exec_t *exec);
+
+/*
+ * Output `name` after the last run: descriptor and host data, valid until
+ * the next run or destroy.
+ */
+MICA_EXPORT mica_status_t mica_exec_get_output(mica_exec_t *exec,
+                                               const char *name,
+                                               mica_tensor_desc_t *desc,
+                                               const void **data);
+
+/* ---------------------------------------------------------------------
+ * Manifests (see the manifest format in the project's documentation)
+ * ------------------------------------------------------------------- */
+
+/*
+ * Parse and check a manifest, load the modules it names into ctx, and
+ * describe its network.  Errors name file:line:column and the layer or
+ * field.
+ */
+MICA_EXPORT mica_status_t mica_manifest_load(mica_context_t *ctx,
+                                             const char *path,
+                                             mica_manifest_t **out);
+MICA_EXPORT void mica_manifest_destroy(mica_manifest_t *m);
+MICA_EXPORT mica_network_t *mica_manifest_network(mica_manifest_t *m);
+/* The manifest's device and modules.prefer as a build configuration. */
+MICA_EXPORT const mica_build_config_t *mica_manifest_config(const mica_manifest_t *m);
+/* The manifest's `name`, or "" if it has none. */
+MICA_EXPORT const char *mica_manifest_name(const mica_manifest_t *m);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MICA_MICA_H */

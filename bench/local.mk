@@ -1,0 +1,29 @@
+# bench/: benchmarks, built with the project and run by hand on the GPU
+# machine (`make bench` runs them); figures go to bench/README.md.
+noinst_PROGRAMS += bench/bench_overhead
+bench_bench_overhead_SOURCES = bench/bench_overhead.c bench/bench_util.c \
+	bench/bench_util.h
+bench_bench_overhead_LDADD = libmica.la
+MICA_BENCHES = bench/bench_overhead
+if MICA_CUDA
+noinst_PROGRAMS += bench/bench_elementwise bench/bench_matmul
+bench_bench_elementwise_SOURCES = bench/bench_elementwise.c \
+	bench/bench_util.c bench/bench_util.h
+bench_bench_elementwise_CPPFLAGS = $(AM_CPPFLAGS) $(MICA_CUDA_CPPFLAGS)
+bench_bench_elementwise_LDADD = libmica.la $(MICA_CUDA_LIBS)
+bench_bench_matmul_SOURCES = bench/bench_matmul.c bench/bench_util.c \
+	bench/bench_util.h
+bench_bench_matmul_CPPFLAGS = $(AM_CPPFLAGS) $(MICA_CUDA_CPPFLAGS)
+bench_bench_matmul_LDADD = libmica.la modules/common/libmicamodkit.la \
+	$(MICA_CUDA_LIBS)
+MICA_BENCHES += bench/bench_elementwise bench/bench_matmul
+endif
+EXTRA_DIST += bench/README.md
+
+bench: $(MICA_BENCHES)
+	@for b in $(MICA_BENCHES); do \
+	  echo "== $$b"; \
+	  MICA_MODULE_DIR=$(abs_top_builddir)/modules/.libs ./$$b || exit 1; \
+	done
+.PHONY: bench
+EXTRA_DIST += bench/device.sh

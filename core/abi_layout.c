@@ -1,0 +1,51 @@
+/*
+ * core/abi_layout.c - the frozen layouts of ABI version 1.
+ *
+ * Modules built against version 1 rely on these offsets and sizes (LP64).
+ * A change that trips one of these assertions breaks every module built
+ * earlier: grow structs at the end only, and only those with struct_size.
+ */
+#include <config.h>
+
+#include <assert.h>
+#include <stddef.h>
+
+#include "mica/module.h"
+#include "mica/mica.h"
+
+#if defined(__x86_64__) || defined(__aarch64__)
+static_assert(sizeof(mica_dims_t) == 72, "mica_dims_t is frozen");
+static_assert(offsetof(mica_dims_t, d) == 8, "mica_dims_t is frozen");
+static_assert(sizeof(mica_tensor_desc_t) == 112, "mica_tensor_desc_t is frozen");
+static_assert(offsetof(mica_tensor_desc_t, dims) == 8, "mica_tensor_desc_t is frozen");
+static_assert(offsetof(mica_tensor_desc_t, scale) == 80, "mica_tensor_desc_t is frozen");
+static_assert(sizeof(mica_dyn_desc_t) == 256, "mica_dyn_desc_t is frozen");
+static_assert(sizeof(mica_weights_t) == 96, "mica_weights_t is frozen");
+static_assert(offsetof(mica_weights_t, values) == 16, "mica_weights_t is frozen");
+static_assert(sizeof(mica_field_schema_t) == 48, "mica_field_schema_t is frozen");
+static_assert(offsetof(mica_field_schema_t, enum_values) == 32, "mica_field_schema_t is frozen");
+static_assert(sizeof(mica_field_t) == 24, "mica_field_t is frozen");
+static_assert(sizeof(mica_fields_t) == 16, "mica_fields_t is frozen");
+static_assert(sizeof(mica_shape_expr_t) == 96, "mica_shape_expr_t is frozen");
+static_assert(offsetof(mica_shape_expr_t, values) == 72, "mica_shape_expr_t is frozen");
+static_assert(sizeof(mica_layer_t) == 8, "mica_layer_t is frozen");
+
+/* Structs that grow: members of version 1 stay where they are. */
+static_assert(offsetof(mica_layer_ops_t, nb_outputs) == 8, "layer ops v1");
+static_assert(offsetof(mica_layer_ops_t, enqueue) == 56, "layer ops v1");
+static_assert(offsetof(mica_layer_ops_t, output_values) == 88, "layer ops v1");
+static_assert(sizeof(mica_layer_ops_t) >= 96, "layer ops v1");
+static_assert(offsetof(mica_layer_creator_t, type) == 8, "creator v1");
+static_assert(offsetof(mica_layer_creator_t, fields) == 48, "creator v1");
+static_assert(offsetof(mica_layer_creator_t, create) == 64, "creator v1");
+static_assert(offsetof(mica_layer_creator_t, user_data) == 80, "creator v1");
+static_assert(offsetof(mica_host_t, log) == 8, "host v1");
+static_assert(offsetof(mica_host_t, expr_constant) == 24, "host v1");
+static_assert(offsetof(mica_host_t, status_name) == 64, "host v1");
+static_assert(offsetof(mica_module_desc_t, name) == 8, "module desc v1");
+static_assert(offsetof(mica_module_desc_t, creators) == 40, "module desc v1");
+static_assert(offsetof(mica_module_desc_t, fini) == 56, "module desc v1");
+#endif
+
+/* Gives the translation unit an external definition (ISO C wants one). */
+int mica__abi_layout_checked;

@@ -1,0 +1,710 @@
+/*
+ * core/build.c - from a network to an engine.
+ *
+ * Steps, each reporting the first problem with the layer's name and
+ * origin: define every tensor once; resolve every reference; order the
+ * layers topologically (refusing cycles); for each layer in order choose
+ * an implementation for the device, create the instance, infer output
+ * types and check the format combination, infer output shapes as
+ * expressions and evaluate them; configure; size workspaces; plan memory.
+ * mica_network_validate runs the same steps without a device.
+ */
+#include <config.h>
+
+#include "graph.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a small name -> index map --------------------------------------- */
+
+typedef struct name_map {
+    const char **keys;
+    int32_t *values;
+    size_t cap;
+} name_map_t;
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+    return h;
+}
+
+static int map_init(name_map_t *m, size_t n)
+{
+    m->cap = 16;
+    while (m->cap < 2 * n + 1)
+        m->cap *= 2;
+    m->keys = calloc(m->cap, sizeof *m->keys);
+    m->values = calloc(m->cap, sizeof *m->values);
+    return m->keys && m->values ? 0 : -1;
+}
+
+static void map_free(name_map_t *m)
+{
+    free(m->keys);
+    free(m->values);
+}
+
+/* The slot of key: where it is, or the empty slot where it would go. */
+static size_t map_slot(const name_map_t *m, const char *key)
+{
+    size_t i = (size_t)hash_str(key) & (m->cap - 1);
+    while (m->keys[i] && strcmp(m->keys[i], key) != 0)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+static int32_t map_get(const name_map_t *m, const char *key)
+{
+    size_t i = map_slot(m, key);
+    return m->keys[i] ? m->values[i] : -1;
+}
+
+/* The map is sized for every name up front, so it never fills. */
+static void map_put(name_map_t *m, const char *key, int32_t value)
+{
+    size_t i = map_slot(m, key);
+    m->keys[i] = key;
+    m->values[i] = value;
+}
+
+/* ---- the build state ------------------------------------------------- */
+
+typedef struct build {
+    mica_network_t *net;
+    mica_context_t *ctx;
+    mica_engine_t *e;
+    const mica_build_config_t *cfg;
+    int validate_only;
+    name_map_t names;        /* tensor name -> tensor index */
+    int32_t *def_layer;      /* per tensor: network layer index, -1 inputs */
+    int32_t *def_slot;       /* per tensor: output position */
+    int32_t *order;          /* network layer indices in execution order */
+} build_t;
+
+static const char *layer_at(const mica__net_layer_t *l, char *buf, size_t n)
+{
+    return mica__at(l->origin, buf, n);
+}
+
+/* Collect tensors: inputs, then each layer's outputs; no name twice. */
+static mica_status_t define_tensors(build_t *b)
+{
+    mica_network_t *net = b->net;
+    mica_engine_t *e = b->e;
+    int32_t i, j, n = net->nb_inputs;
+    char at[512];
+
+    for (i = 0; i < net->nb_layers; i++)
+        n += net->layers[i].nb_outputs;
+    e->tensors = calloc((size_t)(n > 0 ? n : 1), sizeof *e->tensors);
+    b->def_layer = calloc((size_t)(n > 0 ? n : 1), sizeof *b->def_layer);
+    b->def_slot = calloc((size_t)(n > 0 ? n : 1), sizeof *b->def_slot);
+    if (!e->tensors || !b->def_layer || !b->def_slot ||
+        map_init(&b->names, (size_t)n) != 0)
+        return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
+
+    for (i = 0; i < net->nb_inputs; i++) {
+        const mica__net_input_t *in = &net->inputs[i];
+        int32_t prev = map_get(&b->names, in->name);
+        if (prev >= 0)
+            return mica__fail(b->ctx, MICA_ERR_INVALID,
+                              "%stensor '%s' is defined twice: network input "
+                              "'%s' is declared twice",
+                              mica__at(in->origin, at, sizeof at), in->name,
+                              in->name);
+        map_put(&b->names, in->name, e->nb_tensors);
+        b->def_layer[e->nb_tensors] = -1;
+        b->def_slot[e->nb_tensors] = i;
+        e->nb_tensors++;
+    }
+    for (i = 0; i < net->nb_layers; i++) {
+        const mica__net_layer_t *l = &net->layers[i];
+        for (j = 0; j < l->nb_outputs; j++) {
+            int32_t prev = map_get(&b->names, l->outputs[j]);
+            if (prev >= 0) {
+                int32_t dl = b->def_layer[prev];
+                char also[512];
+                if (dl < 0)
+                    snprintf(also, sizeof also, "a network input");
+                else
+                    snprintf(also, sizeof also, "an output of layer '%s'%s%s",
+                             net->layers[dl].name,
+                             net->layers[dl].origin ? " at " : "",
+                             net->layers[dl].origin ? net->layers[dl].origin
+                                                    : "");
+                return mica__fail(b->ctx, MICA_ERR_INVALID,
+                                  "%slayer '%s': tensor '%s' is defined "
+                                  "twice: it is also %s",
+                                  layer_at(l, at, sizeof at), l->name,
+                                  l->outputs[j], also);
+            }
+            map_put(&b->names, l->outputs[j], e->nb_tensors);
+            b->def_layer[e->nb_tensors] = i;
+            b->def_slot[e->nb_tensors] = j;
+            e->nb_tensors++;
+        }
+    }
+    return MICA_OK;
+}
+
+/* Describe a cycle starting from a layer that could not be ordered. */
+static mica_status_t report_cycle(build_t *b, const int32_t *indegree)
+{
+    mica_network_t *net = b->net;
+    int32_t *seen = calloc((size_t)net->nb_layers, sizeof *seen);
+    int32_t cur = -1, i, j, step = 1;
+    char path[1024], at[512];
+    size_t pos = 0;
+
+    for (i = 0; i < net->nb_layers && cur < 0; i++)
+        if (indegree[i] > 0)
+            cur = i;
+    if (!seen || cur < 0) {
+        free(seen);
+        return mica__fail(b->ctx, MICA_ERR_INVALID, "the network has a cycle");
+    }
+    /* Walk backwards along unresolved inputs until a layer repeats. */
+    while (!seen[cur]) {
+        const mica__net_layer_t *l = &net->layers[cur];
+        seen[cur] = step++;
+        for (j = 0; j < l->nb_inputs; j++) {
+            int32_t t = l->inputs[j] ? map_get(&b->names, l->inputs[j]) : -1;
+            int32_t p = t >= 0 ? b->def_layer[t] : -1;
+            if (p >= 0 && indegree[p] > 0) {
+                cur = p;
+                break;
+            }
+        }
+    }
+    /* Print the loop in data-flow order: from cur forwards. */
+    {
+        int32_t start = cur, k, len = 0, *ring = calloc((size_t)net->nb_layers, sizeof *ring);
+        if (!ring) {
+            free(seen);
+            return mica__fail(b->ctx, MICA_ERR_INVALID, "the network has a cycle");
+        }
+        /* layers with seen >= seen[start] form the loop, in reverse flow */
+        for (i = 0; i < net->nb_layers; i++)
+            if (seen[i] >= seen[start])
+                ring[seen[i] - seen[start]] = i, len++;
+        /* ring[k+1] feeds ring[k]: print ring[0], ring[len-1], ..., ring[0] */
+        pos = (size_t)snprintf(path, sizeof path, "%s", net->layers[ring[0]].name);
+        for (k = len - 1; k >= 0 && pos < sizeof path; k--)
+            pos += (size_t)snprintf(path + pos, sizeof path - pos, " -> %s",
+                                    net->layers[ring[k]].name);
+        free(ring);
+        free(seen);
+        return mica__fail(b->ctx, MICA_ERR_INVALID,
+                          "%slayer '%s': the network has a cycle: %s",
+                          layer_at(&net->layers[start], at, sizeof at),
+                          net->layers[start].name, path);
+    }
+}
+
+/* Resolve references and order the layers (Kahn, stable). */
+static mica_status_t order_layers(build_t *b)
+{
+    mica_network_t *net = b->net;
+    int32_t i, j, k, n = net->nb_layers, head = 0, tail = 0;
+    int32_t *indegree = calloc((size_t)(n > 0 ? n : 1), sizeof *indegree);
+    int32_t *queue = calloc((size_t)(n > 0 ? n : 1), sizeof *queue);
+    mica_status_t st = MICA_OK;
+    char at[512];
+
+    b->order = queue;
+    if (!indegree || !queue) {
+        free(indegree);
+        return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
+    }
+    for (i = 0; i < n && st == MICA_OK; i++) {
+        const mica__net_layer_t *l = &net->layers[i];
+        for (j = 0; j < l->nb_inputs; j++) {
+            int32_t t;
+            if (!l->inputs[j])
+                continue;
+            t = map_get(&b->names, l->inputs[j]);
+            if (t < 0) {
+                const char *o = l->input_origins && l->input_origins[j]
+                                    ? l->input_origins[j] : l->origin;
+                st = mica__fail(b->ctx, MICA_ERR_INVALID,
+                                "%slayer '%s': input '%s' is not defined (not "
+                                "a network input nor any layer's output)",
+                                mica__at(o, at, sizeof at), l->name,
+                                l->inputs[j]);
+                break;
+            }
+            if (b->def_layer[t] >= 0)
+                indegree[i]++;
+        }
+    }
+    for (i = 0; i < net->nb_outputs && st == MICA_OK; i++)
+        if (map_get(&b->names, net->outputs[i]) < 0)
+            st = mica__fail(b->ctx, MICA_ERR_INVALID,
+                            "%soutput '%s' is not defined (not a network "
+                            "input nor any layer's output)",
+                            mica__at(net->output_origins[i], at, sizeof at),
+                            net->outputs[i]);
+    if (st != MICA_OK)
+        goto done;
+    for (i = 0; i < n; i++)
+        if (indegree[i] == 0)
+            queue[tail++] = i;
+    while (head < tail) {
+        const mica__net_layer_t *l = &net->layers[queue[head++]];
+        /* Each consumer edge of each output: decrement. O(L * E) is fine
+         * for the network sizes of manifests; a consumer index would do
+         * better for very large graphs. */
+        for (j = 0; j < l->nb_outputs; j++)
+            for (k = 0; k < n; k++) {
+                const mica__net_layer_t *c = &net->layers[k];
+                int32_t m;
+                for (m = 0; m < c->nb_inputs; m++)
+                    if (c->inputs[m] && strcmp(c->inputs[m], l->outputs[j]) == 0 &&
+                        --indegree[k] == 0)
+                        queue[tail++] = k;
+            }
+    }
+    if (tail < n)
+        st = report_cycle(b, indegree);
+done:
+    free(indegree);
+    return st;
+}
+
+/* ---- per layer ------------------------------------------------------- */
+
+static mica_status_t layer_fail(build_t *b, const mica__net_layer_t *nl,
+                                const char *type, const mica_error_t *err,
+                                const char *fallback)
+{
+    char at[512];
+    return mica__fail(b->ctx, MICA_ERR_INVALID, "%slayer '%s' (%s): %s",
+                      layer_at(nl, at, sizeof at), nl->name, type,
+                      mica__error_msg(err, fallback));
+}
+
+/* The implementation preferred for `type`: $MICA_PREFER, then config. */
+static const char *preferred(const build_t *b, const char *type, char *buf,
+                             size_t len)
+{
+    const char *env = getenv("MICA_PREFER");
+    int32_t i;
+    size_t tl = strlen(type);
+
+    while (env && *env) {
+        const char *end = strchr(env, ',');
+        size_t n = end ? (size_t)(end - env) : strlen(env);
+        if (n > tl + 1 && strncmp(env, type, tl) == 0 && env[tl] == '=') {
+            snprintf(buf, len, "%.*s", (int)(n - tl - 1), env + tl + 1);
+            return buf;
+        }
+        env = end ? end + 1 : NULL;
+    }
+    for (i = 0; b->cfg && i < b->cfg->nb_prefer; i++)
+        if (strcmp(b->cfg->prefer_types[i], type) == 0)
+            return b->cfg->prefer_impls[i];
+    return NULL;
+}
+
+/* Choose the creator of network layer nl for the engine's device. */
+static mica_status_t choose(build_t *b, const mica__net_layer_t *nl,
+                            mica__layer_t *l)
+{
+    char pref_buf[128], at[512], msg[MICA_ERROR_MAX];
+    const char *pref;
+    mica_status_t st;
+    uint32_t dev = b->validate_only ? 0 : b->e->device;
+
+    if (!nl->implementation &&
+        (pref = preferred(b, nl->type, pref_buf, sizeof pref_buf)) != NULL) {
+        st = mica_registry_find(b->ctx, nl->ns, nl->type, nl->version, pref,
+                                dev, &l->info);
+        if (st == MICA_OK)
+            return MICA_OK;
+        mica__log(b->ctx, MICA_LOG_WARNING,
+                  "layer '%s': preferred implementation '%s' of %s is not "
+                  "usable (%s); using the default", nl->name, pref, nl->type,
+                  mica_context_error(b->ctx));
+    }
+    st = mica_registry_find(b->ctx, nl->ns, nl->type, nl->version,
+                            nl->implementation, dev, &l->info);
+    if (st != MICA_OK) {
+        snprintf(msg, sizeof msg, "%s", mica_context_error(b->ctx));
+        return mica__fail(b->ctx, st, "%slayer '%s': %s",
+                          layer_at(nl, at, sizeof at), nl->name, msg);
+    }
+    return MICA_OK;
+}
+
+/* Create the instance and check that its output count matches. */
+static mica_status_t instantiate(build_t *b, const mica__net_layer_t *nl,
+                                 mica__layer_t *l)
+{
+    const mica_layer_creator_t *c = l->info.creator;
+    mica_error_t err;
+    char msg[MICA_ERROR_MAX], at[512];
+    int32_t n;
+
+    if (c != nl->checked_with) {
+        /* Implementations of one type share a schema: re-check anyway. */
+        if (mica__fields_check(c, &nl->fields.view, &l->fields, msg,
+                               sizeof msg) != MICA_OK)
+            return mica__fail(b->ctx, MICA_ERR_INVALID, "%slayer '%s': %s",
+                              layer_at(nl, at, sizeof at), nl->name, msg);
+    } else if (mica__fields_check(c, &nl->fields.view, &l->fields, msg,
+                                  sizeof msg) != MICA_OK) {
+        return mica__fail(b->ctx, MICA_ERR_INTERNAL, "layer '%s': %s",
+                          nl->name, msg);
+    }
+    if (c->role != MICA_ROLE_NONE)
+        return mica__fail(b->ctx, MICA_ERR_UNSUPPORTED,
+                          "%slayer '%s' (%s): loop and conditional boundary "
+                          "layers are not supported by this version",
+                          layer_at(nl, at, sizeof at), nl->name, nl->type);
+    mica__error_clear(&err);
+    l->instance = c->create(c, nl->name, &l->fields.view, &err);
+    if (!l->instance)
+        return layer_fail(b, nl, nl->type, &err, "create failed");
+    n = l->instance->ops->nb_outputs(l->instance);
+    if (n != nl->nb_outputs)
+        return mica__fail(b->ctx, MICA_ERR_INVALID,
+                          "%slayer '%s' (%s): it has %d output%s but the "
+                          "layer lists %d", layer_at(nl, at, sizeof at),
+                          nl->name, nl->type, (int)n, n == 1 ? "" : "s",
+                          (int)nl->nb_outputs);
+    return MICA_OK;
+}
+
+static void format_shape(const mica_shape_expr_t *s, char *buf, size_t len)
+{
+    size_t pos = 0;
+    int32_t i;
+    char d[256];
+
+    pos += (size_t)snprintf(buf, len, "[");
+    for (i = 0; i < s->nb_dims && pos < len; i++)
+        pos += (size_t)snprintf(buf + pos, len - pos, "%s%s", i ? ", " : "",
+                                mica__expr_print(s->d[i], d, sizeof d));
+    if (pos < len)
+        snprintf(buf + pos, len - pos, "]");
+}
+
+/* Evaluate a tensor's shape expressions into concrete dims. */
+static mica_status_t concretize(build_t *b, mica__tensor_t *t,
+                                const mica__net_layer_t *nl)
+{
+    char text[512], at[512];
+    int32_t i;
+
+    format_shape(&t->shape, text, sizeof text);
+    t->shape_text = mica__strdup(text);
+    if (!t->shape_text)
+        return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
+    t->dims.nb_dims = t->shape.nb_dims;
+    for (i = 0; i < t->shape.nb_dims; i++) {
+        if (mica__expr_eval(t->shape.d[i], NULL, 0, &t->dims.d[i]) != MICA_OK)
+            return mica__fail(b->ctx, MICA_ERR_INVALID,
+                              "%slayer '%s': output '%s' has shape %s whose "
+                              "dimension %d cannot be evaluated",
+                              layer_at(nl, at, sizeof at), nl->name, t->name,
+                              text, (int)i);
+        if (t->dims.d[i] < 0)
+            return mica__fail(b->ctx, MICA_ERR_INVALID,
+                              "%slayer '%s': output '%s' has a negative "
+                              "dimension: %s", layer_at(nl, at, sizeof at),
+                              nl->name, t->name, text);
+    }
+    t->bytes = mica_dims_volume(&t->dims) * (int64_t)mica_dtype_size(t->dtype);
+    return MICA_OK;
+}
+
+/* Types, formats and shapes of layer `step`'s outputs. */
+static mica_status_t infer(build_t *b, int32_t step)
+{
+    mica_engine_t *e = b->e;
+    mica__layer_t *l = &e->layers[step];
+    const mica__net_layer_t *nl = &b->net->layers[b->order[step]];
+    const mica_layer_ops_t *ops = l->instance->ops;
+    mica_dtype_t in_types[64], out_types[64];
+    mica_shape_expr_t in_shapes[64];
+    mica_tensor_desc_t io[128];
+    mica_error_t err;
+    char at[512];
+    int32_t i, nin = l->nb_inputs, nout = l->nb_outputs;
+
+    if (nin > 64 || nout > 64)
+        return mica__fail(b->ctx, MICA_ERR_UNSUPPORTED,
+                          "%slayer '%s': more than 64 inputs or outputs",
+                          layer_at(nl, at, sizeof at), nl->name);
+    memset(in_shapes, 0, sizeof in_shapes);
+    for (i = 0; i < nin; i++) {
+        const mica__tensor_t *t = l->inputs[i] >= 0 ? &e->tensors[l->inputs[i]] : NULL;
+        in_types[i] = t ? t->dtype : MICA_FLOAT32;
+        if (t)
+            in_shapes[i] = t->shape;
+    }
+    mica__error_clear(&err);
+    if (ops->output_dtypes(l->instance, in_types, nin, out_types, nout, &err) !=
+        MICA_OK)
+        return layer_fail(b, nl, nl->type, &err, "output types rejected");
+    for (i = 0; i < nout; i++) {
+        mica__tensor_t *t = &e->tensors[l->outputs[i]];
+        t->dtype = out_types[i];
+        mica__error_clear(&err);
+        if (ops->output_dims(l->instance, i, in_shapes, nin, e->eb, &t->shape,
+                             &err) != MICA_OK)
+            return layer_fail(b, nl, nl->type, &err, "output shape rejected");
+        if (t->shape.nb_dims < 0 || t->shape.nb_dims > MICA_MAX_DIMS)
+            return mica__fail(b->ctx, MICA_ERR_INVALID,
+                              "%slayer '%s' (%s): output %d has rank %d",
+                              layer_at(nl, at, sizeof at), nl->name, nl->type,
+                              (int)i, (int)t->shape.nb_dims);
+        if (concretize(b, t, nl) != MICA_OK)
+            return MICA_ERR_INVALID;
+    }
+    mica__layer_descs(e, l, io);
+    for (i = 0; i < nin + nout; i++) {
+        if (i < nin && l->inputs[i] < 0)
+            continue;
+        if (!ops->supports_format(l->instance, i, io, nin, nout)) {
+            const mica__tensor_t *t = &e->tensors[i < nin ? l->inputs[i]
+                                                          : l->outputs[i - nin]];
+            return mica__fail(b->ctx, MICA_ERR_INVALID,
+                              "%slayer '%s' (%s): %s %d ('%s') of type %s is "
+                              "not supported by implementation '%s'%s",
+                              layer_at(nl, at, sizeof at), nl->name, nl->type,
+                              i < nin ? "input" : "output",
+                              (int)(i < nin ? i : i - nin), t->name,
+                              mica_dtype_name(t->dtype),
+                              l->info.implementation,
+                              i < nin ? "" : " (its inputs' types)");
+        }
+    }
+    return MICA_OK;
+}
+
+/* Configure the instance for the (static) shapes; size its workspace. */
+static mica_status_t configure(build_t *b, int32_t step)
+{
+    mica__layer_t *l = &b->e->layers[step];
+    const mica__net_layer_t *nl = &b->net->layers[b->order[step]];
+    const mica_layer_ops_t *ops = l->instance->ops;
+    mica_tensor_desc_t io[128];
+    mica_dyn_desc_t dyn[128];
+    mica_error_t err;
+    int32_t i, n = l->nb_inputs + l->nb_outputs;
+
+    mica__layer_descs(b->e, l, io);
+    for (i = 0; i < n; i++) {
+        dyn[i].desc = io[i];
+        dyn[i].min = io[i].dims;
+        dyn[i].max = io[i].dims;
+    }
+    mica__error_clear(&err);
+    if (ops->configure &&
+        ops->configure(l->instance, dyn, l->nb_inputs, dyn + l->nb_inputs,
+                       l->nb_outputs, &err) != MICA_OK)
+        return layer_fail(b, nl, nl->type, &err, "configure failed");
+    l->workspace = ops->workspace_size
+                       ? (int64_t)ops->workspace_size(l->instance, dyn,
+                                                      l->nb_inputs,
+                                                      dyn + l->nb_inputs,
+                                                      l->nb_outputs)
+                       : 0;
+    return MICA_OK;
+}
+
+/* Network inputs: dtype, dims, shape expressions. */
+static mica_status_t setup_inputs(build_t *b)
+{
+    mica_engine_t *e = b->e;
+    int32_t i, j;
+    char at[512];
+
+    e->nb_inputs = b->net->nb_inputs;
+    e->input_index = calloc((size_t)(e->nb_inputs + 1), sizeof *e->input_index);
+    if (!e->input_index)
+        return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
+    for (i = 0; i < b->net->nb_inputs; i++) {
+        const mica__net_input_t *in = &b->net->inputs[i];
+        mica__tensor_t *t = &e->tensors[i];
+        e->input_index[i] = i;
+        t->dtype = in->dtype;
+        t->is_input = 1;
+        t->producer = -1;
+        t->shape.nb_dims = in->dims.nb_dims;
+        for (j = 0; j < in->dims.nb_dims; j++) {
+            if (in->dims.d[j] < 0)
+                return mica__fail(b->ctx, MICA_ERR_UNSUPPORTED,
+                                  "%sinput '%s': dimension %d is a runtime "
+                                  "dimension (-1), which needs optimization "
+                                  "profiles; this version supports static "
+                                  "shapes only",
+                                  mica__at(in->origin, at, sizeof at),
+                                  in->name, (int)j);
+            t->shape.d[j] = mica__expr_constant(e->eb, in->dims.d[j]);
+            if (!t->shape.d[j])
+                return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
+        }
+        if (concretize(b, t, NULL) != MICA_OK)
+            return MICA_ERR_INVALID;
+    }
+    return MICA_OK;
+}
+
+/* Name every tensor, lay out the engine's layers in execution order. */
+static mica_status_t setup_layers(build_t *b)
+{
+    mica_engine_t *e = b->e;
+    mica_network_t *net = b->net;
+    int32_t s, i, t;
+
+    for (t = 0; t < e->nb_tensors; t++) {
+        int32_t dl = b->def_layer[t];
+        const char *name = dl < 0 ? net->inputs[b->def_slot[t]].name
+                                  : net->layers[dl].outputs[b->def_slot[t]];
+        e->tensors[t].name = mica__strdup(name);
+        e->tensors[t].last_use = -1;
+        e->tensors[t].offset = -1;
+        if (!e->tensors[t].name)
+            return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
+    }
+    e->layers = calloc((size_t)(net->nb_layers + 1), sizeof *e->layers);
+    if (!e->layers)
+        return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
+    e->nb_layers = net->nb_layers;
+    for (s = 0; s < net->nb_layers; s++) {
+        const mica__net_layer_t *nl = &net->layers[b->order[s]];
+        mica__layer_t *l = &e->layers[s];
+        l->name = mica__strdup(nl->name);
+        l->origin = mica__strdup(nl->origin);
+        l->nb_inputs = nl->nb_inputs;
+        l->nb_outputs = nl->nb_outputs;
+        l->inputs = calloc((size_t)(nl->nb_inputs + 1), sizeof *l->inputs);
+        l->outputs = calloc((size_t)(nl->nb_outputs + 1), sizeof *l->outputs);
+        if (!l->name || !l->inputs || !l->outputs)
+            return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
+        for (i = 0; i < nl->nb_inputs; i++) {
+            l->inputs[i] = nl->inputs[i] ? map_get(&b->names, nl->inputs[i]) : -1;
+            if (l->inputs[i] >= 0)
+                e->tensors[l->inputs[i]].last_use = s;
+        }
+        for (i = 0; i < nl->nb_outputs; i++) {
+            l->outputs[i] = map_get(&b->names, nl->outputs[i]);
+            e->tensors[l->outputs[i]].producer = s;
+        }
+    }
+    e->nb_outputs = net->nb_outputs;
+    e->output_index = calloc((size_t)(net->nb_outputs + 1), sizeof *e->output_index);
+    if (!e->output_index)
+        return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
+    for (i = 0; i < net->nb_outputs; i++) {
+        e->output_index[i] = map_get(&b->names, net->outputs[i]);
+        e->tensors[e->output_index[i]].is_output = 1;
+    }
+    return MICA_OK;
+}
+
+static uint32_t pick_device(mica_context_t *ctx, uint32_t asked,
+                            mica_status_t *st)
+{
+    *st = MICA_OK;
+    if (asked == 0)
+        return mica_device_usable(MICA_DEVICE_CUDA) ? MICA_DEVICE_CUDA
+                                                    : MICA_DEVICE_CPU;
+    if (asked != MICA_DEVICE_CPU && asked != MICA_DEVICE_CUDA) {
+        *st = mica__fail(ctx, MICA_ERR_INVALID, "unknown device %u",
+                         (unsigned)asked);
+    } else if (!mica__device_get(asked)) {
+        *st = mica__fail(ctx, MICA_ERR_UNSUPPORTED,
+                         "device cuda: this build of mica has no CUDA support "
+                         "(configure --with-cuda)");
+    } else if (!mica_device_usable((mica_device_kind_t)asked)) {
+        *st = mica__fail(ctx, MICA_ERR_UNSUPPORTED,
+                         "device cuda: no usable CUDA GPU in this process "
+                         "(use --device cpu, or auto)");
+    }
+    return asked;
+}
+
+static mica_status_t run_build(build_t *b)
+{
+    mica_status_t st;
+    int32_t s;
+
+    if ((st = mica__expr_builder_create(&b->e->eb)) != MICA_OK)
+        return mica__fail(b->ctx, st, "out of host memory");
+    if ((st = define_tensors(b)) != MICA_OK ||
+        (st = order_layers(b)) != MICA_OK ||
+        (st = setup_layers(b)) != MICA_OK || (st = setup_inputs(b)) != MICA_OK)
+        return st;
+    for (s = 0; s < b->e->nb_layers; s++) {
+        const mica__net_layer_t *nl = &b->net->layers[b->order[s]];
+        mica__layer_t *l = &b->e->layers[s];
+        if ((st = choose(b, nl, l)) != MICA_OK ||
+            (st = instantiate(b, nl, l)) != MICA_OK ||
+            (st = infer(b, s)) != MICA_OK)
+            return st;
+        if (!b->validate_only && (st = configure(b, s)) != MICA_OK)
+            return st;
+    }
+    if (!b->validate_only)
+        st = mica__plan_memory(b->e);
+    return st;
+}
+
+void mica__engine_free(mica_engine_t *e);
+
+static mica_status_t build(mica_network_t *net, const mica_build_config_t *cfg,
+                           int validate_only, mica_engine_t **out)
+{
+    build_t b;
+    mica_status_t st;
+
+    memset(&b, 0, sizeof b);
+    b.net = net;
+    b.ctx = net->ctx;
+    b.cfg = cfg && cfg->struct_size >= sizeof(mica_build_config_t) ? cfg : NULL;
+    b.validate_only = validate_only;
+    b.e = calloc(1, sizeof *b.e);
+    if (!b.e)
+        return mica__fail(b.ctx, MICA_ERR_NOMEM, "out of host memory");
+    b.e->ctx = net->ctx;
+    if (!validate_only) {
+        b.e->device = pick_device(b.ctx, b.cfg ? b.cfg->device : 0, &st);
+        if (st != MICA_OK)
+            goto done;
+        b.e->dev = mica__device_get(b.e->device);
+    }
+    st = run_build(&b);
+done:
+    map_free(&b.names);
+    free(b.def_layer);
+    free(b.def_slot);
+    free(b.order);
+    if (st != MICA_OK || validate_only) {
+        mica__engine_free(b.e);
+        b.e = NULL;
+    }
+    if (out)
+        *out = b.e;
+    return st;
+}
+
+mica_status_t mica_network_validate(mica_network_t *net)
+{
+    return build(net, NULL, 1, NULL);
+}
+
+mica_status_t mica_engine_build(mica_network_t *net,
+                                const mica_build_config_t *cfg,
+                                mica_engine_t **out)
+{
+    *out = NULL;
+    return build(net, cfg, 0, out);
+}

@@ -1,0 +1,247 @@
+/*
+ * core/context.c - the context: its error slot, its logger, the list of
+ * module-load problems, and the names of the ABI's enum values.
+ *
+ * Logging.  A context starts with the default logger, which writes
+ * "mica: warning: MESSAGE" (or "error:", "info:", "debug:") lines to
+ * stderr for every message at or above its level.  The level starts at
+ * MICA_LOG_WARNING, or at what the variable MICA_LOG_LEVEL says
+ * ("error", "warning", "info", "debug" or 0..3).  mica_context_set_logger()
+ * replaces both.
+ *
+ * Errors.  mica__fail() formats one line into ctx->error and returns the
+ * status it was given; it does not log (the caller decides whether the
+ * failure is worth a log line: the `mica` command prints it and exits).
+ */
+#include <config.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mica_int.h"
+#include "../registry/registry.h"
+
+/* A new context with no modules loaded, logging warnings to stderr. */
+mica_status_t mica_context_create(mica_context_t **out)
+{
+    mica_context_t *ctx;
+
+    if (!out)
+        return MICA_ERR_INVALID;
+    *out = NULL;
+    ctx = calloc(1, sizeof(*ctx));
+    if (!ctx)
+        return MICA_ERR_NOMEM;
+    ctx->log_max = mica__log_level_env(MICA_LOG_WARNING);
+    *out = ctx;
+    return MICA_OK;
+}
+
+/* Unload every module (calling its fini) and free the context. */
+void mica_context_destroy(mica_context_t *ctx)
+{
+    int32_t i;
+
+    if (!ctx)
+        return;
+    mica__registry_fini(&ctx->registry);
+    for (i = 0; i < ctx->nb_problems; i++)
+        free(ctx->problems[i]);
+    free(ctx->problems);
+    free(ctx);
+}
+
+/* The message of the last failure on ctx; "" if none or ctx is NULL. */
+const char *mica_context_error(const mica_context_t *ctx)
+{
+    return ctx ? ctx->error : "";
+}
+
+/* Replace the logger; fn NULL restores the default (stderr). */
+void mica_context_set_logger(mica_context_t *ctx, mica_log_fn fn, void *user,
+                             mica_log_level_t max_level)
+{
+    if (!ctx)
+        return;
+    ctx->log_fn = fn;
+    ctx->log_user = fn ? user : NULL;
+    ctx->log_max = max_level;
+}
+
+/* ---- errors and logging ------------------------------------------------ */
+
+/* Format into ctx->error (safe when an argument is ctx->error itself). */
+mica_status_t mica__vfail(mica_context_t *ctx, mica_status_t status,
+                          const char *fmt, va_list ap)
+{
+    char buf[MICA_ERROR_MAX];
+    char *nl;
+
+    if (!ctx)
+        return status;
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    /* One line: anything after a newline is dropped. */
+    nl = strchr(buf, '\n');
+    if (nl)
+        *nl = '\0';
+    memcpy(ctx->error, buf, strlen(buf) + 1);
+    return status;
+}
+
+mica_status_t mica__fail(mica_context_t *ctx, mica_status_t status,
+                         const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    mica__vfail(ctx, status, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+/* The prefix the default loggers put after "mica: ". */
+const char *mica__log_prefix(mica_log_level_t level)
+{
+    switch (level) {
+    case MICA_LOG_ERROR: return "error: ";
+    case MICA_LOG_WARNING: return "warning: ";
+    case MICA_LOG_INFO: return "";
+    default: return "debug: ";
+    }
+}
+
+static void log_message(mica_context_t *ctx, mica_log_level_t level,
+                        const char *msg)
+{
+    if (ctx && ctx->log_fn) {
+        if (level <= ctx->log_max)
+            ctx->log_fn(ctx->log_user, level, msg);
+        return;
+    }
+    if (level <= (ctx ? ctx->log_max : mica__log_level_env(MICA_LOG_WARNING)))
+        fprintf(stderr, "mica: %s%s\n", mica__log_prefix(level), msg);
+}
+
+/* Log one line through ctx's logger; with ctx NULL, to stderr. */
+void mica__log(mica_context_t *ctx, mica_log_level_t level, const char *fmt,
+               ...)
+{
+    char buf[MICA_ERROR_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    log_message(ctx, level, buf);
+}
+
+/*
+ * Record a module-load problem: log it as a warning and append it to the
+ * list that mica_context_load_problem() returns.  If memory runs out the
+ * line is still logged.
+ */
+void mica__problem(mica_context_t *ctx, const char *fmt, ...)
+{
+    char buf[MICA_ERROR_MAX];
+    char **grown;
+    char *copy;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    /* one line: anything after a newline (a loader message) is dropped */
+    copy = strchr(buf, '\n');
+    if (copy)
+        *copy = '\0';
+    log_message(ctx, MICA_LOG_WARNING, buf);
+    if (!ctx)
+        return;
+    copy = mica__strdup(buf);
+    grown = realloc(ctx->problems,
+                    ((size_t)ctx->nb_problems + 1) * sizeof(*grown));
+    if (!copy || !grown) {
+        free(copy);
+        if (grown)
+            ctx->problems = grown;
+        return;
+    }
+    ctx->problems = grown;
+    ctx->problems[ctx->nb_problems++] = copy;
+}
+
+/* Number of load problems recorded so far. */
+int32_t mica_context_nb_load_problems(const mica_context_t *ctx)
+{
+    return ctx ? ctx->nb_problems : 0;
+}
+
+/* Problem `index` (0 = oldest); NULL when out of range. */
+const char *mica_context_load_problem(const mica_context_t *ctx,
+                                      int32_t index)
+{
+    if (!ctx || index < 0 || index >= ctx->nb_problems)
+        return NULL;
+    return ctx->problems[index];
+}
+
+/* ---- names ------------------------------------------------------------- */
+
+static const char *const status_names[] = {
+    "ok",
+    "invalid argument",
+    "out of memory",
+    "unsupported",
+    "not found",
+    "I/O error",
+    "ABI version mismatch",
+    "device error",
+    "run-time check failed",
+    "internal error",
+};
+
+/* "invalid argument" for MICA_ERR_INVALID...; "?" out of range. */
+const char *mica_status_name(mica_status_t status)
+{
+    if ((unsigned)status >= sizeof(status_names) / sizeof(status_names[0]))
+        return "?";
+    return status_names[status];
+}
+
+/* Indexed by mica_dtype_t; the manifest's spelling. */
+static const char *const dtype_names[MICA_DTYPE_COUNT_] = {
+    "float32", "float16", "int8", "int32", "bool", "int64", "uint8",
+    "bfloat16",
+};
+
+/* "float32" for MICA_FLOAT32...; "?" out of range. */
+const char *mica_dtype_name(mica_dtype_t dtype)
+{
+    if ((unsigned)dtype >= MICA_DTYPE_COUNT_)
+        return "?";
+    return dtype_names[dtype];
+}
+
+/* The dtype spelled `name` exactly ("float32"); MICA_ERR_INVALID if none. */
+mica_status_t mica_dtype_parse(const char *name, mica_dtype_t *out)
+{
+    int i;
+
+    if (!name || !out)
+        return MICA_ERR_INVALID;
+    for (i = 0; i < MICA_DTYPE_COUNT_; i++) {
+        if (strcmp(name, dtype_names[i]) == 0) {
+            *out = (mica_dtype_t)i;
+            return MICA_OK;
+        }
+    }
+    return MICA_ERR_INVALID;
+}
+
+/* The library's version, from configure.ac. */
+const char *mica_version(void)
+{
+    return PACKAGE_VERSION;
+}

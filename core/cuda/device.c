@@ -1,0 +1,90 @@
+/*
+ * core/cuda/device.c - the CUDA device: a device arena allocated once per
+ * execution context, one stream per context, asynchronous copies.
+ *
+ * Written against the CUDA runtime's C API, so it compiles with the C
+ * compiler; only kernels need nvcc.
+ */
+#include <config.h>
+
+#include "graph.h"
+
+#include <cuda_runtime_api.h>
+
+/* Record a failed CUDA call on ctx with the call, file and line. */
+#define CUDA_TRY(ctx, call)                                                  \
+    do {                                                                     \
+        cudaError_t e_ = (call);                                             \
+        if (e_ != cudaSuccess)                                               \
+            return mica__fail((ctx), MICA_ERR_DEVICE,                        \
+                              "%s failed: %s (%s:%d)", #call,                \
+                              cudaGetErrorString(e_), __FILE__, __LINE__);   \
+    } while (0)
+
+static int32_t cuda_usable(void)
+{
+    static int cached = -1;
+    if (cached < 0) {
+        int n = 0;
+        cached = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+        if (!cached)
+            (void)cudaGetLastError(); /* clear the sticky-less error */
+    }
+    return cached;
+}
+
+static mica_status_t cuda_alloc(mica_context_t *ctx, size_t bytes, void **out)
+{
+    cudaError_t e = cudaMalloc(out, bytes ? bytes : 256);
+    if (e != cudaSuccess)
+        return mica__fail(ctx, MICA_ERR_NOMEM,
+                          "cudaMalloc of %zu bytes failed: %s", bytes,
+                          cudaGetErrorString(e));
+    return MICA_OK;
+}
+
+static void cuda_free(void *p)
+{
+    cudaFree(p);
+}
+
+static mica_status_t cuda_stream_create(mica_context_t *ctx, void **stream)
+{
+    cudaStream_t s;
+    CUDA_TRY(ctx, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    *stream = s;
+    return MICA_OK;
+}
+
+static void cuda_stream_destroy(void *stream)
+{
+    cudaStreamDestroy((cudaStream_t)stream);
+}
+
+static mica_status_t cuda_upload(mica_context_t *ctx, void *dst,
+                                 const void *src, size_t bytes, void *stream)
+{
+    CUDA_TRY(ctx, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice,
+                                  (cudaStream_t)stream));
+    return MICA_OK;
+}
+
+static mica_status_t cuda_download(mica_context_t *ctx, void *dst,
+                                   const void *src, size_t bytes, void *stream)
+{
+    CUDA_TRY(ctx, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost,
+                                  (cudaStream_t)stream));
+    return MICA_OK;
+}
+
+static mica_status_t cuda_sync(mica_context_t *ctx, void *stream)
+{
+    CUDA_TRY(ctx, cudaStreamSynchronize((cudaStream_t)stream));
+    return MICA_OK;
+}
+
+const mica__device_t mica__device_cuda = {
+    MICA_DEVICE_CUDA, "cuda", cuda_usable, cuda_alloc, cuda_free,
+    cuda_stream_create, cuda_stream_destroy, cuda_upload, cuda_download,
+    cuda_sync,
+};

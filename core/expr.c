@@ -1,0 +1,340 @@
+/*
+ * core/expr.c - dimension expressions (see expr.h).
+ *
+ * Nodes are hash-consed: building the same expression twice gives the
+ * same pointer, so structural equality is pointer equality, which the
+ * simplifier uses (max(x, x) = x, x - x = 0).  Commutative operations put
+ * their operands in a canonical order (constants last).
+ */
+#include <config.h>
+
+#include "expr.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { NODE_CONST = 100, NODE_SYMBOL = 101 }; /* beside mica_expr_op_t */
+
+struct mica_expr {
+    int32_t kind;            /* mica_expr_op_t, NODE_CONST or NODE_SYMBOL */
+    int32_t sym;             /* NODE_SYMBOL: id */
+    int64_t value;           /* NODE_CONST: value */
+    const mica_expr_t *a, *b;
+    const char *name;        /* NODE_SYMBOL: owned */
+    uint64_t hash;
+    struct mica_expr *next;  /* hash chain */
+};
+
+#define NB_BUCKETS 256
+
+struct mica_expr_builder {
+    struct mica_expr *buckets[NB_BUCKETS];
+};
+
+mica_status_t mica__expr_builder_create(mica_expr_builder_t **out)
+{
+    *out = calloc(1, sizeof **out);
+    return *out ? MICA_OK : MICA_ERR_NOMEM;
+}
+
+void mica__expr_builder_destroy(mica_expr_builder_t *eb)
+{
+    int i;
+    if (!eb)
+        return;
+    for (i = 0; i < NB_BUCKETS; i++) {
+        struct mica_expr *n = eb->buckets[i];
+        while (n) {
+            struct mica_expr *next = n->next;
+            free((char *)n->name);
+            free(n);
+            n = next;
+        }
+    }
+    free(eb);
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h;
+}
+
+/* Find or make the node (kind, sym, value, a, b). */
+static const mica_expr_t *intern(mica_expr_builder_t *eb, int32_t kind,
+                                 int32_t sym, int64_t value,
+                                 const mica_expr_t *a, const mica_expr_t *b,
+                                 const char *name)
+{
+    uint64_t h = mix(mix(mix(mix((uint64_t)kind, (uint64_t)sym),
+                             (uint64_t)value), (uint64_t)(uintptr_t)a),
+                     (uint64_t)(uintptr_t)b);
+    struct mica_expr **slot = &eb->buckets[h % NB_BUCKETS], *n;
+
+    for (n = *slot; n; n = n->next)
+        if (n->hash == h && n->kind == kind && n->sym == sym &&
+            n->value == value && n->a == a && n->b == b)
+            return n;
+    n = calloc(1, sizeof *n);
+    if (!n)
+        return NULL;
+    n->kind = kind;
+    n->sym = sym;
+    n->value = value;
+    n->a = a;
+    n->b = b;
+    n->hash = h;
+    if (name) {
+        size_t len = strlen(name) + 1;
+        char *copy = malloc(len);
+        if (copy)
+            memcpy(copy, name, len);
+        n->name = copy;
+        if (!n->name) {
+            free(n);
+            return NULL;
+        }
+    }
+    n->next = *slot;
+    *slot = n;
+    return n;
+}
+
+const mica_expr_t *mica__expr_constant(mica_expr_builder_t *eb, int64_t v)
+{
+    return intern(eb, NODE_CONST, 0, v, NULL, NULL, NULL);
+}
+
+const mica_expr_t *mica__expr_symbol(mica_expr_builder_t *eb, int32_t id,
+                                     const char *name)
+{
+    return intern(eb, NODE_SYMBOL, id, 0, NULL, NULL, name);
+}
+
+int32_t mica__expr_is_constant(const mica_expr_t *e)
+{
+    return e && e->kind == NODE_CONST;
+}
+
+int64_t mica__expr_constant_value(const mica_expr_t *e)
+{
+    return e && e->kind == NODE_CONST ? e->value : 0;
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+/* a op b on constants; -1 if undefined (division by zero). */
+static int fold(mica_expr_op_t op, int64_t a, int64_t b, int64_t *out)
+{
+    switch (op) {
+    case MICA_EXPR_SUM: *out = a + b; return 0;
+    case MICA_EXPR_PROD: *out = a * b; return 0;
+    case MICA_EXPR_MAX: *out = a > b ? a : b; return 0;
+    case MICA_EXPR_MIN: *out = a < b ? a : b; return 0;
+    case MICA_EXPR_SUB: *out = a - b; return 0;
+    case MICA_EXPR_EQUAL: *out = a == b; return 0;
+    case MICA_EXPR_LESS: *out = a < b; return 0;
+    case MICA_EXPR_FLOOR_DIV:
+        if (b == 0)
+            return -1;
+        *out = floor_div(a, b);
+        return 0;
+    case MICA_EXPR_CEIL_DIV:
+        if (b == 0)
+            return -1;
+        *out = -floor_div(-a, b);
+        return 0;
+    }
+    return -1;
+}
+
+static int commutative(mica_expr_op_t op)
+{
+    return op == MICA_EXPR_SUM || op == MICA_EXPR_PROD ||
+           op == MICA_EXPR_MAX || op == MICA_EXPR_MIN ||
+           op == MICA_EXPR_EQUAL;
+}
+
+const mica_expr_t *mica__expr_operation(mica_expr_builder_t *eb,
+                                        mica_expr_op_t op,
+                                        const mica_expr_t *a,
+                                        const mica_expr_t *b)
+{
+    int64_t v;
+    int ca, cb;
+
+    if (!a || !b || (unsigned)op > MICA_EXPR_CEIL_DIV)
+        return NULL;
+    ca = a->kind == NODE_CONST;
+    cb = b->kind == NODE_CONST;
+    if (ca && cb && fold(op, a->value, b->value, &v) == 0)
+        return mica__expr_constant(eb, v);
+    if (commutative(op) && (ca || (!cb && (uintptr_t)a > (uintptr_t)b))) {
+        const mica_expr_t *t = a; /* constants last, then by address */
+        a = b;
+        b = t;
+        ca = a->kind == NODE_CONST;
+        cb = b->kind == NODE_CONST;
+    }
+    switch (op) {
+    case MICA_EXPR_SUM:
+        if (cb && b->value == 0)
+            return a;
+        /* (x + c1) + c2 = x + (c1 + c2) */
+        if (cb && a->kind == MICA_EXPR_SUM && a->b->kind == NODE_CONST)
+            return mica__expr_operation(
+                eb, op, a->a, mica__expr_constant(eb, a->b->value + b->value));
+        break;
+    case MICA_EXPR_PROD:
+        if (cb && b->value == 1)
+            return a;
+        if (cb && b->value == 0)
+            return b;
+        if (cb && a->kind == MICA_EXPR_PROD && a->b->kind == NODE_CONST)
+            return mica__expr_operation(
+                eb, op, a->a, mica__expr_constant(eb, a->b->value * b->value));
+        break;
+    case MICA_EXPR_MAX: case MICA_EXPR_MIN:
+        if (a == b)
+            return a;
+        break;
+    case MICA_EXPR_SUB:
+        if (cb && b->value == 0)
+            return a;
+        if (a == b)
+            return mica__expr_constant(eb, 0);
+        /* (x + y) - y = x */
+        if (a->kind == MICA_EXPR_SUM && a->b == b)
+            return a->a;
+        if (a->kind == MICA_EXPR_SUM && a->a == b)
+            return a->b;
+        break;
+    case MICA_EXPR_EQUAL:
+        if (a == b)
+            return mica__expr_constant(eb, 1);
+        break;
+    case MICA_EXPR_LESS:
+        if (a == b)
+            return mica__expr_constant(eb, 0);
+        break;
+    case MICA_EXPR_FLOOR_DIV: case MICA_EXPR_CEIL_DIV:
+        if (cb && b->value == 1)
+            return a;
+        /* (x * c) / c = x */
+        if (cb && b->value != 0 && a->kind == MICA_EXPR_PROD && a->b == b)
+            return a->a;
+        break;
+    }
+    return intern(eb, (int32_t)op, 0, 0, a, b, NULL);
+}
+
+mica_status_t mica__expr_eval(const mica_expr_t *e, const int64_t *symbols,
+                              int32_t nb_symbols, int64_t *out)
+{
+    int64_t a, b;
+    mica_status_t st;
+
+    if (!e)
+        return MICA_ERR_INVALID;
+    if (e->kind == NODE_CONST) {
+        *out = e->value;
+        return MICA_OK;
+    }
+    if (e->kind == NODE_SYMBOL) {
+        if (e->sym < 0 || e->sym >= nb_symbols)
+            return MICA_ERR_INVALID;
+        *out = symbols[e->sym];
+        return MICA_OK;
+    }
+    if ((st = mica__expr_eval(e->a, symbols, nb_symbols, &a)) != MICA_OK ||
+        (st = mica__expr_eval(e->b, symbols, nb_symbols, &b)) != MICA_OK)
+        return st;
+    return fold((mica_expr_op_t)e->kind, a, b, out) == 0 ? MICA_OK
+                                                         : MICA_ERR_INVALID;
+}
+
+/* Binding strength for parentheses: sums 1, products 2, atoms 3. */
+static int strength(const mica_expr_t *e)
+{
+    switch (e->kind) {
+    case MICA_EXPR_SUM: case MICA_EXPR_SUB: return 1;
+    case MICA_EXPR_PROD: case MICA_EXPR_FLOOR_DIV: return 2;
+    default: return 3;
+    }
+}
+
+typedef struct out_buf {
+    char *p;
+    size_t len, pos;
+} out_buf_t;
+
+static void emit(out_buf_t *o, const char *s)
+{
+    while (*s) {
+        if (o->pos + 1 < o->len)
+            o->p[o->pos] = *s;
+        o->pos++;
+        s++;
+    }
+    if (o->len)
+        o->p[o->pos < o->len ? o->pos : o->len - 1] = '\0';
+}
+
+static void print_rec(const mica_expr_t *e, out_buf_t *o, int min_strength)
+{
+    static const char *const fn[] = {"", "", "max", "min", "", "eq", "lt",
+                                     "", "ceil_div"};
+    char num[32];
+    int s = strength(e), paren = s < min_strength;
+
+    if (e->kind == NODE_CONST) {
+        snprintf(num, sizeof num, "%lld", (long long)e->value);
+        emit(o, num);
+        return;
+    }
+    if (e->kind == NODE_SYMBOL) {
+        emit(o, e->name ? e->name : "?");
+        return;
+    }
+    if (paren)
+        emit(o, "(");
+    switch (e->kind) {
+    case MICA_EXPR_SUM: case MICA_EXPR_SUB:
+        print_rec(e->a, o, 1);
+        emit(o, e->kind == MICA_EXPR_SUM ? "+" : "-");
+        print_rec(e->b, o, 2);
+        break;
+    case MICA_EXPR_PROD: case MICA_EXPR_FLOOR_DIV:
+        print_rec(e->a, o, 2);
+        emit(o, e->kind == MICA_EXPR_PROD ? "*" : "/");
+        print_rec(e->b, o, 3);
+        break;
+    default:
+        emit(o, fn[e->kind]);
+        emit(o, "(");
+        print_rec(e->a, o, 0);
+        emit(o, ", ");
+        print_rec(e->b, o, 0);
+        emit(o, ")");
+        break;
+    }
+    if (paren)
+        emit(o, ")");
+}
+
+char *mica__expr_print(const mica_expr_t *e, char *buf, size_t len)
+{
+    out_buf_t o = {buf, len, 0};
+    if (len)
+        buf[0] = '\0';
+    if (e)
+        print_rec(e, &o, 0);
+    else
+        emit(&o, "?");
+    return buf;
+}

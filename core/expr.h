@@ -1,0 +1,45 @@
+/*
+ * core/expr.h - dimension expressions: hash-consed, simplified nodes owned
+ * by a builder (the implementation of TensorRT's IExprBuilder for mica).
+ *
+ * Leaves are constants and symbols (a network input's runtime dimension,
+ * named like "N" or "x.0").  Operations on constants fold; sums and
+ * products with neutral elements simplify.  Evaluation takes the values of
+ * the symbols.
+ */
+#ifndef MICA_EXPR_H
+#define MICA_EXPR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mica/layer.h"
+
+/* Create and free a builder; every expression it made dies with it. */
+mica_status_t mica__expr_builder_create(mica_expr_builder_t **out);
+void mica__expr_builder_destroy(mica_expr_builder_t *eb);
+
+/* The host services (see mica_host_t).  NULL on allocation failure. */
+const mica_expr_t *mica__expr_constant(mica_expr_builder_t *eb, int64_t v);
+const mica_expr_t *mica__expr_operation(mica_expr_builder_t *eb,
+                                        mica_expr_op_t op,
+                                        const mica_expr_t *a,
+                                        const mica_expr_t *b);
+int32_t mica__expr_is_constant(const mica_expr_t *e);
+int64_t mica__expr_constant_value(const mica_expr_t *e);
+
+/* A symbol with index `id` (0..n-1, chosen by the caller) and a name. */
+const mica_expr_t *mica__expr_symbol(mica_expr_builder_t *eb, int32_t id,
+                                     const char *name);
+
+/*
+ * Value of `e` given the values of the symbols (indexed by id).  Returns
+ * MICA_ERR_INVALID for a division by zero or an unknown symbol.
+ */
+mica_status_t mica__expr_eval(const mica_expr_t *e, const int64_t *symbols,
+                              int32_t nb_symbols, int64_t *out);
+
+/* Readable form ("N*6", "max(N, 3)"), written into buf; returns buf. */
+char *mica__expr_print(const mica_expr_t *e, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,25 @@
+# core/: libmica's context-free parts: fields, expressions, networks,
+# building, memory planning, engines, execution and the devices.
+lib_LTLIBRARIES += libmica.la
+libmica_la_SOURCES = \
+	core/mica_int.h core/graph.h core/expr.h \
+	core/abi_layout.c core/fields.c core/expr.c core/network.c \
+	core/build.c core/plan.c core/engine.c core/exec.c core/device.c \
+	core/cpu/device.c
+libmica_la_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS)
+libmica_la_CFLAGS = $(AM_CFLAGS) $(MICA_VISIBILITY_CFLAGS)
+libmica_la_LDFLAGS = -version-info 0:0:0 -no-undefined
+libmica_la_LIBADD = $(YAML_LIBS) $(LIBM)
+if MICA_CUDA
+libmica_la_SOURCES += core/cuda/device.c
+libmica_la_CPPFLAGS += $(MICA_CUDA_CPPFLAGS)
+libmica_la_LIBADD += $(MICA_CUDA_LIBS)
+endif
+
+# Tests of the core.
+check_PROGRAMS += tests/test_expr tests/test_network
+TESTS += tests/test_expr tests/test_network
+tests_test_expr_SOURCES = tests/test_expr.c core/expr.c
+tests_test_expr_LDADD = tests/libmicatest.la
+tests_test_network_SOURCES = tests/test_network.c
+tests_test_network_LDADD = $(MICA_TEST_LIBS)

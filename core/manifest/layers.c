@@ -1,0 +1,265 @@
+/*
+ * core/manifest/layers.c - the `layers` list: each layer's keys, its
+ * creator looked up in the registry (so an unknown type names the
+ * layer's position), its params converted by the creator's schema, its
+ * tensors entered in the definition table, then the layer added to the
+ * network with the origins of the layer and of each input name.
+ */
+#include <config.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "manifest_int.h"
+
+static const char *const layer_keys[] = {
+    "name", "type", "version", "namespace", "implementation", "inputs",
+    "outputs", "params", "precision", "loop", "conditional", NULL};
+
+mica_status_t mica__mf_core_fail(mica__mf_t *mf, mica_status_t st,
+                                 const yaml_node_t *node, const char *prefix)
+{
+    char msg[MICA_ERROR_MAX];
+    size_t n = strlen(mf->path);
+    snprintf(msg, sizeof(msg), "%s", mica_context_error(mf->ctx));
+    if (!strncmp(msg, mf->path, n) && msg[n] == ':')
+        return mica__fail(mf->ctx, st, "%s", msg);
+    if (!msg[0])
+        snprintf(msg, sizeof(msg), "%s", mica_status_name(st));
+    return mica__mf_fail_st(mf, st, node, "%s: %s", prefix, msg);
+}
+
+/* An optional scalar string under `key`; *out stays NULL if absent. */
+static mica_status_t opt_string(mica__mf_t *mf, yaml_node_t *layer,
+                                const char *key, const char *what,
+                                const char **out)
+{
+    yaml_node_t *v = mica__mf_get(mf, layer, key, NULL);
+    char w[512];
+    *out = NULL;
+    if (!v)
+        return MICA_OK;
+    snprintf(w, sizeof(w), "%s: %s", what, key);
+    return mica__mf_string(mf, v, w, out);
+}
+
+/* A list of tensor names; `optional` allows ~ entries (NULL). */
+static mica_status_t names(mica__mf_t *mf, yaml_node_t *v, const char *what,
+                           const char *key, int optional, const char ***out,
+                           char ***origins, int32_t *n)
+{
+    char w[512];
+    int32_t i;
+    mica_status_t st;
+
+    *n = 0;
+    if (!v)
+        return MICA_OK;
+    snprintf(w, sizeof(w), "%s: %s", what, key);
+    st = mica__mf_check_seq(mf, v, w);
+    if (st != MICA_OK)
+        return st;
+    *n = mica__mf_seq_len(v);
+    *out = calloc((size_t)*n + 1, sizeof(char *));
+    *origins = calloc((size_t)*n + 1, sizeof(char *));
+    if (!*out || !*origins)
+        return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
+    for (i = 0; i < *n; i++) {
+        yaml_node_t *it = mica__mf_seq_item(mf, v, i);
+        (*origins)[i] = mica__mf_origin(mf, it);
+        if (!(*origins)[i])
+            return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
+        if (optional && mica__mf_is_null(it))
+            continue;
+        snprintf(w, sizeof(w), "%s: %s %d", what, key, (int)i);
+        st = mica__mf_string(mf, it, w, &(*out)[i]);
+        if (st != MICA_OK)
+            return st;
+    }
+    return MICA_OK;
+}
+
+/* Free n origin strings and their array. */
+static void free_origins(char **o, int32_t n)
+{
+    int32_t i;
+    for (i = 0; o && i < n; i++)
+        free(o[i]);
+    free(o);
+}
+
+/*
+ * Layer `index` of the list: check its keys, find its creator, convert its
+ * params, define its outputs and add it to the network.
+ */
+static mica_status_t one_layer(mica__mf_t *mf, int32_t index,
+                               yaml_node_t *node)
+{
+    mica_manifest_t *m = mf->m;
+    mica__mf_layer_t *ml = &m->layers[index];
+    mica_layer_spec_t spec;
+    mica_creator_info_t info;
+    mica__mf_params_t params;
+    yaml_node_t *name_node, *type_node, *v, *outs_node;
+    const char *name = NULL, *type = NULL, *ns, *impl, *loop, *cond;
+    const char **ins = NULL, **outs = NULL;
+    char **in_origins = NULL, **out_origins = NULL;
+    int32_t nb_in = 0, nb_out = 0, version = 0, i;
+    char what[300], d[64], lc[48], msg[MICA_ERROR_MAX];
+    int64_t iv;
+    mica_status_t st;
+
+    memset(&params, 0, sizeof(params));
+    snprintf(what, sizeof(what), "layers: item %d", (int)index);
+    st = mica__mf_check_map(mf, node, layer_keys, what);
+    if (st != MICA_OK)
+        return st;
+    name_node = mica__mf_get(mf, node, "name", NULL);
+    if (!name_node)
+        return mica__mf_fail(mf, node, "%s: missing key 'name'", what);
+    st = mica__mf_string(mf, name_node, "layer name", &name);
+    if (st != MICA_OK)
+        return st;
+    for (i = 0; i < index; i++)
+        if (!strcmp(m->layers[i].name, name))
+            return mica__mf_fail(mf, name_node, "layer name '%s' is used "
+                                 "twice (first at %s)", name,
+                                 m->layers[i].origin + strlen(mf->path) + 1);
+    ml->name = mica__strdup(name);
+    ml->origin = mica__mf_origin(mf, node);
+    if (!ml->name || !ml->origin)
+        return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
+    snprintf(what, sizeof(what), "layer '%s'", name);
+
+    type_node = mica__mf_get(mf, node, "type", NULL);
+    if (!type_node)
+        return mica__mf_fail(mf, node, "%s: missing key 'type'", what);
+    st = mica__mf_string(mf, type_node, "layer type", &type);
+    if (st != MICA_OK)
+        return st;
+    v = mica__mf_get(mf, node, "version", NULL);
+    if (v) {
+        if (!mica__mf_to_int(v, &iv) || iv < 1 || iv > INT32_MAX)
+            return mica__mf_fail(mf, v, "%s: version must be an integer "
+                                 ">= 1, got %s", what,
+                                 mica__mf_describe(v, d, sizeof(d)));
+        version = (int32_t)iv;
+    }
+    if ((st = opt_string(mf, node, "namespace", what, &ns)) != MICA_OK
+        || (st = opt_string(mf, node, "implementation", what, &impl))
+               != MICA_OK
+        || (st = opt_string(mf, node, "loop", what, &loop)) != MICA_OK
+        || (st = opt_string(mf, node, "conditional", what, &cond))
+               != MICA_OK)
+        return st;
+    v = mica__mf_get(mf, node, "precision", NULL);
+    if (v) {
+        char w[320];
+        snprintf(w, sizeof(w), "%s: precision", what);
+        st = mica__mf_dtype(mf, v, w, &ml->precision);
+        if (st != MICA_OK)
+            return st;
+        ml->has_precision = 1;
+    }
+
+    /* The creator: an unknown type or version is reported here. */
+    st = mica_registry_find(mf->ctx, ns, type, version, impl, 0, &info);
+    if (st != MICA_OK) {
+        snprintf(msg, sizeof(msg), "%s", mica_context_error(mf->ctx));
+        return mica__mf_fail_st(mf, st, type_node, "%s: %s", what,
+                                msg[0] ? msg : "unknown layer type");
+    }
+
+    st = names(mf, mica__mf_get(mf, node, "inputs", NULL), what, "inputs", 1,
+               &ins, &in_origins, &nb_in);
+    if (st != MICA_OK)
+        goto out;
+    outs_node = mica__mf_get(mf, node, "outputs", NULL);
+    st = names(mf, outs_node, what, "outputs", 0, &outs, &out_origins,
+               &nb_out);
+    if (st != MICA_OK)
+        goto out;
+    for (i = 0; i < nb_out; i++) {
+        st = mica__mf_define(mf, outs[i], index,
+                             mica__mf_seq_item(mf, outs_node, i), what);
+        if (st != MICA_OK)
+            goto out;
+    }
+
+    st = mica__mf_params(mf, mica__mf_get(mf, node, "params", NULL), node,
+                         name, info.creator, &params);
+    if (st != MICA_OK)
+        goto out;
+
+    memset(&spec, 0, sizeof(spec));
+    spec.struct_size = sizeof(spec);
+    spec.version = version;
+    spec.name = name;
+    spec.type = type;
+    spec.ns = ns;
+    spec.implementation = impl;
+    spec.nb_inputs = nb_in;
+    spec.nb_outputs = nb_out;
+    spec.inputs = ins;
+    spec.outputs = outs;
+    spec.fields = &params.view;
+    spec.origin = ml->origin;
+    spec.input_origins = (const char *const *)in_origins;
+    spec.loop = loop;
+    spec.conditional = cond;
+    st = mica_network_add_layer(m->net, &spec);
+    if (st != MICA_OK)
+        st = mica__mf_core_fail(mf, st, node, what);
+    (void)lc;
+out:
+    mica__mf_params_free(&params);
+    free(ins);
+    free(outs);
+    free_origins(in_origins, nb_in);
+    free_origins(out_origins, nb_out);
+    return st;
+}
+
+/* Every layer input names a defined tensor. */
+static mica_status_t check_inputs(mica__mf_t *mf, yaml_node_t *node)
+{
+    int32_t i, j;
+    for (i = 0; i < mica__mf_seq_len(node); i++) {
+        yaml_node_t *ln = mica__mf_seq_item(mf, node, i);
+        yaml_node_t *ins = mica__mf_get(mf, ln, "inputs", NULL);
+        for (j = 0; j < mica__mf_seq_len(ins); j++) {
+            yaml_node_t *it = mica__mf_seq_item(mf, ins, j);
+            const char *s = mica__mf_scalar(it);
+            if (!s || mica__mf_is_null(it) || mica__mf_lookup(mf, s))
+                continue;
+            return mica__mf_fail(mf, it, "layer '%s': input %d: tensor '%s' "
+                                 "is not defined (no input or layer output "
+                                 "has that name)", mf->m->layers[i].name,
+                                 (int)j, s);
+        }
+    }
+    return MICA_OK;
+}
+
+mica_status_t mica__mf_layers(mica__mf_t *mf, yaml_node_t *node)
+{
+    mica_manifest_t *m = mf->m;
+    mica_status_t st;
+    int32_t i, n;
+
+    st = mica__mf_check_seq(mf, node, "layers");
+    if (st != MICA_OK)
+        return st;
+    n = mica__mf_seq_len(node);
+    m->layers = calloc((size_t)(n ? n : 1), sizeof(*m->layers));
+    if (!m->layers)
+        return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
+    for (i = 0; i < n; i++) {
+        m->nb_layers = i + 1;
+        st = one_layer(mf, i, mica__mf_seq_item(mf, node, i));
+        if (st != MICA_OK)
+            return st;
+    }
+    return check_inputs(mf, node);
+}

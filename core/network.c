@@ -1,0 +1,260 @@
+/*
+ * core/network.c - building a network through the generic C API.
+ *
+ * The core knows no layer type: a layer is a type name resolved in the
+ * registry, tensor names in and out, and fields checked against the
+ * creator's schema.  Graph-wide checks live in validate.c.
+ */
+#include <config.h>
+
+#include "graph.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *mica__at(const char *origin, char *buf, size_t len)
+{
+    if (!origin || !*origin)
+        return "";
+    snprintf(buf, len, "%s: ", origin);
+    return buf;
+}
+
+mica_status_t mica_network_create(mica_context_t *ctx, mica_network_t **out)
+{
+    *out = calloc(1, sizeof **out);
+    if (!*out)
+        return mica__fail(ctx, MICA_ERR_NOMEM, "out of host memory");
+    (*out)->ctx = ctx;
+    return MICA_OK;
+}
+
+static void free_strv(char **v, int32_t n)
+{
+    int32_t i;
+    if (!v)
+        return;
+    for (i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static void layer_free(mica__net_layer_t *l)
+{
+    free(l->name);
+    free(l->type);
+    free(l->ns);
+    free(l->implementation);
+    free(l->origin);
+    free(l->loop);
+    free(l->conditional);
+    free_strv(l->inputs, l->nb_inputs);
+    free_strv(l->input_origins, l->nb_inputs);
+    free_strv(l->outputs, l->nb_outputs);
+    mica__fields_free(&l->fields);
+}
+
+void mica_network_destroy(mica_network_t *net)
+{
+    int32_t i;
+    if (!net)
+        return;
+    for (i = 0; i < net->nb_inputs; i++) {
+        free(net->inputs[i].name);
+        free(net->inputs[i].origin);
+    }
+    free(net->inputs);
+    for (i = 0; i < net->nb_layers; i++)
+        layer_free(&net->layers[i]);
+    free(net->layers);
+    free_strv(net->outputs, net->nb_outputs);
+    free_strv(net->output_origins, net->nb_outputs);
+    free(net);
+}
+
+/* A copy of the n strings of v (entries may be NULL); NULL v gives NULLs. */
+static char **dup_strv(const char *const *v, int32_t n, int *failed)
+{
+    char **out = calloc((size_t)(n > 0 ? n : 1), sizeof *out);
+    int32_t i;
+    if (!out) {
+        *failed = 1;
+        return NULL;
+    }
+    for (i = 0; v && i < n; i++)
+        if (v[i] && !(out[i] = mica__strdup(v[i])))
+            *failed = 1;
+    return out;
+}
+
+static int valid_name(const char *s)
+{
+    return s && *s;
+}
+
+mica_status_t mica_network_add_input(mica_network_t *net, const char *name,
+                                     mica_dtype_t dtype,
+                                     const mica_dims_t *dims,
+                                     const char *origin)
+{
+    mica__net_input_t *grown, *in;
+    char at[512];
+    int32_t i;
+
+    if (!valid_name(name))
+        return mica__fail(net->ctx, MICA_ERR_INVALID,
+                          "%sa network input needs a name",
+                          mica__at(origin, at, sizeof at));
+    if (!mica_dtype_size(dtype))
+        return mica__fail(net->ctx, MICA_ERR_INVALID,
+                          "%sinput '%s': unknown dtype %d",
+                          mica__at(origin, at, sizeof at), name, (int)dtype);
+    if (!dims || dims->nb_dims < 0 || dims->nb_dims > MICA_MAX_DIMS)
+        return mica__fail(net->ctx, MICA_ERR_INVALID,
+                          "%sinput '%s': rank must be 0 to %d",
+                          mica__at(origin, at, sizeof at), name,
+                          MICA_MAX_DIMS);
+    for (i = 0; i < dims->nb_dims; i++)
+        if (dims->d[i] < -1)
+            return mica__fail(net->ctx, MICA_ERR_INVALID,
+                              "%sinput '%s': dimension %d is %lld (a size, "
+                              "or -1 for a runtime dimension)",
+                              mica__at(origin, at, sizeof at), name, (int)i,
+                              (long long)dims->d[i]);
+    grown = realloc(net->inputs, sizeof *grown * (size_t)(net->nb_inputs + 1));
+    if (!grown)
+        return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
+    net->inputs = grown;
+    in = &net->inputs[net->nb_inputs];
+    memset(in, 0, sizeof *in);
+    in->name = mica__strdup(name);
+    in->origin = mica__strdup(origin);
+    in->dtype = dtype;
+    in->dims = *dims;
+    if (!in->name || (origin && !in->origin)) {
+        free(in->name);
+        free(in->origin);
+        return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
+    }
+    net->nb_inputs++;
+    return MICA_OK;
+}
+
+mica_status_t mica_network_add_layer(mica_network_t *net,
+                                     const mica_layer_spec_t *spec)
+{
+    mica_context_t *ctx = net->ctx;
+    mica__net_layer_t l, *grown;
+    mica_creator_info_t info;
+    char at[512], err[MICA_ERROR_MAX];
+    const char *where;
+    int failed = 0;
+    int32_t i;
+    mica_status_t st;
+
+    if (!spec || spec->struct_size < sizeof(mica_layer_spec_t))
+        return mica__fail(ctx, MICA_ERR_INVALID,
+                          "mica_network_add_layer: spec.struct_size must be "
+                          "sizeof(mica_layer_spec_t)");
+    where = mica__at(spec->origin, at, sizeof at);
+    if (!valid_name(spec->name))
+        return mica__fail(ctx, MICA_ERR_INVALID, "%sa layer needs a name",
+                          where);
+    if (!valid_name(spec->type))
+        return mica__fail(ctx, MICA_ERR_INVALID, "%slayer '%s': no type",
+                          where, spec->name);
+    if (spec->nb_inputs < 0 || spec->nb_outputs < 0 ||
+        (spec->nb_inputs && !spec->inputs) ||
+        (spec->nb_outputs && !spec->outputs))
+        return mica__fail(ctx, MICA_ERR_INVALID,
+                          "%slayer '%s': malformed inputs or outputs", where,
+                          spec->name);
+    for (i = 0; i < net->nb_layers; i++)
+        if (strcmp(net->layers[i].name, spec->name) == 0)
+            return mica__fail(ctx, MICA_ERR_INVALID,
+                              "%slayer name '%s' is already used%s%s", where,
+                              spec->name,
+                              net->layers[i].origin ? " at " : "",
+                              net->layers[i].origin ? net->layers[i].origin
+                                                    : "");
+    for (i = 0; i < spec->nb_outputs; i++)
+        if (!valid_name(spec->outputs[i]))
+            return mica__fail(ctx, MICA_ERR_INVALID,
+                              "%slayer '%s': output %d has no name", where,
+                              spec->name, (int)i);
+
+    st = mica_registry_find(ctx, spec->ns, spec->type, spec->version,
+                            spec->implementation, 0, &info);
+    if (st != MICA_OK) {
+        /* Keep the registry's message, put the position and layer first. */
+        char msg[MICA_ERROR_MAX];
+        snprintf(msg, sizeof msg, "%s", mica_context_error(ctx));
+        return mica__fail(ctx, st, "%slayer '%s': %s", where, spec->name, msg);
+    }
+
+    memset(&l, 0, sizeof l);
+    if (mica__fields_check(info.creator, spec->fields, &l.fields, err,
+                           sizeof err) != MICA_OK)
+        return mica__fail(ctx, MICA_ERR_INVALID, "%slayer '%s': %s", where,
+                          spec->name, err);
+    l.checked_with = info.creator;
+    l.version = spec->version;
+    l.nb_inputs = spec->nb_inputs;
+    l.nb_outputs = spec->nb_outputs;
+    l.name = mica__strdup(spec->name);
+    l.type = mica__strdup(spec->type);
+    l.ns = mica__strdup(spec->ns ? spec->ns : "");
+    l.implementation = mica__strdup(spec->implementation);
+    l.origin = mica__strdup(spec->origin);
+    l.loop = mica__strdup(spec->loop);
+    l.conditional = mica__strdup(spec->conditional);
+    l.inputs = dup_strv(spec->inputs, spec->nb_inputs, &failed);
+    l.input_origins = dup_strv(spec->input_origins, spec->nb_inputs, &failed);
+    l.outputs = dup_strv(spec->outputs, spec->nb_outputs, &failed);
+    if (failed || !l.name || !l.type || !l.ns)
+        goto nomem;
+    grown = realloc(net->layers, sizeof *grown * (size_t)(net->nb_layers + 1));
+    if (!grown)
+        goto nomem;
+    net->layers = grown;
+    net->layers[net->nb_layers++] = l;
+    return MICA_OK;
+nomem:
+    layer_free(&l);
+    return mica__fail(ctx, MICA_ERR_NOMEM, "out of host memory");
+}
+
+mica_status_t mica_network_mark_output(mica_network_t *net, const char *name,
+                                       const char *origin)
+{
+    char **names, **origins, at[512];
+    int32_t i;
+
+    if (!valid_name(name))
+        return mica__fail(net->ctx, MICA_ERR_INVALID,
+                          "%san output needs a tensor name",
+                          mica__at(origin, at, sizeof at));
+    for (i = 0; i < net->nb_outputs; i++)
+        if (strcmp(net->outputs[i], name) == 0)
+            return mica__fail(net->ctx, MICA_ERR_INVALID,
+                              "%stensor '%s' is marked as an output twice",
+                              mica__at(origin, at, sizeof at), name);
+    names = realloc(net->outputs, sizeof *names * (size_t)(net->nb_outputs + 1));
+    if (names)
+        net->outputs = names;
+    origins = realloc(net->output_origins,
+                      sizeof *origins * (size_t)(net->nb_outputs + 1));
+    if (origins)
+        net->output_origins = origins;
+    if (!names || !origins)
+        return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
+    net->outputs[net->nb_outputs] = mica__strdup(name);
+    net->output_origins[net->nb_outputs] = mica__strdup(origin);
+    if (!net->outputs[net->nb_outputs]) {
+        free(net->output_origins[net->nb_outputs]);
+        return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
+    }
+    net->nb_outputs++;
+    return MICA_OK;
+}

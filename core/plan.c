@@ -1,0 +1,115 @@
+/*
+ * core/plan.c - the memory plan: one arena per engine, buffers reused by
+ * liveness.
+ *
+ * Every tensor and every layer's workspace is a block with a lifetime in
+ * execution steps: a network input lives from before the first step to its
+ * last reader; a layer's output from its producer to its last reader (a
+ * network output to the end); a workspace only during its layer's step.
+ * Blocks are placed largest first at the lowest offset that does not
+ * overlap any placed block whose lifetime overlaps (greedy by size, as in
+ * TensorRT's and TFLite's planners).  Offsets are aligned to 256 bytes.
+ */
+#include <config.h>
+
+#include "graph.h"
+
+#include <stdlib.h>
+
+#define ALIGN 256
+
+typedef struct block {
+    int64_t bytes;
+    int32_t start, end;   /* lifetime, inclusive steps */
+    int64_t offset;
+    int64_t *target;      /* where to store the offset */
+    int32_t placed;
+} block_t;
+
+static int by_size_desc(const void *a, const void *b)
+{
+    const block_t *x = *(const block_t *const *)a, *y = *(const block_t *const *)b;
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? 1 : -1;
+    return x->start - y->start;
+}
+
+static int by_offset(const void *a, const void *b)
+{
+    const block_t *x = *(const block_t *const *)a, *y = *(const block_t *const *)b;
+    return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+static int64_t align_up(int64_t n)
+{
+    return (n + ALIGN - 1) / ALIGN * ALIGN;
+}
+
+mica_status_t mica__plan_memory(mica_engine_t *e)
+{
+    int32_t i, j, n = 0, nb = e->nb_tensors + e->nb_layers;
+    block_t *blocks = calloc((size_t)(nb + 1), sizeof *blocks);
+    block_t **sorted = calloc((size_t)(nb + 1), sizeof *sorted);
+    block_t **live = calloc((size_t)(nb + 1), sizeof *live);
+    mica_status_t st = MICA_OK;
+    int64_t top = 0;
+
+    if (!blocks || !sorted || !live) {
+        st = mica__fail(e->ctx, MICA_ERR_NOMEM, "out of host memory");
+        goto done;
+    }
+    for (i = 0; i < e->nb_tensors; i++) {
+        mica__tensor_t *t = &e->tensors[i];
+        block_t *b = &blocks[n];
+        b->bytes = align_up(t->bytes);
+        b->start = t->is_input ? -1 : t->producer;
+        b->end = t->is_output ? e->nb_layers
+                              : (t->last_use > b->start ? t->last_use : b->start);
+        b->target = &t->offset;
+        if (b->bytes > 0)
+            n++;
+        else
+            t->offset = 0;
+    }
+    for (i = 0; i < e->nb_layers; i++) {
+        mica__layer_t *l = &e->layers[i];
+        block_t *b = &blocks[n];
+        b->bytes = align_up(l->workspace);
+        b->start = b->end = i;
+        b->target = &l->workspace_offset;
+        if (b->bytes > 0)
+            n++;
+        else
+            l->workspace_offset = 0;
+    }
+    for (i = 0; i < n; i++)
+        sorted[i] = &blocks[i];
+    qsort(sorted, (size_t)n, sizeof *sorted, by_size_desc);
+    for (i = 0; i < n; i++) {
+        block_t *b = sorted[i];
+        int32_t nl = 0;
+        int64_t offset = 0;
+        for (j = 0; j < i; j++) {
+            block_t *p = sorted[j];
+            if (p->start <= b->end && b->start <= p->end)
+                live[nl++] = p;
+        }
+        qsort(live, (size_t)nl, sizeof *live, by_offset);
+        for (j = 0; j < nl; j++) {
+            if (live[j]->offset >= offset + b->bytes)
+                break; /* the gap before live[j] fits */
+            if (live[j]->offset + live[j]->bytes > offset)
+                offset = live[j]->offset + live[j]->bytes;
+        }
+        b->offset = offset;
+        *b->target = offset;
+        if (offset + b->bytes > top)
+            top = offset + b->bytes;
+    }
+    e->arena_bytes = top;
+done:
+    free(blocks);
+    free(sorted);
+    free(live);
+    return st;
+}

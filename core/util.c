@@ -1,0 +1,50 @@
+/*
+ * core/util.c - small string helpers shared by the core and the registry.
+ */
+#include <config.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mica_int.h"
+
+/* A heap copy of `s`; NULL if `s` is NULL or memory is exhausted. */
+char *mica__strdup(const char *s)
+{
+    size_t n;
+    char *copy;
+
+    if (!s)
+        return NULL;
+    n = strlen(s) + 1;
+    copy = malloc(n);
+    if (copy)
+        memcpy(copy, s, n);
+    return copy;
+}
+
+/*
+ * The printf-style expansion of `fmt` in a fresh heap string the caller
+ * frees; NULL on a formatting error or when memory is exhausted.
+ */
+char *mica__asprintf(const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    char *s;
+
+    va_start(ap, fmt);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return NULL;
+    s = malloc((size_t)n + 1);
+    if (!s)
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}

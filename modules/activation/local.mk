@@ -1,0 +1,15 @@
+# modules/activation/local.mk - the activation module (mica_activation.so) and its test.
+
+pkgmodule_LTLIBRARIES += modules/mica_activation.la
+modules_mica_activation_la_SOURCES = modules/activation/activation.c modules/activation/activation.h
+modules_mica_activation_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
+modules_mica_activation_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
+if MICA_CUDA
+modules_mica_activation_la_SOURCES += modules/activation/activation_cuda.cu
+modules_mica_activation_la_LIBADD += $(MICA_CUDA_LIBS)
+endif
+
+check_PROGRAMS += tests/test_mod_activation
+TESTS += tests/test_mod_activation
+tests_test_mod_activation_SOURCES = tests/test_mod_activation.c
+tests_test_mod_activation_LDADD = tests/libmicatest.la libmica.la $(LIBM)

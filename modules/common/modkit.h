@@ -1,0 +1,116 @@
+/*
+ * modules/common/modkit.h - what every in-tree module shares: the host
+ * table, field access, float16 conversion, and a generic layer base whose
+ * state is its fields (so serialize, deserialize and clone come for free).
+ *
+ * Linked into each module as a convenience library: every module .so has
+ * its own copy, hidden from the others.  Only <mica/module.h> is used from
+ * the host, never libmica, as for third-party modules.
+ */
+#ifndef MICA_MODKIT_H
+#define MICA_MODKIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mica/module.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The host table, set by mica__mod_init() from the module's entry. */
+extern const mica_host_t *mica__mod_host;
+
+/* Remember the host; refuse hosts older than ABI version 1. */
+mica_status_t mica__mod_init(const mica_host_t *host, mica_error_t *err);
+
+/* err formatted through the host; evaluates to MICA_ERR_INVALID. */
+#define MOD_FAIL(err, ...) \
+    (mica__mod_host->set_error((err), __VA_ARGS__), MICA_ERR_INVALID)
+
+/* ---- fields --------------------------------------------------------- */
+
+/* Scalar or element `i` of a field, with a fallback if absent. */
+int64_t mica__mod_int(const mica_fields_t *f, const char *name, int64_t dflt);
+double mica__mod_float(const mica_fields_t *f, const char *name, double dflt);
+/* Element count of a field, -1 if absent. */
+int32_t mica__mod_count(const mica_fields_t *f, const char *name);
+/* The int64 list of a field (INT, BOOL, ENUM, DTYPE), NULL if absent. */
+const int64_t *mica__mod_ints(const mica_fields_t *f, const char *name);
+/* The first weights of a WEIGHTS field, NULL if absent. */
+const mica_weights_t *mica__mod_weights(const mica_fields_t *f,
+                                        const char *name);
+/* The first string of a STRING field, NULL if absent. */
+const char *mica__mod_string(const mica_fields_t *f, const char *name);
+
+/* ---- float16 on the host -------------------------------------------- */
+
+float mica__half_to_float(uint16_t h);
+/* Round to nearest even; overflow gives infinity; NaN stays NaN. */
+uint16_t mica__float_to_half(float f);
+
+/* ---- the field-state layer base ------------------------------------- */
+
+/*
+ * An owned, serializable copy of fields.  mica__mod_fields_copy deep
+ * copies (weights included); the blob functions write and read a flat
+ * little-endian byte form.
+ */
+typedef struct mica__mod_fields mica__mod_fields_t;
+
+mica__mod_fields_t *mica__mod_fields_copy(const mica_fields_t *f);
+const mica_fields_t *mica__mod_fields_view(const mica__mod_fields_t *f);
+void mica__mod_fields_free(mica__mod_fields_t *f);
+/* buf NULL: *size gets the size; else *size is capacity in, used out. */
+mica_status_t mica__mod_fields_save(const mica__mod_fields_t *f, void *buf,
+                                    size_t *size);
+mica__mod_fields_t *mica__mod_fields_load(const void *buf, size_t size);
+
+/*
+ * A layer whose whole state follows from its fields.  Embed it first in
+ * the layer's struct:
+ *
+ *     typedef struct { mica__mod_layer_t base; int op; } my_layer_t;
+ *
+ * and build with mica__mod_layer_init() from the creator's create().
+ * The ops table uses mica__mod_layer_serialize / _clone / _destroy and
+ * the creator's deserialize is mica__mod_layer_deserialize, which calls
+ * the creator's create() with the stored fields.  `fini`, if set, frees
+ * what the derived layer owns (device buffers, handles) before the base
+ * is freed.
+ */
+typedef struct mica__mod_layer {
+    mica_layer_t layer;
+    const mica_layer_creator_t *creator;
+    char *name;
+    mica__mod_fields_t *fields;
+    void (*fini)(struct mica__mod_layer *self);
+} mica__mod_layer_t;
+
+/*
+ * Allocate `size` bytes (>= sizeof(mica__mod_layer_t)) zeroed, set ops,
+ * creator, a copy of name and fields.  NULL (and err set) on failure.
+ */
+void *mica__mod_layer_new(size_t size, const mica_layer_ops_t *ops,
+                          const mica_layer_creator_t *creator,
+                          const char *name, const mica_fields_t *fields,
+                          mica_error_t *err);
+
+mica_status_t mica__mod_layer_serialize(const mica_layer_t *layer, void *buf,
+                                        size_t *size);
+mica_layer_t *mica__mod_layer_clone(const mica_layer_t *layer,
+                                    mica_error_t *err);
+void mica__mod_layer_destroy(mica_layer_t *layer);
+mica_layer_t *mica__mod_layer_deserialize(const mica_layer_creator_t *c,
+                                          const char *name, const void *data,
+                                          size_t size, mica_error_t *err);
+
+/* Default format check: LINEAR, and io[pos].dtype accepted by `ok`. */
+int32_t mica__mod_linear(const mica_tensor_desc_t *io, int32_t pos);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MICA_MODKIT_H */

@@ -1,0 +1,366 @@
+/*
+ * modules/common/modkit_layer.c - owned field copies in a flat byte form,
+ * and the layer base whose state is its fields (see modkit.h).
+ *
+ * The byte form, native little-endian:
+ *   u32 magic "MFL1", u32 nb_fields, then per field:
+ *   u32 name length, name bytes, u32 type, i32 count, and the values:
+ *   int64 or double elements; strings as u32 length + bytes; weights as
+ *   u32 dtype, i64 count, u32 nb_dims, nb_dims i64 dims, raw values.
+ * A copy is made by writing this form and reading it back, so copying and
+ * deserializing share one path.
+ */
+#include "modkit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define FIELDS_MAGIC 0x314c464du /* "MFL1" */
+
+struct mica__mod_fields {
+    mica_fields_t view;
+    mica_field_t *items;
+    void **owned;
+    int32_t nb_owned;
+    int32_t cap_owned;
+};
+
+/* ---- writing ---------------------------------------------------------- */
+
+typedef struct writer {
+    unsigned char *buf; /* NULL: count only */
+    size_t cap, pos;
+} writer_t;
+
+static void put(writer_t *w, const void *p, size_t n)
+{
+    if (w->buf && w->pos + n <= w->cap)
+        memcpy(w->buf + w->pos, p, n);
+    w->pos += n;
+}
+
+static void put_u32(writer_t *w, uint32_t v) { put(w, &v, sizeof v); }
+static void put_i64(writer_t *w, int64_t v) { put(w, &v, sizeof v); }
+
+static void put_field(writer_t *w, const mica_field_t *f)
+{
+    int32_t i;
+    size_t nlen = strlen(f->name);
+
+    put_u32(w, (uint32_t)nlen);
+    put(w, f->name, nlen);
+    put_u32(w, (uint32_t)f->type);
+    put_u32(w, (uint32_t)f->count);
+    switch (f->type) {
+    case MICA_FIELD_FLOAT:
+        put(w, f->data, sizeof(double) * (size_t)f->count);
+        break;
+    case MICA_FIELD_STRING:
+        for (i = 0; i < f->count; i++) {
+            const char *s = ((const char *const *)f->data)[i];
+            size_t len = s ? strlen(s) : 0;
+            put_u32(w, (uint32_t)len);
+            put(w, s, len);
+        }
+        break;
+    case MICA_FIELD_WEIGHTS:
+        for (i = 0; i < f->count; i++) {
+            const mica_weights_t *wt = &((const mica_weights_t *)f->data)[i];
+            int32_t d;
+            put_u32(w, (uint32_t)wt->dtype);
+            put_i64(w, wt->count);
+            put_u32(w, (uint32_t)wt->dims.nb_dims);
+            for (d = 0; d < wt->dims.nb_dims; d++)
+                put_i64(w, wt->dims.d[d]);
+            put(w, wt->values, (size_t)wt->count * mica_dtype_size(wt->dtype));
+        }
+        break;
+    default:
+        put(w, f->data, sizeof(int64_t) * (size_t)f->count);
+        break;
+    }
+}
+
+static size_t write_fields(const mica_fields_t *f, unsigned char *buf,
+                           size_t cap)
+{
+    writer_t w = {buf, cap, 0};
+    int32_t i, n = f ? f->nb_fields : 0;
+
+    put_u32(&w, FIELDS_MAGIC);
+    put_u32(&w, (uint32_t)n);
+    for (i = 0; i < n; i++)
+        put_field(&w, &f->fields[i]);
+    return w.pos;
+}
+
+/* ---- reading ---------------------------------------------------------- */
+
+typedef struct reader {
+    const unsigned char *buf;
+    size_t size, pos;
+    int bad;
+} reader_t;
+
+static const void *take(reader_t *r, size_t n)
+{
+    const void *p;
+    if (r->bad || n > r->size - r->pos) {
+        r->bad = 1;
+        return NULL;
+    }
+    p = r->buf + r->pos;
+    r->pos += n;
+    return p;
+}
+
+static uint32_t get_u32(reader_t *r)
+{
+    uint32_t v = 0;
+    const void *p = take(r, sizeof v);
+    if (p)
+        memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static int64_t get_i64(reader_t *r)
+{
+    int64_t v = 0;
+    const void *p = take(r, sizeof v);
+    if (p)
+        memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* Allocate n bytes owned by f (zeroed; at least one byte). */
+static void *own(mica__mod_fields_t *f, size_t n)
+{
+    void *p;
+    if (f->nb_owned == f->cap_owned) {
+        int32_t cap = f->cap_owned ? 2 * f->cap_owned : 16;
+        void **grown = realloc(f->owned, sizeof *grown * (size_t)cap);
+        if (!grown)
+            return NULL;
+        f->owned = grown;
+        f->cap_owned = cap;
+    }
+    p = calloc(1, n ? n : 1);
+    if (p)
+        f->owned[f->nb_owned++] = p;
+    return p;
+}
+
+/* Copy n bytes from the reader into owned memory. */
+static void *own_copy(mica__mod_fields_t *f, reader_t *r, size_t n)
+{
+    const void *src = take(r, n);
+    void *dst = src ? own(f, n + 1) : NULL; /* +1: strings get their NUL */
+    if (dst)
+        memcpy(dst, src, n);
+    return dst;
+}
+
+static int read_field(mica__mod_fields_t *f, reader_t *r, mica_field_t *out)
+{
+    uint32_t nlen = get_u32(r);
+    int32_t i, count;
+
+    out->name = own_copy(f, r, nlen);
+    out->type = (mica_field_type_t)get_u32(r);
+    count = (int32_t)get_u32(r);
+    if (!out->name || r->bad || count < 0)
+        return -1;
+    out->count = count;
+    switch (out->type) {
+    case MICA_FIELD_FLOAT:
+        out->data = own_copy(f, r, sizeof(double) * (size_t)count);
+        break;
+    case MICA_FIELD_STRING: {
+        const char **strs = own(f, sizeof *strs * (size_t)count);
+        for (i = 0; strs && i < count; i++) {
+            uint32_t len = get_u32(r);
+            strs[i] = own_copy(f, r, len);
+            if (!strs[i])
+                return -1;
+        }
+        out->data = strs;
+        break;
+    }
+    case MICA_FIELD_WEIGHTS: {
+        mica_weights_t *ws = own(f, sizeof *ws * (size_t)count);
+        for (i = 0; ws && i < count; i++) {
+            int32_t d;
+            size_t esize;
+            ws[i].dtype = (mica_dtype_t)get_u32(r);
+            ws[i].count = get_i64(r);
+            ws[i].dims.nb_dims = (int32_t)get_u32(r);
+            if (r->bad || ws[i].count < 0 || ws[i].dims.nb_dims < 0 ||
+                ws[i].dims.nb_dims > MICA_MAX_DIMS)
+                return -1;
+            for (d = 0; d < ws[i].dims.nb_dims; d++)
+                ws[i].dims.d[d] = get_i64(r);
+            esize = mica_dtype_size(ws[i].dtype);
+            if (!esize)
+                return -1;
+            ws[i].values = own_copy(f, r, (size_t)ws[i].count * esize);
+            if (!ws[i].values)
+                return -1;
+        }
+        out->data = ws;
+        break;
+    }
+    case MICA_FIELD_INT: case MICA_FIELD_BOOL: case MICA_FIELD_ENUM:
+    case MICA_FIELD_DTYPE:
+        out->data = own_copy(f, r, sizeof(int64_t) * (size_t)count);
+        break;
+    default:
+        return -1;
+    }
+    return out->data && !r->bad ? 0 : -1;
+}
+
+mica__mod_fields_t *mica__mod_fields_load(const void *buf, size_t size)
+{
+    reader_t r = {buf, size, 0, 0};
+    mica__mod_fields_t *f = calloc(1, sizeof *f);
+    uint32_t n, i;
+
+    if (!f)
+        return NULL;
+    if (get_u32(&r) != FIELDS_MAGIC)
+        goto fail;
+    n = get_u32(&r);
+    if (r.bad || n > size)
+        goto fail;
+    f->items = own(f, sizeof *f->items * n);
+    if (!f->items)
+        goto fail;
+    for (i = 0; i < n; i++)
+        if (read_field(f, &r, &f->items[i]) != 0)
+            goto fail;
+    f->view.nb_fields = (int32_t)n;
+    f->view.fields = f->items;
+    return f;
+fail:
+    mica__mod_fields_free(f);
+    return NULL;
+}
+
+mica__mod_fields_t *mica__mod_fields_copy(const mica_fields_t *fields)
+{
+    size_t size = write_fields(fields, NULL, 0);
+    unsigned char *buf = malloc(size);
+    mica__mod_fields_t *f = NULL;
+
+    if (buf) {
+        write_fields(fields, buf, size);
+        f = mica__mod_fields_load(buf, size);
+        free(buf);
+    }
+    return f;
+}
+
+const mica_fields_t *mica__mod_fields_view(const mica__mod_fields_t *f)
+{
+    return &f->view;
+}
+
+void mica__mod_fields_free(mica__mod_fields_t *f)
+{
+    int32_t i;
+    if (!f)
+        return;
+    for (i = 0; i < f->nb_owned; i++)
+        free(f->owned[i]);
+    free(f->owned);
+    free(f);
+}
+
+mica_status_t mica__mod_fields_save(const mica__mod_fields_t *f, void *buf,
+                                    size_t *size)
+{
+    size_t need = write_fields(&f->view, NULL, 0);
+    if (!buf) {
+        *size = need;
+        return MICA_OK;
+    }
+    if (*size < need)
+        return MICA_ERR_INVALID;
+    *size = write_fields(&f->view, buf, need);
+    return MICA_OK;
+}
+
+/* ---- the layer base --------------------------------------------------- */
+
+void *mica__mod_layer_new(size_t size, const mica_layer_ops_t *ops,
+                          const mica_layer_creator_t *creator,
+                          const char *name, const mica_fields_t *fields,
+                          mica_error_t *err)
+{
+    mica__mod_layer_t *l = calloc(1, size);
+    size_t nlen = strlen(name ? name : "");
+
+    if (!l)
+        goto nomem;
+    l->layer.ops = ops;
+    l->creator = creator;
+    l->name = malloc(nlen + 1);
+    l->fields = mica__mod_fields_copy(fields);
+    if (!l->name || !l->fields)
+        goto nomem;
+    memcpy(l->name, name ? name : "", nlen + 1);
+    return l;
+nomem:
+    if (l) {
+        free(l->name);
+        mica__mod_fields_free(l->fields);
+        free(l);
+    }
+    mica__mod_host->set_error(err, "out of host memory creating layer '%s'",
+                              name ? name : "");
+    return NULL;
+}
+
+mica_status_t mica__mod_layer_serialize(const mica_layer_t *layer, void *buf,
+                                        size_t *size)
+{
+    const mica__mod_layer_t *l = (const mica__mod_layer_t *)layer;
+    return mica__mod_fields_save(l->fields, buf, size);
+}
+
+mica_layer_t *mica__mod_layer_clone(const mica_layer_t *layer,
+                                    mica_error_t *err)
+{
+    const mica__mod_layer_t *l = (const mica__mod_layer_t *)layer;
+    return l->creator->create(l->creator, l->name,
+                              mica__mod_fields_view(l->fields), err);
+}
+
+void mica__mod_layer_destroy(mica_layer_t *layer)
+{
+    mica__mod_layer_t *l = (mica__mod_layer_t *)layer;
+    if (!l)
+        return;
+    if (l->fini)
+        l->fini(l);
+    free(l->name);
+    mica__mod_fields_free(l->fields);
+    free(l);
+}
+
+mica_layer_t *mica__mod_layer_deserialize(const mica_layer_creator_t *c,
+                                          const char *name, const void *data,
+                                          size_t size, mica_error_t *err)
+{
+    mica__mod_fields_t *f = mica__mod_fields_load(data, size);
+    mica_layer_t *layer;
+
+    if (!f) {
+        mica__mod_host->set_error(err, "layer '%s': serialized %s state is "
+                                  "corrupt (%zu bytes)", name, c->type, size);
+        return NULL;
+    }
+    layer = c->create(c, name, mica__mod_fields_view(f), err);
+    mica__mod_fields_free(f);
+    return layer;
+}

@@ -1,0 +1,340 @@
+/*
+ * modules/constant/constant.c - the Constant layer (TensorRT's
+ * IConstantLayer): no inputs, one output holding the `weights` values in
+ * the shape `shape` (default: the weights' own shape).
+ *
+ * The output type is the weights' type; any element type is accepted.  A
+ * Constant whose type is int32 or int64 can feed shape inputs, so the layer
+ * also answers output_values with its values as constant expressions.
+ *
+ * CUDA: the values are uploaded to device memory once, in configure (or on
+ * the first enqueue of an instance that was never configured), and every
+ * enqueue is one device-to-device cudaMemcpyAsync.
+ */
+#include <config.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "modkit.h"
+#include "constant.h"
+
+typedef struct constant_layer {
+    mica__mod_layer_t base;
+    const mica_weights_t *w; /* inside base.fields */
+    mica_dims_t dims;        /* the output's dimensions */
+    void *dev;               /* CUDA: the values on the device */
+} constant_layer_t;
+
+static const mica_field_schema_t constant_fields[] = {
+    {"weights", MICA_FIELD_WEIGHTS, 1, 1, 0, NULL, NULL,
+     "the values, row-major"},
+    {"shape", MICA_FIELD_INT, MICA_COUNT_ANY, 0, 0, NULL, NULL,
+     "output dimensions (default: the weights' dimensions)"},
+};
+
+/* "[2, 3]" into buf. */
+static const char *ints_text(const int64_t *v, int32_t n, char *buf,
+                             size_t len)
+{
+    size_t pos = (size_t)snprintf(buf, len, "[");
+    int32_t i;
+    for (i = 0; i < n && pos < len; i++)
+        pos += (size_t)snprintf(buf + pos, len - pos, "%s%lld", i ? ", " : "",
+                                (long long)v[i]);
+    if (pos < len)
+        snprintf(buf + pos, len - pos, "]");
+    return buf;
+}
+
+/* The output dims from the fields, checked. */
+static mica_status_t constant_dims(const mica_fields_t *f, mica_dims_t *dims,
+                                   mica_error_t *err)
+{
+    const mica_weights_t *w = mica__mod_weights(f, "weights");
+    const int64_t *shape = mica__mod_ints(f, "shape");
+    int32_t i, n = mica__mod_count(f, "shape");
+    int64_t vol = 1;
+    char text[256];
+
+    memset(dims, 0, sizeof *dims);
+    if (!w)
+        return MOD_FAIL(err, "param 'weights' is required");
+    if (mica_dtype_size(w->dtype) == 0)
+        return MOD_FAIL(err, "weights have an unknown element type %d",
+                        (int)w->dtype);
+    if (!shape) {
+        if (w->dims.nb_dims == 0 && w->count != 1) {
+            /* no declared shape: a 1-D tensor of the values */
+            dims->nb_dims = 1;
+            dims->d[0] = w->count;
+            return MICA_OK;
+        }
+        shape = w->dims.d;
+        n = w->dims.nb_dims;
+    }
+    if (n > MICA_MAX_DIMS)
+        return MOD_FAIL(err, "'shape' has %d dimensions, more than %d",
+                        (int)n, MICA_MAX_DIMS);
+    for (i = 0; i < n; i++) {
+        if (shape[i] < 0)
+            return MOD_FAIL(err, "'shape' %s has a negative dimension",
+                            ints_text(shape, n, text, sizeof text));
+        vol *= shape[i];
+        dims->d[i] = shape[i];
+    }
+    dims->nb_dims = n;
+    if (vol != w->count)
+        return MOD_FAIL(err, "'shape' %s has volume %lld but the weights have "
+                        "%lld values", ints_text(shape, n, text, sizeof text),
+                        (long long)vol, (long long)w->count);
+    return MICA_OK;
+}
+
+static int32_t constant_nb_outputs(const mica_layer_t *layer)
+{
+    (void)layer;
+    return 1;
+}
+
+static mica_status_t constant_output_dtypes(const mica_layer_t *layer,
+                                            const mica_dtype_t *in,
+                                            int32_t nb_in, mica_dtype_t *out,
+                                            int32_t nb_out, mica_error_t *err)
+{
+    const constant_layer_t *l = (const constant_layer_t *)layer;
+    (void)in;
+    if (nb_in != 0)
+        return MOD_FAIL(err, "takes no inputs, got %d", (int)nb_in);
+    if (nb_out != 1)
+        return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
+    out[0] = l->w->dtype;
+    return MICA_OK;
+}
+
+static mica_status_t constant_output_dims(const mica_layer_t *layer,
+                                          int32_t index,
+                                          const mica_shape_expr_t *in,
+                                          int32_t nb_in,
+                                          mica_expr_builder_t *eb,
+                                          mica_shape_expr_t *out,
+                                          mica_error_t *err)
+{
+    const constant_layer_t *l = (const constant_layer_t *)layer;
+    int32_t i;
+    (void)in;
+    (void)nb_in;
+    if (index != 0)
+        return MOD_FAIL(err, "has no output %d", (int)index);
+    out->nb_dims = l->dims.nb_dims;
+    for (i = 0; i < l->dims.nb_dims; i++) {
+        out->d[i] = mica__mod_host->expr_constant(eb, l->dims.d[i]);
+        if (!out->d[i])
+            return MOD_FAIL(err, "out of host memory");
+    }
+    return MICA_OK;
+}
+
+static int32_t constant_supports_format(const mica_layer_t *layer,
+                                        int32_t pos,
+                                        const mica_tensor_desc_t *io,
+                                        int32_t nb_in, int32_t nb_out)
+{
+    const constant_layer_t *l = (const constant_layer_t *)layer;
+    (void)nb_out;
+    return pos == nb_in && mica__mod_linear(io, pos) &&
+           io[pos].dtype == l->w->dtype;
+}
+
+static mica_status_t constant_output_values(const mica_layer_t *layer,
+                                            int32_t index,
+                                            const mica_shape_expr_t *in,
+                                            int32_t nb_in,
+                                            mica_expr_builder_t *eb,
+                                            const mica_expr_t **values,
+                                            int32_t nb_values,
+                                            mica_error_t *err)
+{
+    const constant_layer_t *l = (const constant_layer_t *)layer;
+    int32_t i;
+    (void)in;
+    (void)nb_in;
+    if (index != 0 || nb_values != l->w->count ||
+        (l->w->dtype != MICA_INT32 && l->w->dtype != MICA_INT64))
+        return MICA_ERR_UNSUPPORTED;
+    for (i = 0; i < nb_values; i++) {
+        int64_t v = l->w->dtype == MICA_INT32
+                        ? ((const int32_t *)l->w->values)[i]
+                        : ((const int64_t *)l->w->values)[i];
+        values[i] = mica__mod_host->expr_constant(eb, v);
+        if (!values[i])
+            return MOD_FAIL(err, "out of host memory");
+    }
+    return MICA_OK;
+}
+
+static size_t constant_bytes(const constant_layer_t *l)
+{
+    return (size_t)l->w->count * mica_dtype_size(l->w->dtype);
+}
+
+static mica_status_t constant_enqueue_cpu(mica_layer_t *layer,
+                                          const mica_tensor_desc_t *in,
+                                          int32_t nb_in,
+                                          const mica_tensor_desc_t *out,
+                                          int32_t nb_out,
+                                          const void *const *inputs,
+                                          void *const *outputs,
+                                          void *workspace, void *stream,
+                                          mica_error_t *err)
+{
+    constant_layer_t *l = (constant_layer_t *)layer;
+    (void)in; (void)nb_in; (void)out; (void)nb_out; (void)inputs;
+    (void)workspace; (void)stream; (void)err;
+    if (constant_bytes(l))
+        memcpy(outputs[0], l->w->values, constant_bytes(l));
+    return MICA_OK;
+}
+
+static const mica_layer_ops_t constant_ops_cpu = {
+    sizeof(mica_layer_ops_t), 0,
+    constant_nb_outputs,
+    constant_output_dtypes,
+    constant_output_dims,
+    constant_supports_format,
+    NULL,
+    NULL,
+    constant_enqueue_cpu,
+    mica__mod_layer_serialize,
+    mica__mod_layer_clone,
+    mica__mod_layer_destroy,
+    constant_output_values,
+};
+
+#ifdef MICA_HAVE_CUDA
+static mica_status_t constant_upload(constant_layer_t *l, mica_error_t *err)
+{
+    if (l->dev)
+        return MICA_OK;
+    return mica__constant_cuda_upload(l->w->values, constant_bytes(l),
+                                      &l->dev, err);
+}
+
+static mica_status_t constant_configure_cuda(mica_layer_t *layer,
+                                             const mica_dyn_desc_t *in,
+                                             int32_t nb_in,
+                                             const mica_dyn_desc_t *out,
+                                             int32_t nb_out,
+                                             mica_error_t *err)
+{
+    (void)in; (void)nb_in; (void)out; (void)nb_out;
+    return constant_upload((constant_layer_t *)layer, err);
+}
+
+static mica_status_t constant_enqueue_cuda(mica_layer_t *layer,
+                                           const mica_tensor_desc_t *in,
+                                           int32_t nb_in,
+                                           const mica_tensor_desc_t *out,
+                                           int32_t nb_out,
+                                           const void *const *inputs,
+                                           void *const *outputs,
+                                           void *workspace, void *stream,
+                                           mica_error_t *err)
+{
+    constant_layer_t *l = (constant_layer_t *)layer;
+    mica_status_t st;
+    (void)in; (void)nb_in; (void)out; (void)nb_out; (void)inputs;
+    (void)workspace;
+    if ((st = constant_upload(l, err)) != MICA_OK)
+        return st;
+    return mica__constant_cuda_copy(outputs[0], l->dev, constant_bytes(l),
+                                    stream, err);
+}
+
+static const mica_layer_ops_t constant_ops_cuda = {
+    sizeof(mica_layer_ops_t), 0,
+    constant_nb_outputs,
+    constant_output_dtypes,
+    constant_output_dims,
+    constant_supports_format,
+    constant_configure_cuda,
+    NULL,
+    constant_enqueue_cuda,
+    mica__mod_layer_serialize,
+    mica__mod_layer_clone,
+    mica__mod_layer_destroy,
+    constant_output_values,
+};
+
+static void constant_fini(mica__mod_layer_t *self)
+{
+    constant_layer_t *l = (constant_layer_t *)self;
+    mica__constant_cuda_free(l->dev);
+    l->dev = NULL;
+}
+#endif
+
+static mica_layer_t *constant_create(const mica_layer_creator_t *creator,
+                                     const char *name,
+                                     const mica_fields_t *fields,
+                                     mica_error_t *err)
+{
+    constant_layer_t *l;
+    mica_dims_t dims;
+
+    if (constant_dims(fields, &dims, err) != MICA_OK)
+        return NULL;
+    l = mica__mod_layer_new(sizeof *l, (const mica_layer_ops_t *)
+                            creator->user_data, creator, name, fields, err);
+    if (!l)
+        return NULL;
+    l->w = mica__mod_weights(mica__mod_fields_view(l->base.fields), "weights");
+    l->dims = dims;
+#ifdef MICA_HAVE_CUDA
+    l->base.fini = constant_fini;
+#endif
+    return &l->base.layer;
+}
+
+static const mica_layer_creator_t constant_reference = {
+    sizeof(mica_layer_creator_t), 0,
+    "Constant", 1, 0, "", "reference", MICA_DEVICE_CPU, MICA_ROLE_NONE,
+    constant_fields, 2, 0,
+    constant_create, mica__mod_layer_deserialize,
+    (void *)&constant_ops_cpu,
+};
+
+#ifdef MICA_HAVE_CUDA
+static const mica_layer_creator_t constant_cuda = {
+    sizeof(mica_layer_creator_t), 0,
+    "Constant", 1, 10, "", "cuda", MICA_DEVICE_CUDA, MICA_ROLE_NONE,
+    constant_fields, 2, 0,
+    constant_create, mica__mod_layer_deserialize,
+    (void *)&constant_ops_cuda,
+};
+#endif
+
+static const mica_layer_creator_t *const constant_creators[] = {
+    &constant_reference,
+#ifdef MICA_HAVE_CUDA
+    &constant_cuda,
+#endif
+};
+
+static const mica_module_desc_t constant_desc = {
+    sizeof(mica_module_desc_t), MICA_ABI_VERSION,
+    "constant", "1.0.0", "MIT", "Constant: a tensor of fixed values",
+    constant_creators,
+    (int32_t)(sizeof constant_creators / sizeof constant_creators[0]), 0,
+    NULL, {NULL, NULL, NULL, NULL},
+};
+
+MICA_EXPORT mica_status_t mica_module_init(const mica_host_t *host,
+                                           const mica_module_desc_t **desc,
+                                           mica_error_t *err)
+{
+    mica_status_t st = mica__mod_init(host, err);
+    if (st == MICA_OK)
+        *desc = &constant_desc;
+    return st;
+}

@@ -1,0 +1,45 @@
+/*
+ * modules/constant/constant_cuda.cu - device copies of a Constant layer's
+ * values: uploaded once, copied device to device on every enqueue.
+ */
+#include <cuda_runtime_api.h>
+
+#include "cuda_check.h"
+#include "constant.h"
+
+extern "C" mica_status_t mica__constant_cuda_upload(const void *host,
+                                                    size_t bytes, void **dev,
+                                                    mica_error_t *err)
+{
+    void *p = NULL;
+    *dev = NULL;
+    CUDA_CHECK(cudaMalloc(&p, bytes ? bytes : 1));
+    if (bytes) {
+        cudaError_t e = cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice);
+        if (e != cudaSuccess) {
+            cudaFree(p);
+            mica__mod_host->set_error(err, "cudaMemcpy of %zu bytes of "
+                                      "constant values failed: %s", bytes,
+                                      cudaGetErrorString(e));
+            return MICA_ERR_DEVICE;
+        }
+    }
+    *dev = p;
+    return MICA_OK;
+}
+
+extern "C" void mica__constant_cuda_free(void *dev)
+{
+    if (dev)
+        cudaFree(dev);
+}
+
+extern "C" mica_status_t mica__constant_cuda_copy(void *dst, const void *src,
+                                                  size_t bytes, void *stream,
+                                                  mica_error_t *err)
+{
+    if (bytes)
+        CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
+                                   (cudaStream_t)stream));
+    return MICA_OK;
+}

@@ -1,0 +1,394 @@
+/*
+ * modules/elementwise/elementwise.c - the ElementWise layer (TensorRT's
+ * IElementWiseLayer): creators, layer ops and the CPU reference.
+ *
+ * Two inputs of one rank and one type; each pair of dimensions is equal or
+ * one of them is 1 (broadcast; 1 against 0 gives 0).  Types, per TensorRT's
+ * table: sum, prod, max, min, sub, div, pow and floor_div take float32,
+ * float16, int8 and int32 and give the same type; and, or and xor take
+ * bool; equal takes all five types, greater and less the four numeric
+ * ones, and comparisons give bool.  The arithmetic of each type (int32
+ * wraps, int8 saturates, integer division by zero gives 0) is in
+ * elementwise.h, shared with the CUDA kernels.
+ */
+#include <config.h>
+
+#include <stdint.h>
+#include <string.h>
+
+#include "modkit.h"
+#include "elementwise.h"
+
+static const char *const op_names[] = {
+    "sum", "prod", "max", "min", "sub", "div", "pow", "floor_div",
+    "and", "or", "xor", "equal", "greater", "less", NULL,
+};
+
+static const mica_field_schema_t ew_fields[] = {
+    {"op", MICA_FIELD_ENUM, 1, 1, 0, NULL, op_names,
+     "the binary operation (TensorRT's ElementWiseOperation)"},
+};
+
+typedef struct ew_layer {
+    mica__mod_layer_t base;
+    int op;
+} ew_layer_t;
+
+/* ---- types ------------------------------------------------------------ */
+
+static int is_logic(int op)
+{
+    return op == MICA__EW_AND || op == MICA__EW_OR || op == MICA__EW_XOR;
+}
+
+static int is_compare(int op)
+{
+    return op == MICA__EW_EQUAL || op == MICA__EW_GREATER ||
+           op == MICA__EW_LESS;
+}
+
+/* Whether op accepts inputs of type t. */
+static int input_ok(int op, mica_dtype_t t)
+{
+    int numeric = t == MICA_FLOAT32 || t == MICA_FLOAT16 || t == MICA_INT8 ||
+                  t == MICA_INT32;
+    if (is_logic(op))
+        return t == MICA_BOOL;
+    if (op == MICA__EW_EQUAL)
+        return numeric || t == MICA_BOOL;
+    return numeric;
+}
+
+static mica_dtype_t output_type(int op, mica_dtype_t in)
+{
+    return is_logic(op) || is_compare(op) ? MICA_BOOL : in;
+}
+
+static const char *accepted(int op)
+{
+    if (is_logic(op))
+        return "bool";
+    if (op == MICA__EW_EQUAL)
+        return "float32, float16, int8, int32 or bool";
+    return "float32, float16, int8 or int32";
+}
+
+static int32_t ew_nb_outputs(const mica_layer_t *layer)
+{
+    (void)layer;
+    return 1;
+}
+
+static mica_status_t ew_output_dtypes(const mica_layer_t *layer,
+                                      const mica_dtype_t *in, int32_t nb_in,
+                                      mica_dtype_t *out, int32_t nb_out,
+                                      mica_error_t *err)
+{
+    const ew_layer_t *l = (const ew_layer_t *)layer;
+    const mica_host_t *h = mica__mod_host;
+
+    if (nb_in != 2)
+        return MOD_FAIL(err, "ElementWise takes 2 inputs, got %d", (int)nb_in);
+    if (nb_out != 1)
+        return MOD_FAIL(err, "ElementWise has 1 output, got %d", (int)nb_out);
+    if (!input_ok(l->op, in[0]))
+        return MOD_FAIL(err, "op '%s' takes %s inputs, got %s", op_names[l->op],
+                        accepted(l->op), h->dtype_name(in[0]));
+    if (in[1] != in[0])
+        return MOD_FAIL(err, "input 1 has type %s but input 0 has type %s",
+                        h->dtype_name(in[1]), h->dtype_name(in[0]));
+    out[0] = output_type(l->op, in[0]);
+    return MICA_OK;
+}
+
+/* ---- shapes ----------------------------------------------------------- */
+
+static int is_const(const mica_expr_t *e, int64_t *v)
+{
+    if (!mica__mod_host->expr_is_constant(e))
+        return 0;
+    *v = mica__mod_host->expr_constant_value(e);
+    return 1;
+}
+
+/* One output dimension: the one that is not 1 (TensorRT's broadcast). */
+static mica_status_t broadcast_dim(mica_expr_builder_t *eb, int32_t k,
+                                   const mica_expr_t *a, const mica_expr_t *b,
+                                   const mica_expr_t **out, mica_error_t *err)
+{
+    const mica_host_t *h = mica__mod_host;
+    int64_t va = 0, vb = 0;
+    int ca = is_const(a, &va), cb = is_const(b, &vb);
+    const mica_expr_t *one, *is_one, *diff;
+
+    if (a == b || (ca && va == 1)) {
+        *out = b;
+    } else if (cb && vb == 1) {
+        *out = a;
+    } else if (ca && cb) {
+        if (va != vb)
+            return MOD_FAIL(err, "dimension %d of input 0 is %lld and of "
+                            "input 1 is %lld: they must be equal or one of "
+                            "them 1", (int)k, (long long)va, (long long)vb);
+        *out = a;
+    } else {
+        /* Symbolic: a == 1 ? b : a, as a + (a == 1) * (b - a). */
+        one = h->expr_constant(eb, 1);
+        is_one = one ? h->expr_operation(eb, MICA_EXPR_EQUAL, a, one) : NULL;
+        diff = h->expr_operation(eb, MICA_EXPR_SUB, b, a);
+        diff = is_one && diff
+                   ? h->expr_operation(eb, MICA_EXPR_PROD, is_one, diff)
+                   : NULL;
+        *out = diff ? h->expr_operation(eb, MICA_EXPR_SUM, a, diff) : NULL;
+    }
+    if (!*out) {
+        h->set_error(err, "out of memory building dimension %d", (int)k);
+        return MICA_ERR_NOMEM;
+    }
+    return MICA_OK;
+}
+
+static mica_status_t ew_output_dims(const mica_layer_t *layer, int32_t index,
+                                    const mica_shape_expr_t *in, int32_t nb_in,
+                                    mica_expr_builder_t *eb,
+                                    mica_shape_expr_t *out, mica_error_t *err)
+{
+    int32_t k;
+    mica_status_t st;
+
+    (void)layer;
+    if (index != 0 || nb_in != 2)
+        return MOD_FAIL(err, "ElementWise has 2 inputs and 1 output, asked "
+                        "for output %d of %d inputs", (int)index, (int)nb_in);
+    if (in[1].nb_dims != in[0].nb_dims)
+        return MOD_FAIL(err, "input 1 has rank %d but input 0 has rank %d",
+                        (int)in[1].nb_dims, (int)in[0].nb_dims);
+    out->nb_dims = in[0].nb_dims;
+    for (k = 0; k < in[0].nb_dims; k++) {
+        st = broadcast_dim(eb, k, in[0].d[k], in[1].d[k], &out->d[k], err);
+        if (st != MICA_OK)
+            return st;
+    }
+    return MICA_OK;
+}
+
+static int32_t ew_supports_format(const mica_layer_t *layer, int32_t pos,
+                                  const mica_tensor_desc_t *io, int32_t nb_in,
+                                  int32_t nb_out)
+{
+    const ew_layer_t *l = (const ew_layer_t *)layer;
+
+    if (nb_in != 2 || nb_out != 1 || pos < 0 || pos > 2 ||
+        !mica__mod_linear(io, pos))
+        return 0;
+    if (pos == 0)
+        return input_ok(l->op, io[0].dtype);
+    if (pos == 1)
+        return io[1].dtype == io[0].dtype;
+    return io[2].dtype == output_type(l->op, io[0].dtype);
+}
+
+/* ---- the CPU reference ------------------------------------------------ */
+
+static float ld_f(mica_dtype_t t, const void *p, int64_t i)
+{
+    if (t == MICA_FLOAT16)
+        return mica__half_to_float(((const uint16_t *)p)[i]);
+    return ((const float *)p)[i];
+}
+
+static int64_t ld_i(mica_dtype_t t, const void *p, int64_t i)
+{
+    switch (t) {
+    case MICA_INT8: return ((const int8_t *)p)[i];
+    case MICA_INT32: return ((const int32_t *)p)[i];
+    default: return ((const uint8_t *)p)[i] != 0; /* bool */
+    }
+}
+
+static void st_f(mica_dtype_t t, void *p, int64_t i, float v)
+{
+    if (t == MICA_FLOAT16)
+        ((uint16_t *)p)[i] = mica__float_to_half(v);
+    else
+        ((float *)p)[i] = v;
+}
+
+static void st_i(mica_dtype_t t, void *p, int64_t i, int64_t v)
+{
+    switch (t) {
+    case MICA_INT8: ((int8_t *)p)[i] = mica__ew_sat8(v); break;
+    case MICA_INT32: ((int32_t *)p)[i] = mica__ew_wrap32(v); break;
+    default: ((uint8_t *)p)[i] = v != 0; break; /* bool */
+    }
+}
+
+/* Element strides of a row-major tensor, 0 along broadcast dimensions. */
+static void bcast_strides(const mica_dims_t *d, const mica_dims_t *od,
+                          int64_t *s)
+{
+    int64_t acc = 1;
+    int32_t k;
+    for (k = d->nb_dims - 1; k >= 0; k--) {
+        s[k] = d->d[k] == 1 && od->d[k] != 1 ? 0 : acc;
+        acc *= d->d[k];
+    }
+}
+
+static mica_status_t ew_enqueue_cpu(mica_layer_t *layer,
+                                    const mica_tensor_desc_t *in, int32_t nb_in,
+                                    const mica_tensor_desc_t *out,
+                                    int32_t nb_out, const void *const *inputs,
+                                    void *const *outputs, void *workspace,
+                                    void *stream, mica_error_t *err)
+{
+    const ew_layer_t *l = (const ew_layer_t *)layer;
+    const mica_dims_t *od = &out[0].dims;
+    mica_dtype_t ti = in[0].dtype, to = out[0].dtype;
+    int64_t sa[MICA_MAX_DIMS], sb[MICA_MAX_DIMS], n, i;
+    int32_t rank = od->nb_dims, k;
+    int fl = ti == MICA_FLOAT32 || ti == MICA_FLOAT16, sat = ti == MICA_INT8;
+
+    (void)workspace;
+    (void)stream;
+    if (nb_in != 2 || nb_out != 1)
+        return MOD_FAIL(err, "ElementWise has 2 inputs and 1 output");
+    bcast_strides(&in[0].dims, od, sa);
+    bcast_strides(&in[1].dims, od, sb);
+    n = mica_dims_volume(od);
+    for (i = 0; i < n; i++) {
+        int64_t rem = i, ia = 0, ib = 0;
+        for (k = rank - 1; k >= 0; k--) {
+            int64_t c = rem % od->d[k];
+            rem /= od->d[k];
+            ia += c * sa[k];
+            ib += c * sb[k];
+        }
+        if (fl) {
+            float r = mica__ew_f(l->op, ld_f(ti, inputs[0], ia),
+                                 ld_f(ti, inputs[1], ib));
+            if (to == MICA_BOOL)
+                st_i(to, outputs[0], i, r != 0.0f);
+            else
+                st_f(to, outputs[0], i, r);
+        } else {
+            st_i(to, outputs[0], i,
+                 mica__ew_i(l->op, ld_i(ti, inputs[0], ia),
+                            ld_i(ti, inputs[1], ib), sat));
+        }
+    }
+    return MICA_OK;
+}
+
+#ifdef MICA_HAVE_CUDA
+static mica_status_t ew_enqueue_cuda(mica_layer_t *layer,
+                                     const mica_tensor_desc_t *in,
+                                     int32_t nb_in,
+                                     const mica_tensor_desc_t *out,
+                                     int32_t nb_out, const void *const *inputs,
+                                     void *const *outputs, void *workspace,
+                                     void *stream, mica_error_t *err)
+{
+    const ew_layer_t *l = (const ew_layer_t *)layer;
+    (void)workspace;
+    if (nb_in != 2 || nb_out != 1)
+        return MOD_FAIL(err, "ElementWise has 2 inputs and 1 output");
+    if (mica_dims_volume(&out[0].dims) == 0)
+        return MICA_OK;
+    return mica__elementwise_cuda(l->op, &in[0], &in[1], &out[0], inputs[0],
+                                  inputs[1], outputs[0], stream, err);
+}
+#endif
+
+/* ---- creators --------------------------------------------------------- */
+
+#define EW_OPS(enqueue_fn)                                                  \
+    {sizeof(mica_layer_ops_t), 0, ew_nb_outputs, ew_output_dtypes,         \
+     ew_output_dims, ew_supports_format, NULL, NULL, enqueue_fn,           \
+     mica__mod_layer_serialize, mica__mod_layer_clone,                     \
+     mica__mod_layer_destroy, NULL}
+
+static const mica_layer_ops_t ops_cpu = EW_OPS(ew_enqueue_cpu);
+#ifdef MICA_HAVE_CUDA
+static const mica_layer_ops_t ops_cuda = EW_OPS(ew_enqueue_cuda);
+#endif
+
+static mica_layer_t *ew_create_with(const mica_layer_ops_t *ops,
+                                    const mica_layer_creator_t *creator,
+                                    const char *name,
+                                    const mica_fields_t *fields,
+                                    mica_error_t *err)
+{
+    int64_t op = mica__mod_int(fields, "op", -1);
+    ew_layer_t *l;
+
+    if (op < 0 || op >= MICA__EW_COUNT) {
+        if (mica__mod_count(fields, "op") < 1)
+            mica__mod_host->set_error(err, "param 'op' is required");
+        else
+            mica__mod_host->set_error(err, "param 'op' has index %lld, not "
+                                      "one of the %d ops", (long long)op,
+                                      MICA__EW_COUNT);
+        return NULL;
+    }
+    l = mica__mod_layer_new(sizeof *l, ops, creator, name, fields, err);
+    if (!l)
+        return NULL;
+    l->op = (int)op;
+    return &l->base.layer;
+}
+
+static mica_layer_t *ew_create_cpu(const mica_layer_creator_t *creator,
+                                   const char *name,
+                                   const mica_fields_t *fields,
+                                   mica_error_t *err)
+{
+    return ew_create_with(&ops_cpu, creator, name, fields, err);
+}
+
+#ifdef MICA_HAVE_CUDA
+static mica_layer_t *ew_create_cuda(const mica_layer_creator_t *creator,
+                                    const char *name,
+                                    const mica_fields_t *fields,
+                                    mica_error_t *err)
+{
+    return ew_create_with(&ops_cuda, creator, name, fields, err);
+}
+#endif
+
+#define EW_CREATOR(impl, prio, devices, create_fn)                          \
+    {sizeof(mica_layer_creator_t), 0, "ElementWise", 1, prio, "", impl,    \
+     devices, MICA_ROLE_NONE, ew_fields,                                   \
+     (int32_t)(sizeof ew_fields / sizeof ew_fields[0]), 0, create_fn,      \
+     mica__mod_layer_deserialize, NULL}
+
+static const mica_layer_creator_t creator_cpu =
+    EW_CREATOR("reference", 0, MICA_DEVICE_CPU, ew_create_cpu);
+#ifdef MICA_HAVE_CUDA
+static const mica_layer_creator_t creator_cuda =
+    EW_CREATOR("cuda", 10, MICA_DEVICE_CUDA, ew_create_cuda);
+#endif
+
+static const mica_layer_creator_t *const creators[] = {
+    &creator_cpu,
+#ifdef MICA_HAVE_CUDA
+    &creator_cuda,
+#endif
+};
+
+static const mica_module_desc_t module_desc = {
+    sizeof(mica_module_desc_t), MICA_ABI_VERSION, "elementwise", "1.0.0",
+    "MIT", "ElementWise: binary operations with broadcasting",
+    creators, (int32_t)(sizeof creators / sizeof creators[0]), 0, NULL,
+    {NULL, NULL, NULL, NULL}};
+
+mica_status_t mica_module_init(const mica_host_t *host,
+                               const mica_module_desc_t **desc,
+                               mica_error_t *err)
+{
+    mica_status_t st = mica__mod_init(host, err);
+    if (st != MICA_OK)
+        return st;
+    *desc = &module_desc;
+    return MICA_OK;
+}

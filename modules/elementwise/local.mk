@@ -1,0 +1,15 @@
+# modules/elementwise/local.mk - the elementwise module (mica_elementwise.so) and its test.
+
+pkgmodule_LTLIBRARIES += modules/mica_elementwise.la
+modules_mica_elementwise_la_SOURCES = modules/elementwise/elementwise.c modules/elementwise/elementwise.h
+modules_mica_elementwise_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
+modules_mica_elementwise_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
+if MICA_CUDA
+modules_mica_elementwise_la_SOURCES += modules/elementwise/elementwise_cuda.cu
+modules_mica_elementwise_la_LIBADD += $(MICA_CUDA_LIBS)
+endif
+
+check_PROGRAMS += tests/test_mod_elementwise
+TESTS += tests/test_mod_elementwise
+tests_test_mod_elementwise_SOURCES = tests/test_mod_elementwise.c
+tests_test_mod_elementwise_LDADD = tests/libmicatest.la libmica.la $(LIBM)

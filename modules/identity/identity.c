@@ -1,0 +1,316 @@
+/*
+ * modules/identity/identity.c - the Identity layer (TensorRT's
+ * IIdentityLayer, and ICastLayer when `dtype` is given): the output is the
+ * input, converted to `dtype` if that param is present.
+ *
+ * Types: float32, float16, bfloat16, int8, uint8, int32, int64, bool, in
+ * any combination (TensorRT's Cast accepts all conversions among them).
+ * Conversion rules (TensorRT's Cast: its documented example truncates
+ * 5.6 to 5; NaN casts to 0 and +inf to INT32_MAX in TensorRT 10):
+ *   - float to integer: truncation toward zero, saturated to the target's
+ *     range; NaN gives 0;
+ *   - integer to integer: saturated to the target's range;
+ *   - anything to bool: x != 0 gives 1 (NaN gives 1); bool reads as 0 or 1;
+ *   - to float32, float16, bfloat16: round to nearest even; values beyond
+ *     the range become infinity.
+ * Every element goes through a double (exact for every source type but
+ * int64 beyond 2^53, which then rounds to nearest); same-type copies are
+ * plain copies.
+ */
+#include <config.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "modkit.h"
+#include "identity.h"
+
+typedef struct identity_layer {
+    mica__mod_layer_t base;
+    int has_dtype;
+    mica_dtype_t dtype;
+} identity_layer_t;
+
+static const mica_field_schema_t identity_fields[] = {
+    {"dtype", MICA_FIELD_DTYPE, 1, 0, 0, NULL, NULL,
+     "output type (default: the input's type)"},
+};
+
+static int identity_type_ok(mica_dtype_t t)
+{
+    switch (t) {
+    case MICA_FLOAT32: case MICA_FLOAT16: case MICA_BFLOAT16: case MICA_INT8:
+    case MICA_UINT8: case MICA_INT32: case MICA_INT64: case MICA_BOOL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* ---- conversions on the host ------------------------------------------ */
+
+static double load(const void *p, mica_dtype_t t, int64_t i)
+{
+    switch (t) {
+    case MICA_FLOAT32: return ((const float *)p)[i];
+    case MICA_FLOAT16: return mica__half_to_float(((const uint16_t *)p)[i]);
+    case MICA_BFLOAT16: {
+        uint32_t x = (uint32_t)((const uint16_t *)p)[i] << 16;
+        float f;
+        memcpy(&f, &x, sizeof f);
+        return f;
+    }
+    case MICA_INT8: return ((const int8_t *)p)[i];
+    case MICA_UINT8: return ((const uint8_t *)p)[i];
+    case MICA_BOOL: return ((const uint8_t *)p)[i] != 0;
+    case MICA_INT32: return ((const int32_t *)p)[i];
+    case MICA_INT64: return (double)((const int64_t *)p)[i];
+    default: return 0.0;
+    }
+}
+
+static int64_t to_int(double v, double lo, double hi, int64_t ilo,
+                      int64_t ihi)
+{
+    if (isnan(v))
+        return 0;
+    if (v <= lo)
+        return ilo;
+    if (v >= hi)
+        return ihi;
+    return (int64_t)v;
+}
+
+static uint16_t to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    if ((x & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((x >> 16) | 0x40);
+    x += 0x7fffu + ((x >> 16) & 1);
+    return (uint16_t)(x >> 16);
+}
+
+static void store(void *p, mica_dtype_t t, int64_t i, double v)
+{
+    switch (t) {
+    case MICA_FLOAT32: ((float *)p)[i] = (float)v; break;
+    case MICA_FLOAT16:
+        ((uint16_t *)p)[i] = mica__float_to_half((float)v);
+        break;
+    case MICA_BFLOAT16: ((uint16_t *)p)[i] = to_bf16((float)v); break;
+    case MICA_INT8:
+        ((int8_t *)p)[i] = (int8_t)to_int(v, -128.0, 127.0, -128, 127);
+        break;
+    case MICA_UINT8:
+        ((uint8_t *)p)[i] = (uint8_t)to_int(v, 0.0, 255.0, 0, 255);
+        break;
+    case MICA_BOOL: ((uint8_t *)p)[i] = v != 0.0; break;
+    case MICA_INT32:
+        ((int32_t *)p)[i] = (int32_t)to_int(v, -2147483648.0, 2147483647.0,
+                                            INT32_MIN, INT32_MAX);
+        break;
+    case MICA_INT64:
+        ((int64_t *)p)[i] = to_int(v, -9223372036854775808.0,
+                                   9223372036854775808.0, INT64_MIN,
+                                   INT64_MAX);
+        break;
+    default: break;
+    }
+}
+
+/* ---- layer ops ---------------------------------------------------------- */
+
+static int32_t identity_nb_outputs(const mica_layer_t *layer)
+{
+    (void)layer;
+    return 1;
+}
+
+static mica_status_t identity_output_dtypes(const mica_layer_t *layer,
+                                            const mica_dtype_t *in,
+                                            int32_t nb_in, mica_dtype_t *out,
+                                            int32_t nb_out, mica_error_t *err)
+{
+    const identity_layer_t *l = (const identity_layer_t *)layer;
+    if (nb_in != 1)
+        return MOD_FAIL(err, "takes 1 input, got %d", (int)nb_in);
+    if (nb_out != 1)
+        return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
+    out[0] = l->has_dtype ? l->dtype : in[0];
+    return MICA_OK;
+}
+
+static mica_status_t identity_output_dims(const mica_layer_t *layer,
+                                          int32_t index,
+                                          const mica_shape_expr_t *in,
+                                          int32_t nb_in,
+                                          mica_expr_builder_t *eb,
+                                          mica_shape_expr_t *out,
+                                          mica_error_t *err)
+{
+    int32_t i;
+    (void)layer;
+    (void)eb;
+    if (index != 0 || nb_in != 1)
+        return MOD_FAIL(err, "takes 1 input and has 1 output");
+    out->nb_dims = in[0].nb_dims;
+    for (i = 0; i < in[0].nb_dims; i++)
+        out->d[i] = in[0].d[i];
+    return MICA_OK;
+}
+
+static int32_t identity_supports_format(const mica_layer_t *layer,
+                                        int32_t pos,
+                                        const mica_tensor_desc_t *io,
+                                        int32_t nb_in, int32_t nb_out)
+{
+    const identity_layer_t *l = (const identity_layer_t *)layer;
+    (void)nb_out;
+    if (!mica__mod_linear(io, pos) || !identity_type_ok(io[pos].dtype))
+        return 0;
+    if (pos == nb_in)
+        return io[pos].dtype == (l->has_dtype ? l->dtype : io[0].dtype);
+    return pos == 0;
+}
+
+static mica_status_t identity_enqueue_cpu(mica_layer_t *layer,
+                                          const mica_tensor_desc_t *in,
+                                          int32_t nb_in,
+                                          const mica_tensor_desc_t *out,
+                                          int32_t nb_out,
+                                          const void *const *inputs,
+                                          void *const *outputs,
+                                          void *workspace, void *stream,
+                                          mica_error_t *err)
+{
+    int64_t i, n = mica_dims_volume(&out[0].dims);
+    (void)layer; (void)nb_in; (void)nb_out; (void)workspace; (void)stream;
+    (void)err;
+    if (in[0].dtype == out[0].dtype) {
+        if (n > 0)
+            memcpy(outputs[0], inputs[0],
+                   (size_t)n * mica_dtype_size(in[0].dtype));
+        return MICA_OK;
+    }
+    for (i = 0; i < n; i++)
+        store(outputs[0], out[0].dtype, i, load(inputs[0], in[0].dtype, i));
+    return MICA_OK;
+}
+
+static const mica_layer_ops_t identity_ops_cpu = {
+    sizeof(mica_layer_ops_t), 0,
+    identity_nb_outputs,
+    identity_output_dtypes,
+    identity_output_dims,
+    identity_supports_format,
+    NULL,
+    NULL,
+    identity_enqueue_cpu,
+    mica__mod_layer_serialize,
+    mica__mod_layer_clone,
+    mica__mod_layer_destroy,
+    NULL,
+};
+
+#ifdef MICA_HAVE_CUDA
+static mica_status_t identity_enqueue_cuda(mica_layer_t *layer,
+                                           const mica_tensor_desc_t *in,
+                                           int32_t nb_in,
+                                           const mica_tensor_desc_t *out,
+                                           int32_t nb_out,
+                                           const void *const *inputs,
+                                           void *const *outputs,
+                                           void *workspace, void *stream,
+                                           mica_error_t *err)
+{
+    (void)layer; (void)nb_in; (void)nb_out; (void)workspace;
+    return mica__identity_cuda_cast(inputs[0], in[0].dtype, outputs[0],
+                                    out[0].dtype,
+                                    mica_dims_volume(&out[0].dims), stream,
+                                    err);
+}
+
+static const mica_layer_ops_t identity_ops_cuda = {
+    sizeof(mica_layer_ops_t), 0,
+    identity_nb_outputs,
+    identity_output_dtypes,
+    identity_output_dims,
+    identity_supports_format,
+    NULL,
+    NULL,
+    identity_enqueue_cuda,
+    mica__mod_layer_serialize,
+    mica__mod_layer_clone,
+    mica__mod_layer_destroy,
+    NULL,
+};
+#endif
+
+static mica_layer_t *identity_create(const mica_layer_creator_t *creator,
+                                     const char *name,
+                                     const mica_fields_t *fields,
+                                     mica_error_t *err)
+{
+    identity_layer_t *l;
+    const int64_t *dt = mica__mod_ints(fields, "dtype");
+
+    if (dt && !identity_type_ok((mica_dtype_t)dt[0])) {
+        mica__mod_host->set_error(err, "'dtype' %s is not supported (float32, "
+                                  "float16, bfloat16, int8, uint8, int32, "
+                                  "int64, bool)", mica__mod_host->dtype_name(
+                                      (mica_dtype_t)dt[0]));
+        return NULL;
+    }
+    l = mica__mod_layer_new(sizeof *l, (const mica_layer_ops_t *)
+                            creator->user_data, creator, name, fields, err);
+    if (!l)
+        return NULL;
+    l->has_dtype = dt != NULL;
+    l->dtype = dt ? (mica_dtype_t)dt[0] : MICA_FLOAT32;
+    return &l->base.layer;
+}
+
+static const mica_layer_creator_t identity_reference = {
+    sizeof(mica_layer_creator_t), 0,
+    "Identity", 1, 0, "", "reference", MICA_DEVICE_CPU, MICA_ROLE_NONE,
+    identity_fields, 1, 0,
+    identity_create, mica__mod_layer_deserialize,
+    (void *)&identity_ops_cpu,
+};
+
+#ifdef MICA_HAVE_CUDA
+static const mica_layer_creator_t identity_cuda = {
+    sizeof(mica_layer_creator_t), 0,
+    "Identity", 1, 10, "", "cuda", MICA_DEVICE_CUDA, MICA_ROLE_NONE,
+    identity_fields, 1, 0,
+    identity_create, mica__mod_layer_deserialize,
+    (void *)&identity_ops_cuda,
+};
+#endif
+
+static const mica_layer_creator_t *const identity_creators[] = {
+    &identity_reference,
+#ifdef MICA_HAVE_CUDA
+    &identity_cuda,
+#endif
+};
+
+static const mica_module_desc_t identity_desc = {
+    sizeof(mica_module_desc_t), MICA_ABI_VERSION,
+    "identity", "1.0.0", "MIT", "Identity: copy, or cast to another type",
+    identity_creators,
+    (int32_t)(sizeof identity_creators / sizeof identity_creators[0]), 0,
+    NULL, {NULL, NULL, NULL, NULL},
+};
+
+MICA_EXPORT mica_status_t mica_module_init(const mica_host_t *host,
+                                           const mica_module_desc_t **desc,
+                                           mica_error_t *err)
+{
+    mica_status_t st = mica__mod_init(host, err);
+    if (st == MICA_OK)
+        *desc = &identity_desc;
+    return st;
+}

@@ -1,0 +1,15 @@
+# modules/matmul/local.mk - the matmul module and its test.
+
+pkgmodule_LTLIBRARIES += modules/mica_matmul.la
+modules_mica_matmul_la_SOURCES = modules/matmul/matmul.c modules/matmul/matmul.h
+modules_mica_matmul_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
+modules_mica_matmul_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
+if MICA_CUDA
+modules_mica_matmul_la_SOURCES += modules/matmul/matmul_cuda.cu
+modules_mica_matmul_la_LIBADD += $(MICA_CUDA_LIBS)
+endif
+
+check_PROGRAMS += tests/test_mod_matmul
+tests_test_mod_matmul_SOURCES = tests/test_mod_matmul.c
+tests_test_mod_matmul_LDADD = tests/libmicatest.la libmica.la $(LIBM)
+TESTS += tests/test_mod_matmul

@@ -1,0 +1,399 @@
+/*
+ * modules/matmul/matmul.c - the MatrixMultiply layer (TensorRT's
+ * IMatrixMultiplyLayer): C = op_a(A) * op_b(B).
+ *
+ * op (TensorRT's MatrixOperation): none, the last two dims are a matrix
+ * (rank >= 2); transpose, the same, transposed; vector, the last dim is a
+ * vector (rank >= 1), and that side's matrix dimension disappears from the
+ * output: matrix*matrix -> matrix, matrix*vector -> vector, vector*matrix
+ * -> vector, vector*vector -> scalar.  The other dims are batch dims: both
+ * inputs must have the same number of them, and each pair is equal or one
+ * of them is 1 (broadcast).  Output: the broadcast batch dims, then M (if
+ * A is not a vector), then N (if B is not a vector).
+ *
+ * Types: float32 and float16, both inputs the same; the output has their
+ * type.  The reference accumulates in double and rounds once; an empty
+ * inner dimension (K = 0) gives zeros.  CUDA implementation "cublas": see
+ * matmul_cuda.cu.
+ */
+#include <config.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "modkit.h"
+#include "matmul.h"
+
+enum { OP_NONE = 0, OP_TRANSPOSE = 1, OP_VECTOR = 2 };
+
+typedef struct matmul_layer {
+    mica__mod_layer_t base;
+    int32_t op[2];
+    void *handle; /* CUDA: the cuBLAS handle */
+} matmul_layer_t;
+
+static const char *const matmul_ops[] = {"none", "transpose", "vector", NULL};
+static const int64_t default_none = OP_NONE;
+
+static const mica_field_schema_t matmul_fields[] = {
+    {"op_a", MICA_FIELD_ENUM, 1, 0, 1, &default_none, matmul_ops,
+     "how to treat input 0: none, transpose, vector"},
+    {"op_b", MICA_FIELD_ENUM, 1, 0, 1, &default_none, matmul_ops,
+     "how to treat input 1: none, transpose, vector"},
+};
+
+/* Number of matrix (or vector) dims of an operand. */
+static int32_t mat_rank(int32_t op)
+{
+    return op == OP_VECTOR ? 1 : 2;
+}
+
+/* ---- shapes ------------------------------------------------------------- */
+
+static int32_t matmul_nb_outputs(const mica_layer_t *layer)
+{
+    (void)layer;
+    return 1;
+}
+
+static mica_status_t matmul_output_dtypes(const mica_layer_t *layer,
+                                          const mica_dtype_t *in,
+                                          int32_t nb_in, mica_dtype_t *out,
+                                          int32_t nb_out, mica_error_t *err)
+{
+    (void)layer;
+    if (nb_in != 2)
+        return MOD_FAIL(err, "takes 2 inputs, got %d", (int)nb_in);
+    if (nb_out != 1)
+        return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
+    out[0] = in[0];
+    return MICA_OK;
+}
+
+#define IS_C(e) mica__mod_host->expr_is_constant(e)
+#define C_VAL(e) mica__mod_host->expr_constant_value(e)
+
+static mica_status_t matmul_output_dims(const mica_layer_t *layer,
+                                        int32_t index,
+                                        const mica_shape_expr_t *in,
+                                        int32_t nb_in,
+                                        mica_expr_builder_t *eb,
+                                        mica_shape_expr_t *out,
+                                        mica_error_t *err)
+{
+    const matmul_layer_t *l = (const matmul_layer_t *)layer;
+    int32_t ra, rb, nba, nbb, i, n = 0;
+    const mica_expr_t *ka, *kb;
+    const mica_shape_expr_t *A = &in[0], *B = &in[1];
+
+    if (index != 0 || nb_in != 2)
+        return MOD_FAIL(err, "takes 2 inputs and has 1 output");
+    ra = A->nb_dims;
+    rb = B->nb_dims;
+    if (ra < mat_rank(l->op[0]))
+        return MOD_FAIL(err, "input 0 has rank %d but op_a '%s' needs rank "
+                        ">= %d", (int)ra, matmul_ops[l->op[0]],
+                        (int)mat_rank(l->op[0]));
+    if (rb < mat_rank(l->op[1]))
+        return MOD_FAIL(err, "input 1 has rank %d but op_b '%s' needs rank "
+                        ">= %d", (int)rb, matmul_ops[l->op[1]],
+                        (int)mat_rank(l->op[1]));
+    nba = ra - mat_rank(l->op[0]);
+    nbb = rb - mat_rank(l->op[1]);
+    if (nba != nbb)
+        return MOD_FAIL(err, "input 0 has %d batch dimensions (rank %d, op_a "
+                        "'%s') but input 1 has %d (rank %d, op_b '%s')",
+                        (int)nba, (int)ra, matmul_ops[l->op[0]], (int)nbb,
+                        (int)rb, matmul_ops[l->op[1]]);
+    ka = l->op[0] == OP_TRANSPOSE ? A->d[ra - 2] : A->d[ra - 1];
+    kb = l->op[1] == OP_NONE ? B->d[rb - 2] : B->d[rb - 1];
+    if (IS_C(ka) && IS_C(kb) && C_VAL(ka) != C_VAL(kb))
+        return MOD_FAIL(err, "inner dimensions differ: input 0 has %lld "
+                        "(op_a '%s') but input 1 has %lld (op_b '%s')",
+                        (long long)C_VAL(ka), matmul_ops[l->op[0]],
+                        (long long)C_VAL(kb), matmul_ops[l->op[1]]);
+    for (i = 0; i < nba; i++) {
+        const mica_expr_t *a = A->d[i], *b = B->d[i];
+        if (IS_C(a) && IS_C(b)) {
+            int64_t x = C_VAL(a), y = C_VAL(b);
+            if (x != y && x != 1 && y != 1)
+                return MOD_FAIL(err, "batch dimension %d differs: %lld in "
+                                "input 0, %lld in input 1 (equal or 1 to "
+                                "broadcast)", (int)i, (long long)x,
+                                (long long)y);
+            out->d[n++] = x == 1 ? b : a;
+        } else if (IS_C(a) && C_VAL(a) == 1) {
+            out->d[n++] = b;
+        } else if (IS_C(b) && C_VAL(b) == 1) {
+            out->d[n++] = a;
+        } else {
+            out->d[n] = mica__mod_host->expr_operation(eb, MICA_EXPR_MAX, a, b);
+            if (!out->d[n++])
+                return MOD_FAIL(err, "out of host memory");
+        }
+    }
+    if (l->op[0] != OP_VECTOR)
+        out->d[n++] = l->op[0] == OP_NONE ? A->d[ra - 2] : A->d[ra - 1];
+    if (l->op[1] != OP_VECTOR)
+        out->d[n++] = l->op[1] == OP_NONE ? B->d[rb - 1] : B->d[rb - 2];
+    out->nb_dims = n;
+    return MICA_OK;
+}
+
+static int32_t matmul_supports_format(const mica_layer_t *layer, int32_t pos,
+                                      const mica_tensor_desc_t *io,
+                                      int32_t nb_in, int32_t nb_out)
+{
+    (void)layer;
+    (void)nb_in;
+    (void)nb_out;
+    if (!mica__mod_linear(io, pos))
+        return 0;
+    if (pos == 0)
+        return io[0].dtype == MICA_FLOAT32 || io[0].dtype == MICA_FLOAT16;
+    return io[pos].dtype == io[0].dtype;
+}
+
+/* The problem from run-time descriptors (shapes already checked). */
+static void make_problem(const matmul_layer_t *l,
+                         const mica_tensor_desc_t *in, mica__mm_problem_t *p)
+{
+    const mica_dims_t *A = &in[0].dims, *B = &in[1].dims;
+    int32_t ra = A->nb_dims, rb = B->nb_dims, i;
+
+    memset(p, 0, sizeof *p);
+    p->dtype = in[0].dtype;
+    p->nb = ra - mat_rank(l->op[0]);
+    for (i = 0; i < p->nb; i++) {
+        p->ba[i] = A->d[i];
+        p->bb[i] = B->d[i];
+        p->bo[i] = A->d[i] == 1 ? B->d[i] : A->d[i];
+    }
+    switch (l->op[0]) {
+    case OP_NONE: p->M = A->d[ra - 2]; p->K = A->d[ra - 1]; break;
+    case OP_TRANSPOSE:
+        p->M = A->d[ra - 1]; p->K = A->d[ra - 2]; p->trans_a = 1;
+        break;
+    default: p->M = 1; p->K = A->d[ra - 1]; break;
+    }
+    switch (l->op[1]) {
+    case OP_NONE: p->N = B->d[rb - 1]; break;
+    case OP_TRANSPOSE: p->N = B->d[rb - 2]; p->trans_b = 1; break;
+    default: p->N = 1; break;
+    }
+}
+
+/* ---- the CPU reference -------------------------------------------------- */
+
+static double elem(const void *p, mica_dtype_t t, int64_t i)
+{
+    return t == MICA_FLOAT16 ? mica__half_to_float(((const uint16_t *)p)[i])
+                             : ((const float *)p)[i];
+}
+
+static mica_status_t matmul_enqueue_cpu(mica_layer_t *layer,
+                                        const mica_tensor_desc_t *in,
+                                        int32_t nb_in,
+                                        const mica_tensor_desc_t *out,
+                                        int32_t nb_out,
+                                        const void *const *inputs,
+                                        void *const *outputs, void *workspace,
+                                        void *stream, mica_error_t *err)
+{
+    const matmul_layer_t *l = (const matmul_layer_t *)layer;
+    mica__mm_problem_t p;
+    int64_t astr[MICA_MAX_DIMS], bstr[MICA_MAX_DIMS], x, y, batch = 1;
+    int64_t bi, m, n, k;
+    int32_t i;
+    (void)nb_in; (void)out; (void)nb_out; (void)workspace; (void)stream;
+    (void)err;
+
+    make_problem(l, in, &p);
+    x = p.M * p.K;
+    y = p.K * p.N;
+    for (i = p.nb - 1; i >= 0; i--) {
+        astr[i] = p.ba[i] == 1 ? 0 : x;
+        bstr[i] = p.bb[i] == 1 ? 0 : y;
+        x *= p.ba[i];
+        y *= p.bb[i];
+        batch *= p.bo[i];
+    }
+    for (bi = 0; bi < batch; bi++) {
+        int64_t rest = bi, aoff = 0, boff = 0, coff = bi * p.M * p.N;
+        for (i = p.nb - 1; i >= 0; i--) {
+            int64_t c = rest % p.bo[i];
+            rest /= p.bo[i];
+            aoff += c * astr[i];
+            boff += c * bstr[i];
+        }
+        for (m = 0; m < p.M; m++)
+            for (n = 0; n < p.N; n++) {
+                double acc = 0.0;
+                for (k = 0; k < p.K; k++) {
+                    int64_t ia = aoff + (p.trans_a ? k * p.M + m : m * p.K + k);
+                    int64_t ib = boff + (p.trans_b ? n * p.K + k : k * p.N + n);
+                    acc += elem(inputs[0], p.dtype, ia) *
+                           elem(inputs[1], p.dtype, ib);
+                }
+                if (p.dtype == MICA_FLOAT16)
+                    ((uint16_t *)outputs[0])[coff + m * p.N + n] =
+                        mica__float_to_half((float)acc);
+                else
+                    ((float *)outputs[0])[coff + m * p.N + n] = (float)acc;
+            }
+    }
+    return MICA_OK;
+}
+
+static const mica_layer_ops_t matmul_ops_cpu = {
+    sizeof(mica_layer_ops_t), 0,
+    matmul_nb_outputs,
+    matmul_output_dtypes,
+    matmul_output_dims,
+    matmul_supports_format,
+    NULL,
+    NULL,
+    matmul_enqueue_cpu,
+    mica__mod_layer_serialize,
+    mica__mod_layer_clone,
+    mica__mod_layer_destroy,
+    NULL,
+};
+
+#ifdef MICA_HAVE_CUDA
+static mica_status_t matmul_configure_cuda(mica_layer_t *layer,
+                                           const mica_dyn_desc_t *in,
+                                           int32_t nb_in,
+                                           const mica_dyn_desc_t *out,
+                                           int32_t nb_out, mica_error_t *err)
+{
+    matmul_layer_t *l = (matmul_layer_t *)layer;
+    (void)in; (void)nb_in; (void)out; (void)nb_out;
+    return mica__matmul_cuda_handle(&l->handle, err);
+}
+
+static size_t matmul_workspace_cuda(const mica_layer_t *layer,
+                                    const mica_dyn_desc_t *in, int32_t nb_in,
+                                    const mica_dyn_desc_t *out,
+                                    int32_t nb_out)
+{
+    (void)layer; (void)in; (void)nb_in; (void)out; (void)nb_out;
+    return MICA_MATMUL_CUBLAS_WORKSPACE;
+}
+
+static mica_status_t matmul_enqueue_cuda(mica_layer_t *layer,
+                                         const mica_tensor_desc_t *in,
+                                         int32_t nb_in,
+                                         const mica_tensor_desc_t *out,
+                                         int32_t nb_out,
+                                         const void *const *inputs,
+                                         void *const *outputs,
+                                         void *workspace, void *stream,
+                                         mica_error_t *err)
+{
+    matmul_layer_t *l = (matmul_layer_t *)layer;
+    mica__mm_problem_t p;
+    mica_status_t st;
+    (void)nb_in; (void)out; (void)nb_out;
+
+    if ((st = mica__matmul_cuda_handle(&l->handle, err)) != MICA_OK)
+        return st;
+    make_problem(l, in, &p);
+    return mica__matmul_cuda(l->handle, &p, inputs[0], inputs[1], outputs[0],
+                             workspace, workspace ? MICA_MATMUL_CUBLAS_WORKSPACE
+                                                  : 0,
+                             stream, err);
+}
+
+static const mica_layer_ops_t matmul_ops_cuda = {
+    sizeof(mica_layer_ops_t), 0,
+    matmul_nb_outputs,
+    matmul_output_dtypes,
+    matmul_output_dims,
+    matmul_supports_format,
+    matmul_configure_cuda,
+    matmul_workspace_cuda,
+    matmul_enqueue_cuda,
+    mica__mod_layer_serialize,
+    mica__mod_layer_clone,
+    mica__mod_layer_destroy,
+    NULL,
+};
+
+static void matmul_fini(mica__mod_layer_t *self)
+{
+    matmul_layer_t *l = (matmul_layer_t *)self;
+    mica__matmul_cuda_destroy(l->handle);
+    l->handle = NULL;
+}
+#endif
+
+static mica_layer_t *matmul_create(const mica_layer_creator_t *creator,
+                                   const char *name,
+                                   const mica_fields_t *fields,
+                                   mica_error_t *err)
+{
+    matmul_layer_t *l;
+    int64_t a = mica__mod_int(fields, "op_a", OP_NONE);
+    int64_t b = mica__mod_int(fields, "op_b", OP_NONE);
+
+    if (a < OP_NONE || a > OP_VECTOR || b < OP_NONE || b > OP_VECTOR) {
+        mica__mod_host->set_error(err, "op_a %lld / op_b %lld: each is none, "
+                                  "transpose or vector", (long long)a,
+                                  (long long)b);
+        return NULL;
+    }
+    l = mica__mod_layer_new(sizeof *l, (const mica_layer_ops_t *)
+                            creator->user_data, creator, name, fields, err);
+    if (!l)
+        return NULL;
+    l->op[0] = (int32_t)a;
+    l->op[1] = (int32_t)b;
+#ifdef MICA_HAVE_CUDA
+    l->base.fini = matmul_fini;
+#endif
+    return &l->base.layer;
+}
+
+static const mica_layer_creator_t matmul_reference = {
+    sizeof(mica_layer_creator_t), 0,
+    "MatrixMultiply", 1, 0, "", "reference", MICA_DEVICE_CPU, MICA_ROLE_NONE,
+    matmul_fields, 2, 0,
+    matmul_create, mica__mod_layer_deserialize,
+    (void *)&matmul_ops_cpu,
+};
+
+#ifdef MICA_HAVE_CUDA
+static const mica_layer_creator_t matmul_cublas = {
+    sizeof(mica_layer_creator_t), 0,
+    "MatrixMultiply", 1, 10, "", "cublas", MICA_DEVICE_CUDA, MICA_ROLE_NONE,
+    matmul_fields, 2, 0,
+    matmul_create, mica__mod_layer_deserialize,
+    (void *)&matmul_ops_cuda,
+};
+#endif
+
+static const mica_layer_creator_t *const matmul_creators[] = {
+    &matmul_reference,
+#ifdef MICA_HAVE_CUDA
+    &matmul_cublas,
+#endif
+};
+
+static const mica_module_desc_t matmul_desc = {
+    sizeof(mica_module_desc_t), MICA_ABI_VERSION,
+    "matmul", "1.0.0", "MIT", "MatrixMultiply: batched matrix products",
+    matmul_creators,
+    (int32_t)(sizeof matmul_creators / sizeof matmul_creators[0]), 0,
+    NULL, {NULL, NULL, NULL, NULL},
+};
+
+MICA_EXPORT mica_status_t mica_module_init(const mica_host_t *host,
+                                           const mica_module_desc_t **desc,
+                                           mica_error_t *err)
+{
+    mica_status_t st = mica__mod_init(host, err);
+    if (st == MICA_OK)
+        *desc = &matmul_desc;
+    return st;
+}

@@ -1,0 +1,298 @@
+/*
+ * modules/unary/unary.c - the Unary layer (TensorRT's IUnaryLayer):
+ * creators, layer ops and the CPU reference.
+ *
+ * One input, one output of the same shape.  Types, per TensorRT: not takes
+ * bool; abs, neg and sign take float32, float16, int8 and int32; isinf and
+ * isnan take float32 and float16 and give bool; every other op takes
+ * float32 and float16.  The output type is the input's except for isinf
+ * and isnan.  The arithmetic is in unary.h, shared with the CUDA kernels.
+ */
+#include <config.h>
+
+#include <stdint.h>
+#include <string.h>
+
+#include "modkit.h"
+#include "unary.h"
+
+static const char *const op_names[] = {
+    "exp", "log", "sqrt", "recip", "abs", "neg", "sin", "cos", "tan",
+    "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
+    "ceil", "floor", "erf", "not", "sign", "round", "isinf", "isnan", NULL,
+};
+
+static const mica_field_schema_t un_fields[] = {
+    {"op", MICA_FIELD_ENUM, 1, 1, 0, NULL, op_names,
+     "the unary operation (TensorRT's UnaryOperation)"},
+};
+
+typedef struct un_layer {
+    mica__mod_layer_t base;
+    int op;
+} un_layer_t;
+
+/* ---- types ------------------------------------------------------------ */
+
+static int is_float(mica_dtype_t t)
+{
+    return t == MICA_FLOAT32 || t == MICA_FLOAT16;
+}
+
+static int takes_int(int op)
+{
+    return op == MICA__UN_ABS || op == MICA__UN_NEG || op == MICA__UN_SIGN;
+}
+
+static int gives_bool(int op)
+{
+    return op == MICA__UN_ISINF || op == MICA__UN_ISNAN;
+}
+
+static int input_ok(int op, mica_dtype_t t)
+{
+    if (op == MICA__UN_NOT)
+        return t == MICA_BOOL;
+    if (takes_int(op))
+        return is_float(t) || t == MICA_INT8 || t == MICA_INT32;
+    return is_float(t);
+}
+
+static const char *accepted(int op)
+{
+    if (op == MICA__UN_NOT)
+        return "bool";
+    if (takes_int(op))
+        return "float32, float16, int8 or int32";
+    return "float32 or float16";
+}
+
+static mica_dtype_t output_type(int op, mica_dtype_t in)
+{
+    return gives_bool(op) ? MICA_BOOL : in;
+}
+
+static int32_t un_nb_outputs(const mica_layer_t *layer)
+{
+    (void)layer;
+    return 1;
+}
+
+static mica_status_t un_output_dtypes(const mica_layer_t *layer,
+                                      const mica_dtype_t *in, int32_t nb_in,
+                                      mica_dtype_t *out, int32_t nb_out,
+                                      mica_error_t *err)
+{
+    const un_layer_t *l = (const un_layer_t *)layer;
+
+    if (nb_in != 1)
+        return MOD_FAIL(err, "Unary takes 1 input, got %d", (int)nb_in);
+    if (nb_out != 1)
+        return MOD_FAIL(err, "Unary has 1 output, got %d", (int)nb_out);
+    if (!input_ok(l->op, in[0]))
+        return MOD_FAIL(err, "op '%s' takes %s input, got %s", op_names[l->op],
+                        accepted(l->op), mica__mod_host->dtype_name(in[0]));
+    out[0] = output_type(l->op, in[0]);
+    return MICA_OK;
+}
+
+static mica_status_t un_output_dims(const mica_layer_t *layer, int32_t index,
+                                    const mica_shape_expr_t *in, int32_t nb_in,
+                                    mica_expr_builder_t *eb,
+                                    mica_shape_expr_t *out, mica_error_t *err)
+{
+    int32_t k;
+
+    (void)layer;
+    (void)eb;
+    if (index != 0 || nb_in != 1)
+        return MOD_FAIL(err, "Unary has 1 input and 1 output, asked for "
+                        "output %d of %d inputs", (int)index, (int)nb_in);
+    out->nb_dims = in[0].nb_dims;
+    for (k = 0; k < in[0].nb_dims; k++)
+        out->d[k] = in[0].d[k];
+    return MICA_OK;
+}
+
+static int32_t un_supports_format(const mica_layer_t *layer, int32_t pos,
+                                  const mica_tensor_desc_t *io, int32_t nb_in,
+                                  int32_t nb_out)
+{
+    const un_layer_t *l = (const un_layer_t *)layer;
+
+    if (nb_in != 1 || nb_out != 1 || pos < 0 || pos > 1 ||
+        !mica__mod_linear(io, pos))
+        return 0;
+    if (pos == 0)
+        return input_ok(l->op, io[0].dtype);
+    return io[1].dtype == output_type(l->op, io[0].dtype);
+}
+
+/* ---- the CPU reference ------------------------------------------------ */
+
+static mica_status_t un_enqueue_cpu(mica_layer_t *layer,
+                                    const mica_tensor_desc_t *in, int32_t nb_in,
+                                    const mica_tensor_desc_t *out,
+                                    int32_t nb_out, const void *const *inputs,
+                                    void *const *outputs, void *workspace,
+                                    void *stream, mica_error_t *err)
+{
+    const un_layer_t *l = (const un_layer_t *)layer;
+    mica_dtype_t ti = in[0].dtype, to = out[0].dtype;
+    int64_t n = mica_dims_volume(&out[0].dims), i;
+    const void *x = inputs[0];
+    void *y = outputs[0];
+
+    (void)workspace;
+    (void)stream;
+    if (nb_in != 1 || nb_out != 1)
+        return MOD_FAIL(err, "Unary has 1 input and 1 output");
+    for (i = 0; i < n; i++) {
+        float f;
+        switch (ti) {
+        case MICA_FLOAT32:
+        case MICA_FLOAT16:
+            f = ti == MICA_FLOAT32
+                    ? ((const float *)x)[i]
+                    : mica__half_to_float(((const uint16_t *)x)[i]);
+            f = mica__unary_f(l->op, f);
+            if (to == MICA_BOOL)
+                ((uint8_t *)y)[i] = f != 0.0f;
+            else if (to == MICA_FLOAT32)
+                ((float *)y)[i] = f;
+            else
+                ((uint16_t *)y)[i] = mica__float_to_half(f);
+            break;
+        case MICA_INT8:
+            ((int8_t *)y)[i] =
+                mica__un_sat8(mica__unary_i(l->op, ((const int8_t *)x)[i]));
+            break;
+        case MICA_INT32:
+            ((int32_t *)y)[i] =
+                mica__un_wrap32(mica__unary_i(l->op, ((const int32_t *)x)[i]));
+            break;
+        case MICA_BOOL:
+            ((uint8_t *)y)[i] =
+                mica__unary_i(l->op, ((const uint8_t *)x)[i] != 0) != 0;
+            break;
+        default:
+            return MOD_FAIL(err, "Unary cannot run on type %s",
+                            mica__mod_host->dtype_name(ti));
+        }
+    }
+    return MICA_OK;
+}
+
+#ifdef MICA_HAVE_CUDA
+static mica_status_t un_enqueue_cuda(mica_layer_t *layer,
+                                     const mica_tensor_desc_t *in,
+                                     int32_t nb_in,
+                                     const mica_tensor_desc_t *out,
+                                     int32_t nb_out, const void *const *inputs,
+                                     void *const *outputs, void *workspace,
+                                     void *stream, mica_error_t *err)
+{
+    const un_layer_t *l = (const un_layer_t *)layer;
+    int64_t n = mica_dims_volume(&out[0].dims);
+    (void)workspace;
+    if (nb_in != 1 || nb_out != 1)
+        return MOD_FAIL(err, "Unary has 1 input and 1 output");
+    if (n == 0)
+        return MICA_OK;
+    return mica__unary_cuda(l->op, in[0].dtype, n, inputs[0], outputs[0],
+                            stream, err);
+}
+#endif
+
+/* ---- creators --------------------------------------------------------- */
+
+#define UN_OPS(enqueue_fn)                                                  \
+    {sizeof(mica_layer_ops_t), 0, un_nb_outputs, un_output_dtypes,         \
+     un_output_dims, un_supports_format, NULL, NULL, enqueue_fn,           \
+     mica__mod_layer_serialize, mica__mod_layer_clone,                     \
+     mica__mod_layer_destroy, NULL}
+
+static const mica_layer_ops_t ops_cpu = UN_OPS(un_enqueue_cpu);
+#ifdef MICA_HAVE_CUDA
+static const mica_layer_ops_t ops_cuda = UN_OPS(un_enqueue_cuda);
+#endif
+
+static mica_layer_t *un_create_with(const mica_layer_ops_t *ops,
+                                    const mica_layer_creator_t *creator,
+                                    const char *name,
+                                    const mica_fields_t *fields,
+                                    mica_error_t *err)
+{
+    int64_t op = mica__mod_int(fields, "op", -1);
+    un_layer_t *l;
+
+    if (op < 0 || op >= MICA__UN_COUNT) {
+        if (mica__mod_count(fields, "op") < 1)
+            mica__mod_host->set_error(err, "param 'op' is required");
+        else
+            mica__mod_host->set_error(err, "param 'op' has index %lld, not "
+                                      "one of the %d ops", (long long)op,
+                                      MICA__UN_COUNT);
+        return NULL;
+    }
+    l = mica__mod_layer_new(sizeof *l, ops, creator, name, fields, err);
+    if (!l)
+        return NULL;
+    l->op = (int)op;
+    return &l->base.layer;
+}
+
+static mica_layer_t *un_create_cpu(const mica_layer_creator_t *creator,
+                                   const char *name,
+                                   const mica_fields_t *fields,
+                                   mica_error_t *err)
+{
+    return un_create_with(&ops_cpu, creator, name, fields, err);
+}
+
+#ifdef MICA_HAVE_CUDA
+static mica_layer_t *un_create_cuda(const mica_layer_creator_t *creator,
+                                    const char *name,
+                                    const mica_fields_t *fields,
+                                    mica_error_t *err)
+{
+    return un_create_with(&ops_cuda, creator, name, fields, err);
+}
+#endif
+
+#define UN_CREATOR(impl, prio, devices, create_fn)                          \
+    {sizeof(mica_layer_creator_t), 0, "Unary", 1, prio, "", impl, devices, \
+     MICA_ROLE_NONE, un_fields,                                            \
+     (int32_t)(sizeof un_fields / sizeof un_fields[0]), 0, create_fn,      \
+     mica__mod_layer_deserialize, NULL}
+
+static const mica_layer_creator_t creator_cpu =
+    UN_CREATOR("reference", 0, MICA_DEVICE_CPU, un_create_cpu);
+#ifdef MICA_HAVE_CUDA
+static const mica_layer_creator_t creator_cuda =
+    UN_CREATOR("cuda", 10, MICA_DEVICE_CUDA, un_create_cuda);
+#endif
+
+static const mica_layer_creator_t *const creators[] = {
+    &creator_cpu,
+#ifdef MICA_HAVE_CUDA
+    &creator_cuda,
+#endif
+};
+
+static const mica_module_desc_t module_desc = {
+    sizeof(mica_module_desc_t), MICA_ABI_VERSION, "unary", "1.0.0", "MIT",
+    "Unary: one-input math, rounding and logic operations",
+    creators, (int32_t)(sizeof creators / sizeof creators[0]), 0, NULL,
+    {NULL, NULL, NULL, NULL}};
+
+mica_status_t mica_module_init(const mica_host_t *host,
+                               const mica_module_desc_t **desc,
+                               mica_error_t *err)
+{
+    mica_status_t st = mica__mod_init(host, err);
+    if (st != MICA_OK)
+        return st;
+    *desc = &module_desc;
+    return MICA_OK;
+}

@@ -1,0 +1,47 @@
+# registry/local.mk - module discovery, dlopen, ABI negotiation, the creator
+# table and the host service table (part of libmica), plus the context
+# basics of core/ that the registry builds on; and the registry's test
+# with the fake modules it loads.
+
+libmica_la_SOURCES += core/context.c core/util.c
+libmica_la_SOURCES += registry/registry.c registry/registry.h \
+	registry/load.c registry/host.c
+
+# ---- tests -------------------------------------------------------------------
+check_PROGRAMS += tests/test_registry
+TESTS += tests/test_registry
+tests_test_registry_SOURCES = tests/test_registry.c
+tests_test_registry_LDADD = $(MICA_TEST_LIBS)
+
+# Fake modules, one per way a module file or creator can be refused.  Not
+# installed; libtool leaves them in tests/modules/.libs/, where
+# test_registry finds them through $MICA_TOP_BUILDDIR.
+MICA_FAKE_MODULES = tests/modules/good.la tests/modules/twin.la \
+	tests/modules/abi_new.la tests/modules/abi_old.la \
+	tests/modules/no_entry.la tests/modules/init_fail.la \
+	tests/modules/init_quiet.la tests/modules/small_desc.la \
+	tests/modules/bad_creators.la
+check_LTLIBRARIES += $(MICA_FAKE_MODULES)
+noinst_HEADERS += tests/modules/fake.h
+
+# no_entry exports no mica_module_init, so it cannot take the module flags'
+# -export-symbols-regex; none of them need it.
+MICA_FAKE_MODULE_FLAGS = -module -avoid-version -shared -rpath /nowhere
+tests_modules_good_la_SOURCES = tests/modules/good.c
+tests_modules_good_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_modules_twin_la_SOURCES = tests/modules/twin.c
+tests_modules_twin_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_modules_abi_new_la_SOURCES = tests/modules/abi_new.c
+tests_modules_abi_new_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_modules_abi_old_la_SOURCES = tests/modules/abi_old.c
+tests_modules_abi_old_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_modules_no_entry_la_SOURCES = tests/modules/no_entry.c
+tests_modules_no_entry_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_modules_init_fail_la_SOURCES = tests/modules/init_fail.c
+tests_modules_init_fail_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_modules_init_quiet_la_SOURCES = tests/modules/init_quiet.c
+tests_modules_init_quiet_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_modules_small_desc_la_SOURCES = tests/modules/small_desc.c
+tests_modules_small_desc_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_modules_bad_creators_la_SOURCES = tests/modules/bad_creators.c
+tests_modules_bad_creators_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)

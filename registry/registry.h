@@ -1,0 +1,69 @@
+/*
+ * registry/registry.h - private interface between the parts of the
+ * registry (registry.c: the creator table; load.c: discovery, dlopen and
+ * ABI negotiation; host.c: the host service table) and core/context.c.
+ * Not installed.
+ */
+#ifndef MICA_REGISTRY_H
+#define MICA_REGISTRY_H
+
+#include "../core/mica_int.h"
+
+/*
+ * Sizes of the version-1 layouts of the structs a module hands over.  A
+ * module built against any ABI version from 1 on fills at least these
+ * bytes (members are only ever appended), so a struct_size below them
+ * means the module is broken, not older.
+ */
+#define MICA__DESC_V1_SIZE \
+    (offsetof(mica_module_desc_t, reserved2_) + 4 * sizeof(void *))
+#define MICA__CREATOR_V1_SIZE \
+    (offsetof(mica_layer_creator_t, user_data) + sizeof(void *))
+
+/*
+ * Add a loaded module to the registry (which then owns it: fini and
+ * dlclose happen in mica__registry_fini).  MICA_ERR_NOMEM only.
+ */
+mica_status_t mica__registry_add_module(mica__registry_t *reg,
+                                        mica__module_t *module);
+
+/*
+ * Let go of a module of a context: the last context holding a module
+ * calls its fini.  Does not dlclose (the caller does).
+ */
+void mica__module_release(mica__module_t *module);
+
+/* The module already loaded from real path `path`, or NULL. */
+mica__module_t *mica__registry_module_by_path(const mica__registry_t *reg,
+                                              const char *path);
+
+/*
+ * Register one creator of `module` (which must already be added).  If
+ * its key (ns, type, version, implementation) is taken, records the load
+ * problem "FILE: KEY is already registered by OTHER; skipped" and returns
+ * MICA_ERR_INVALID; MICA_ERR_NOMEM if memory runs out.
+ */
+mica_status_t mica__registry_add_creator(mica_context_t *ctx,
+                                         mica__module_t *module,
+                                         const mica_layer_creator_t *c);
+
+/*
+ * "Type v1 (implementation 'reference')", with "ns::" before the type
+ * when the namespace is not empty; written into buf, which is returned.
+ */
+char *mica__creator_key(const mica_layer_creator_t *c, char *buf,
+                        size_t len);
+
+/* The namespace of a creator: "" when the module left it NULL. */
+const char *mica__creator_ns(const mica_layer_creator_t *c);
+
+/*
+ * The level named by $MICA_LOG_LEVEL ("error", "warning", "info", "debug"
+ * or a digit 0..3), or `dflt` when it is unset or not understood.
+ */
+mica_log_level_t mica__log_level_env(mica_log_level_t dflt);
+
+/* "error: ", "warning: ", "" (info), "debug: ". */
+const char *mica__log_prefix(mica_log_level_t level);
+
+#endif

@@ -1,0 +1,469 @@
+/*
+ * tests/harness.c - one-layer networks on the CPU and CUDA (see harness.h).
+ */
+#include <config.h>
+
+#include "harness.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "modkit.h"
+
+/* ---- tensors ---------------------------------------------------------- */
+
+int64_t th_volume(const th_tensor_t *t)
+{
+    return mica_dims_volume(&t->dims);
+}
+
+static uint16_t to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    if ((x & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((x >> 16) | 0x40);
+    x += 0x7fffu + ((x >> 16) & 1);
+    return (uint16_t)(x >> 16);
+}
+
+static float from_bf16(uint16_t h)
+{
+    uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
+
+double th_get(const th_tensor_t *t, int64_t i)
+{
+    const unsigned char *p = t->data;
+    switch (t->dtype) {
+    case MICA_FLOAT32: return ((const float *)p)[i];
+    case MICA_FLOAT16: return mica__half_to_float(((const uint16_t *)p)[i]);
+    case MICA_BFLOAT16: return from_bf16(((const uint16_t *)p)[i]);
+    case MICA_INT8: return ((const int8_t *)p)[i];
+    case MICA_UINT8: return ((const uint8_t *)p)[i];
+    case MICA_BOOL: return p[i] != 0;
+    case MICA_INT32: return ((const int32_t *)p)[i];
+    case MICA_INT64: return (double)((const int64_t *)p)[i];
+    default: return NAN;
+    }
+}
+
+void th_set(th_tensor_t *t, int64_t i, double v)
+{
+    unsigned char *p = t->data;
+    switch (t->dtype) {
+    case MICA_FLOAT32: ((float *)p)[i] = (float)v; break;
+    case MICA_FLOAT16: ((uint16_t *)p)[i] = mica__float_to_half((float)v); break;
+    case MICA_BFLOAT16: ((uint16_t *)p)[i] = to_bf16((float)v); break;
+    case MICA_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case MICA_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case MICA_BOOL: p[i] = v != 0; break;
+    case MICA_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case MICA_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
+    default: break;
+    }
+}
+
+th_tensor_t th_tensor(mica_dtype_t dtype, int nb_dims, const int64_t *dims,
+                      const double *values)
+{
+    th_tensor_t t;
+    int64_t i, n;
+
+    memset(&t, 0, sizeof t);
+    t.dtype = dtype;
+    t.dims.nb_dims = nb_dims;
+    for (i = 0; i < nb_dims; i++)
+        t.dims.d[i] = dims[i];
+    n = th_volume(&t);
+    t.data = calloc((size_t)(n > 0 ? n : 1), mica_dtype_size(dtype));
+    if (!t.data)
+        bail("out of memory");
+    for (i = 0; values && i < n; i++)
+        th_set(&t, i, values[i]);
+    return t;
+}
+
+th_tensor_t th_t(mica_dtype_t dtype, const double *values, int nb_dims, ...)
+{
+    int64_t dims[MICA_MAX_DIMS];
+    va_list ap;
+    int i;
+
+    va_start(ap, nb_dims);
+    for (i = 0; i < nb_dims && i < MICA_MAX_DIMS; i++)
+        dims[i] = va_arg(ap, int);
+    va_end(ap);
+    return th_tensor(dtype, nb_dims, dims, values);
+}
+
+th_tensor_t th_none(void)
+{
+    th_tensor_t t;
+    memset(&t, 0, sizeof t);
+    return t;
+}
+
+void th_free(th_tensor_t *t)
+{
+    free(t->data);
+    t->data = NULL;
+}
+
+/* ---- fields ----------------------------------------------------------- */
+
+struct th_fields {
+    mica_fields_t view;
+    mica_field_t items[32];
+    void *owned[64];
+    int nb_owned;
+};
+
+static void *keep(th_fields_t *f, size_t n)
+{
+    void *p = calloc(1, n ? n : 1);
+    if (!p || f->nb_owned == 64)
+        bail("th_fields: out of room");
+    f->owned[f->nb_owned++] = p;
+    return p;
+}
+
+static th_fields_t *add(th_fields_t *f, const char *name, mica_field_type_t type,
+                        int count, const void *data, size_t bytes)
+{
+    mica_field_t *it;
+    void *copy;
+    if (f->view.nb_fields == 32)
+        bail("th_fields: too many fields");
+    copy = keep(f, bytes);
+    memcpy(copy, data, bytes);
+    it = &f->items[f->view.nb_fields++];
+    it->name = name;
+    it->type = type;
+    it->count = count;
+    it->data = copy;
+    return f;
+}
+
+th_fields_t *th_fields(void)
+{
+    th_fields_t *f = calloc(1, sizeof *f);
+    if (!f)
+        bail("out of memory");
+    f->view.fields = f->items;
+    return f;
+}
+
+th_fields_t *th_f_int(th_fields_t *f, const char *name, int64_t v)
+{
+    return add(f, name, MICA_FIELD_INT, 1, &v, sizeof v);
+}
+
+th_fields_t *th_f_ints(th_fields_t *f, const char *name, int n,
+                       const int64_t *v)
+{
+    return add(f, name, MICA_FIELD_INT, n, v, sizeof *v * (size_t)n);
+}
+
+th_fields_t *th_f_float(th_fields_t *f, const char *name, double v)
+{
+    return add(f, name, MICA_FIELD_FLOAT, 1, &v, sizeof v);
+}
+
+th_fields_t *th_f_bool(th_fields_t *f, const char *name, int v)
+{
+    int64_t b = v != 0;
+    return add(f, name, MICA_FIELD_BOOL, 1, &b, sizeof b);
+}
+
+th_fields_t *th_f_str(th_fields_t *f, const char *name, const char *v)
+{
+    size_t n = strlen(v) + 1;
+    char *s = keep(f, n);
+    memcpy(s, v, n);
+    return add(f, name, MICA_FIELD_STRING, 1, &s, sizeof s);
+}
+
+th_fields_t *th_f_weights(th_fields_t *f, const char *name,
+                          const th_tensor_t *t)
+{
+    mica_weights_t w;
+    size_t bytes = (size_t)th_volume(t) * mica_dtype_size(t->dtype);
+    void *copy = keep(f, bytes);
+    memcpy(copy, t->data, bytes);
+    memset(&w, 0, sizeof w);
+    w.dtype = t->dtype;
+    w.count = th_volume(t);
+    w.values = copy;
+    w.dims = t->dims;
+    return add(f, name, MICA_FIELD_WEIGHTS, 1, &w, sizeof w);
+}
+
+const mica_fields_t *th_fields_view(th_fields_t *f)
+{
+    return f ? &f->view : NULL;
+}
+
+void th_fields_free(th_fields_t *f)
+{
+    int i;
+    if (!f)
+        return;
+    for (i = 0; i < f->nb_owned; i++)
+        free(f->owned[i]);
+    free(f);
+}
+
+/* ---- running ---------------------------------------------------------- */
+
+static mica_context_t *shared_ctx;
+static char last_error[2048];
+
+static void free_ctx(void)
+{
+    mica_context_destroy(shared_ctx);
+}
+
+mica_context_t *th_context(void)
+{
+    if (shared_ctx)
+        return shared_ctx;
+    if (mica_context_create(&shared_ctx) != MICA_OK)
+        bail("cannot create a context");
+    atexit(free_ctx);
+    if (mica_context_load_default_modules(shared_ctx) != MICA_OK ||
+        mica_registry_count(shared_ctx) == 0)
+        bail("no module could be loaded (MICA_MODULE_DIR=%s): %s",
+             getenv("MICA_MODULE_DIR") ? getenv("MICA_MODULE_DIR") : "unset",
+             mica_context_error(shared_ctx));
+    return shared_ctx;
+}
+
+int th_cuda(void)
+{
+    return mica_device_usable(MICA_DEVICE_CUDA);
+}
+
+const char *th_error(void)
+{
+    return last_error;
+}
+
+static mica_status_t failed(mica_status_t st, mica_context_t *ctx)
+{
+    snprintf(last_error, sizeof last_error, "%s", mica_context_error(ctx));
+    return st;
+}
+
+mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
+                     int nb_in, const th_tensor_t *in, int nb_out,
+                     th_tensor_t *out)
+{
+    mica_context_t *ctx = th_context();
+    mica_network_t *net = NULL;
+    mica_engine_t *engine = NULL;
+    mica_exec_t *exec = NULL;
+    mica_build_config_t cfg;
+    mica_layer_spec_t spec;
+    char names[2][16][16];
+    const char *in_names[16], *out_names[16];
+    mica_status_t st;
+    int i;
+
+    last_error[0] = '\0';
+    for (i = 0; i < nb_out; i++)
+        memset(&out[i], 0, sizeof out[i]);
+    if (nb_in > 16 || nb_out > 16)
+        bail("th_run: too many tensors");
+    if ((st = mica_network_create(ctx, &net)) != MICA_OK)
+        return failed(st, ctx);
+    for (i = 0; i < nb_in; i++) {
+        snprintf(names[0][i], sizeof names[0][i], "in%d", i);
+        in_names[i] = in[i].data ? names[0][i] : NULL;
+        if (in[i].data &&
+            (st = mica_network_add_input(net, names[0][i], in[i].dtype,
+                                         &in[i].dims, NULL)) != MICA_OK)
+            goto done;
+    }
+    for (i = 0; i < nb_out; i++) {
+        snprintf(names[1][i], sizeof names[1][i], "out%d", i);
+        out_names[i] = names[1][i];
+    }
+    memset(&spec, 0, sizeof spec);
+    spec.struct_size = sizeof spec;
+    spec.name = "layer";
+    spec.type = type;
+    spec.nb_inputs = nb_in;
+    spec.inputs = in_names;
+    spec.nb_outputs = nb_out;
+    spec.outputs = out_names;
+    spec.fields = th_fields_view(fields);
+    if ((st = mica_network_add_layer(net, &spec)) != MICA_OK)
+        goto done;
+    for (i = 0; i < nb_out; i++)
+        if ((st = mica_network_mark_output(net, out_names[i], NULL)) != MICA_OK)
+            goto done;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.struct_size = sizeof cfg;
+    cfg.device = device;
+    if ((st = mica_engine_build(net, &cfg, &engine)) != MICA_OK ||
+        (st = mica_exec_create(engine, &exec)) != MICA_OK)
+        goto done;
+    for (i = 0; i < nb_in; i++)
+        if (in[i].data &&
+            (st = mica_exec_set_input(exec, names[0][i], &in[i].dims,
+                                      in[i].data)) != MICA_OK)
+            goto done;
+    if ((st = mica_exec_run(exec)) != MICA_OK)
+        goto done;
+    for (i = 0; i < nb_out; i++) {
+        mica_tensor_desc_t d;
+        const void *data;
+        size_t bytes;
+        if ((st = mica_exec_get_output(exec, out_names[i], &d, &data)) != MICA_OK)
+            goto done;
+        out[i] = th_tensor(d.dtype, d.dims.nb_dims, d.dims.d, NULL);
+        bytes = (size_t)th_volume(&out[i]) * mica_dtype_size(d.dtype);
+        memcpy(out[i].data, data, bytes);
+    }
+done:
+    if (st != MICA_OK) {
+        failed(st, ctx);
+        for (i = 0; i < nb_out; i++)
+            th_free(&out[i]);
+    }
+    mica_exec_destroy(exec);
+    mica_engine_destroy(engine);
+    mica_network_destroy(net);
+    return st;
+}
+
+/* ---- comparing -------------------------------------------------------- */
+
+static void dims_text(const mica_dims_t *d, char *buf, size_t len)
+{
+    size_t pos = (size_t)snprintf(buf, len, "[");
+    int i;
+    for (i = 0; i < d->nb_dims && pos < len; i++)
+        pos += (size_t)snprintf(buf + pos, len - pos, "%s%lld", i ? "," : "",
+                                (long long)d->d[i]);
+    if (pos < len)
+        snprintf(buf + pos, len - pos, "]");
+}
+
+int th_same(const th_tensor_t *want, const th_tensor_t *got, double rtol,
+            double atol, char *why, size_t whylen)
+{
+    char a[128], b[128];
+    int64_t i, n;
+    int k;
+
+    if (want->dtype != got->dtype) {
+        snprintf(why, whylen, "dtype %s, expected %s",
+                 mica_dtype_name(got->dtype), mica_dtype_name(want->dtype));
+        return 0;
+    }
+    dims_text(&want->dims, a, sizeof a);
+    dims_text(&got->dims, b, sizeof b);
+    if (want->dims.nb_dims != got->dims.nb_dims) {
+        snprintf(why, whylen, "shape %s, expected %s", b, a);
+        return 0;
+    }
+    for (k = 0; k < want->dims.nb_dims; k++)
+        if (want->dims.d[k] != got->dims.d[k]) {
+            snprintf(why, whylen, "shape %s, expected %s", b, a);
+            return 0;
+        }
+    n = th_volume(want);
+    for (i = 0; i < n; i++) {
+        double w = th_get(want, i), g = th_get(got, i);
+        if (isnan(w) && isnan(g))
+            continue;
+        if (isinf(w) && w == g)
+            continue;
+        if (!(fabs(w - g) <= atol + rtol * fabs(w))) {
+            snprintf(why, whylen, "element %lld is %.9g, expected %.9g",
+                     (long long)i, g, w);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int th_check(const char *label, const char *type, th_fields_t *fields,
+             int nb_in, const th_tensor_t *in, int nb_out,
+             const th_tensor_t *expect, double tol)
+{
+    th_tensor_t cpu[16], gpu[16];
+    char why[512] = "";
+    int i, good = 1, gpu_good = 1, cpu_ran;
+    mica_status_t st;
+
+    st = th_run(MICA_DEVICE_CPU, type, fields, nb_in, in, nb_out, cpu);
+    cpu_ran = st == MICA_OK;
+    if (!cpu_ran) {
+        ok(0, "%s: cpu", label);
+        diag("%s", th_error());
+        good = 0;
+    } else {
+        for (i = 0; i < nb_out && good; i++)
+            if (expect && !th_same(&expect[i], &cpu[i], tol, tol, why, sizeof why)) {
+                good = 0;
+                diag("%s: output %d: %s", label, i, why);
+            }
+        ok(good, "%s: cpu", label);
+    }
+    if (!th_cuda()) {
+        skip("%s: cuda: no usable GPU", label);
+    } else if (!good) {
+        ok(0, "%s: cuda (no cpu reference)", label);
+        gpu_good = 0;
+    } else {
+        st = th_run(MICA_DEVICE_CUDA, type, fields, nb_in, in, nb_out, gpu);
+        if (st != MICA_OK) {
+            gpu_good = 0;
+            diag("%s", th_error());
+        }
+        for (i = 0; i < nb_out && gpu_good; i++)
+            if (!th_same(&cpu[i], &gpu[i], tol, tol, why, sizeof why)) {
+                gpu_good = 0;
+                diag("%s: cuda output %d: %s", label, i, why);
+            }
+        ok(gpu_good, "%s: cuda", label);
+        for (i = 0; i < nb_out && st == MICA_OK; i++)
+            th_free(&gpu[i]);
+    }
+    for (i = 0; cpu_ran && i < nb_out; i++)
+        th_free(&cpu[i]);
+    th_fields_free(fields);
+    return good && gpu_good;
+}
+
+int th_check_error(const char *label, const char *type, th_fields_t *fields,
+                   int nb_in, const th_tensor_t *in, int nb_out,
+                   const char *needle)
+{
+    th_tensor_t out[16];
+    mica_status_t st;
+    int i, good;
+
+    st = th_run(MICA_DEVICE_CPU, type, fields, nb_in, in, nb_out, out);
+    if (st == MICA_OK) {
+        for (i = 0; i < nb_out; i++)
+            th_free(&out[i]);
+        good = ok(0, "%s: fails", label);
+        diag("expected an error containing '%s'", needle);
+    } else {
+        good = ok(strstr(th_error(), needle) != NULL, "%s: fails", label);
+        if (!good)
+            diag("message '%s' lacks '%s'", th_error(), needle);
+    }
+    th_fields_free(fields);
+    return good;
+}

@@ -1,0 +1,95 @@
+/*
+ * tests/harness.h - run one layer through the public API on the CPU and,
+ * where a GPU is usable, on CUDA, and compare.
+ *
+ * Each th_check() emits exactly two TAP results: the CPU reference against
+ * the expected values, then CUDA against the CPU reference (a TAP skip
+ * where no GPU is usable).  Inputs of the one-layer network are named
+ * "in0".."inN-1" and outputs "out0".."outM-1".  An input with data NULL
+ * is an omitted optional input.
+ */
+#ifndef MICA_TEST_HARNESS_H
+#define MICA_TEST_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mica/mica.h"
+#include "tap.h"
+
+typedef struct th_tensor {
+    mica_dtype_t dtype;
+    mica_dims_t dims;
+    void *data; /* malloc'd; NULL for an omitted input */
+} th_tensor_t;
+
+/* A tensor of `dtype` with the given dims, elements from `values` (as
+ * doubles, converted; NULL: zero-filled).  nb_dims 0 is a scalar. */
+th_tensor_t th_tensor(mica_dtype_t dtype, int nb_dims, const int64_t *dims,
+                      const double *values);
+/* Same, dims given inline: th_t(MICA_FLOAT32, vals, 2, 2, 3). */
+th_tensor_t th_t(mica_dtype_t dtype, const double *values, int nb_dims, ...);
+/* An omitted optional input. */
+th_tensor_t th_none(void);
+int64_t th_volume(const th_tensor_t *t);
+double th_get(const th_tensor_t *t, int64_t i);
+void th_set(th_tensor_t *t, int64_t i, double v);
+void th_free(th_tensor_t *t);
+
+/* Fields under construction: values are copied. */
+typedef struct th_fields th_fields_t;
+th_fields_t *th_fields(void);
+th_fields_t *th_f_int(th_fields_t *f, const char *name, int64_t v);
+th_fields_t *th_f_ints(th_fields_t *f, const char *name, int n,
+                       const int64_t *v);
+th_fields_t *th_f_float(th_fields_t *f, const char *name, double v);
+th_fields_t *th_f_bool(th_fields_t *f, const char *name, int v);
+/* A string, also for ENUM and DTYPE fields ("sum", "float16"). */
+th_fields_t *th_f_str(th_fields_t *f, const char *name, const char *v);
+/* A weights field from a tensor (data copied). */
+th_fields_t *th_f_weights(th_fields_t *f, const char *name,
+                          const th_tensor_t *t);
+const mica_fields_t *th_fields_view(th_fields_t *f);
+void th_fields_free(th_fields_t *f);
+
+/* The shared context, modules loaded from the build tree (bails if no
+ * module could be loaded). */
+mica_context_t *th_context(void);
+/* Non-zero where CUDA can run. */
+int th_cuda(void);
+
+/*
+ * Build the one-layer network and run it on `device`.  Outputs are
+ * allocated into out[0..nb_out-1].  On failure returns the status and
+ * th_error() holds the message.
+ */
+mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
+                     int nb_in, const th_tensor_t *in, int nb_out,
+                     th_tensor_t *out);
+const char *th_error(void);
+
+/*
+ * Compare: same dtype and dims, and every element within
+ * atol + rtol*|want| (NaN matches NaN, inf matches inf of the same sign).
+ * Writes the first difference into why.
+ */
+int th_same(const th_tensor_t *want, const th_tensor_t *got, double rtol,
+            double atol, char *why, size_t whylen);
+
+/*
+ * Two TAP results: CPU against `expect`, CUDA against the CPU result
+ * (skip without a GPU).  Frees `fields`.  Returns 1 if both passed.
+ */
+int th_check(const char *label, const char *type, th_fields_t *fields,
+             int nb_in, const th_tensor_t *in, int nb_out,
+             const th_tensor_t *expect, double tol);
+
+/*
+ * One TAP result: building or running on the CPU fails, with a message
+ * that contains `needle`.  Frees `fields`.
+ */
+int th_check_error(const char *label, const char *type, th_fields_t *fields,
+                   int nb_in, const th_tensor_t *in, int nb_out,
+                   const char *needle);
+
+#endif

@@ -1,0 +1,15 @@
+# tests/local.mk - the test support library (TAP producer, layer harness).
+# Test programs are added by the parts they test, as:
+#
+#   check_PROGRAMS += tests/test_foo
+#   TESTS += tests/test_foo
+#   tests_test_foo_SOURCES = tests/test_foo.c
+#   tests_test_foo_LDADD = $(MICA_TEST_LIBS)
+
+check_LTLIBRARIES += tests/libmicatest.la
+tests_libmicatest_la_SOURCES = tests/tap.c tests/tap.h \
+	tests/harness.c tests/harness.h
+tests_libmicatest_la_LIBADD = modules/common/libmicamodkit.la libmica.la $(LIBM)
+
+# What a test program links: the TAP helper and harness, and libmica.
+MICA_TEST_LIBS = tests/libmicatest.la libmica.la $(LIBM)

@@ -1,0 +1,52 @@
+/*
+ * tests/modules/bad_creators.c - one good creator (Cog) among broken
+ * ones; each broken one is a problem line of its own, Cog registers.
+ */
+#include <config.h>
+
+#include "fake.h"
+
+static const char *const no_values[] = {NULL};
+static const mica_field_schema_t enum_empty[] = {
+    {"op", MICA_FIELD_ENUM, 1, 1, 0, NULL, no_values, NULL},
+};
+static const mica_field_schema_t twice[] = {
+    {"axis", MICA_FIELD_INT, 1, 0, 0, NULL, NULL, NULL},
+    {"axis", MICA_FIELD_INT, 1, 0, 0, NULL, NULL, NULL},
+};
+
+static const mica_layer_creator_t cog =
+    FAKE_CREATOR("Cog", 1, 0, "", "reference", MICA_DEVICE_CPU);
+static const mica_layer_creator_t cog_v0 =
+    FAKE_CREATOR("Cog", 0, 0, "", "reference", MICA_DEVICE_CPU);
+static const mica_layer_creator_t cog_enum = {
+    sizeof(mica_layer_creator_t), 0, "Cog", 2, 0, "", "reference",
+    MICA_DEVICE_CPU, MICA_ROLE_NONE, enum_empty, 1, 0, fake_create, NULL,
+    NULL};
+static const mica_layer_creator_t cog_twice = {
+    sizeof(mica_layer_creator_t), 0, "Cog", 3, 0, "", "reference",
+    MICA_DEVICE_CPU, MICA_ROLE_NONE, twice, 2, 0, fake_create, NULL, NULL};
+static const mica_layer_creator_t cog_nodev =
+    FAKE_CREATOR("Cog", 4, 0, "", "reference", 0);
+static const mica_layer_creator_t untyped =
+    FAKE_CREATOR("", 1, 0, "", "reference", MICA_DEVICE_CPU);
+static const mica_layer_creator_t cog_nocreate = {
+    sizeof(mica_layer_creator_t), 0, "Cog", 5, 0, "", "reference",
+    MICA_DEVICE_CPU, MICA_ROLE_NONE, NULL, 0, 0, NULL, NULL, NULL};
+
+static const mica_layer_creator_t *const creators[] = {
+    &cog_v0, &cog_enum, &cog_twice, &cog_nodev, NULL, &untyped,
+    &cog_nocreate, &cog,
+};
+static const mica_module_desc_t desc =
+    FAKE_DESC("bad_creators", creators, NULL);
+
+mica_status_t mica_module_init(const mica_host_t *host,
+                               const mica_module_desc_t **out,
+                               mica_error_t *err)
+{
+    (void)err;
+    fake_host = host;
+    *out = &desc;
+    return MICA_OK;
+}

@@ -1,0 +1,181 @@
+#!/bin/sh
+# tests/test_example.sh - the out-of-tree module of examples/bar, as a
+# third party would build and use it:
+#
+#   1. install the project into a scratch DESTDIR;
+#   2. find the installed mica-module.pc and build bar.so against the
+#      INSTALLED headers only (cc -std=c99 -pedantic -Werror), once by
+#      hand and once with the example's own Makefile;
+#   3. run examples/bar/bar.yaml with the build tree's `mica` command,
+#      finding bar.so through MICA_MODULE_PATH and no other module, and
+#      compare the outputs (written and read back with tests/npy_fixture,
+#      which shares no code with the tool's .npy reader and writer);
+#   4. check `mica modules` lists it, and that without MICA_MODULE_PATH
+#      the run fails with a message and writes nothing.
+#
+# Environment (from the top-level Makefile.am): MICA_TOP_BUILDDIR,
+# MICA_TOP_SRCDIR, MICA_BIN.  TAP on stdout.
+
+top_build=${MICA_TOP_BUILDDIR:-}
+top_src=${MICA_TOP_SRCDIR:-}
+if [ -z "$top_build" ] || [ -z "$top_src" ]; then
+    echo "1..0 # SKIP MICA_TOP_BUILDDIR/MICA_TOP_SRCDIR not set (run through make check)"
+    exit 0
+fi
+mica=${MICA_BIN:-$top_build/tools/mica}
+npy=$top_build/tests/npy_fixture
+CC=${CC:-cc}
+for tool in "$CC" pkg-config; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "1..0 # SKIP $tool is not installed"
+        exit 0
+    fi
+done
+
+echo "1..13"
+n=0
+failed=0
+
+# ok STATUS DESCRIPTION: one TAP line from a command's exit status.
+ok() {
+    n=$((n + 1))
+    if [ "$1" -eq 0 ]; then
+        echo "ok $n - $2"
+    else
+        echo "not ok $n - $2"
+        failed=$((failed + 1))
+    fi
+}
+
+# is WANT GOT DESCRIPTION
+is() {
+    if [ "$1" = "$2" ]; then
+        ok 0 "$3"
+    else
+        ok 1 "$3"
+        echo "#   want: $1"
+        echo "#    got: $2"
+    fi
+}
+
+# show FILE: a log as TAP comments
+show() {
+    sed -e 's/^/# /' "$1" | tail -n 20
+}
+
+bail() {
+    echo "Bail out! $*"
+    exit 1
+}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_example.XXXXXX") || bail "mktemp failed"
+tmp=$(cd "$tmp" && pwd -P)
+trap 'rm -rf "$tmp"' EXIT HUP INT TERM
+mkdir "$tmp/plugins" "$tmp/build" "$tmp/out" "$tmp/out2"
+
+# ---- 1. install -----------------------------------------------------------
+# A make of its own: without the jobserver and flags of the make running
+# the tests.
+(
+    unset MAKEFLAGS MFLAGS MAKELEVEL
+    cd "$top_build" && ${MAKE:-make} install DESTDIR="$tmp/root"
+) >"$tmp/install.log" 2>&1
+st=$?
+ok $st "make install DESTDIR=... succeeds"
+[ $st -eq 0 ] || { show "$tmp/install.log"; bail "cannot install"; }
+
+# ---- 2. build against the installed headers -------------------------------
+pc=$(find "$tmp/root" -name mica-module.pc | head -n 1)
+[ -n "$pc" ] || bail "no mica-module.pc installed"
+PKG_CONFIG_LIBDIR=$(dirname "$pc")
+PKG_CONFIG_PATH=
+PKG_CONFIG_SYSROOT_DIR=$tmp/root
+PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1
+export PKG_CONFIG_LIBDIR PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR \
+    PKG_CONFIG_ALLOW_SYSTEM_CFLAGS
+cflags=$(pkg-config --cflags mica-module)
+inc=$(echo "$cflags" | sed -n 's/^ *-I\([^ ]*\).*/\1/p')
+case $inc in
+"$tmp/root"/*) [ -f "$inc/mica/module.h" ]; st=$? ;;
+*) st=1 ;;
+esac
+ok $st "pkg-config --cflags mica-module points at the installed headers"
+[ $st -eq 0 ] || echo "#   cflags: $cflags"
+
+cat >"$tmp/headers.c" <<'EOC'
+#include <mica/mica.h>
+#include <mica/module.h>
+int main(void) { return mica_dtype_size(MICA_FLOAT32) == 4 ? 0 : 1; }
+EOC
+"$CC" -std=c99 -pedantic -Wall -Wextra -Werror $cflags -c \
+    -o "$tmp/headers.o" "$tmp/headers.c" >"$tmp/headers.log" 2>&1
+st=$?
+ok $st "the installed headers compile with -std=c99 -pedantic -Werror"
+[ $st -eq 0 ] || show "$tmp/headers.log"
+
+"$CC" -std=c99 -pedantic -Wall -Wextra -Werror $cflags -shared -fPIC \
+    -o "$tmp/plugins/bar.so" "$top_src/examples/bar/bar.c" \
+    >"$tmp/cc.log" 2>&1
+st=$?
+ok $st "bar.so builds against the installed headers"
+[ $st -eq 0 ] || { show "$tmp/cc.log"; bail "cannot build the example"; }
+
+(
+    unset MAKEFLAGS MFLAGS MAKELEVEL
+    cd "$tmp/build" &&
+        ${MAKE:-make} -f "$top_src/examples/bar/Makefile" \
+            CFLAGS="-O2 -Wall -Wextra -Werror" &&
+        test -f bar.so
+) >"$tmp/make.log" 2>&1
+st=$?
+ok $st "the example's Makefile builds bar.so out of tree"
+[ $st -eq 0 ] || show "$tmp/make.log"
+
+# ---- 3. run the manifest ----------------------------------------------------
+"$npy" write "$tmp/x0.npy" float32 2x3 1 2 3 4 5 6 &&
+    "$npy" write "$tmp/x1.npy" float32 1x3 7 8 9
+st=$?
+ok $st "input files written"
+
+MICA_MODULE_DIR= MICA_MODULE_PATH=$tmp/plugins \
+    "$mica" run "$top_src/examples/bar/bar.yaml" \
+    --input "x0=$tmp/x0.npy" --input "x1=$tmp/x1.npy" \
+    --output-dir "$tmp/out" >"$tmp/run.log" 2>&1
+st=$?
+ok $st "mica run bar.yaml finds BarPlugin through MICA_MODULE_PATH"
+[ $st -eq 0 ] || show "$tmp/run.log"
+
+is "float32 [1,3] 7 8 9" "$("$npy" print "$tmp/out/copy.npy" 2>&1)" \
+    "copy is input 1"
+is "float32 [3,3] 1 2 3 4 5 6 7 8 9" \
+    "$("$npy" print "$tmp/out/concat.npy" 2>&1)" \
+    "concat is input 0 then input 1 along the first dimension"
+
+# ---- 4. listing and failure -------------------------------------------------
+MICA_MODULE_DIR= MICA_MODULE_PATH=$tmp/plugins "$mica" modules \
+    >"$tmp/modules.log" 2>&1
+st=$?
+if [ $st -eq 0 ] && grep BarPlugin "$tmp/modules.log" |
+    grep -q "$tmp/plugins/bar.so"; then
+    st=0
+else
+    st=1
+fi
+ok $st "mica modules lists BarPlugin with its file"
+[ $st -eq 0 ] || show "$tmp/modules.log"
+
+MICA_MODULE_DIR= MICA_MODULE_PATH= \
+    "$mica" run "$top_src/examples/bar/bar.yaml" \
+    --input "x0=$tmp/x0.npy" --input "x1=$tmp/x1.npy" \
+    --output-dir "$tmp/out2" >"$tmp/fail.log" 2>&1
+st=$?
+[ $st -ne 0 ]
+ok $? "without the module, mica run fails"
+grep -q BarPlugin "$tmp/fail.log"
+st=$?
+ok $st "  and says BarPlugin is unknown"
+[ $st -eq 0 ] || show "$tmp/fail.log"
+[ -z "$(ls -A "$tmp/out2")" ]
+ok $? "  and writes no output"
+
+[ $failed -eq 0 ]

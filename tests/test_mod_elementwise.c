@@ -1,0 +1,355 @@
+/*
+ * tests/test_mod_elementwise.c - the ElementWise module: every op and type
+ * against values computed here (double arithmetic, broadcasting done
+ * independently), integer edge cases as literals, broadcasting, empty
+ * tensors, the vector and strided CUDA paths, and the error messages.
+ */
+#include <config.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define F32 MICA_FLOAT32
+#define F16 MICA_FLOAT16
+#define I8 MICA_INT8
+#define I32 MICA_INT32
+#define BOOL MICA_BOOL
+
+static const char *const arith[] = {"sum", "prod", "max", "min", "sub",
+                                    "div", "pow", "floor_div"};
+
+static int is_cmp(const char *op)
+{
+    return !strcmp(op, "equal") || !strcmp(op, "greater") ||
+           !strcmp(op, "less");
+}
+
+static int is_logic(const char *op)
+{
+    return !strcmp(op, "and") || !strcmp(op, "or") || !strcmp(op, "xor");
+}
+
+/* int32 results wrap modulo 2^32, int8 results saturate. */
+static double fit(mica_dtype_t t, double v)
+{
+    if (t == I8)
+        return v > 127 ? 127 : v < -128 ? -128 : v;
+    if (t == I32) {
+        double m = fmod(v + 2147483648.0, 4294967296.0);
+        if (m < 0)
+            m += 4294967296.0;
+        return m - 2147483648.0;
+    }
+    return v;
+}
+
+/* Integer power, exactly (small results only), 1/a^n truncated. */
+static double ipow(double a, double e)
+{
+    double r = 1;
+    int i;
+    if (e < 0)
+        return a == 1 ? 1 : a == -1 ? (fmod(-e, 2) == 1 ? -1 : 1) : 0;
+    for (i = 0; i < (int)e; i++)
+        r *= a;
+    return r;
+}
+
+static double ref(const char *op, mica_dtype_t t, double a, double b)
+{
+    int fl = t == F32 || t == F16;
+    if (!strcmp(op, "sum")) return fit(t, a + b);
+    if (!strcmp(op, "prod")) return fit(t, a * b);
+    if (!strcmp(op, "max")) return fmax(a, b);
+    if (!strcmp(op, "min")) return fmin(a, b);
+    if (!strcmp(op, "sub")) return fit(t, a - b);
+    if (!strcmp(op, "div"))
+        return fl ? a / b : b == 0 ? 0 : fit(t, trunc(a / b));
+    if (!strcmp(op, "pow")) return fl ? pow(a, b) : fit(t, ipow(a, b));
+    if (!strcmp(op, "floor_div"))
+        return fl ? floor(a / b) : b == 0 ? 0 : fit(t, floor(a / b));
+    if (!strcmp(op, "and")) return a != 0 && b != 0;
+    if (!strcmp(op, "or")) return a != 0 || b != 0;
+    if (!strcmp(op, "xor")) return (a != 0) != (b != 0);
+    if (!strcmp(op, "equal")) return a == b;
+    if (!strcmp(op, "greater")) return a > b;
+    if (!strcmp(op, "less")) return a < b;
+    return NAN;
+}
+
+/* Check `op` on a (dims da) and b (dims db) of type t, rank nd. */
+static void check(const char *op, mica_dtype_t t, int nd, const int64_t *da,
+                  const double *va, const int64_t *db, const double *vb,
+                  const char *what)
+{
+    th_tensor_t in[2], want;
+    int64_t od[MICA_MAX_DIMS], i, n;
+    mica_dtype_t to = is_cmp(op) || is_logic(op) ? BOOL : t;
+    double tol = t == F16 ? 1e-3 : t == F32 ? 1e-5 : 0;
+    char label[256];
+    int k;
+
+    for (k = 0; k < nd; k++)
+        od[k] = da[k] == 1 ? db[k] : da[k];
+    in[0] = th_tensor(t, nd, da, va);
+    in[1] = th_tensor(t, nd, db, vb);
+    want = th_tensor(to, nd, od, NULL);
+    n = th_volume(&want);
+    for (i = 0; i < n; i++) {
+        int64_t rem = i, ia = 0, ib = 0, sa = 1, sb = 1;
+        for (k = nd - 1; k >= 0; k--) {
+            int64_t c = rem % od[k];
+            rem /= od[k];
+            ia += (da[k] == 1 ? 0 : c) * sa;
+            ib += (db[k] == 1 ? 0 : c) * sb;
+            sa *= da[k];
+            sb *= db[k];
+        }
+        th_set(&want, i, ref(op, t, th_get(&in[0], ia), th_get(&in[1], ib)));
+    }
+    snprintf(label, sizeof label, "%s %s %s", op, mica_dtype_name(t), what);
+    th_check(label, "ElementWise", th_f_str(th_fields(), "op", op), 2, in, 1,
+             &want, tol);
+    th_free(&in[0]);
+    th_free(&in[1]);
+    th_free(&want);
+}
+
+/* Same shape, one row of n values. */
+static void check1(const char *op, mica_dtype_t t, int64_t n,
+                   const double *va, const double *vb, const char *what)
+{
+    check(op, t, 1, &n, va, &n, vb, what);
+}
+
+/* A literal case: a op b must give `want` (all [n], type t -> tw). */
+static void literal(const char *op, mica_dtype_t t, mica_dtype_t tw, int n,
+                    const double *va, const double *vb, const double *vw,
+                    const char *what)
+{
+    int64_t d = n;
+    th_tensor_t in[2], want;
+    char label[256];
+
+    in[0] = th_tensor(t, 1, &d, va);
+    in[1] = th_tensor(t, 1, &d, vb);
+    want = th_tensor(tw, 1, &d, vw);
+    snprintf(label, sizeof label, "%s %s %s", op, mica_dtype_name(t), what);
+    th_check(label, "ElementWise", th_f_str(th_fields(), "op", op), 2, in, 1,
+             &want, 0);
+    th_free(&in[0]);
+    th_free(&in[1]);
+    th_free(&want);
+}
+
+static void fails(const char *label, const char *op, mica_dtype_t ta,
+                  int na, const int64_t *da, mica_dtype_t tb, int nb,
+                  const int64_t *db, int nb_in, const char *needle)
+{
+    th_tensor_t in[2];
+    th_fields_t *f = th_fields();
+    in[0] = th_tensor(ta, na, da, NULL);
+    in[1] = th_tensor(tb, nb, db, NULL);
+    if (op)
+        th_f_str(f, "op", op);
+    th_check_error(label, "ElementWise", f, nb_in, in, 1, needle);
+    th_free(&in[0]);
+    th_free(&in[1]);
+}
+
+static void every_op(void)
+{
+    static const double fa[] = {-3.5, -1, 0.5, 2, 3.25, 7};
+    static const double fb[] = {2, -4, 1.5, 0.5, 3, -2.5};
+    static const double ia[] = {-7, -1, 0, 5, 9, 100, -100, 7};
+    static const double ib[] = {2, -3, 4, 0, -2, 3, 2, -2};
+    static const double ca[] = {1, 2, 3, -1, 0, 5};
+    static const double cb[] = {1, 3, 2, -1, 1, 5};
+    static const double la[] = {0, 0, 1, 1};
+    static const double lb[] = {0, 1, 0, 1};
+    static const mica_dtype_t nums[] = {F32, F16, I32, I8};
+    static const char *const cmps[] = {"equal", "greater", "less"};
+    static const char *const logic[] = {"and", "or", "xor", "equal"};
+    size_t o, t;
+
+    for (o = 0; o < sizeof arith / sizeof *arith; o++)
+        for (t = 0; t < 4; t++) {
+            int fl = nums[t] == F32 || nums[t] == F16;
+            check1(arith[o], nums[t], fl ? 6 : 8, fl ? fa : ia, fl ? fb : ib,
+                   "same shape");
+        }
+    for (o = 0; o < 3; o++)
+        for (t = 0; t < 4; t++)
+            check1(cmps[o], nums[t], 6, ca, cb, "same shape");
+    for (o = 0; o < 4; o++)
+        check1(logic[o], BOOL, 4, la, lb, "truth table");
+}
+
+static void integer_edges(void)
+{
+    static const double a1[] = {2147483647, -2147483647 - 1.0, 65536, 7, -7};
+    static const double b1[] = {1, -1, 65536, 2, 2};
+    static const double sum[] = {-2147483647 - 1.0, 2147483647, 131072, 9, -5};
+    static const double prod[] = {2147483647, -2147483647 - 1.0, 0, 14, -14};
+    static const double div[] = {2147483647, -2147483647 - 1.0, 1, 3, -3};
+    static const double fdiv[] = {2147483647, -2147483647 - 1.0, 1, 3, -4};
+    static const double z1[] = {5, -5, 0, 0, 0};
+    static const double z2[] = {-1, -2, -3, -1, -2};
+    static const double zw[] = {0, 0, 0, 0, 0};
+    static const double p1[] = {2, -3, 3, 0, 1, -1};
+    static const double p2[] = {10, 3, 21, -1, -5, -3};
+    static const double pw[] = {1024, -27, 10460353203.0 - 2 * 4294967296.0,
+                                0, 1, -1};
+    static const double s1[] = {100, -100, 16, -128, 2, -2};
+    static const double s2[] = {100, 100, 16, -1, 7, 7};
+    static const double ssum[] = {127, 0, 32, -128, 9, 5};
+    static const double ssub[] = {0, -128, 0, -127, -5, -9};
+    static const double sprod[] = {127, -128, 127, 127, 14, -14};
+    static const double sdiv[] = {1, -1, 1, 127, 0, 0};
+    static const double spow[] = {127, 127, 127, 0, 127, -128};
+
+    literal("sum", I32, I32, 5, a1, b1, sum, "wraps");
+    literal("prod", I32, I32, 5, a1, b1, prod, "wraps");
+    literal("div", I32, I32, 5, a1, b1, div, "truncates");
+    literal("floor_div", I32, I32, 5, a1, b1, fdiv, "floors");
+    literal("div", I32, I32, 5, z1, zw, zw, "by zero gives 0");
+    literal("floor_div", I32, I32, 5, z1, zw, zw, "by zero gives 0");
+    literal("pow", I32, I32, 5, zw, z2, zw, "0 to a negative power gives 0");
+    literal("pow", I32, I32, 6, p1, p2, pw, "exact, wraps, negative powers");
+    literal("sum", I8, I8, 6, s1, s2, ssum, "saturates");
+    literal("sub", I8, I8, 6, s1, s2, ssub, "saturates");
+    literal("prod", I8, I8, 6, s1, s2, sprod, "saturates");
+    literal("div", I8, I8, 6, s1, s2, sdiv, "saturates");
+    literal("pow", I8, I8, 6, s1, s2, spow, "saturates");
+}
+
+static void floats(void)
+{
+    static const double a[] = {1, -1, 0, INFINITY, NAN, 2};
+    static const double b[] = {0, 0, 0, 1, 1, NAN};
+    static const double div[] = {INFINITY, -INFINITY, NAN, INFINITY, NAN, NAN};
+    static const double max[] = {1, 0, 0, INFINITY, 1, 2};
+    static const double eq[] = {0, 0, 1, 0, 0, 0};
+
+    literal("div", F32, F32, 6, a, b, div, "by zero is IEEE");
+    literal("max", F32, F32, 6, a, b, max, "NaN loses");
+    literal("equal", F32, BOOL, 6, a, b, eq, "NaN unequal");
+}
+
+static void broadcasting(void)
+{
+    static const double v[] = {1.5, -2, 3, 4.25, -5, 6, 7, -8, 9, 10, 11, 12};
+    static const double w[] = {2, -1, 0.5, 4, 3, -2, 1, 0.25};
+    static const double iv[] = {-7, 8, 9, -10, 11, 12};
+    static const double iw[] = {3, -4};
+    static const double bv[] = {1, 0, 1, 1, 0, 0};
+    static const double s = 3;
+    static const int64_t d23[] = {2, 3}, d13[] = {1, 3}, d21[] = {2, 1};
+    static const int64_t d312[] = {3, 1, 2}, d141[] = {1, 4, 1};
+    static const int64_t d11[] = {1, 1}, d41[] = {4, 1}, d14[] = {1, 4};
+    static const int64_t d213[] = {2, 1, 3}, d121[] = {1, 2, 1};
+    static const int64_t r8a[] = {2, 1, 2, 1, 2, 1, 2, 1};
+    static const int64_t r8b[] = {1, 2, 1, 2, 1, 2, 1, 2};
+    static const int64_t d4a[] = {2, 3, 4, 5}, d4b[] = {1, 3, 1, 5};
+    static const int64_t d438[] = {4, 3, 8}, d418[] = {4, 1, 8};
+    static const int64_t d616[] = {6, 16}, d61[] = {6, 1};
+    static const int64_t d332[] = {3, 32}, d132[] = {1, 32}, d216[] = {2, 16};
+    double big[120], small[15];
+    int i;
+
+    for (i = 0; i < 120; i++)
+        big[i] = (i * 37 % 101) / 8.0 - 6;
+    for (i = 0; i < 15; i++)
+        small[i] = i - 7.5;
+    check("sum", F32, 2, d23, v, d13, w, "[2,3] + [1,3]");
+    check("sub", F32, 2, d21, v, d13, w, "[2,1] - [1,3]");
+    check("prod", F16, 3, d312, v, d141, w, "[3,1,2] * [1,4,1]");
+    check("div", F32, 0, NULL, &s, NULL, v, "scalar / scalar");
+    check("pow", F32, 2, d23, v, d11, w, "[2,3] ^ [1,1]");
+    check("max", F32, 2, d11, w, d23, v, "[1,1] max [2,3]");
+    check("floor_div", I32, 3, d213, iv, d121, iw, "[2,1,3] // [1,2,1]");
+    check("greater", F32, 2, d41, v, d14, w, "[4,1] > [1,4]");
+    check("less", I8, 2, d41, iv, d14, iv, "[4,1] < [1,4]");
+    check("and", BOOL, 2, d21, bv, d13, bv + 2, "[2,1] and [1,3]");
+    check("sum", F32, 8, r8a, big, r8b, big + 50, "rank 8 broadcast");
+    check("min", F32, 4, d4a, big, d4b, small, "[2,3,4,5] min [1,3,1,5]");
+    check("sum", F16, 4, d4b, small, d4a, big, "[1,3,1,5] + [2,3,4,5]");
+    /* inner dimensions that are whole vectors: the CUDA vector path */
+    check("sub", F32, 3, d438, big, d418, big + 7, "[4,3,8] - [4,1,8]");
+    check("div", F16, 2, d616, big, d61, small, "[6,16] / [6,1]");
+    check("prod", I8, 2, d332, big, d132, big + 3, "[3,32] * [1,32]");
+    check("xor", BOOL, 2, d216, big, d21, small, "[2,16] xor [2,1]");
+}
+
+/* Long rows: the vector path with a tail, and scalar broadcast. */
+static void long_rows(void)
+{
+    static double a[1003], b[1003];
+    int64_t n = 1003, one = 1;
+    int i;
+
+    for (i = 0; i < 1003; i++) {
+        a[i] = (i % 97) * 0.25 - 12;
+        b[i] = (i % 89) * 0.5 - 21.75;
+    }
+    check("sum", F32, 1, &n, a, &n, b, "1003 elements");
+    check("prod", F16, 1, &n, a, &n, b, "1003 elements");
+    check("sub", F32, 1, &n, a, &one, b, "1003 - scalar");
+    check("div", F16, 1, &one, a + 5, &n, b, "scalar / 1003");
+    check("less", F32, 1, &n, a, &n, b, "1003 elements");
+    check("max", I32, 1, &n, a, &n, b, "1003 elements (int32)");
+    check("sum", I8, 1, &n, a, &n, b, "1003 elements (int8)");
+}
+
+static void empty(void)
+{
+    static const double v[] = {1, 2, 3};
+    static const int64_t d03[] = {0, 3}, d13[] = {1, 3}, d20[] = {2, 0};
+    static const int64_t d21[] = {2, 1}, d10[] = {1, 0}, d31[] = {3, 1};
+    static const int64_t d0[] = {0}, d1[] = {1};
+
+    check("sum", F32, 2, d03, NULL, d13, v, "[0,3] + [1,3]");
+    check("prod", I32, 2, d20, NULL, d21, v, "[2,0] * [2,1]");
+    check("equal", BOOL, 2, d10, NULL, d31, v, "[1,0] == [3,1]");
+    check("div", F16, 1, d1, v, d0, NULL, "[1] / [0]");
+}
+
+static void errors(void)
+{
+    static const int64_t d23[] = {2, 3}, d3[] = {3}, d24[] = {2, 4};
+
+    fails("rank mismatch", "sum", F32, 2, d23, F32, 1, d3, 2,
+          "input 1 has rank 1 but input 0 has rank 2");
+    fails("incompatible dims", "sum", F32, 2, d23, F32, 2, d24, 2,
+          "dimension 1 of input 0 is 3 and of input 1 is 4");
+    fails("type mismatch", "sum", F32, 2, d23, I32, 2, d23, 2,
+          "input 1 has type int32 but input 0 has type float32");
+    fails("and on float32", "and", F32, 2, d23, F32, 2, d23, 2,
+          "op 'and' takes bool inputs, got float32");
+    fails("sum on bool", "sum", BOOL, 2, d23, BOOL, 2, d23, 2,
+          "op 'sum' takes float32, float16, int8 or int32 inputs, got bool");
+    fails("greater on bool", "greater", BOOL, 1, d3, BOOL, 1, d3, 2,
+          "op 'greater' takes float32, float16, int8 or int32 inputs");
+    fails("one input", "sum", F32, 1, d3, F32, 1, d3, 1,
+          "ElementWise takes 2 inputs, got 1");
+    fails("unknown op", "mod", F32, 1, d3, F32, 1, d3, 2, "is not one");
+    fails("missing op", NULL, F32, 1, d3, F32, 1, d3, 2,
+          "missing required param 'op'");
+}
+
+int main(void)
+{
+    plan_lazy();
+    th_context();
+    every_op();
+    integer_edges();
+    floats();
+    broadcasting();
+    long_rows();
+    empty();
+    errors();
+    return exit_status();
+}

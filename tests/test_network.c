@@ -1,0 +1,246 @@
+/*
+ * tests/test_network.c - the generic network API, graph validation, the
+ * memory plan and execution on the CPU, through in-tree modules.
+ */
+#include <config.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static mica_network_t *net;
+
+static mica_dims_t dims1(int64_t n)
+{
+    mica_dims_t d;
+    memset(&d, 0, sizeof d);
+    d.nb_dims = 1;
+    d.d[0] = n;
+    return d;
+}
+
+/* Add a layer with one field (enum by name) and up to two inputs. */
+static mica_status_t add(const char *name, const char *type, const char *key,
+                         const char *value, const char *a, const char *b,
+                         const char *out, const char *origin)
+{
+    th_fields_t *f = th_fields();
+    const char *ins[2] = {a, b}, *outs[1] = {out};
+    mica_layer_spec_t spec;
+    mica_status_t st;
+
+    if (key)
+        th_f_str(f, key, value);
+    memset(&spec, 0, sizeof spec);
+    spec.struct_size = sizeof spec;
+    spec.name = name;
+    spec.type = type;
+    spec.nb_inputs = b ? 2 : 1;
+    spec.inputs = ins;
+    spec.nb_outputs = 1;
+    spec.outputs = outs;
+    spec.fields = th_fields_view(f);
+    spec.origin = origin;
+    st = mica_network_add_layer(net, &spec);
+    th_fields_free(f);
+    return st;
+}
+
+static void fresh(int64_t n, mica_dtype_t dtype)
+{
+    mica_dims_t d = dims1(n);
+    mica_network_destroy(net);
+    if (mica_network_create(th_context(), &net) != MICA_OK ||
+        mica_network_add_input(net, "x", dtype, &d, "t.yaml:2:3") != MICA_OK)
+        bail("cannot start a network: %s", mica_context_error(th_context()));
+}
+
+static const char *err(void)
+{
+    return mica_context_error(th_context());
+}
+
+static void test_errors(void)
+{
+    th_fields_t *f;
+    mica_layer_spec_t spec;
+    const char *in[1] = {"x"}, *out[1] = {"y"};
+    mica_dims_t d = dims1(4);
+
+    fresh(4, MICA_FLOAT32);
+    ok(add("a", "NoSuchLayer", NULL, NULL, "x", NULL, "y", "t.yaml:5:5") != MICA_OK,
+       "unknown type refused");
+    contains(err(), "t.yaml:5:5: layer 'a'", "  with position and layer");
+    contains(err(), "NoSuchLayer", "  and the type");
+
+    ok(add("a", "Activation", "kind", "relu", "x", NULL, "y", NULL) != MICA_OK,
+       "unknown param refused");
+    contains(err(), "unknown param 'kind'", "  naming it");
+
+    f = th_fields();
+    th_f_int(f, "type", 3);
+    th_f_str(f, "type", "relu");
+    memset(&spec, 0, sizeof spec);
+    spec.struct_size = sizeof spec;
+    spec.name = "a";
+    spec.type = "Activation";
+    spec.nb_inputs = 1;
+    spec.inputs = in;
+    spec.nb_outputs = 1;
+    spec.outputs = out;
+    spec.fields = th_fields_view(f);
+    ok(mica_network_add_layer(net, &spec) != MICA_OK, "param given twice refused");
+    contains(err(), "given twice", "  saying so");
+    th_fields_free(f);
+
+    f = th_fields();
+    th_f_float(f, "type", 1.5);
+    spec.fields = th_fields_view(f);
+    ok(mica_network_add_layer(net, &spec) != MICA_OK, "param of the wrong type");
+    contains(err(), "param 'type': expected enum, got float", "  naming both types");
+    th_fields_free(f);
+
+    ok(add("a", "Activation", "type", "relux", "x", NULL, "y", NULL) != MICA_OK,
+       "bad enum value refused");
+    contains(err(), "'relux' is not one of relu, sigmoid", "  listing the values");
+
+    ok(add("a", "Activation", NULL, NULL, "x", NULL, "y", NULL) != MICA_OK,
+       "missing required param refused");
+    contains(err(), "missing required param 'type'", "  naming it");
+
+    fresh(4, MICA_FLOAT32);
+    ok(add("a", "Activation", "type", "relu", "nope", NULL, "y", "t.yaml:7:9") == MICA_OK,
+       "undefined input is accepted when added");
+    ok(mica_network_validate(net) != MICA_OK, "  and refused by validation");
+    contains(err(), "t.yaml:7:9: layer 'a': input 'nope' is not defined",
+             "  with position, layer and name");
+
+    fresh(4, MICA_FLOAT32);
+    add("a", "Activation", "type", "relu", "x", NULL, "y", NULL);
+    add("b", "Activation", "type", "relu", "x", NULL, "y", "t.yaml:9:3");
+    ok(mica_network_validate(net) != MICA_OK, "tensor defined twice refused");
+    contains(err(), "t.yaml:9:3: layer 'b': tensor 'y' is defined twice",
+             "  naming layer and tensor");
+    contains(err(), "output of layer 'a'", "  and the first definition");
+
+    fresh(4, MICA_FLOAT32);
+    add("a", "Activation", "type", "relu", "x", NULL, "x", NULL);
+    ok(mica_network_validate(net) != MICA_OK, "redefining a network input refused");
+    contains(err(), "is also a network input", "  saying so");
+
+    fresh(4, MICA_FLOAT32);
+    add("a", "ElementWise", "op", "sum", "x", "c", "b_in", NULL);
+    add("b", "Activation", "type", "relu", "b_in", NULL, "c", NULL);
+    ok(mica_network_validate(net) != MICA_OK, "cycle refused");
+    contains(err(), "cycle", "  as a cycle");
+    contains(err(), "a -> b -> a", "  with its path");
+
+    fresh(4, MICA_FLOAT32);
+    mica_network_add_input(net, "i", MICA_INT32, &d, NULL);
+    add("add", "ElementWise", "op", "sum", "x", "i", "y", "t.yaml:4:3");
+    ok(mica_network_validate(net) != MICA_OK, "dtype mismatch refused");
+    contains(err(), "t.yaml:4:3: layer 'add' (ElementWise)", "  naming the layer");
+
+    fresh(4, MICA_FLOAT32);
+    d.nb_dims = 2;
+    d.d[0] = 2;
+    d.d[1] = 4;
+    mica_network_add_input(net, "m", MICA_FLOAT32, &d, NULL);
+    d = dims1(3);
+    mica_network_add_input(net, "v", MICA_FLOAT32, &d, NULL);
+    add("add", "ElementWise", "op", "sum", "m", "v", "y", NULL);
+    ok(mica_network_validate(net) != MICA_OK, "rank mismatch refused");
+    contains(err(), "layer 'add' (ElementWise)", "  naming the layer");
+
+    fresh(4, MICA_FLOAT32);
+    add("a", "Activation", "type", "relu", "x", NULL, "y", NULL);
+    mica_network_mark_output(net, "z", "t.yaml:12:11");
+    ok(mica_network_validate(net) != MICA_OK, "undefined output refused");
+    contains(err(), "t.yaml:12:11: output 'z' is not defined", "  with position");
+    ok(mica_network_mark_output(net, "z", NULL) != MICA_OK,
+       "marking an output twice refused");
+
+    fresh(4, MICA_FLOAT32);
+    ok(add("a", "Activation", "type", "relu", "x", NULL, "y", NULL) == MICA_OK &&
+       add("a", "Activation", "type", "relu", "y", NULL, "z", NULL) != MICA_OK,
+       "layer name used twice refused");
+    contains(err(), "layer name 'a' is already used", "  naming it");
+}
+
+/* A chain of n relus over 1024 floats: memory is reused by liveness. */
+static void test_chain(void)
+{
+    enum { N = 1024, L = 12 };
+    mica_engine_t *e = NULL;
+    mica_exec_t *x = NULL;
+    mica_build_config_t cfg;
+    mica_layer_info_t li;
+    mica_tensor_info_t ti;
+    mica_tensor_desc_t desc;
+    const void *out;
+    float in[N];
+    char a[16], b[16];
+    int i, good = 1;
+    mica_dims_t d = dims1(N);
+
+    fresh(N, MICA_FLOAT32);
+    for (i = 0; i < L; i++) {
+        snprintf(a, sizeof a, i ? "t%d" : "x", i);
+        snprintf(b, sizeof b, "t%d", i + 1);
+        if (i % 2)
+            add(b, "ElementWise", "op", "sum", a, a, b, NULL);
+        else
+            add(b, "Activation", "type", "relu", a, NULL, b, NULL);
+    }
+    mica_network_mark_output(net, b, NULL);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.struct_size = sizeof cfg;
+    cfg.device = MICA_DEVICE_CPU;
+    ok(mica_engine_build(net, &cfg, &e) == MICA_OK, "chain builds");
+    if (!e) {
+        diag("%s", err());
+        skip_block(8, "no engine");
+        return;
+    }
+    is_int(L, mica_engine_nb_layers(e), "  with %d layers", L);
+    is_int(L + 1, mica_engine_nb_tensors(e), "  and %d tensors", L + 1);
+    ok(mica_engine_arena_bytes(e) <= 3 * N * 4,
+       "  memory reused by liveness: %lld bytes for %d tensors of %d",
+       (long long)mica_engine_arena_bytes(e), L + 1, N * 4);
+    ok(mica_engine_layer(e, 0, &li) == MICA_OK &&
+       strcmp(li.implementation, "reference") == 0,
+       "  the CPU reference implementation is chosen on the CPU");
+    ok(mica_engine_tensor(e, L, &ti) == MICA_OK && ti.is_output &&
+       strcmp(ti.shape, "[1024]") == 0, "  output shape is [1024]");
+    for (i = 0; i < N; i++)
+        in[i] = (float)(i % 7) - 3.0f;
+    ok(mica_exec_create(e, &x) == MICA_OK &&
+       mica_exec_set_input(x, "x", &d, in) == MICA_OK &&
+       mica_exec_run(x) == MICA_OK &&
+       mica_exec_get_output(x, b, &desc, &out) == MICA_OK, "chain runs");
+    for (i = 0; x && out && i < N; i++) {
+        float want = in[i] > 0 ? in[i] * 64.0f : 0.0f; /* 6 doublings */
+        if (((const float *)out)[i] != want)
+            good = 0;
+    }
+    ok(good, "  with the right values");
+    d.d[0] = N + 1;
+    ok(x && mica_exec_set_input(x, "x", &d, in) != MICA_OK,
+       "an input of the wrong shape is refused");
+    contains(err(), "shape [1025] does not match the engine's [1024]",
+             "  naming both shapes");
+    mica_exec_destroy(x);
+    mica_engine_destroy(e);
+}
+
+int main(void)
+{
+    plan_lazy();
+    th_context();
+    test_errors();
+    test_chain();
+    mica_network_destroy(net);
+    return exit_status();
+}

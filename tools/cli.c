@@ -1,0 +1,209 @@
+/*
+ * tools/cli.c - helpers shared by the subcommands of `mica`.
+ */
+#include <config.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("mica: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return CLI_ERROR;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "mica %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see 'mica %s --help')\n", cmd);
+    return CLI_USAGE;
+}
+
+int cli_is_opt(const char *arg, const char *name)
+{
+    size_t n = strlen(name);
+    return !strncmp(arg, name, n) && (arg[n] == '\0' || arg[n] == '=');
+}
+
+const char *cli_opt_value(const char *cmd, int argc, char **argv, int *i,
+                          const char *name)
+{
+    const char *eq = strchr(argv[*i], '=');
+    if (eq)
+        return eq + 1;
+    if (*i + 1 >= argc) {
+        cli_usage_error(cmd, "option %s needs a value", name);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int cli_is_help(const char *arg)
+{
+    return !strcmp(arg, "-h") || !strcmp(arg, "--help");
+}
+
+int cli_parse_device(const char *s, uint32_t *out)
+{
+    if (!strcmp(s, "auto"))
+        *out = 0;
+    else if (!strcmp(s, "cpu"))
+        *out = MICA_DEVICE_CPU;
+    else if (!strcmp(s, "cuda"))
+        *out = MICA_DEVICE_CUDA;
+    else
+        return -1;
+    return 0;
+}
+
+const char *cli_device_name(uint32_t devices)
+{
+    switch (devices & (MICA_DEVICE_CPU | MICA_DEVICE_CUDA)) {
+    case MICA_DEVICE_CPU: return "cpu";
+    case MICA_DEVICE_CUDA: return "cuda";
+    case MICA_DEVICE_CPU | MICA_DEVICE_CUDA: return "cpu,cuda";
+    default: return "-";
+    }
+}
+
+static void quiet_log(void *user, mica_log_level_t level, const char *msg)
+{
+    (void)user;
+    if (level == MICA_LOG_ERROR)
+        fprintf(stderr, "mica: error: %s\n", msg);
+}
+
+int cli_context(mica_context_t **ctx, char **paths, int nb_paths, int quiet)
+{
+    mica_status_t st;
+    int i;
+
+    st = mica_context_create(ctx);
+    if (st != MICA_OK)
+        return cli_error("cannot create a context: %s", mica_status_name(st));
+    if (quiet)
+        mica_context_set_logger(*ctx, quiet_log, NULL, MICA_LOG_ERROR);
+    st = mica_context_load_default_modules(*ctx);
+    if (st != MICA_OK)
+        goto fail;
+    for (i = 0; i < nb_paths; i++) {
+        st = mica_context_load_dir(*ctx, paths[i]);
+        if (st != MICA_OK)
+            goto fail;
+    }
+    return CLI_OK;
+fail:
+    cli_error("%s", mica_context_error(*ctx));
+    mica_context_destroy(*ctx);
+    *ctx = NULL;
+    return CLI_ERROR;
+}
+
+int cli_build(mica_context_t *ctx, const char *manifest, uint32_t device,
+              mica_manifest_t **m, mica_engine_t **engine)
+{
+    mica_build_config_t cfg;
+    mica_status_t st;
+
+    *engine = NULL;
+    st = mica_manifest_load(ctx, manifest, m);
+    if (st != MICA_OK)
+        return cli_error("%s", mica_context_error(ctx));
+    cfg = *mica_manifest_config(*m);
+    if (device != CLI_DEVICE_MANIFEST)
+        cfg.device = device;
+    st = mica_engine_build(mica_manifest_network(*m), &cfg, engine);
+    if (st != MICA_OK) {
+        cli_error("%s", mica_context_error(ctx));
+        mica_manifest_destroy(*m);
+        *m = NULL;
+        return CLI_ERROR;
+    }
+    return CLI_OK;
+}
+
+/* ---- tables ------------------------------------------------------------ */
+
+struct cli_table {
+    int nb_cols;
+    int nb_rows;
+    char **cells; /* nb_rows * nb_cols */
+};
+
+cli_table_t *cli_table_new(int nb_cols)
+{
+    cli_table_t *t = calloc(1, sizeof(*t));
+    if (t)
+        t->nb_cols = nb_cols;
+    return t;
+}
+
+int cli_table_add(cli_table_t *t, const char *const *cells)
+{
+    char **p;
+    int i;
+    p = realloc(t->cells, (size_t)(t->nb_rows + 1) * (size_t)t->nb_cols
+                              * sizeof(char *));
+    if (!p)
+        return -1;
+    t->cells = p;
+    for (i = 0; i < t->nb_cols; i++) {
+        p[t->nb_rows * t->nb_cols + i] = strdup(cells[i] ? cells[i] : "");
+        if (!p[t->nb_rows * t->nb_cols + i]) {
+            while (i-- > 0)
+                free(p[t->nb_rows * t->nb_cols + i]);
+            return -1;
+        }
+    }
+    t->nb_rows++;
+    return 0;
+}
+
+void cli_table_print(const cli_table_t *t, FILE *f, const char *indent)
+{
+    int r, c;
+    size_t *w = calloc((size_t)t->nb_cols, sizeof(size_t));
+    if (!w)
+        return;
+    for (r = 0; r < t->nb_rows; r++)
+        for (c = 0; c < t->nb_cols; c++) {
+            size_t n = strlen(t->cells[r * t->nb_cols + c]);
+            if (n > w[c])
+                w[c] = n;
+        }
+    for (r = 0; r < t->nb_rows; r++) {
+        fputs(indent, f);
+        for (c = 0; c < t->nb_cols; c++) {
+            const char *s = t->cells[r * t->nb_cols + c];
+            if (c == t->nb_cols - 1)
+                fprintf(f, "%s\n", s);
+            else
+                fprintf(f, "%-*s  ", (int)w[c], s);
+        }
+    }
+    free(w);
+}
+
+void cli_table_free(cli_table_t *t)
+{
+    int i;
+    if (!t)
+        return;
+    for (i = 0; i < t->nb_rows * t->nb_cols; i++)
+        free(t->cells[i]);
+    free(t->cells);
+    free(t);
+}

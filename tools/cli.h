@@ -1,0 +1,78 @@
+/*
+ * tools/cli.h - what the subcommands of the `mica` command share: error
+ * and usage reporting, option parsing, and setting up a context with its
+ * modules.
+ *
+ * Exit codes: 0 success, 1 a runtime or manifest error, 2 a usage error.
+ * Every error is one line on stderr starting with "mica: ".
+ */
+#ifndef MICA_CLI_H
+#define MICA_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mica/mica.h"
+
+#define CLI_OK 0
+#define CLI_ERROR 1
+#define CLI_USAGE 2
+
+/* Print "mica: <message>" to stderr; returns CLI_ERROR. */
+int cli_error(const char *fmt, ...) MICA_PRINTF(1, 2);
+
+/* Print "mica CMD: <message> (see 'mica CMD --help')"; returns CLI_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) MICA_PRINTF(2, 3);
+
+/* Whether argv[i] is option `name` ("--name" or "--name=VALUE"). */
+int cli_is_opt(const char *arg, const char *name);
+
+/*
+ * The value of option `name` at argv[*i]: "--name=VALUE" or "--name
+ * VALUE" (advancing *i).  NULL (after a usage message) if missing.
+ */
+const char *cli_opt_value(const char *cmd, int argc, char **argv, int *i,
+                          const char *name);
+
+/* Whether argv[i] asks for help (-h, --help). */
+int cli_is_help(const char *arg);
+
+/* "auto", "cpu", "cuda" -> 0, MICA_DEVICE_CPU, MICA_DEVICE_CUDA; -1 else. */
+int cli_parse_device(const char *s, uint32_t *out);
+/* "cpu", "cuda", "cpu,cuda" for device bits. */
+const char *cli_device_name(uint32_t devices);
+
+/*
+ * A context with the default modules loaded, then every folder of
+ * `paths` (nb_paths of them).  `quiet` keeps load problems off stderr
+ * (they stay listed in the context).  Returns CLI_OK or CLI_ERROR after a
+ * message.
+ */
+int cli_context(mica_context_t **ctx, char **paths, int nb_paths, int quiet);
+
+/* Subcommands: argv[0] is the subcommand's name. */
+int cmd_run(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+int cmd_modules(int argc, char **argv);
+
+/*
+ * Load a manifest and build its engine on `device` (0: the manifest's
+ * own choice; else a mica_device_kind_t bit or CLI_DEVICE_AUTO).  On
+ * failure prints the error and returns CLI_ERROR.
+ */
+#define CLI_DEVICE_MANIFEST 0xffffffffu
+int cli_build(mica_context_t *ctx, const char *manifest, uint32_t device,
+              mica_manifest_t **m, mica_engine_t **engine);
+
+/*
+ * A table printed with aligned columns: add rows of `nb_cols` strings
+ * (copied), then print; every column is as wide as its widest cell, the
+ * last one is not padded.
+ */
+typedef struct cli_table cli_table_t;
+cli_table_t *cli_table_new(int nb_cols);
+int cli_table_add(cli_table_t *t, const char *const *cells);
+void cli_table_print(const cli_table_t *t, FILE *f, const char *indent);
+void cli_table_free(cli_table_t *t);
+
+#endif /* MICA_CLI_H */

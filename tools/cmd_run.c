@@ -1,0 +1,462 @@
+/*
+ * tools/cmd_run.c - `mica run`: load a manifest, build its engine, run it
+ * once on .npy inputs and write every network output as DIR/NAME.npy.
+ * Nothing is written unless everything succeeded: outputs go to
+ * temporary files first and are renamed into place at the end.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "npy.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: mica run MANIFEST --input NAME=FILE.npy ... --output-dir DIR\n"
+        "                [--device auto|cpu|cuda] [--profile K]\n"
+        "                [--module-path DIR]...\n\n"
+        "Run the network of MANIFEST once and write every network output as\n"
+        "DIR/NAME.npy (DIR is created if missing).  Every network input must\n"
+        "be given, as a .npy file of the input's dtype and rank.\n\n"
+        "  --input NAME=FILE.npy  the data of input NAME (repeatable)\n"
+        "  --output-dir DIR       where the outputs go\n"
+        "  --device D             auto, cpu or cuda (default: the manifest's)\n"
+        "  --profile K            the optimization profile to use (0)\n"
+        "  --module-path DIR      another folder of modules (repeatable; also\n"
+        "                         $MICA_MODULE_PATH, colon-separated)\n\n"
+        "On any error nothing is written and the status is 1.\n");
+}
+
+typedef struct input {
+    char *name;
+    const char *file;
+    mica__npy_t npy;
+} input_t;
+
+typedef struct run {
+    const char *manifest;
+    const char *out_dir;
+    uint32_t device;
+    long profile;
+    char **paths;
+    int nb_paths;
+    input_t *inputs;
+    int nb_inputs;
+} run_t;
+
+static int parse(run_t *r, int argc, char **argv, int *help)
+{
+    int i;
+    const char *v;
+    char *end;
+
+    *help = 0;
+    r->device = CLI_DEVICE_MANIFEST;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (cli_is_help(a)) {
+            *help = 1;
+            return CLI_OK;
+        } else if (cli_is_opt(a, "--input")) {
+            const char *eq;
+            int k;
+            if (!(v = cli_opt_value("run", argc, argv, &i, "--input")))
+                return CLI_USAGE;
+            eq = strchr(v, '=');
+            if (!eq || eq == v || !eq[1])
+                return cli_usage_error("run", "--input '%s': expected "
+                                       "NAME=FILE.npy", v);
+            r->inputs[r->nb_inputs].name = strndup(v, (size_t)(eq - v));
+            r->inputs[r->nb_inputs].file = eq + 1;
+            if (!r->inputs[r->nb_inputs].name)
+                return cli_error("out of memory");
+            for (k = 0; k < r->nb_inputs; k++)
+                if (!strcmp(r->inputs[k].name, r->inputs[r->nb_inputs].name))
+                    return cli_usage_error("run", "input '%s' is given "
+                                           "twice", r->inputs[k].name);
+            r->nb_inputs++;
+        } else if (cli_is_opt(a, "--output-dir")) {
+            if (!(r->out_dir = cli_opt_value("run", argc, argv, &i,
+                                             "--output-dir")))
+                return CLI_USAGE;
+        } else if (cli_is_opt(a, "--device")) {
+            if (!(v = cli_opt_value("run", argc, argv, &i, "--device")))
+                return CLI_USAGE;
+            if (cli_parse_device(v, &r->device))
+                return cli_usage_error("run", "--device '%s': expected auto, "
+                                       "cpu or cuda", v);
+        } else if (cli_is_opt(a, "--profile")) {
+            if (!(v = cli_opt_value("run", argc, argv, &i, "--profile")))
+                return CLI_USAGE;
+            errno = 0;
+            r->profile = strtol(v, &end, 10);
+            if (errno || *end || end == v || r->profile < 0)
+                return cli_usage_error("run", "--profile '%s': expected a "
+                                       "profile number (0, 1, ...)", v);
+        } else if (cli_is_opt(a, "--module-path")) {
+            if (!(v = cli_opt_value("run", argc, argv, &i, "--module-path")))
+                return CLI_USAGE;
+            r->paths[r->nb_paths++] = (char *)v;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage_error("run", "unknown option '%s'", a);
+        } else if (!r->manifest) {
+            r->manifest = a;
+        } else {
+            return cli_usage_error("run", "unexpected argument '%s' (one "
+                                   "manifest only)", a);
+        }
+    }
+    if (!r->manifest)
+        return cli_usage_error("run", "no manifest given");
+    if (!r->out_dir)
+        return cli_usage_error("run", "no --output-dir given");
+    return CLI_OK;
+}
+
+static const char *dims_str(const mica_dims_t *d, char *buf, size_t len)
+{
+    size_t n = (size_t)snprintf(buf, len, "[");
+    int32_t i;
+    for (i = 0; i < d->nb_dims && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%lld", i ? ", " : "",
+                              (long long)d->d[i]);
+    if (n < len)
+        snprintf(buf + n, len - n, "]");
+    return buf;
+}
+
+/* Every network input given, of the right dtype, rank and static dims. */
+static int check_inputs(run_t *r, mica_engine_t *engine)
+{
+    char missing[1024], a[128], b[128];
+    size_t n = 0;
+    int32_t i, j, nb = mica_engine_nb_inputs(engine);
+    int k, nb_missing = 0;
+    mica_tensor_info_t info;
+
+    for (k = 0; k < r->nb_inputs; k++) {
+        int32_t t = mica_engine_find_tensor(engine, r->inputs[k].name);
+        memset(&info, 0, sizeof(info));
+        info.struct_size = sizeof(info);
+        if (t < 0 || mica_engine_tensor(engine, t, &info) != MICA_OK
+            || !info.is_input) {
+            n = 0;
+            missing[0] = '\0';
+            for (i = 0; i < nb; i++) {
+                memset(&info, 0, sizeof(info));
+                info.struct_size = sizeof(info);
+                if (mica_engine_tensor(engine, mica_engine_input(engine, i),
+                                       &info) == MICA_OK && n < sizeof(missing))
+                    n += (size_t)snprintf(missing + n, sizeof(missing) - n,
+                                          "%s%s", i ? ", " : "", info.name);
+            }
+            return cli_error("--input %s: the network has no input named "
+                             "'%s' (its inputs: %s)", r->inputs[k].name,
+                             r->inputs[k].name, nb ? missing : "none");
+        }
+    }
+    missing[0] = '\0';
+    n = 0;
+    for (i = 0; i < nb; i++) {
+        input_t *in = NULL;
+        memset(&info, 0, sizeof(info));
+        info.struct_size = sizeof(info);
+        if (mica_engine_tensor(engine, mica_engine_input(engine, i), &info)
+            != MICA_OK)
+            return cli_error("cannot query input %d of the engine", (int)i);
+        for (k = 0; k < r->nb_inputs; k++)
+            if (!strcmp(r->inputs[k].name, info.name))
+                in = &r->inputs[k];
+        if (!in) {
+            if (n < sizeof(missing))
+                n += (size_t)snprintf(missing + n, sizeof(missing) - n,
+                                      "%s'%s'", nb_missing ? ", " : "",
+                                      info.name);
+            nb_missing++;
+            continue;
+        }
+        if (in->npy.dtype != info.dtype)
+            return cli_error("input '%s': %s holds %s data, the network "
+                             "takes %s", info.name, in->file,
+                             mica_dtype_name(in->npy.dtype),
+                             mica_dtype_name(info.dtype));
+        for (j = 0; j < info.dims.nb_dims; j++)
+            if (info.dims.d[j] >= 0 && info.dims.d[j] != in->npy.dims.d[j])
+                break;
+        if (in->npy.dims.nb_dims != info.dims.nb_dims || j < info.dims.nb_dims)
+            return cli_error("input '%s': %s has shape %s, the network takes "
+                             "%s", info.name, in->file,
+                             dims_str(&in->npy.dims, a, sizeof(a)),
+                             info.shape ? info.shape
+                                        : dims_str(&info.dims, b, sizeof(b)));
+    }
+    if (nb_missing)
+        return cli_error("missing input%s %s (give --input NAME=FILE.npy)",
+                         nb_missing > 1 ? "s" : "", missing);
+    return CLI_OK;
+}
+
+static double half_to_double(uint16_t h)
+{
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double v = e == 0 ? ldexp(m, -24)
+               : e == 31 ? (m ? NAN : INFINITY)
+                         : ldexp(m + 1024, e - 25);
+    return h & 0x8000 ? -v : v;
+}
+
+/* The first values of an output, on one line: "  [1.5, 0, 4.5, ...]". */
+static void print_values(const mica_tensor_desc_t *d, const void *data)
+{
+    int64_t n = mica_dims_volume(&d->dims), i, shown = n < 16 ? n : 16;
+    printf("  [");
+    for (i = 0; i < shown; i++) {
+        double v = 0;
+        switch (d->dtype) {
+        case MICA_FLOAT32: v = ((const float *)data)[i]; break;
+        case MICA_FLOAT16:
+            v = half_to_double(((const uint16_t *)data)[i]);
+            break;
+        case MICA_INT8: v = ((const int8_t *)data)[i]; break;
+        case MICA_INT32: v = ((const int32_t *)data)[i]; break;
+        case MICA_INT64: v = (double)((const int64_t *)data)[i]; break;
+        case MICA_BOOL: case MICA_UINT8: v = ((const uint8_t *)data)[i]; break;
+        default: break;
+        }
+        printf("%s%.7g", i ? ", " : "", v);
+    }
+    printf("%s]\n", n > shown ? ", ..." : "");
+}
+
+/* Make `dir` and its missing parents; *made gets the top one made. */
+static int make_dir(const char *dir, char **made)
+{
+    char *p = strdup(dir), *s;
+    struct stat sb;
+    int rc = 0;
+
+    *made = NULL;
+    if (!p)
+        return -1;
+    for (s = p + 1;; s++) {
+        char c = *s;
+        if (c != '/' && c != '\0')
+            continue;
+        *s = '\0';
+        if (stat(p, &sb) != 0) {
+            if (mkdir(p, 0777) != 0) {
+                rc = -1;
+                break;
+            }
+            if (!*made && !(*made = strdup(p))) {
+                rc = -1;
+                break;
+            }
+        } else if (!S_ISDIR(sb.st_mode)) {
+            errno = ENOTDIR;
+            rc = -1;
+            break;
+        }
+        *s = c;
+        if (!c)
+            break;
+    }
+    free(p);
+    return rc;
+}
+
+/* Remove `top` and the empty folders below it down to `dir`. */
+static void unmake_dir(const char *dir, const char *top)
+{
+    char *p = strdup(dir), *s;
+    if (!p)
+        return;
+    while (strlen(p) >= strlen(top)) {
+        if (rmdir(p) != 0)
+            break;
+        s = strrchr(p, '/');
+        if (!s)
+            break;
+        *s = '\0';
+    }
+    free(p);
+}
+
+static int write_outputs(run_t *r, mica_context_t *ctx, mica_engine_t *engine,
+                         mica_exec_t *exec)
+{
+    int32_t nb = mica_engine_nb_outputs(engine), i, k;
+    char **paths = calloc((size_t)nb + 1, sizeof(char *));
+    char *made = NULL, err[1024], ds[128];
+    int rc = CLI_ERROR, written = 0;
+    mica_tensor_desc_t *desc = calloc((size_t)nb + 1, sizeof(*desc));
+    const void **data = calloc((size_t)nb + 1, sizeof(void *));
+    const char **names = calloc((size_t)nb + 1, sizeof(char *));
+
+    if (!paths || !desc || !data || !names) {
+        cli_error("out of memory");
+        goto out;
+    }
+    /* Everything in hand before anything is written. */
+    for (i = 0; i < nb; i++) {
+        mica_tensor_info_t info;
+        memset(&info, 0, sizeof(info));
+        info.struct_size = sizeof(info);
+        if (mica_engine_tensor(engine, mica_engine_output(engine, i), &info)
+            != MICA_OK) {
+            cli_error("cannot query output %d of the engine", (int)i);
+            goto out;
+        }
+        names[i] = info.name;
+        if (mica_exec_get_output(exec, info.name, &desc[i], &data[i])
+            != MICA_OK) {
+            cli_error("output '%s': %s", info.name, mica_context_error(ctx));
+            goto out;
+        }
+        if (!mica__npy_descr(desc[i].dtype)) {
+            cli_error("output '%s': %s has no .npy form", info.name,
+                      mica_dtype_name(desc[i].dtype));
+            goto out;
+        }
+        if (strchr(info.name, '/')) {
+            cli_error("output '%s': the name cannot be a file name",
+                      info.name);
+            goto out;
+        }
+        paths[i] = malloc(strlen(r->out_dir) + strlen(info.name) + 6);
+        if (!paths[i]) {
+            cli_error("out of memory");
+            goto out;
+        }
+        sprintf(paths[i], "%s/%s.npy", r->out_dir, info.name);
+    }
+    if (make_dir(r->out_dir, &made) != 0) {
+        cli_error("cannot create the output folder '%s': %s", r->out_dir,
+                  strerror(errno));
+        goto out;
+    }
+    for (i = 0; i < nb; i++, written++) {
+        if (mica__npy_write_tmp(paths[i], desc[i].dtype, &desc[i].dims,
+                                data[i], 0, err, sizeof(err)) != MICA_OK) {
+            cli_error("output '%s': %s", names[i], err);
+            goto out;
+        }
+    }
+    for (i = 0; i < nb; i++) {
+        char *tmp = mica__npy_tmp_path(paths[i]);
+        if (!tmp || rename(tmp, paths[i]) != 0) {
+            cli_error("cannot rename '%s' to '%s': %s", tmp ? tmp : "?",
+                      paths[i], strerror(errno));
+            free(tmp);
+            for (k = 0; k < i; k++)
+                remove(paths[k]);
+            goto out;
+        }
+        free(tmp);
+    }
+    written = 0;
+    for (i = 0; i < nb; i++) {
+        printf("%s: %s %s -> %s\n", names[i], mica_dtype_name(desc[i].dtype),
+               dims_str(&desc[i].dims, ds, sizeof(ds)), paths[i]);
+        print_values(&desc[i], data[i]);
+    }
+    rc = CLI_OK;
+out:
+    for (k = 0; k < written; k++) {
+        char *tmp = mica__npy_tmp_path(paths[k]);
+        if (tmp)
+            remove(tmp);
+        free(tmp);
+    }
+    if (rc != CLI_OK && made)
+        unmake_dir(r->out_dir, made);
+    free(made);
+    for (i = 0; paths && i < nb; i++)
+        free(paths[i]);
+    free(paths);
+    free(desc);
+    free(data);
+    free(names);
+    return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_t r;
+    int rc, help, k;
+    mica_context_t *ctx = NULL;
+    mica_manifest_t *m = NULL;
+    mica_engine_t *engine = NULL;
+    mica_exec_t *exec = NULL;
+    mica_status_t st;
+    char err[1024];
+
+    memset(&r, 0, sizeof(r));
+    r.inputs = calloc((size_t)argc + 1, sizeof(*r.inputs));
+    r.paths = calloc((size_t)argc + 1, sizeof(char *));
+    if (!r.inputs || !r.paths) {
+        rc = cli_error("out of memory");
+        goto out;
+    }
+    rc = parse(&r, argc, argv, &help);
+    if (rc != CLI_OK)
+        goto out;
+    if (help) {
+        usage(stdout);
+        goto out;
+    }
+    if (r.profile != 0) {
+        rc = cli_error("--profile %ld: only profile 0 can be selected in "
+                       "this version", r.profile);
+        goto out;
+    }
+    for (k = 0; k < r.nb_inputs; k++) {
+        if (mica__npy_read(r.inputs[k].file, &r.inputs[k].npy, err,
+                           sizeof(err)) != MICA_OK) {
+            rc = cli_error("input '%s': %s", r.inputs[k].name, err);
+            goto out;
+        }
+    }
+    if ((rc = cli_context(&ctx, r.paths, r.nb_paths, 0)) != CLI_OK)
+        goto out;
+    if ((rc = cli_build(ctx, r.manifest, r.device, &m, &engine)) != CLI_OK)
+        goto out;
+    if ((rc = check_inputs(&r, engine)) != CLI_OK)
+        goto out;
+    st = mica_exec_create(engine, &exec);
+    for (k = 0; st == MICA_OK && k < r.nb_inputs; k++)
+        st = mica_exec_set_input(exec, r.inputs[k].name, &r.inputs[k].npy.dims,
+                                 r.inputs[k].npy.data);
+    if (st == MICA_OK)
+        st = mica_exec_run(exec);
+    if (st != MICA_OK) {
+        rc = cli_error("%s", mica_context_error(ctx));
+        goto out;
+    }
+    rc = write_outputs(&r, ctx, engine, exec);
+out:
+    if (exec)
+        mica_exec_destroy(exec);
+    if (engine)
+        mica_engine_destroy(engine);
+    if (m)
+        mica_manifest_destroy(m);
+    if (ctx)
+        mica_context_destroy(ctx);
+    for (k = 0; r.inputs && k < r.nb_inputs; k++) {
+        free(r.inputs[k].name);
+        mica__npy_free(&r.inputs[k].npy);
+    }
+    free(r.inputs);
+    free(r.paths);
+    return rc;
+}

@@ -1,0 +1,59 @@
+/*
+ * tools/mica.c - the `mica` command: run, inspect and list what the
+ * runtime knows.  One file per subcommand (cmd_*.c); see cli.h for the
+ * conventions (exit codes, one-line errors).
+ */
+#include <config.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+} commands[] = {
+    {"run", cmd_run, "run a manifest once on .npy inputs, write .npy outputs"},
+    {"inspect", cmd_inspect, "show a manifest's layers, tensors and memory"},
+    {"modules", cmd_modules, "list every registered layer type"},
+};
+
+#define NB_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+    size_t i;
+    fprintf(f, "usage: mica COMMAND [ARGS...]\n\n"
+               "A plugin-first inference runtime.  Commands:\n");
+    for (i = 0; i < NB_COMMANDS; i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n'mica COMMAND --help' describes a command.  "
+               "'mica --version' prints the version.\n"
+               "Exit status: 0 success, 1 error, 2 usage error.\n");
+}
+
+int main(int argc, char **argv)
+{
+    size_t i;
+
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_USAGE;
+    }
+    if (cli_is_help(argv[1]) || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("mica %s\n", mica_version());
+        return CLI_OK;
+    }
+    for (i = 0; i < NB_COMMANDS; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "mica: unknown command '%s' (commands: run, inspect, "
+                    "modules; see 'mica --help')\n", argv[1]);
+    return CLI_USAGE;
+}
