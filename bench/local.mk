@@ -4,7 +4,11 @@ noinst_PROGRAMS += bench/bench_overhead
 bench_bench_overhead_SOURCES = bench/bench_overhead.c bench/bench_util.c \
 	bench/bench_util.h
 bench_bench_overhead_LDADD = libmica.la
-MICA_BENCHES = bench/bench_overhead
+noinst_PROGRAMS += bench/bench_shapes
+bench_bench_shapes_SOURCES = bench/bench_shapes.c bench/bench_util.c \
+	bench/bench_util.h
+bench_bench_shapes_LDADD = libmica.la $(MICA_CUDA_LIBS)
+MICA_BENCHES = bench/bench_overhead bench/bench_shapes
 if MICA_CUDA
 noinst_PROGRAMS += bench/bench_elementwise bench/bench_matmul
 bench_bench_elementwise_SOURCES = bench/bench_elementwise.c \

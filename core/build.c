@@ -11,7 +11,7 @@
  */
 #include <config.h>
 
-#include "graph.h"
+#include "build.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,11 +19,7 @@
 
 /* ---- a small name -> index map --------------------------------------- */
 
-typedef struct name_map {
-    const char **keys;
-    int32_t *values;
-    size_t cap;
-} name_map_t;
+typedef mica__name_map_t name_map_t;
 
 static uint64_t hash_str(const char *s)
 {
@@ -74,17 +70,7 @@ static void map_put(name_map_t *m, const char *key, int32_t value)
 
 /* ---- the build state ------------------------------------------------- */
 
-typedef struct build {
-    mica_network_t *net;
-    mica_context_t *ctx;
-    mica_engine_t *e;
-    const mica_build_config_t *cfg;
-    int validate_only;
-    name_map_t names;        /* tensor name -> tensor index */
-    int32_t *def_layer;      /* per tensor: network layer index, -1 inputs */
-    int32_t *def_slot;       /* per tensor: output position */
-    int32_t *order;          /* network layer indices in execution order */
-} build_t;
+typedef mica__build_t build_t;
 
 static const char *layer_at(const mica__net_layer_t *l, char *buf, size_t n)
 {
@@ -249,6 +235,13 @@ static mica_status_t order_layers(build_t *b)
                             "input nor any layer's output)",
                             mica__at(net->output_origins[i], at, sizeof at),
                             net->outputs[i]);
+    for (i = 0; i < net->nb_shape_outputs && st == MICA_OK; i++)
+        if (map_get(&b->names, net->shape_outputs[i]) < 0)
+            st = mica__fail(b->ctx, MICA_ERR_INVALID,
+                            "%sshape output '%s' is not defined (not a "
+                            "network input nor any layer's output)",
+                            mica__at(net->shape_output_origins[i], at,
+                                     sizeof at), net->shape_outputs[i]);
     if (st != MICA_OK)
         goto done;
     for (i = 0; i < n; i++)
@@ -278,13 +271,13 @@ done:
 
 /* ---- per layer ------------------------------------------------------- */
 
-static mica_status_t layer_fail(build_t *b, const mica__net_layer_t *nl,
-                                const char *type, const mica_error_t *err,
-                                const char *fallback)
+mica_status_t mica__layer_fail(mica__build_t *b, int32_t step,
+                               const mica_error_t *err, const char *fallback)
 {
+    const mica__net_layer_t *nl = mica__net_layer(b, step);
     char at[512];
     return mica__fail(b->ctx, MICA_ERR_INVALID, "%slayer '%s' (%s): %s",
-                      layer_at(nl, at, sizeof at), nl->name, type,
+                      layer_at(nl, at, sizeof at), nl->name, nl->type,
                       mica__error_msg(err, fallback));
 }
 
@@ -361,7 +354,7 @@ static mica_status_t instantiate(build_t *b, const mica__net_layer_t *nl,
         return mica__fail(b->ctx, MICA_ERR_INTERNAL, "layer '%s': %s",
                           nl->name, msg);
     }
-    if (c->role != MICA_ROLE_NONE)
+    if (c->role != MICA_ROLE_NONE && c->role != MICA_ROLE_ASSERTION)
         return mica__fail(b->ctx, MICA_ERR_UNSUPPORTED,
                           "%slayer '%s' (%s): loop and conditional boundary "
                           "layers are not supported by this version",
@@ -369,7 +362,9 @@ static mica_status_t instantiate(build_t *b, const mica__net_layer_t *nl,
     mica__error_clear(&err);
     l->instance = c->create(c, nl->name, &l->fields.view, &err);
     if (!l->instance)
-        return layer_fail(b, nl, nl->type, &err, "create failed");
+        return mica__fail(b->ctx, MICA_ERR_INVALID, "%slayer '%s' (%s): %s",
+                          layer_at(nl, at, sizeof at), nl->name, nl->type,
+                          mica__error_msg(&err, "create failed"));
     n = l->instance->ops->nb_outputs(l->instance);
     if (n != nl->nb_outputs)
         return mica__fail(b->ctx, MICA_ERR_INVALID,
@@ -377,183 +372,6 @@ static mica_status_t instantiate(build_t *b, const mica__net_layer_t *nl,
                           "layer lists %d", layer_at(nl, at, sizeof at),
                           nl->name, nl->type, (int)n, n == 1 ? "" : "s",
                           (int)nl->nb_outputs);
-    return MICA_OK;
-}
-
-static void format_shape(const mica_shape_expr_t *s, char *buf, size_t len)
-{
-    size_t pos = 0;
-    int32_t i;
-    char d[256];
-
-    pos += (size_t)snprintf(buf, len, "[");
-    for (i = 0; i < s->nb_dims && pos < len; i++)
-        pos += (size_t)snprintf(buf + pos, len - pos, "%s%s", i ? ", " : "",
-                                mica__expr_print(s->d[i], d, sizeof d));
-    if (pos < len)
-        snprintf(buf + pos, len - pos, "]");
-}
-
-/* Evaluate a tensor's shape expressions into concrete dims. */
-static mica_status_t concretize(build_t *b, mica__tensor_t *t,
-                                const mica__net_layer_t *nl)
-{
-    char text[512], at[512];
-    int32_t i;
-
-    format_shape(&t->shape, text, sizeof text);
-    t->shape_text = mica__strdup(text);
-    if (!t->shape_text)
-        return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
-    t->dims.nb_dims = t->shape.nb_dims;
-    for (i = 0; i < t->shape.nb_dims; i++) {
-        if (mica__expr_eval(t->shape.d[i], NULL, 0, &t->dims.d[i]) != MICA_OK)
-            return mica__fail(b->ctx, MICA_ERR_INVALID,
-                              "%slayer '%s': output '%s' has shape %s whose "
-                              "dimension %d cannot be evaluated",
-                              layer_at(nl, at, sizeof at), nl->name, t->name,
-                              text, (int)i);
-        if (t->dims.d[i] < 0)
-            return mica__fail(b->ctx, MICA_ERR_INVALID,
-                              "%slayer '%s': output '%s' has a negative "
-                              "dimension: %s", layer_at(nl, at, sizeof at),
-                              nl->name, t->name, text);
-    }
-    t->bytes = mica_dims_volume(&t->dims) * (int64_t)mica_dtype_size(t->dtype);
-    return MICA_OK;
-}
-
-/* Types, formats and shapes of layer `step`'s outputs. */
-static mica_status_t infer(build_t *b, int32_t step)
-{
-    mica_engine_t *e = b->e;
-    mica__layer_t *l = &e->layers[step];
-    const mica__net_layer_t *nl = &b->net->layers[b->order[step]];
-    const mica_layer_ops_t *ops = l->instance->ops;
-    mica_dtype_t in_types[64], out_types[64];
-    mica_shape_expr_t in_shapes[64];
-    mica_tensor_desc_t io[128];
-    mica_error_t err;
-    char at[512];
-    int32_t i, nin = l->nb_inputs, nout = l->nb_outputs;
-
-    if (nin > 64 || nout > 64)
-        return mica__fail(b->ctx, MICA_ERR_UNSUPPORTED,
-                          "%slayer '%s': more than 64 inputs or outputs",
-                          layer_at(nl, at, sizeof at), nl->name);
-    memset(in_shapes, 0, sizeof in_shapes);
-    for (i = 0; i < nin; i++) {
-        const mica__tensor_t *t = l->inputs[i] >= 0 ? &e->tensors[l->inputs[i]] : NULL;
-        in_types[i] = t ? t->dtype : MICA_FLOAT32;
-        if (t)
-            in_shapes[i] = t->shape;
-    }
-    mica__error_clear(&err);
-    if (ops->output_dtypes(l->instance, in_types, nin, out_types, nout, &err) !=
-        MICA_OK)
-        return layer_fail(b, nl, nl->type, &err, "output types rejected");
-    for (i = 0; i < nout; i++) {
-        mica__tensor_t *t = &e->tensors[l->outputs[i]];
-        t->dtype = out_types[i];
-        mica__error_clear(&err);
-        if (ops->output_dims(l->instance, i, in_shapes, nin, e->eb, &t->shape,
-                             &err) != MICA_OK)
-            return layer_fail(b, nl, nl->type, &err, "output shape rejected");
-        if (t->shape.nb_dims < 0 || t->shape.nb_dims > MICA_MAX_DIMS)
-            return mica__fail(b->ctx, MICA_ERR_INVALID,
-                              "%slayer '%s' (%s): output %d has rank %d",
-                              layer_at(nl, at, sizeof at), nl->name, nl->type,
-                              (int)i, (int)t->shape.nb_dims);
-        if (concretize(b, t, nl) != MICA_OK)
-            return MICA_ERR_INVALID;
-    }
-    mica__layer_descs(e, l, io);
-    for (i = 0; i < nin + nout; i++) {
-        if (i < nin && l->inputs[i] < 0)
-            continue;
-        if (!ops->supports_format(l->instance, i, io, nin, nout)) {
-            const mica__tensor_t *t = &e->tensors[i < nin ? l->inputs[i]
-                                                          : l->outputs[i - nin]];
-            return mica__fail(b->ctx, MICA_ERR_INVALID,
-                              "%slayer '%s' (%s): %s %d ('%s') of type %s is "
-                              "not supported by implementation '%s'%s",
-                              layer_at(nl, at, sizeof at), nl->name, nl->type,
-                              i < nin ? "input" : "output",
-                              (int)(i < nin ? i : i - nin), t->name,
-                              mica_dtype_name(t->dtype),
-                              l->info.implementation,
-                              i < nin ? "" : " (its inputs' types)");
-        }
-    }
-    return MICA_OK;
-}
-
-/* Configure the instance for the (static) shapes; size its workspace. */
-static mica_status_t configure(build_t *b, int32_t step)
-{
-    mica__layer_t *l = &b->e->layers[step];
-    const mica__net_layer_t *nl = &b->net->layers[b->order[step]];
-    const mica_layer_ops_t *ops = l->instance->ops;
-    mica_tensor_desc_t io[128];
-    mica_dyn_desc_t dyn[128];
-    mica_error_t err;
-    int32_t i, n = l->nb_inputs + l->nb_outputs;
-
-    mica__layer_descs(b->e, l, io);
-    for (i = 0; i < n; i++) {
-        dyn[i].desc = io[i];
-        dyn[i].min = io[i].dims;
-        dyn[i].max = io[i].dims;
-    }
-    mica__error_clear(&err);
-    if (ops->configure &&
-        ops->configure(l->instance, dyn, l->nb_inputs, dyn + l->nb_inputs,
-                       l->nb_outputs, &err) != MICA_OK)
-        return layer_fail(b, nl, nl->type, &err, "configure failed");
-    l->workspace = ops->workspace_size
-                       ? (int64_t)ops->workspace_size(l->instance, dyn,
-                                                      l->nb_inputs,
-                                                      dyn + l->nb_inputs,
-                                                      l->nb_outputs)
-                       : 0;
-    return MICA_OK;
-}
-
-/* Network inputs: dtype, dims, shape expressions. */
-static mica_status_t setup_inputs(build_t *b)
-{
-    mica_engine_t *e = b->e;
-    int32_t i, j;
-    char at[512];
-
-    e->nb_inputs = b->net->nb_inputs;
-    e->input_index = calloc((size_t)(e->nb_inputs + 1), sizeof *e->input_index);
-    if (!e->input_index)
-        return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
-    for (i = 0; i < b->net->nb_inputs; i++) {
-        const mica__net_input_t *in = &b->net->inputs[i];
-        mica__tensor_t *t = &e->tensors[i];
-        e->input_index[i] = i;
-        t->dtype = in->dtype;
-        t->is_input = 1;
-        t->producer = -1;
-        t->shape.nb_dims = in->dims.nb_dims;
-        for (j = 0; j < in->dims.nb_dims; j++) {
-            if (in->dims.d[j] < 0)
-                return mica__fail(b->ctx, MICA_ERR_UNSUPPORTED,
-                                  "%sinput '%s': dimension %d is a runtime "
-                                  "dimension (-1), which needs optimization "
-                                  "profiles; this version supports static "
-                                  "shapes only",
-                                  mica__at(in->origin, at, sizeof at),
-                                  in->name, (int)j);
-            t->shape.d[j] = mica__expr_constant(e->eb, in->dims.d[j]);
-            if (!t->shape.d[j])
-                return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
-        }
-        if (concretize(b, t, NULL) != MICA_OK)
-            return MICA_ERR_INVALID;
-    }
     return MICA_OK;
 }
 
@@ -570,7 +388,7 @@ static mica_status_t setup_layers(build_t *b)
                                   : net->layers[dl].outputs[b->def_slot[t]];
         e->tensors[t].name = mica__strdup(name);
         e->tensors[t].last_use = -1;
-        e->tensors[t].offset = -1;
+        e->tensors[t].first_symbol = -1;
         if (!e->tensors[t].name)
             return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
     }
@@ -587,13 +405,12 @@ static mica_status_t setup_layers(build_t *b)
         l->nb_outputs = nl->nb_outputs;
         l->inputs = calloc((size_t)(nl->nb_inputs + 1), sizeof *l->inputs);
         l->outputs = calloc((size_t)(nl->nb_outputs + 1), sizeof *l->outputs);
-        if (!l->name || !l->inputs || !l->outputs)
+        l->input_kinds = calloc((size_t)(nl->nb_inputs + 1),
+                                sizeof *l->input_kinds);
+        if (!l->name || !l->inputs || !l->outputs || !l->input_kinds)
             return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
-        for (i = 0; i < nl->nb_inputs; i++) {
+        for (i = 0; i < nl->nb_inputs; i++)
             l->inputs[i] = nl->inputs[i] ? map_get(&b->names, nl->inputs[i]) : -1;
-            if (l->inputs[i] >= 0)
-                e->tensors[l->inputs[i]].last_use = s;
-        }
         for (i = 0; i < nl->nb_outputs; i++) {
             l->outputs[i] = map_get(&b->names, nl->outputs[i]);
             e->tensors[l->outputs[i]].producer = s;
@@ -606,6 +423,15 @@ static mica_status_t setup_layers(build_t *b)
     for (i = 0; i < net->nb_outputs; i++) {
         e->output_index[i] = map_get(&b->names, net->outputs[i]);
         e->tensors[e->output_index[i]].is_output = 1;
+    }
+    e->nb_shape_outputs = net->nb_shape_outputs;
+    e->shape_output_index = calloc((size_t)(net->nb_shape_outputs + 1),
+                                   sizeof *e->shape_output_index);
+    if (!e->shape_output_index)
+        return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
+    for (i = 0; i < net->nb_shape_outputs; i++) {
+        e->shape_output_index[i] = map_get(&b->names, net->shape_outputs[i]);
+        e->tensors[e->shape_output_index[i]].is_shape_output = 1;
     }
     return MICA_OK;
 }
@@ -641,21 +467,20 @@ static mica_status_t run_build(build_t *b)
         return mica__fail(b->ctx, st, "out of host memory");
     if ((st = define_tensors(b)) != MICA_OK ||
         (st = order_layers(b)) != MICA_OK ||
-        (st = setup_layers(b)) != MICA_OK || (st = setup_inputs(b)) != MICA_OK)
+        (st = setup_layers(b)) != MICA_OK ||
+        (st = mica__infer_inputs(b)) != MICA_OK)
         return st;
-    for (s = 0; s < b->e->nb_layers; s++) {
-        const mica__net_layer_t *nl = &b->net->layers[b->order[s]];
-        mica__layer_t *l = &b->e->layers[s];
-        if ((st = choose(b, nl, l)) != MICA_OK ||
-            (st = instantiate(b, nl, l)) != MICA_OK ||
-            (st = infer(b, s)) != MICA_OK)
+    for (s = 0; s < b->e->nb_layers; s++)
+        if ((st = choose(b, mica__net_layer(b, s), &b->e->layers[s])) != MICA_OK ||
+            (st = instantiate(b, mica__net_layer(b, s), &b->e->layers[s])) != MICA_OK)
             return st;
-        if (!b->validate_only && (st = configure(b, s)) != MICA_OK)
+    if ((st = mica__infer_kinds(b)) != MICA_OK ||
+        (st = mica__infer_host_instances(b)) != MICA_OK)
+        return st;
+    for (s = 0; s < b->e->nb_layers; s++)
+        if ((st = mica__infer_layer(b, s)) != MICA_OK)
             return st;
-    }
-    if (!b->validate_only)
-        st = mica__plan_memory(b->e);
-    return st;
+    return mica__build_profiles(b);
 }
 
 void mica__engine_free(mica_engine_t *e);

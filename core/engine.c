@@ -9,7 +9,7 @@
 #include <string.h>
 
 void mica__layer_descs(const mica_engine_t *e, const mica__layer_t *l,
-                       mica_tensor_desc_t *io)
+                       const mica_dims_t *dims, mica_tensor_desc_t *io)
 {
     int32_t i, n = l->nb_inputs + l->nb_outputs;
 
@@ -26,8 +26,40 @@ void mica__layer_descs(const mica_engine_t *e, const mica__layer_t *l,
             continue;
         }
         io[i].dtype = e->tensors[t].dtype;
-        io[i].dims = e->tensors[t].dims;
+        io[i].dims = dims[t];
     }
+}
+
+void mica__layer_dyn_descs(const mica_engine_t *e, const mica__layer_t *l,
+                           int32_t k, mica_dyn_desc_t *dyn)
+{
+    const mica__eprofile_t *p = &e->profiles[k];
+    mica_tensor_desc_t io[128];
+    int32_t i, n = l->nb_inputs + l->nb_outputs;
+
+    mica__layer_descs(e, l, p->topt, io);
+    for (i = 0; i < n; i++) {
+        int32_t t = i < l->nb_inputs ? l->inputs[i]
+                                     : l->outputs[i - l->nb_inputs];
+        dyn[i].desc = io[i];
+        dyn[i].min = t >= 0 ? p->tmin[t] : io[i].dims;
+        dyn[i].max = t >= 0 ? p->tmax[t] : io[i].dims;
+    }
+}
+
+static void profile_free(mica_engine_t *e, mica__eprofile_t *p)
+{
+    int32_t i;
+    for (i = 0; p->ranges && i < e->nb_inputs; i++)
+        mica__range_free(&p->ranges[i]);
+    free(p->ranges);
+    free(p->tmin);
+    free(p->topt);
+    free(p->tmax);
+    free(p->bytes);
+    free(p->offset);
+    free(p->workspace);
+    free(p->workspace_offset);
 }
 
 void mica__engine_free(mica_engine_t *e)
@@ -37,6 +69,8 @@ void mica__engine_free(mica_engine_t *e)
         return;
     for (i = 0; e->layers && i < e->nb_layers; i++) {
         mica__layer_t *l = &e->layers[i];
+        if (l->host_instance && l->host_instance != l->instance)
+            l->host_instance->ops->destroy(l->host_instance);
         if (l->instance)
             l->instance->ops->destroy(l->instance);
         mica__fields_free(&l->fields);
@@ -44,15 +78,26 @@ void mica__engine_free(mica_engine_t *e)
         free(l->origin);
         free(l->inputs);
         free(l->outputs);
+        free(l->input_kinds);
     }
     free(e->layers);
     for (i = 0; e->tensors && i < e->nb_tensors; i++) {
         free(e->tensors[i].name);
         free(e->tensors[i].shape_text);
+        free(e->tensors[i].values);
     }
     free(e->tensors);
     free(e->input_index);
     free(e->output_index);
+    free(e->shape_output_index);
+    for (i = 0; i < e->nb_symbols; i++) {
+        free(e->symbols[i].name);
+        free(e->symbols[i].meaning);
+    }
+    free(e->symbols);
+    for (i = 0; e->profiles && i < e->nb_profiles; i++)
+        profile_free(e, &e->profiles[i]);
+    free(e->profiles);
     mica__expr_builder_destroy(e->eb);
     free(e);
 }
@@ -87,12 +132,16 @@ mica_status_t mica_engine_tensor(const mica_engine_t *engine, int32_t index,
     info->name = t->name;
     info->dims = t->dims;
     info->shape = t->shape_text;
-    info->kind = MICA_TENSOR_EXECUTION;
+    info->kind = t->need_e && t->need_s ? MICA_TENSOR_BOTH
+                 : t->need_s               ? MICA_TENSOR_SHAPE
+                 : t->need_e               ? MICA_TENSOR_EXECUTION
+                                           : MICA_TENSOR_UNUSED;
     info->is_input = t->is_input;
     info->is_output = t->is_output;
+    info->is_shape_output = t->is_shape_output;
     info->producer = t->producer;
-    info->offset = t->offset;
-    info->bytes = t->bytes;
+    info->offset = engine->profiles ? engine->profiles[0].offset[index] : -1;
+    info->bytes = engine->profiles ? engine->profiles[0].bytes[index] : 0;
     return MICA_OK;
 }
 
@@ -132,7 +181,7 @@ mica_status_t mica_engine_layer(const mica_engine_t *engine, int32_t index,
     info->nb_outputs = l->nb_outputs;
     info->inputs = l->inputs;
     info->outputs = l->outputs;
-    info->workspace = l->workspace;
+    info->workspace = engine->profiles ? engine->profiles[0].workspace[index] : 0;
     return MICA_OK;
 }
 
@@ -158,5 +207,71 @@ int32_t mica_engine_output(const mica_engine_t *engine, int32_t i)
 
 int64_t mica_engine_arena_bytes(const mica_engine_t *engine)
 {
-    return engine->arena_bytes;
+    return mica_engine_profile_arena_bytes(engine, 0);
+}
+
+int32_t mica_engine_nb_profiles(const mica_engine_t *engine)
+{
+    return engine->nb_user_profiles;
+}
+
+int64_t mica_engine_profile_arena_bytes(const mica_engine_t *engine,
+                                        int32_t profile)
+{
+    return profile >= 0 && profile < engine->nb_profiles
+               ? engine->profiles[profile].arena_bytes : -1;
+}
+
+mica_status_t mica_engine_profile_input(const mica_engine_t *engine,
+                                        int32_t profile, int32_t input,
+                                        mica_dims_t *min, mica_dims_t *opt,
+                                        mica_dims_t *max, int32_t *nb_values,
+                                        const int32_t **min_values,
+                                        const int32_t **opt_values,
+                                        const int32_t **max_values)
+{
+    const mica__range_t *r;
+    const mica__tensor_t *t;
+
+    if (profile < 0 || profile >= engine->nb_user_profiles || input < 0 ||
+        input >= engine->nb_inputs)
+        return mica__fail(engine->ctx, MICA_ERR_INVALID,
+                          "profile %d, input %d: out of range (%d profiles, "
+                          "%d inputs)", (int)profile, (int)input,
+                          (int)engine->nb_user_profiles,
+                          (int)engine->nb_inputs);
+    r = &engine->profiles[profile].ranges[input];
+    t = &engine->tensors[engine->input_index[input]];
+    *min = *opt = *max = t->dims;
+    *nb_values = 0;
+    *min_values = *opt_values = *max_values = NULL;
+    if (!r->set)
+        return MICA_OK;
+    *min = r->min;
+    *opt = r->opt;
+    *max = r->max;
+    *nb_values = r->nb_values;
+    if (r->nb_values) {
+        *min_values = r->vmin;
+        *opt_values = r->vopt;
+        *max_values = r->vmax;
+    }
+    return MICA_OK;
+}
+
+int32_t mica_engine_nb_symbols(const mica_engine_t *engine)
+{
+    return engine->nb_symbols;
+}
+
+mica_status_t mica_engine_symbol(const mica_engine_t *engine, int32_t index,
+                                 const char **name, const char **meaning)
+{
+    if (index < 0 || index >= engine->nb_symbols)
+        return mica__fail(engine->ctx, MICA_ERR_INVALID,
+                          "symbol index %d out of range (0..%d)", (int)index,
+                          (int)engine->nb_symbols - 1);
+    *name = engine->symbols[index].name;
+    *meaning = engine->symbols[index].meaning;
+    return MICA_OK;
 }

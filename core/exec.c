@@ -1,9 +1,14 @@
 /*
- * core/exec.c - execution contexts: one arena, one stream, and a clone of
- * every layer instance (as TensorRT clones plugins per context).
+ * core/exec.c - execution contexts: one arena, one stream, a clone of
+ * every device layer (as TensorRT clones plugins per context), and the
+ * phase-1 state.
  *
- * Shapes are fixed when the context is made, so every layer's descriptors
- * and pointers are computed once; a run is then a loop of enqueue calls.
+ * A run is phase 1 (core/shapes.c: profile choice, shape tensors on the
+ * host, every tensor's dims), skipped when no input's shape or shape
+ * values changed, then phase 2: a loop of enqueue calls with descriptors
+ * and pointers refreshed from phase 1.  The arena is planned per profile
+ * for its largest shapes, so a new shape within the profile allocates
+ * nothing; only switching to a profile with a larger plan does.
  */
 #include <config.h>
 
@@ -19,13 +24,22 @@ struct mica_exec {
     const mica__device_t *dev;
     void *stream;
     unsigned char *arena;
-    mica_layer_t **instances;
-    const void **in_data;       /* per network input: the caller's data */
+    int64_t arena_cap;
+    mica_layer_t **instances;   /* device clones, NULL for host-only layers */
+    int32_t fixed_profile;      /* -1: automatic */
+    int32_t profile;            /* the one configured, -1 before any */
+    int dirty;                  /* input shapes or shape values changed */
+    mica__shapes_t shapes;
+    mica_dims_t *in_dims;       /* per network input */
+    const void **in_data;
+    int32_t *in_set;
     void **out_data;            /* per network output: host copies */
+    size_t *out_cap;
+    int32_t *out_ready;
     mica_tensor_desc_t *descs;  /* per layer: inputs then outputs */
     void **ptrs;                /* same layout */
     int32_t *first;             /* per layer: index into descs and ptrs */
-    int32_t *skip;              /* per layer: every output is empty */
+    int32_t *skip;              /* per layer: not run on the device now */
 };
 
 static mica_status_t layer_error(mica_exec_t *x, int32_t s,
@@ -38,11 +52,15 @@ static mica_status_t layer_error(mica_exec_t *x, int32_t s,
                       l->info.type, mica__error_msg(err, what));
 }
 
-/* Clone and configure each instance; fix descriptors and pointers. */
-static mica_status_t prepare(mica_exec_t *x)
+static mica_status_t nomem(mica_exec_t *x)
+{
+    return mica__fail(x->ctx, MICA_ERR_NOMEM, "out of host memory");
+}
+
+static mica_status_t alloc_state(mica_exec_t *x)
 {
     mica_engine_t *e = x->e;
-    int32_t s, i, total = 0;
+    int32_t s, total = 0;
 
     for (s = 0; s < e->nb_layers; s++)
         total += e->layers[s].nb_inputs + e->layers[s].nb_outputs;
@@ -51,41 +69,37 @@ static mica_status_t prepare(mica_exec_t *x)
     x->ptrs = calloc((size_t)total + 1, sizeof *x->ptrs);
     x->first = calloc((size_t)e->nb_layers + 1, sizeof *x->first);
     x->skip = calloc((size_t)e->nb_layers + 1, sizeof *x->skip);
-    if (!x->instances || !x->descs || !x->ptrs || !x->first || !x->skip)
-        return mica__fail(x->ctx, MICA_ERR_NOMEM, "out of host memory");
+    x->in_dims = calloc((size_t)e->nb_inputs + 1, sizeof *x->in_dims);
+    x->in_data = calloc((size_t)e->nb_inputs + 1, sizeof *x->in_data);
+    x->in_set = calloc((size_t)e->nb_inputs + 1, sizeof *x->in_set);
+    x->out_data = calloc((size_t)e->nb_outputs + 1, sizeof *x->out_data);
+    x->out_cap = calloc((size_t)e->nb_outputs + 1, sizeof *x->out_cap);
+    x->out_ready = calloc((size_t)e->nb_outputs + 1, sizeof *x->out_ready);
+    if (!x->instances || !x->descs || !x->ptrs || !x->first || !x->skip ||
+        !x->in_dims || !x->in_data || !x->in_set || !x->out_data ||
+        !x->out_cap || !x->out_ready)
+        return nomem(x);
     total = 0;
     for (s = 0; s < e->nb_layers; s++) {
-        const mica__layer_t *l = &e->layers[s];
-        mica_tensor_desc_t *io = x->descs + total;
-        mica_dyn_desc_t dyn[128];
-        int32_t n = l->nb_inputs + l->nb_outputs, empty = 1;
-        mica_error_t err;
-
         x->first[s] = total;
-        mica__layer_descs(e, l, io);
-        for (i = 0; i < n; i++) {
-            int32_t t = i < l->nb_inputs ? l->inputs[i]
-                                         : l->outputs[i - l->nb_inputs];
-            x->ptrs[total + i] = t >= 0 && e->tensors[t].bytes > 0
-                                     ? x->arena + e->tensors[t].offset : NULL;
-            if (i >= l->nb_inputs && e->tensors[t].bytes > 0)
-                empty = 0;
-            if (n <= 128) {
-                dyn[i].desc = io[i];
-                dyn[i].min = dyn[i].max = io[i].dims;
-            }
-        }
-        x->skip[s] = empty;
-        total += n;
+        total += e->layers[s].nb_inputs + e->layers[s].nb_outputs;
+    }
+    return mica__shapes_init(e, &x->shapes);
+}
+
+/* Clone the device layers; configure happens when a profile is chosen. */
+static mica_status_t clone_layers(mica_exec_t *x)
+{
+    int32_t s;
+    for (s = 0; s < x->e->nb_layers; s++) {
+        const mica__layer_t *l = &x->e->layers[s];
+        mica_error_t err;
+        if (!l->run_device)
+            continue;
         mica__error_clear(&err);
         x->instances[s] = l->instance->ops->clone(l->instance, &err);
         if (!x->instances[s])
             return layer_error(x, s, &err, "clone failed");
-        if (x->instances[s]->ops->configure &&
-            x->instances[s]->ops->configure(x->instances[s], dyn,
-                                            l->nb_inputs, dyn + l->nb_inputs,
-                                            l->nb_outputs, &err) != MICA_OK)
-            return layer_error(x, s, &err, "configure failed");
     }
     return MICA_OK;
 }
@@ -94,6 +108,7 @@ mica_status_t mica_exec_create(mica_engine_t *engine, mica_exec_t **out)
 {
     mica_exec_t *x = calloc(1, sizeof *x);
     mica_status_t st;
+    int32_t i;
 
     *out = NULL;
     if (!x)
@@ -101,20 +116,15 @@ mica_status_t mica_exec_create(mica_engine_t *engine, mica_exec_t **out)
     x->e = engine;
     x->ctx = engine->ctx;
     x->dev = engine->dev;
-    x->in_data = calloc((size_t)engine->nb_inputs + 1, sizeof *x->in_data);
-    x->out_data = calloc((size_t)engine->nb_outputs + 1, sizeof *x->out_data);
-    if (!x->in_data || !x->out_data) {
-        st = mica__fail(x->ctx, MICA_ERR_NOMEM, "out of host memory");
+    x->fixed_profile = -1;
+    x->profile = -1;
+    x->dirty = 1;
+    if ((st = alloc_state(x)) != MICA_OK ||
+        (st = x->dev->stream_create(x->ctx, &x->stream)) != MICA_OK ||
+        (st = clone_layers(x)) != MICA_OK)
         goto fail;
-    }
-    if ((st = x->dev->stream_create(x->ctx, &x->stream)) != MICA_OK)
-        goto fail;
-    if (engine->arena_bytes > 0 &&
-        (st = x->dev->alloc(x->ctx, (size_t)engine->arena_bytes,
-                            (void **)&x->arena)) != MICA_OK)
-        goto fail;
-    if ((st = prepare(x)) != MICA_OK)
-        goto fail;
+    for (i = 0; i < engine->nb_inputs; i++)
+        x->in_dims[i] = engine->tensors[engine->input_index[i]].dims;
     *out = x;
     return MICA_OK;
 fail:
@@ -132,15 +142,20 @@ void mica_exec_destroy(mica_exec_t *x)
     for (i = 0; x->instances && i < x->e->nb_layers; i++)
         if (x->instances[i])
             x->instances[i]->ops->destroy(x->instances[i]);
-    for (i = 0; i < x->e->nb_outputs; i++)
+    for (i = 0; x->out_data && i < x->e->nb_outputs; i++)
         free(x->out_data[i]);
     if (x->arena)
         x->dev->free(x->arena);
     if (x->stream)
         x->dev->stream_destroy(x->stream);
+    mica__shapes_free(x->e, &x->shapes);
     free(x->instances);
+    free(x->in_dims);
     free(x->in_data);
+    free(x->in_set);
     free(x->out_data);
+    free(x->out_cap);
+    free(x->out_ready);
     free(x->descs);
     free(x->ptrs);
     free(x->first);
@@ -148,63 +163,250 @@ void mica_exec_destroy(mica_exec_t *x)
     free(x);
 }
 
-static void dims_text(const mica_dims_t *d, char *buf, size_t len)
-{
-    size_t pos = (size_t)snprintf(buf, len, "[");
-    int32_t i;
-    for (i = 0; i < d->nb_dims && pos < len; i++)
-        pos += (size_t)snprintf(buf + pos, len - pos, "%s%lld", i ? ", " : "",
-                                (long long)d->d[i]);
-    if (pos < len)
-        snprintf(buf + pos, len - pos, "]");
-}
-
 mica_status_t mica_exec_set_input(mica_exec_t *x, const char *name,
                                   const mica_dims_t *dims, const void *data)
 {
+    mica_engine_t *e = x->e;
     int32_t i, k;
-    char want[256], got[256];
+    char got[256];
 
-    for (i = 0; i < x->e->nb_inputs; i++) {
-        const mica__tensor_t *t = &x->e->tensors[x->e->input_index[i]];
+    for (i = 0; i < e->nb_inputs; i++) {
+        const mica__tensor_t *t = &e->tensors[e->input_index[i]];
+        int64_t n;
         if (strcmp(t->name, name) != 0)
             continue;
-        if (dims->nb_dims == t->dims.nb_dims) {
-            for (k = 0; k < dims->nb_dims; k++)
-                if (dims->d[k] != t->dims.d[k])
-                    break;
-            if (k == dims->nb_dims) {
-                if (!data && t->bytes > 0)
-                    return mica__fail(x->ctx, MICA_ERR_INVALID,
-                                      "input '%s': no data", name);
-                x->in_data[i] = data;
-                return MICA_OK;
+        mica__dims_text(dims, got, sizeof got);
+        if (dims->nb_dims != t->dims.nb_dims)
+            goto mismatch;
+        for (k = 0; k < dims->nb_dims; k++)
+            if (dims->d[k] < 0 || (t->dims.d[k] >= 0 && dims->d[k] != t->dims.d[k]))
+                goto mismatch;
+        n = mica_dims_volume(dims);
+        if (!data && n > 0)
+            return mica__fail(x->ctx, MICA_ERR_INVALID, "input '%s': no data",
+                              name);
+        if (t->is_shape_input) {
+            /* Shape values are read now: phase 1 needs them on the host. */
+            int32_t ti = e->input_index[i];
+            size_t bytes = sizeof(int32_t) * (size_t)n;
+            if (x->shapes.host_cap[ti] < bytes || !x->shapes.host[ti]) {
+                void *grown = realloc(x->shapes.host[ti], bytes ? bytes : 1);
+                if (!grown)
+                    return nomem(x);
+                x->shapes.host[ti] = grown;
+                x->shapes.host_cap[ti] = bytes;
             }
+            if (bytes)
+                memcpy(x->shapes.host[ti], data, bytes);
+            data = x->shapes.host[ti];
+            x->dirty = 1;
         }
-        dims_text(&t->dims, want, sizeof want);
-        dims_text(dims, got, sizeof got);
+        for (k = 0; k < dims->nb_dims; k++)
+            if (dims->d[k] != x->in_dims[i].d[k])
+                x->dirty = 1;
+        x->in_dims[i] = *dims;
+        x->in_data[i] = data;
+        x->in_set[i] = 1;
+        return MICA_OK;
+    mismatch:
         return mica__fail(x->ctx, MICA_ERR_INVALID,
                           "input '%s': shape %s does not match the engine's "
-                          "%s", name, got, want);
+                          "%s", name, got, t->shape_text);
     }
     return mica__fail(x->ctx, MICA_ERR_NOT_FOUND,
                       "'%s' is not an input of this network", name);
 }
 
+mica_status_t mica_exec_set_profile(mica_exec_t *x, int32_t profile)
+{
+    int32_t n = x->e->nb_user_profiles > 0 ? x->e->nb_user_profiles : 1;
+    if (profile < -1 || profile >= n)
+        return mica__fail(x->ctx, MICA_ERR_INVALID,
+                          "profile %d does not exist: the engine has %d "
+                          "(0..%d)", (int)profile, (int)n, (int)n - 1);
+    x->fixed_profile = profile;
+    x->dirty = 1;
+    return MICA_OK;
+}
+
+int32_t mica_exec_profile(const mica_exec_t *x)
+{
+    return x->profile >= 0 ? x->profile : x->fixed_profile;
+}
+
+/* The profile for the inputs as set: the fixed one, or the first fit. */
+static mica_status_t pick_profile(mica_exec_t *x, int32_t *out)
+{
+    mica_engine_t *e = x->e;
+    char why[512], all[2048];
+    size_t pos = 0;
+    int32_t k;
+
+    if (e->nb_user_profiles == 0) {
+        *out = 0;
+        return MICA_OK;
+    }
+    if (x->fixed_profile >= 0) {
+        if (!mica__profile_admits(e, x->fixed_profile, x->in_dims, &x->shapes,
+                                  why, sizeof why))
+            return mica__fail(x->ctx, MICA_ERR_INVALID, "%s", why);
+        *out = x->fixed_profile;
+        return MICA_OK;
+    }
+    for (k = 0; k < e->nb_user_profiles; k++) {
+        if (mica__profile_admits(e, k, x->in_dims, &x->shapes, why, sizeof why)) {
+            *out = k;
+            return MICA_OK;
+        }
+        if (pos < sizeof all)
+            pos += (size_t)snprintf(all + pos, sizeof all - pos, "%s%s",
+                                    k ? "; " : "", why);
+    }
+    return mica__fail(x->ctx, MICA_ERR_INVALID, "no profile admits the "
+                      "inputs: %s", all);
+}
+
+/* Switch the device state to profile k: arena and configure. */
+static mica_status_t use_profile(mica_exec_t *x, int32_t k)
+{
+    mica_engine_t *e = x->e;
+    int64_t need = e->profiles[k].arena_bytes;
+    mica_status_t st;
+    int32_t s;
+
+    if (need > x->arena_cap) {
+        if (x->arena) {
+            x->dev->sync(x->ctx, x->stream);
+            x->dev->free(x->arena);
+            x->arena = NULL;
+            x->arena_cap = 0;
+        }
+        if ((st = x->dev->alloc(x->ctx, (size_t)need, (void **)&x->arena)) != MICA_OK)
+            return st;
+        x->arena_cap = need;
+    }
+    for (s = 0; s < e->nb_layers; s++) {
+        const mica__layer_t *l = &e->layers[s];
+        mica_dyn_desc_t dyn[128];
+        mica_error_t err;
+        if (!x->instances[s] || !x->instances[s]->ops->configure)
+            continue;
+        mica__layer_dyn_descs(e, l, k, dyn);
+        mica__error_clear(&err);
+        if (x->instances[s]->ops->configure(x->instances[s], dyn, l->nb_inputs,
+                                            dyn + l->nb_inputs, l->nb_outputs,
+                                            &err) != MICA_OK)
+            return layer_error(x, s, &err, "configure failed");
+    }
+    x->profile = k;
+    return MICA_OK;
+}
+
+/* Descriptors, pointers and skips of the device layers for the dims now. */
+static void refresh(mica_exec_t *x)
+{
+    mica_engine_t *e = x->e;
+    const mica__eprofile_t *p = &e->profiles[x->profile];
+    int32_t s, i;
+
+    for (s = 0; s < e->nb_layers; s++) {
+        const mica__layer_t *l = &e->layers[s];
+        mica_tensor_desc_t *io = x->descs + x->first[s];
+        void **ptr = x->ptrs + x->first[s];
+        int empty = 1;
+        if (!l->run_device)
+            continue;
+        mica__layer_descs(e, l, x->shapes.dims, io);
+        for (i = 0; i < l->nb_inputs + l->nb_outputs; i++) {
+            int32_t t = i < l->nb_inputs ? l->inputs[i]
+                                         : l->outputs[i - l->nb_inputs];
+            int32_t kind = i < l->nb_inputs ? l->input_kinds[i] : MICA_INPUT_DATA;
+            if (t < 0)
+                ptr[i] = NULL;
+            else if (kind == MICA_INPUT_SHAPE)
+                ptr[i] = x->shapes.host[t];
+            else
+                ptr[i] = p->offset[t] >= 0 ? x->arena + p->offset[t] : NULL;
+            if (i >= l->nb_inputs && e->tensors[t].need_e &&
+                mica_dims_volume(&io[i].dims) > 0)
+                empty = 0;
+        }
+        x->skip[s] = empty;
+    }
+}
+
+/* Every tensor fits the plan of profile k. */
+static mica_status_t check_plan(mica_exec_t *x, int32_t k)
+{
+    mica_engine_t *e = x->e;
+    char dims[256];
+    int32_t t;
+
+    for (t = 0; t < e->nb_tensors; t++) {
+        int64_t bytes;
+        if (!e->tensors[t].need_e)
+            continue;
+        bytes = mica_dims_volume(&x->shapes.dims[t]) *
+                (int64_t)mica_dtype_size(e->tensors[t].dtype);
+        if (bytes > e->profiles[k].bytes[t]) {
+            mica__dims_text(&x->shapes.dims[t], dims, sizeof dims);
+            return mica__fail(x->ctx, MICA_ERR_INVALID,
+                              "tensor '%s' has shape %s here (%lld bytes), "
+                              "more than profile %d planned for it (%lld "
+                              "bytes)", e->tensors[t].name, dims,
+                              (long long)bytes, (int)k,
+                              (long long)e->profiles[k].bytes[t]);
+        }
+    }
+    return MICA_OK;
+}
+
+mica_status_t mica_exec_infer_shapes(mica_exec_t *x)
+{
+    mica_engine_t *e = x->e;
+    int32_t i, k;
+    mica_status_t st;
+
+    if (!x->dirty)
+        return MICA_OK;
+    for (i = 0; i < e->nb_inputs; i++) {
+        const mica__tensor_t *t = &e->tensors[e->input_index[i]];
+        if (!x->in_set[i] && (t->need_e || t->need_s || t->is_shape_input))
+            return mica__fail(x->ctx, MICA_ERR_INVALID,
+                              "input '%s' was not given", t->name);
+    }
+    if ((st = pick_profile(x, &k)) != MICA_OK ||
+        (st = mica__shapes_run(e, &x->shapes, x->in_dims)) != MICA_OK ||
+        (st = check_plan(x, k)) != MICA_OK)
+        return st;
+    if (k != x->profile && (st = use_profile(x, k)) != MICA_OK)
+        return st;
+    refresh(x);
+    for (i = 0; i < e->nb_outputs; i++)
+        x->out_ready[i] = 0;
+    x->dirty = 0;
+    return MICA_OK;
+}
+
 mica_status_t mica_exec_upload(mica_exec_t *x)
 {
+    mica_engine_t *e = x->e;
     int32_t i;
     mica_status_t st;
 
-    for (i = 0; i < x->e->nb_inputs; i++) {
-        const mica__tensor_t *t = &x->e->tensors[x->e->input_index[i]];
-        if (t->bytes == 0)
+    if ((st = mica_exec_infer_shapes(x)) != MICA_OK)
+        return st;
+    for (i = 0; i < e->nb_inputs; i++) {
+        int32_t t = e->input_index[i];
+        int64_t bytes = mica_dims_volume(&x->in_dims[i]) *
+                        (int64_t)mica_dtype_size(e->tensors[t].dtype);
+        if (!e->tensors[t].need_e || bytes == 0)
             continue;
         if (!x->in_data[i])
             return mica__fail(x->ctx, MICA_ERR_INVALID,
-                              "input '%s' was not given", t->name);
-        st = x->dev->upload(x->ctx, x->arena + t->offset, x->in_data[i],
-                            (size_t)t->bytes, x->stream);
+                              "input '%s' was not given", e->tensors[t].name);
+        st = x->dev->upload(x->ctx, x->arena + e->profiles[x->profile].offset[t],
+                            x->in_data[i], (size_t)bytes, x->stream);
         if (st != MICA_OK)
             return st;
     }
@@ -213,20 +415,26 @@ mica_status_t mica_exec_upload(mica_exec_t *x)
 
 mica_status_t mica_exec_enqueue(mica_exec_t *x)
 {
+    mica_engine_t *e = x->e;
     int32_t s;
+    mica_status_t st;
 
-    for (s = 0; s < x->e->nb_layers; s++) {
-        const mica__layer_t *l = &x->e->layers[s];
+    if ((st = mica_exec_infer_shapes(x)) != MICA_OK)
+        return st;
+    for (s = 0; s < e->nb_layers; s++) {
+        const mica__layer_t *l = &e->layers[s];
         int32_t f = x->first[s];
+        int64_t ws = e->profiles[x->profile].workspace[s];
         mica_error_t err;
-        if (x->skip[s])
+        if (!l->run_device || x->skip[s])
             continue;
         mica__error_clear(&err);
         if (x->instances[s]->ops->enqueue(
                 x->instances[s], x->descs + f, l->nb_inputs,
                 x->descs + f + l->nb_inputs, l->nb_outputs,
                 (const void *const *)(x->ptrs + f), x->ptrs + f + l->nb_inputs,
-                l->workspace > 0 ? x->arena + l->workspace_offset : NULL,
+                ws > 0 ? x->arena + e->profiles[x->profile].workspace_offset[s]
+                       : NULL,
                 x->stream, &err) != MICA_OK)
             return layer_error(x, s, &err, "enqueue failed");
     }
@@ -235,22 +443,31 @@ mica_status_t mica_exec_enqueue(mica_exec_t *x)
 
 mica_status_t mica_exec_download(mica_exec_t *x)
 {
+    mica_engine_t *e = x->e;
     int32_t i;
     mica_status_t st;
 
-    for (i = 0; i < x->e->nb_outputs; i++) {
-        const mica__tensor_t *t = &x->e->tensors[x->e->output_index[i]];
-        if (!x->out_data[i]) {
-            x->out_data[i] = malloc(t->bytes > 0 ? (size_t)t->bytes : 1);
-            if (!x->out_data[i])
+    if ((st = mica_exec_infer_shapes(x)) != MICA_OK)
+        return st;
+    for (i = 0; i < e->nb_outputs; i++) {
+        int32_t t = e->output_index[i];
+        size_t bytes = (size_t)mica_dims_volume(&x->shapes.dims[t]) *
+                       mica_dtype_size(e->tensors[t].dtype);
+        if (x->out_cap[i] < bytes || !x->out_data[i]) {
+            void *grown = realloc(x->out_data[i], bytes ? bytes : 1);
+            if (!grown)
                 return mica__fail(x->ctx, MICA_ERR_NOMEM,
                                   "out of host memory for output '%s'",
-                                  t->name);
+                                  e->tensors[t].name);
+            x->out_data[i] = grown;
+            x->out_cap[i] = bytes;
         }
-        if (t->bytes == 0)
+        x->out_ready[i] = 1;
+        if (bytes == 0)
             continue;
-        st = x->dev->download(x->ctx, x->out_data[i], x->arena + t->offset,
-                              (size_t)t->bytes, x->stream);
+        st = x->dev->download(x->ctx, x->out_data[i],
+                              x->arena + e->profiles[x->profile].offset[t],
+                              bytes, x->stream);
         if (st != MICA_OK)
             return st;
     }
@@ -275,23 +492,32 @@ mica_status_t mica_exec_run(mica_exec_t *x)
 mica_status_t mica_exec_get_output(mica_exec_t *x, const char *name,
                                    mica_tensor_desc_t *desc, const void **data)
 {
-    int32_t i;
-    for (i = 0; i < x->e->nb_outputs; i++) {
-        const mica__tensor_t *t = &x->e->tensors[x->e->output_index[i]];
-        if (strcmp(t->name, name) != 0)
-            continue;
-        if (!x->out_data[i])
-            return mica__fail(x->ctx, MICA_ERR_INVALID,
-                              "output '%s': the network has not run yet",
-                              name);
-        memset(desc, 0, sizeof *desc);
-        desc->dtype = t->dtype;
-        desc->format = MICA_FORMAT_LINEAR;
-        desc->dims = t->dims;
-        desc->scale = 1.0f;
-        *data = x->out_data[i];
-        return MICA_OK;
-    }
-    return mica__fail(x->ctx, MICA_ERR_NOT_FOUND,
-                      "'%s' is not an output of this network", name);
+    mica_engine_t *e = x->e;
+    int32_t i, t = -1;
+    const void *p = NULL;
+
+    for (i = 0; i < e->nb_outputs && t < 0; i++)
+        if (strcmp(e->tensors[e->output_index[i]].name, name) == 0) {
+            t = e->output_index[i];
+            p = x->out_ready[i] && !x->dirty ? x->out_data[i] : NULL;
+        }
+    for (i = 0; i < e->nb_shape_outputs && t < 0; i++)
+        if (strcmp(e->tensors[e->shape_output_index[i]].name, name) == 0) {
+            t = e->shape_output_index[i];
+            p = x->profile >= 0 && !x->dirty ? x->shapes.host[t] : NULL;
+        }
+    if (t < 0)
+        return mica__fail(x->ctx, MICA_ERR_NOT_FOUND,
+                          "'%s' is not an output of this network", name);
+    if (!p)
+        return mica__fail(x->ctx, MICA_ERR_INVALID,
+                          "output '%s': the network has not run with the "
+                          "inputs as set", name);
+    memset(desc, 0, sizeof *desc);
+    desc->dtype = e->tensors[t].dtype;
+    desc->format = MICA_FORMAT_LINEAR;
+    desc->dims = x->shapes.dims[t];
+    desc->scale = 1.0f;
+    *data = p;
+    return MICA_OK;
 }

@@ -20,7 +20,24 @@ typedef struct mica__net_input {
     char *origin;
     mica_dtype_t dtype;
     mica_dims_t dims;
+    int32_t is_shape;         /* a shape-tensor input */
 } mica__net_input_t;
+
+/* One input's range in one profile. */
+typedef struct mica__range {
+    int32_t set;
+    char *origin;
+    mica_dims_t min, opt, max;   /* runtime dims */
+    int32_t nb_values;           /* shape-tensor inputs */
+    int32_t *vmin, *vopt, *vmax;
+} mica__range_t;
+
+void mica__range_free(mica__range_t *r);
+
+typedef struct mica__profile {
+    mica__range_t *ranges;       /* per network input */
+    int32_t nb_ranges;
+} mica__profile_t;
 
 typedef struct mica__net_layer {
     char *name, *type, *ns, *implementation, *origin, *loop, *conditional;
@@ -42,6 +59,11 @@ struct mica_network {
     char **outputs;
     char **output_origins;
     int32_t nb_outputs;
+    char **shape_outputs;
+    char **shape_output_origins;
+    int32_t nb_shape_outputs;
+    mica__profile_t *profiles;
+    int32_t nb_profiles;
 };
 
 /* "ORIGIN: " or "" for messages. */
@@ -53,14 +75,42 @@ typedef struct mica__tensor {
     char *name;
     mica_dtype_t dtype;
     mica_shape_expr_t shape;   /* expressions, owned by the engine's builder */
-    mica_dims_t dims;          /* concrete */
+    const mica_expr_t **values; /* shape.values, owned (int shape tensors) */
+    mica_dims_t dims;          /* constant dims, -1 where symbolic */
     char *shape_text;          /* "[N, 6]" */
     int32_t producer;          /* layer (execution order) or -1 for inputs */
-    int32_t is_input, is_output;
-    int32_t last_use;          /* last step that reads it */
-    int64_t bytes;
-    int64_t offset;            /* in the arena */
+    int32_t is_input, is_output, is_shape_output, is_shape_input;
+    int32_t need_e, need_s;    /* execution tensor, shape tensor */
+    int32_t last_use;          /* last step that reads it on the device */
+    int32_t first_symbol;      /* computed values: its first symbol, or -1 */
 } mica__tensor_t;
+
+/* What a symbol stands for. */
+typedef enum mica__symbol_kind {
+    MICA__SYM_INPUT_DIM = 0,   /* dimension `axis` of network input `input` */
+    MICA__SYM_INPUT_VALUE = 1, /* value `axis` of shape-tensor input `input` */
+    MICA__SYM_COMPUTED = 2     /* value `axis` of shape tensor `tensor` */
+} mica__symbol_kind_t;
+
+typedef struct mica__symbol {
+    mica__symbol_kind_t kind;
+    int32_t input;             /* position among network inputs */
+    int32_t tensor;
+    int32_t axis;
+    char *name;                /* "N", "n[0]", "t[1]" */
+    char *meaning;             /* "x[0]" ... */
+} mica__symbol_t;
+
+/* A profile as the engine keeps it: ranges, per-tensor plan. */
+typedef struct mica__eprofile {
+    mica__range_t *ranges;     /* per network input (copies) */
+    mica_dims_t *tmin, *topt, *tmax; /* per tensor, from the corner runs */
+    int64_t *bytes;            /* per tensor: planned bytes on the device */
+    int64_t *offset;           /* per tensor: arena offset, -1 if none */
+    int64_t *workspace;        /* per layer */
+    int64_t *workspace_offset; /* per layer */
+    int64_t arena_bytes;
+} mica__eprofile_t;
 
 typedef struct mica__layer {
     char *name;
@@ -68,11 +118,16 @@ typedef struct mica__layer {
     mica_creator_info_t info;  /* the chosen creator */
     mica__fields_t fields;
     mica_layer_t *instance;
+    /* Phase 1 runs the CPU implementation: `instance` itself when the
+     * chosen one runs on the CPU, else one of the CPU creator. */
+    mica_creator_info_t host_info;
+    mica_layer_t *host_instance;
     int32_t nb_inputs, nb_outputs;
     int32_t *inputs;           /* tensor indices, -1 for omitted */
     int32_t *outputs;
-    int64_t workspace;
-    int64_t workspace_offset;
+    int32_t *input_kinds;      /* mica_input_kind_t per input */
+    int32_t run_host;          /* phase 1: some output is a shape tensor */
+    int32_t run_device;        /* phase 2: some output is an execution one */
 } mica__layer_t;
 
 typedef struct mica__device mica__device_t;
@@ -90,19 +145,67 @@ struct mica_engine {
     int32_t nb_inputs;
     int32_t *output_index;     /* network outputs, marking order */
     int32_t nb_outputs;
-    int64_t arena_bytes;
+    int32_t *shape_output_index;
+    int32_t nb_shape_outputs;
+    mica__symbol_t *symbols;
+    int32_t nb_symbols;
+    mica__eprofile_t *profiles;
+    int32_t nb_profiles;
+    int32_t nb_user_profiles;  /* 0 for a static network (one implicit) */
 };
 
 /*
  * Fill the tensor descriptors (`io` holds inputs then outputs) of layer
- * `l` from the engine's concrete shapes.  Omitted inputs get nb_dims 0
- * and volume 0.
+ * `l` from per-tensor dims.  Omitted inputs get rank 1, dimension 0.
  */
 void mica__layer_descs(const mica_engine_t *e, const mica__layer_t *l,
-                       mica_tensor_desc_t *io);
+                       const mica_dims_t *dims, mica_tensor_desc_t *io);
 
-/* Plan the arena: offsets for every tensor and workspace by liveness. */
-mica_status_t mica__plan_memory(mica_engine_t *e);
+/* configure() ranges of layer l's inputs and outputs in profile k. */
+void mica__layer_dyn_descs(const mica_engine_t *e, const mica__layer_t *l,
+                           int32_t k, mica_dyn_desc_t *dyn);
+
+/* Plan profile k's arena: offsets for tensors and workspaces by liveness. */
+mica_status_t mica__plan_memory(mica_engine_t *e, int32_t k);
+
+/* ---- phase 1 (core/shapes.c) ---------------------------------------- */
+
+/*
+ * What phase 1 computes: the value of every symbol, the dims of every
+ * tensor, and host copies of the shape tensors.  Sized for one engine.
+ */
+typedef struct mica__shapes {
+    int64_t *symbols;          /* per engine symbol */
+    mica_dims_t *dims;         /* per tensor */
+    void **host;               /* per tensor: values on the host, or NULL */
+    size_t *host_cap;
+    void *scratch;             /* host workspace of phase-1 layers */
+    size_t scratch_cap;
+} mica__shapes_t;
+
+mica_status_t mica__shapes_init(mica_engine_t *e, mica__shapes_t *s);
+void mica__shapes_free(mica_engine_t *e, mica__shapes_t *s);
+
+/*
+ * Run phase 1 for the given input dims (per network input; only runtime
+ * dims are read) and the values of shape-tensor inputs, already stored in
+ * s->host of those inputs: bind the symbols, compute shape tensors on the
+ * host in execution order, and evaluate every tensor's dims.
+ */
+mica_status_t mica__shapes_run(mica_engine_t *e, mica__shapes_t *s,
+                               const mica_dims_t *input_dims);
+
+/* Whether profile k admits the inputs; if not, why (one line). */
+int mica__profile_admits(const mica_engine_t *e, int32_t k,
+                         const mica_dims_t *input_dims,
+                         const mica__shapes_t *s, char *why, size_t len);
+
+/* "[1..64, 5]" for input i of profile k (values for shape inputs). */
+void mica__range_text(const mica_engine_t *e, int32_t k, int32_t i,
+                      char *buf, size_t len);
+
+/* "[2, 3]" */
+void mica__dims_text(const mica_dims_t *d, char *buf, size_t len);
 
 /* ---- devices (core/cpu/device.c, core/cuda/device.c) ---------------- */
 

@@ -2,9 +2,10 @@
 # building, memory planning, engines, execution and the devices.
 lib_LTLIBRARIES += libmica.la
 libmica_la_SOURCES = \
-	core/mica_int.h core/graph.h core/expr.h \
+	core/mica_int.h core/graph.h core/expr.h core/build.h \
 	core/abi_layout.c core/fields.c core/expr.c core/network.c \
-	core/build.c core/plan.c core/engine.c core/exec.c core/device.c \
+	core/build.c core/infer.c core/profile.c core/shapes.c core/plan.c \
+	core/engine.c core/exec.c core/device.c \
 	core/cpu/device.c
 libmica_la_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS)
 libmica_la_CFLAGS = $(AM_CFLAGS) $(MICA_VISIBILITY_CFLAGS)
@@ -17,9 +18,11 @@ libmica_la_LIBADD += $(MICA_CUDA_LIBS)
 endif
 
 # Tests of the core.
-check_PROGRAMS += tests/test_expr tests/test_network
-TESTS += tests/test_expr tests/test_network
+check_PROGRAMS += tests/test_expr tests/test_network tests/test_dynamic
+TESTS += tests/test_expr tests/test_network tests/test_dynamic
 tests_test_expr_SOURCES = tests/test_expr.c core/expr.c
 tests_test_expr_LDADD = tests/libmicatest.la
 tests_test_network_SOURCES = tests/test_network.c
 tests_test_network_LDADD = $(MICA_TEST_LIBS)
+tests_test_dynamic_SOURCES = tests/test_dynamic.c
+tests_test_dynamic_LDADD = $(MICA_TEST_LIBS)

@@ -57,9 +57,17 @@ static void layer_free(mica__net_layer_t *l)
 
 void mica_network_destroy(mica_network_t *net)
 {
-    int32_t i;
+    int32_t i, j;
     if (!net)
         return;
+    for (i = 0; i < net->nb_profiles; i++) {
+        for (j = 0; j < net->profiles[i].nb_ranges; j++)
+            mica__range_free(&net->profiles[i].ranges[j]);
+        free(net->profiles[i].ranges);
+    }
+    free(net->profiles);
+    free_strv(net->shape_outputs, net->nb_shape_outputs);
+    free_strv(net->shape_output_origins, net->nb_shape_outputs);
     for (i = 0; i < net->nb_inputs; i++) {
         free(net->inputs[i].name);
         free(net->inputs[i].origin);
@@ -139,6 +147,34 @@ mica_status_t mica_network_add_input(mica_network_t *net, const char *name,
     }
     net->nb_inputs++;
     return MICA_OK;
+}
+
+mica_status_t mica_network_add_shape_input(mica_network_t *net,
+                                           const char *name,
+                                           const mica_dims_t *dims,
+                                           const char *origin)
+{
+    char at[512];
+    int32_t i;
+    mica_status_t st;
+
+    if (dims && dims->nb_dims > 1)
+        return mica__fail(net->ctx, MICA_ERR_INVALID,
+                          "%sshape-tensor input '%s': rank %d, but a shape "
+                          "tensor has rank 0 or 1",
+                          mica__at(origin, at, sizeof at), name ? name : "",
+                          (int)dims->nb_dims);
+    for (i = 0; dims && i < dims->nb_dims; i++)
+        if (dims->d[i] < 0)
+            return mica__fail(net->ctx, MICA_ERR_INVALID,
+                              "%sshape-tensor input '%s': its length must "
+                              "be fixed, not %lld",
+                              mica__at(origin, at, sizeof at), name,
+                              (long long)dims->d[i]);
+    st = mica_network_add_input(net, name, MICA_INT32, dims, origin);
+    if (st == MICA_OK)
+        net->inputs[net->nb_inputs - 1].is_shape = 1;
+    return st;
 }
 
 mica_status_t mica_network_add_layer(mica_network_t *net,
@@ -225,36 +261,53 @@ nomem:
     return mica__fail(ctx, MICA_ERR_NOMEM, "out of host memory");
 }
 
-mica_status_t mica_network_mark_output(mica_network_t *net, const char *name,
-                                       const char *origin)
+/* Append name (with origin) to a list of output names. */
+static mica_status_t add_output(mica_network_t *net, char ***list,
+                                char ***origins_list, int32_t *n,
+                                const char *name, const char *origin,
+                                const char *what)
 {
     char **names, **origins, at[512];
     int32_t i;
 
     if (!valid_name(name))
         return mica__fail(net->ctx, MICA_ERR_INVALID,
-                          "%san output needs a tensor name",
-                          mica__at(origin, at, sizeof at));
-    for (i = 0; i < net->nb_outputs; i++)
-        if (strcmp(net->outputs[i], name) == 0)
+                          "%san %s needs a tensor name",
+                          mica__at(origin, at, sizeof at), what);
+    for (i = 0; i < *n; i++)
+        if (strcmp((*list)[i], name) == 0)
             return mica__fail(net->ctx, MICA_ERR_INVALID,
-                              "%stensor '%s' is marked as an output twice",
-                              mica__at(origin, at, sizeof at), name);
-    names = realloc(net->outputs, sizeof *names * (size_t)(net->nb_outputs + 1));
+                              "%stensor '%s' is marked as an %s twice",
+                              mica__at(origin, at, sizeof at), name, what);
+    names = realloc(*list, sizeof *names * (size_t)(*n + 1));
     if (names)
-        net->outputs = names;
-    origins = realloc(net->output_origins,
-                      sizeof *origins * (size_t)(net->nb_outputs + 1));
+        *list = names;
+    origins = realloc(*origins_list, sizeof *origins * (size_t)(*n + 1));
     if (origins)
-        net->output_origins = origins;
+        *origins_list = origins;
     if (!names || !origins)
         return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
-    net->outputs[net->nb_outputs] = mica__strdup(name);
-    net->output_origins[net->nb_outputs] = mica__strdup(origin);
-    if (!net->outputs[net->nb_outputs]) {
-        free(net->output_origins[net->nb_outputs]);
+    names[*n] = mica__strdup(name);
+    origins[*n] = mica__strdup(origin);
+    if (!names[*n]) {
+        free(origins[*n]);
         return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
     }
-    net->nb_outputs++;
+    (*n)++;
     return MICA_OK;
+}
+
+mica_status_t mica_network_mark_output(mica_network_t *net, const char *name,
+                                       const char *origin)
+{
+    return add_output(net, &net->outputs, &net->output_origins,
+                      &net->nb_outputs, name, origin, "output");
+}
+
+mica_status_t mica_network_mark_shape_output(mica_network_t *net,
+                                             const char *name,
+                                             const char *origin)
+{
+    return add_output(net, &net->shape_outputs, &net->shape_output_origins,
+                      &net->nb_shape_outputs, name, origin, "output for shapes");
 }

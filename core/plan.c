@@ -1,14 +1,15 @@
 /*
- * core/plan.c - the memory plan: one arena per engine, buffers reused by
- * liveness.
+ * core/plan.c - the memory plan: one arena per engine and profile, buffers
+ * reused by liveness.
  *
- * Every tensor and every layer's workspace is a block with a lifetime in
+ * Every execution tensor and every workspace is a block with a lifetime in
  * execution steps: a network input lives from before the first step to its
- * last reader; a layer's output from its producer to its last reader (a
- * network output to the end); a workspace only during its layer's step.
- * Blocks are placed largest first at the lowest offset that does not
- * overlap any placed block whose lifetime overlaps (greedy by size, as in
- * TensorRT's and TFLite's planners).  Offsets are aligned to 256 bytes.
+ * last reader on the device; a layer's output from its producer to its
+ * last reader (a network output to the end); a workspace only during its
+ * layer's step.  Blocks are placed largest first at the lowest offset that
+ * does not overlap any placed block whose lifetime overlaps (greedy by
+ * size, as in TensorRT's and TFLite's planners).  Sizes are the profile's
+ * largest; offsets are aligned to 256 bytes.
  */
 #include <config.h>
 
@@ -23,7 +24,6 @@ typedef struct block {
     int32_t start, end;   /* lifetime, inclusive steps */
     int64_t offset;
     int64_t *target;      /* where to store the offset */
-    int32_t placed;
 } block_t;
 
 static int by_size_desc(const void *a, const void *b)
@@ -45,8 +45,9 @@ static int64_t align_up(int64_t n)
     return (n + ALIGN - 1) / ALIGN * ALIGN;
 }
 
-mica_status_t mica__plan_memory(mica_engine_t *e)
+mica_status_t mica__plan_memory(mica_engine_t *e, int32_t k)
 {
+    mica__eprofile_t *p = &e->profiles[k];
     int32_t i, j, n = 0, nb = e->nb_tensors + e->nb_layers;
     block_t *blocks = calloc((size_t)(nb + 1), sizeof *blocks);
     block_t **sorted = calloc((size_t)(nb + 1), sizeof *sorted);
@@ -59,28 +60,30 @@ mica_status_t mica__plan_memory(mica_engine_t *e)
         goto done;
     }
     for (i = 0; i < e->nb_tensors; i++) {
-        mica__tensor_t *t = &e->tensors[i];
+        const mica__tensor_t *t = &e->tensors[i];
         block_t *b = &blocks[n];
-        b->bytes = align_up(t->bytes);
+        p->offset[i] = -1;
+        if (!t->need_e)
+            continue;
+        b->bytes = align_up(p->bytes[i]);
         b->start = t->is_input ? -1 : t->producer;
         b->end = t->is_output ? e->nb_layers
                               : (t->last_use > b->start ? t->last_use : b->start);
-        b->target = &t->offset;
+        b->target = &p->offset[i];
         if (b->bytes > 0)
             n++;
         else
-            t->offset = 0;
+            p->offset[i] = 0;
     }
     for (i = 0; i < e->nb_layers; i++) {
-        mica__layer_t *l = &e->layers[i];
         block_t *b = &blocks[n];
-        b->bytes = align_up(l->workspace);
+        b->bytes = align_up(p->workspace[i]);
         b->start = b->end = i;
-        b->target = &l->workspace_offset;
+        b->target = &p->workspace_offset[i];
         if (b->bytes > 0)
             n++;
         else
-            l->workspace_offset = 0;
+            p->workspace_offset[i] = 0;
     }
     for (i = 0; i < n; i++)
         sorted[i] = &blocks[i];
@@ -90,9 +93,9 @@ mica_status_t mica__plan_memory(mica_engine_t *e)
         int32_t nl = 0;
         int64_t offset = 0;
         for (j = 0; j < i; j++) {
-            block_t *p = sorted[j];
-            if (p->start <= b->end && b->start <= p->end)
-                live[nl++] = p;
+            block_t *q = sorted[j];
+            if (q->start <= b->end && b->start <= q->end)
+                live[nl++] = q;
         }
         qsort(live, (size_t)nl, sizeof *live, by_offset);
         for (j = 0; j < nl; j++) {
@@ -106,7 +109,7 @@ mica_status_t mica__plan_memory(mica_engine_t *e)
         if (offset + b->bytes > top)
             top = offset + b->bytes;
     }
-    e->arena_bytes = top;
+    p->arena_bytes = top;
 done:
     free(blocks);
     free(sorted);

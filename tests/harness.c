@@ -103,6 +103,12 @@ th_tensor_t th_t(mica_dtype_t dtype, const double *values, int nb_dims, ...)
     return th_tensor(dtype, nb_dims, dims, values);
 }
 
+th_tensor_t th_shape(th_tensor_t t)
+{
+    t.is_shape = 1;
+    return t;
+}
+
 th_tensor_t th_none(void)
 {
     th_tensor_t t;
@@ -261,6 +267,24 @@ static mica_status_t failed(mica_status_t st, mica_context_t *ctx)
     return st;
 }
 
+/* A shape-tensor input whose one profile admits exactly its values. */
+static mica_status_t add_shape_input(mica_network_t *net, const char *name,
+                                     const th_tensor_t *t)
+{
+    int32_t profile, n = (int32_t)th_volume(t);
+    mica_status_t st;
+
+    if (t->dtype != MICA_INT32)
+        bail("th_shape: shape-tensor inputs are int32");
+    if ((st = mica_network_add_shape_input(net, name, &t->dims, NULL)) != MICA_OK)
+        return st;
+    if (mica_network_nb_profiles(net) == 0 &&
+        (st = mica_network_add_profile(net, &profile)) != MICA_OK)
+        return st;
+    return mica_network_set_profile_values(net, 0, name, n, t->data, t->data,
+                                           t->data, NULL);
+}
+
 mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
                      int nb_in, const th_tensor_t *in, int nb_out,
                      th_tensor_t *out)
@@ -286,9 +310,12 @@ mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
     for (i = 0; i < nb_in; i++) {
         snprintf(names[0][i], sizeof names[0][i], "in%d", i);
         in_names[i] = in[i].data ? names[0][i] : NULL;
-        if (in[i].data &&
+        if (in[i].data && !in[i].is_shape &&
             (st = mica_network_add_input(net, names[0][i], in[i].dtype,
                                          &in[i].dims, NULL)) != MICA_OK)
+            goto done;
+        if (in[i].data && in[i].is_shape &&
+            (st = add_shape_input(net, names[0][i], &in[i])) != MICA_OK)
             goto done;
     }
     for (i = 0; i < nb_out; i++) {

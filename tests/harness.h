@@ -20,7 +20,8 @@
 typedef struct th_tensor {
     mica_dtype_t dtype;
     mica_dims_t dims;
-    void *data; /* malloc'd; NULL for an omitted input */
+    void *data;   /* malloc'd; NULL for an omitted input */
+    int is_shape; /* as an input: a shape-tensor network input */
 } th_tensor_t;
 
 /* A tensor of `dtype` with the given dims, elements from `values` (as
@@ -29,6 +30,12 @@ th_tensor_t th_tensor(mica_dtype_t dtype, int nb_dims, const int64_t *dims,
                       const double *values);
 /* Same, dims given inline: th_t(MICA_FLOAT32, vals, 2, 2, 3). */
 th_tensor_t th_t(mica_dtype_t dtype, const double *values, int nb_dims, ...);
+/*
+ * Mark t (int32, rank 0 or 1) to be passed as a shape-tensor network
+ * input, with one profile whose min, opt and max values are its values.
+ * Returns t.
+ */
+th_tensor_t th_shape(th_tensor_t t);
 /* An omitted optional input. */
 th_tensor_t th_none(void);
 int64_t th_volume(const th_tensor_t *t);

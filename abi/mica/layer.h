@@ -45,9 +45,12 @@ typedef enum mica_expr_op {
 } mica_expr_op_t;
 
 /*
- * The shape of one tensor as expressions.  For a shape tensor whose values
- * the builder knows symbolically, `values` holds its nb_values elements
- * (row-major); otherwise values is NULL and nb_values 0.  Frozen.
+ * The shape of one tensor as expressions.  For an integer shape tensor,
+ * `values` holds its nb_values elements (row-major) as expressions: of
+ * the network's runtime dimensions where the builder can follow them
+ * (Shape, Concatenation, Gather...), else symbols that phase 1 binds at
+ * run time.  An input of kind MICA_INPUT_SHAPE always has values.  For
+ * other tensors values is NULL and nb_values 0.  Frozen.
  */
 typedef struct mica_shape_expr {
     int32_t nb_dims;
@@ -76,6 +79,21 @@ typedef enum mica_layer_role {
     MICA_ROLE_IF_OUTPUT = 7,
     MICA_ROLE_ASSERTION = 8
 } mica_layer_role_t;
+
+/*
+ * What a layer reads of an input (TensorRT's shape/execution tensor
+ * rules).  MICA_INPUT_DATA: its values, in whichever phase the layer runs
+ * (the tensor is an execution tensor, or a shape tensor where the layer
+ * computes one).  MICA_INPUT_SHAPE: its values before execution, on the
+ * host: the input must be a shape tensor (Shuffle's reshape dimensions,
+ * Slice's start/size/stride, Fill's shape, Assertion's condition).
+ * MICA_INPUT_DIMS: only its dimensions (Shape's input).
+ */
+typedef enum mica_input_kind {
+    MICA_INPUT_DATA = 0,
+    MICA_INPUT_SHAPE = 1,
+    MICA_INPUT_DIMS = 2
+} mica_input_kind_t;
 
 typedef struct mica_layer mica_layer_t;
 typedef struct mica_layer_ops mica_layer_ops_t;
@@ -146,11 +164,17 @@ struct mica_layer_ops {
 
     /*
      * Run the layer.  Pointers are on the implementation's device (host
-     * memory for a CPU implementation, CUDA device memory for a CUDA one).
+     * memory for a CPU implementation, CUDA device memory for a CUDA one),
+     * except inputs of kind MICA_INPUT_SHAPE, which are always host memory
+     * holding the shape tensor's values, and inputs of kind MICA_INPUT_DIMS,
+     * whose pointer may be NULL (read only their descriptor).
      * `stream` is the cudaStream_t to launch on for CUDA, NULL for the CPU.
      * A CPU implementation finishes before returning; a CUDA one may return
      * as soon as its work is queued.  Called only when at least one output
-     * has a non-zero volume; inputs may be empty.
+     * has a non-zero volume, or when the layer has no outputs at all
+     * (Assertion); inputs may be empty.  Shape tensors are computed before
+     * execution on the host by the layer's CPU implementation: a layer that
+     * can produce one must have a CPU implementation.
      */
     mica_status_t (*enqueue)(mica_layer_t *layer,
                              const mica_tensor_desc_t *in, int32_t nb_in,
@@ -186,6 +210,14 @@ struct mica_layer_ops {
                                    mica_expr_builder_t *eb,
                                    const mica_expr_t **values,
                                    int32_t nb_values, mica_error_t *err);
+
+    /*
+     * Optional: what the layer reads of input `index` (mica_input_kind_t).
+     * NULL: every input is MICA_INPUT_DATA.  Must depend only on the
+     * fields and the number of inputs.
+     */
+    int32_t (*input_kind)(const mica_layer_t *layer, int32_t index,
+                          int32_t nb_inputs);
 };
 
 /*

@@ -196,10 +196,46 @@ typedef struct mica_layer_spec {
 MICA_EXPORT mica_status_t mica_network_add_layer(mica_network_t *net,
                                                  const mica_layer_spec_t *spec);
 
+/*
+ * Add a shape-tensor network input (TensorRT's shape input): int32, rank
+ * 0 or 1 with a fixed length; its values are given at run time and must
+ * lie within the values of the optimization profile.
+ */
+MICA_EXPORT mica_status_t mica_network_add_shape_input(mica_network_t *net,
+                                                       const char *name,
+                                                       const mica_dims_t *dims,
+                                                       const char *origin);
+
+/*
+ * Optimization profiles (TensorRT's IOptimizationProfile).  A network with
+ * a runtime dimension or a shape-tensor input needs at least one; each
+ * profile gives, for every such input, min/opt/max dimensions (or min/opt/
+ * max values for shape-tensor inputs).  add_profile stores its index.
+ */
+MICA_EXPORT mica_status_t mica_network_add_profile(mica_network_t *net,
+                                                   int32_t *index);
+MICA_EXPORT int32_t mica_network_nb_profiles(const mica_network_t *net);
+MICA_EXPORT mica_status_t mica_network_set_profile_dims(
+    mica_network_t *net, int32_t profile, const char *input,
+    const mica_dims_t *min, const mica_dims_t *opt, const mica_dims_t *max,
+    const char *origin);
+MICA_EXPORT mica_status_t mica_network_set_profile_values(
+    mica_network_t *net, int32_t profile, const char *input, int32_t nb,
+    const int32_t *min, const int32_t *opt, const int32_t *max,
+    const char *origin);
+
 /* Mark a tensor as a network output. */
 MICA_EXPORT mica_status_t mica_network_mark_output(mica_network_t *net,
                                                    const char *name,
                                                    const char *origin);
+
+/*
+ * Mark a tensor as an output for shapes (markOutputForShapes): a shape
+ * tensor whose values are read on the host after phase 1.
+ */
+MICA_EXPORT mica_status_t mica_network_mark_shape_output(mica_network_t *net,
+                                                         const char *name,
+                                                         const char *origin);
 
 /*
  * Check the whole graph: every tensor defined exactly once, no cycles,
@@ -239,8 +275,10 @@ MICA_EXPORT uint32_t mica_engine_device(const mica_engine_t *engine);
 
 /* Tensors of the engine: inputs first, in declaration order. */
 typedef enum mica_tensor_kind {
-    MICA_TENSOR_EXECUTION = 0, /* "E" */
-    MICA_TENSOR_SHAPE = 1      /* "S" */
+    MICA_TENSOR_EXECUTION = 0, /* "E": computed on the device */
+    MICA_TENSOR_SHAPE = 1,     /* "S": computed on the host, in phase 1 */
+    MICA_TENSOR_BOTH = 2,      /* "E+S": both */
+    MICA_TENSOR_UNUSED = 3     /* nothing reads it: never computed */
 } mica_tensor_kind_t;
 
 typedef struct mica_tensor_info {
@@ -254,7 +292,9 @@ typedef struct mica_tensor_info {
     int32_t is_output;
     int32_t producer;          /* layer index, -1 for inputs */
     int64_t offset;            /* byte offset in the arena, -1 if none */
-    int64_t bytes;             /* bytes reserved for it */
+    int64_t bytes;             /* bytes reserved for it (profile 0) */
+    int32_t is_shape_output;
+    int32_t reserved_;
 } mica_tensor_info_t;
 
 typedef struct mica_layer_info {
@@ -290,8 +330,34 @@ MICA_EXPORT int32_t mica_engine_nb_inputs(const mica_engine_t *engine);
 MICA_EXPORT int32_t mica_engine_input(const mica_engine_t *engine, int32_t i);
 MICA_EXPORT int32_t mica_engine_nb_outputs(const mica_engine_t *engine);
 MICA_EXPORT int32_t mica_engine_output(const mica_engine_t *engine, int32_t i);
-/* Bytes of the activation arena on the engine's device. */
+/* Bytes of the activation arena on the engine's device (profile 0). */
 MICA_EXPORT int64_t mica_engine_arena_bytes(const mica_engine_t *engine);
+
+/* Optimization profiles of the engine (0 for a static network). */
+MICA_EXPORT int32_t mica_engine_nb_profiles(const mica_engine_t *engine);
+/* Bytes of the arena that profile k plans for its largest shapes. */
+MICA_EXPORT int64_t mica_engine_profile_arena_bytes(const mica_engine_t *engine,
+                                                    int32_t profile);
+/*
+ * Profile k's range for network input i (by position).  For a shape-tensor
+ * input, *nb_values is its length and the values pointers are set (the
+ * dims ones are then the input's fixed dims); otherwise *nb_values is 0.
+ */
+MICA_EXPORT mica_status_t mica_engine_profile_input(
+    const mica_engine_t *engine, int32_t profile, int32_t input,
+    mica_dims_t *min, mica_dims_t *opt, mica_dims_t *max, int32_t *nb_values,
+    const int32_t **min_values, const int32_t **opt_values,
+    const int32_t **max_values);
+
+/*
+ * The symbols that appear in symbolic shapes: a runtime dimension of an
+ * input ("N" means "x[0]"), or a value computed at run time ("s[1]" of a
+ * shape tensor).  Pointers live as long as the engine.
+ */
+MICA_EXPORT int32_t mica_engine_nb_symbols(const mica_engine_t *engine);
+MICA_EXPORT mica_status_t mica_engine_symbol(const mica_engine_t *engine,
+                                             int32_t index, const char **name,
+                                             const char **meaning);
 
 /* ---------------------------------------------------------------------
  * Execution contexts
@@ -304,12 +370,30 @@ MICA_EXPORT void mica_exec_destroy(mica_exec_t *exec);
 /*
  * Give input `name` its dimensions and host data (dims->nb_dims and the
  * element type must match the input; runtime dimensions take the values
- * given).  The data is copied to the device by the next run or upload.
+ * given).  The data is read by the next run or upload, so it must stay
+ * valid until then; the values of a shape-tensor input are read at once.
  */
 MICA_EXPORT mica_status_t mica_exec_set_input(mica_exec_t *exec,
                                               const char *name,
                                               const mica_dims_t *dims,
                                               const void *data);
+
+/*
+ * Choose the optimization profile for the next runs (-1: automatic, the
+ * first profile that admits the inputs' shapes, the default).  Switching
+ * between runs is allowed; configure is called again for the new one.
+ */
+MICA_EXPORT mica_status_t mica_exec_set_profile(mica_exec_t *exec,
+                                                int32_t profile);
+/* The profile of the last run (or the one set), -1 before any. */
+MICA_EXPORT int32_t mica_exec_profile(const mica_exec_t *exec);
+
+/*
+ * Phase 1 alone: check the inputs' shapes against the profiles, compute
+ * shape tensors on the host and every tensor's dimensions.  upload and
+ * run do it when the inputs changed; call it to learn output shapes first.
+ */
+MICA_EXPORT mica_status_t mica_exec_infer_shapes(mica_exec_t *exec);
 
 /* Run once: upload inputs, enqueue every layer, download outputs, wait. */
 MICA_EXPORT mica_status_t mica_exec_run(mica_exec_t *exec);
@@ -327,7 +411,8 @@ MICA_EXPORT mica_status_t mica_exec_sync(mica_exec_t *exec);
 
 /*
  * Output `name` after the last run: descriptor and host data, valid until
- * the next run or destroy.
+ * the next run or destroy.  Outputs for shapes (mica_network_mark_shape_
+ * output) are read the same way, after phase 1.
  */
 MICA_EXPORT mica_status_t mica_exec_get_output(mica_exec_t *exec,
                                                const char *name,

@@ -184,19 +184,17 @@ static void bar_destroy(mica_layer_t *layer)
     free(layer);
 }
 
+/* Designated initializers: members added to the ABI later stay NULL. */
 static const mica_layer_ops_t bar_ops = {
-    sizeof(mica_layer_ops_t), 0,
-    bar_nb_outputs,
-    bar_output_dtypes,
-    bar_output_dims,
-    bar_supports_format,
-    NULL, /* configure: nothing to do */
-    NULL, /* workspace_size: none */
-    bar_enqueue,
-    bar_serialize,
-    bar_clone,
-    bar_destroy,
-    NULL, /* output_values: not a shape-tensor layer */
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = bar_nb_outputs,
+    .output_dtypes = bar_output_dtypes,
+    .output_dims = bar_output_dims,
+    .supports_format = bar_supports_format,
+    .enqueue = bar_enqueue,
+    .serialize = bar_serialize,
+    .clone = bar_clone,
+    .destroy = bar_destroy,
 };
 
 static mica_layer_t *bar_new(const char *name, mica_error_t *err)

@@ -184,10 +184,15 @@ static mica_status_t act_enqueue_cuda(mica_layer_t *layer,
 /* ---- creators --------------------------------------------------------- */
 
 #define ACT_OPS(enqueue_fn)                                                 \
-    {sizeof(mica_layer_ops_t), 0, act_nb_outputs, act_output_dtypes,       \
-     act_output_dims, act_supports_format, NULL, NULL, enqueue_fn,         \
-     mica__mod_layer_serialize, mica__mod_layer_clone,                     \
-     mica__mod_layer_destroy, NULL}
+    {.struct_size = sizeof(mica_layer_ops_t),                               \
+     .nb_outputs = act_nb_outputs,                                          \
+     .output_dtypes = act_output_dtypes,                                    \
+     .output_dims = act_output_dims,                                        \
+     .supports_format = act_supports_format,                                \
+     .enqueue = enqueue_fn,                                                 \
+     .serialize = mica__mod_layer_serialize,                                \
+     .clone = mica__mod_layer_clone,                                        \
+     .destroy = mica__mod_layer_destroy}
 
 static const mica_layer_ops_t ops_cpu = ACT_OPS(act_enqueue_cpu);
 #ifdef MICA_HAVE_CUDA

@@ -197,18 +197,16 @@ static mica_status_t constant_enqueue_cpu(mica_layer_t *layer,
 }
 
 static const mica_layer_ops_t constant_ops_cpu = {
-    sizeof(mica_layer_ops_t), 0,
-    constant_nb_outputs,
-    constant_output_dtypes,
-    constant_output_dims,
-    constant_supports_format,
-    NULL,
-    NULL,
-    constant_enqueue_cpu,
-    mica__mod_layer_serialize,
-    mica__mod_layer_clone,
-    mica__mod_layer_destroy,
-    constant_output_values,
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = constant_nb_outputs,
+    .output_dtypes = constant_output_dtypes,
+    .output_dims = constant_output_dims,
+    .supports_format = constant_supports_format,
+    .enqueue = constant_enqueue_cpu,
+    .serialize = mica__mod_layer_serialize,
+    .clone = mica__mod_layer_clone,
+    .destroy = mica__mod_layer_destroy,
+    .output_values = constant_output_values,
 };
 
 #ifdef MICA_HAVE_CUDA
@@ -252,18 +250,17 @@ static mica_status_t constant_enqueue_cuda(mica_layer_t *layer,
 }
 
 static const mica_layer_ops_t constant_ops_cuda = {
-    sizeof(mica_layer_ops_t), 0,
-    constant_nb_outputs,
-    constant_output_dtypes,
-    constant_output_dims,
-    constant_supports_format,
-    constant_configure_cuda,
-    NULL,
-    constant_enqueue_cuda,
-    mica__mod_layer_serialize,
-    mica__mod_layer_clone,
-    mica__mod_layer_destroy,
-    constant_output_values,
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = constant_nb_outputs,
+    .output_dtypes = constant_output_dtypes,
+    .output_dims = constant_output_dims,
+    .supports_format = constant_supports_format,
+    .configure = constant_configure_cuda,
+    .enqueue = constant_enqueue_cuda,
+    .serialize = mica__mod_layer_serialize,
+    .clone = mica__mod_layer_clone,
+    .destroy = mica__mod_layer_destroy,
+    .output_values = constant_output_values,
 };
 
 static void constant_fini(mica__mod_layer_t *self)

@@ -246,18 +246,15 @@ static mica_status_t matmul_enqueue_cpu(mica_layer_t *layer,
 }
 
 static const mica_layer_ops_t matmul_ops_cpu = {
-    sizeof(mica_layer_ops_t), 0,
-    matmul_nb_outputs,
-    matmul_output_dtypes,
-    matmul_output_dims,
-    matmul_supports_format,
-    NULL,
-    NULL,
-    matmul_enqueue_cpu,
-    mica__mod_layer_serialize,
-    mica__mod_layer_clone,
-    mica__mod_layer_destroy,
-    NULL,
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = matmul_nb_outputs,
+    .output_dtypes = matmul_output_dtypes,
+    .output_dims = matmul_output_dims,
+    .supports_format = matmul_supports_format,
+    .enqueue = matmul_enqueue_cpu,
+    .serialize = mica__mod_layer_serialize,
+    .clone = mica__mod_layer_clone,
+    .destroy = mica__mod_layer_destroy,
 };
 
 #ifdef MICA_HAVE_CUDA
@@ -306,18 +303,17 @@ static mica_status_t matmul_enqueue_cuda(mica_layer_t *layer,
 }
 
 static const mica_layer_ops_t matmul_ops_cuda = {
-    sizeof(mica_layer_ops_t), 0,
-    matmul_nb_outputs,
-    matmul_output_dtypes,
-    matmul_output_dims,
-    matmul_supports_format,
-    matmul_configure_cuda,
-    matmul_workspace_cuda,
-    matmul_enqueue_cuda,
-    mica__mod_layer_serialize,
-    mica__mod_layer_clone,
-    mica__mod_layer_destroy,
-    NULL,
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = matmul_nb_outputs,
+    .output_dtypes = matmul_output_dtypes,
+    .output_dims = matmul_output_dims,
+    .supports_format = matmul_supports_format,
+    .configure = matmul_configure_cuda,
+    .workspace_size = matmul_workspace_cuda,
+    .enqueue = matmul_enqueue_cuda,
+    .serialize = mica__mod_layer_serialize,
+    .clone = mica__mod_layer_clone,
+    .destroy = mica__mod_layer_destroy,
 };
 
 static void matmul_fini(mica__mod_layer_t *self)

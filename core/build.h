@@ -1,0 +1,49 @@
+/*
+ * core/build.h - the state of one engine build, shared by the build steps
+ * (build.c: graph structure and implementations; infer.c: tensor kinds,
+ * types and symbolic shapes; profile.c: profiles and memory plans).
+ */
+#ifndef MICA_BUILD_H
+#define MICA_BUILD_H
+
+#include "graph.h"
+
+typedef struct mica__name_map {
+    const char **keys;
+    int32_t *values;
+    size_t cap;
+} mica__name_map_t;
+
+typedef struct mica__build {
+    mica_network_t *net;
+    mica_context_t *ctx;
+    mica_engine_t *e;
+    const mica_build_config_t *cfg;
+    int validate_only;
+    mica__name_map_t names;  /* tensor name -> tensor index */
+    int32_t *def_layer;      /* per tensor: network layer index, -1 inputs */
+    int32_t *def_slot;       /* per tensor: output position */
+    int32_t *order;          /* network layer indices in execution order */
+} mica__build_t;
+
+/* The network layer behind engine layer `step`. */
+static inline const mica__net_layer_t *mica__net_layer(const mica__build_t *b,
+                                                       int32_t step)
+{
+    return &b->net->layers[b->order[step]];
+}
+
+/* "ORIGIN: layer 'NAME' (TYPE): MESSAGE" from a module's error slot. */
+mica_status_t mica__layer_fail(mica__build_t *b, int32_t step,
+                               const mica_error_t *err, const char *fallback);
+
+/* infer.c */
+mica_status_t mica__infer_inputs(mica__build_t *b);
+mica_status_t mica__infer_kinds(mica__build_t *b);
+mica_status_t mica__infer_host_instances(mica__build_t *b);
+mica_status_t mica__infer_layer(mica__build_t *b, int32_t step);
+
+/* profile.c */
+mica_status_t mica__build_profiles(mica__build_t *b);
+
+#endif

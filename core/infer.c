@@ -1,0 +1,432 @@
+/*
+ * core/infer.c - what every tensor is: execution tensor, shape tensor or
+ * both (TensorRT's E/S rules), its type, and its shape as expressions of
+ * the network's runtime dimensions and of values known only at run time.
+ *
+ * Kinds flow backwards from what is read: network outputs are E, outputs
+ * for shapes are S, an input a layer reads as MICA_INPUT_SHAPE is S, and a
+ * layer whose output is E (or S) needs its data inputs as E (or S).  A
+ * layer with an S output runs in phase 1 on the host; one with an E output
+ * runs on the device; a layer with both runs in both phases.
+ */
+#include <config.h>
+
+#include "build.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Add a symbol to the engine; returns its expression, NULL on failure. */
+static const mica_expr_t *add_symbol(mica__build_t *b,
+                                     mica__symbol_kind_t kind, int32_t input,
+                                     int32_t tensor, int32_t axis,
+                                     const char *name, const char *meaning)
+{
+    mica_engine_t *e = b->e;
+    mica__symbol_t *grown = realloc(e->symbols, sizeof *grown *
+                                    (size_t)(e->nb_symbols + 1));
+    mica__symbol_t *sym;
+
+    if (!grown)
+        return NULL;
+    e->symbols = grown;
+    sym = &e->symbols[e->nb_symbols];
+    memset(sym, 0, sizeof *sym);
+    sym->kind = kind;
+    sym->input = input;
+    sym->tensor = tensor;
+    sym->axis = axis;
+    sym->name = mica__strdup(name);
+    sym->meaning = mica__strdup(meaning);
+    if (!sym->name || !sym->meaning) {
+        free(sym->name);
+        free(sym->meaning);
+        return NULL;
+    }
+    e->nb_symbols++;
+    return mica__expr_symbol(e->eb, e->nb_symbols - 1, name);
+}
+
+/* The name of the n-th runtime dimension: N, M, K, ... then D14, ... */
+static void dim_name(int32_t n, char *buf, size_t len)
+{
+    static const char letters[] = "NMKLPQRTUVWXYZ";
+    if (n < (int32_t)(sizeof letters - 1))
+        snprintf(buf, len, "%c", letters[n]);
+    else
+        snprintf(buf, len, "D%d", (int)n);
+}
+
+static void value_name(const char *tensor, int32_t k, int32_t rank,
+                       char *buf, size_t len)
+{
+    if (rank == 0)
+        snprintf(buf, len, "%s", tensor);
+    else
+        snprintf(buf, len, "%s[%d]", tensor, (int)k);
+}
+
+/* Shape text "[N, 6]" of t, and its constant dims (-1 where symbolic). */
+static mica_status_t describe(mica__build_t *b, mica__tensor_t *t)
+{
+    char text[512], d[256];
+    size_t pos;
+    int32_t i;
+
+    pos = (size_t)snprintf(text, sizeof text, "[");
+    t->dims.nb_dims = t->shape.nb_dims;
+    for (i = 0; i < t->shape.nb_dims; i++) {
+        if (pos < sizeof text)
+            pos += (size_t)snprintf(text + pos, sizeof text - pos, "%s%s",
+                                    i ? ", " : "",
+                                    mica__expr_print(t->shape.d[i], d, sizeof d));
+        t->dims.d[i] = mica__expr_is_constant(t->shape.d[i])
+                           ? mica__expr_constant_value(t->shape.d[i]) : -1;
+    }
+    if (pos < sizeof text)
+        snprintf(text + pos, sizeof text - pos, "]");
+    free(t->shape_text);
+    t->shape_text = mica__strdup(text);
+    return t->shape_text ? MICA_OK
+                         : mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
+}
+
+mica_status_t mica__infer_inputs(mica__build_t *b)
+{
+    mica_engine_t *e = b->e;
+    int32_t i, j, nb_runtime = 0;
+    char name[64], meaning[300];
+
+    e->nb_inputs = b->net->nb_inputs;
+    e->input_index = calloc((size_t)(e->nb_inputs + 1), sizeof *e->input_index);
+    if (!e->input_index)
+        return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
+    for (i = 0; i < b->net->nb_inputs; i++) {
+        const mica__net_input_t *in = &b->net->inputs[i];
+        mica__tensor_t *t = &e->tensors[i];
+        e->input_index[i] = i;
+        t->dtype = in->dtype;
+        t->is_input = 1;
+        t->is_shape_input = in->is_shape;
+        t->producer = -1;
+        t->shape.nb_dims = in->dims.nb_dims;
+        for (j = 0; j < in->dims.nb_dims; j++) {
+            if (in->dims.d[j] >= 0) {
+                t->shape.d[j] = mica__expr_constant(e->eb, in->dims.d[j]);
+            } else {
+                dim_name(nb_runtime++, name, sizeof name);
+                snprintf(meaning, sizeof meaning, "%s[%d]", in->name, (int)j);
+                t->shape.d[j] = add_symbol(b, MICA__SYM_INPUT_DIM, i, i, j,
+                                           name, meaning);
+            }
+            if (!t->shape.d[j])
+                return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
+        }
+        if (in->is_shape) {
+            int32_t n = (int32_t)mica_dims_volume(&in->dims);
+            t->values = calloc((size_t)(n + 1), sizeof *t->values);
+            if (!t->values)
+                return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
+            for (j = 0; j < n; j++) {
+                value_name(in->name, j, in->dims.nb_dims, name, sizeof name);
+                snprintf(meaning, sizeof meaning, "value %d of shape input %s",
+                         (int)j, in->name);
+                t->values[j] = add_symbol(b, MICA__SYM_INPUT_VALUE, i, i, j,
+                                          name, meaning);
+                if (!t->values[j])
+                    return mica__fail(b->ctx, MICA_ERR_NOMEM,
+                                      "out of host memory");
+            }
+            t->shape.values = t->values;
+            t->shape.nb_values = n;
+        }
+        if (describe(b, t) != MICA_OK)
+            return MICA_ERR_NOMEM;
+    }
+    return MICA_OK;
+}
+
+/* The first layer (and its input slot) that reads tensor t as `kind`. */
+static int32_t reader(const mica_engine_t *e, int32_t t, int32_t kind,
+                      int32_t *slot)
+{
+    int32_t s, i;
+    for (s = 0; s < e->nb_layers; s++)
+        for (i = 0; i < e->layers[s].nb_inputs; i++)
+            if (e->layers[s].inputs[i] == t &&
+                e->layers[s].input_kinds[i] == kind) {
+                *slot = i;
+                return s;
+            }
+    return -1;
+}
+
+mica_status_t mica__infer_kinds(mica__build_t *b)
+{
+    mica_engine_t *e = b->e;
+    int32_t s, i, slot;
+    char at[512];
+
+    for (s = 0; s < e->nb_layers; s++) {
+        mica__layer_t *l = &e->layers[s];
+        const mica_layer_ops_t *ops = l->instance->ops;
+        int has = ops->struct_size >= offsetof(mica_layer_ops_t, input_kind) +
+                                          sizeof ops->input_kind &&
+                  ops->input_kind;
+        for (i = 0; i < l->nb_inputs; i++) {
+            int32_t k = has ? ops->input_kind(l->instance, i, l->nb_inputs)
+                            : MICA_INPUT_DATA;
+            l->input_kinds[i] = k >= MICA_INPUT_DATA && k <= MICA_INPUT_DIMS
+                                    ? k : MICA_INPUT_DATA;
+        }
+    }
+    for (i = 0; i < e->nb_outputs; i++)
+        e->tensors[e->output_index[i]].need_e = 1;
+    for (i = 0; i < e->nb_shape_outputs; i++)
+        e->tensors[e->shape_output_index[i]].need_s = 1;
+    /* Consumers come later in execution order: one backward pass. */
+    for (s = e->nb_layers - 1; s >= 0; s--) {
+        mica__layer_t *l = &e->layers[s];
+        int need_s = l->nb_outputs == 0, need_e = 0;
+        for (i = 0; i < l->nb_outputs; i++) {
+            need_s |= e->tensors[l->outputs[i]].need_s;
+            need_e |= e->tensors[l->outputs[i]].need_e;
+        }
+        l->run_host = need_s;
+        l->run_device = need_e;
+        for (i = 0; i < l->nb_inputs; i++) {
+            mica__tensor_t *t;
+            if (l->inputs[i] < 0)
+                continue;
+            t = &e->tensors[l->inputs[i]];
+            if (l->input_kinds[i] == MICA_INPUT_SHAPE) {
+                if (need_s || need_e)
+                    t->need_s = 1;
+            } else if (l->input_kinds[i] == MICA_INPUT_DATA) {
+                t->need_e |= need_e;
+                t->need_s |= need_s;
+            }
+            if (need_e && l->input_kinds[i] == MICA_INPUT_DATA &&
+                t->last_use < s)
+                t->last_use = s;
+        }
+    }
+    for (i = 0; i < e->nb_inputs; i++) {
+        const mica__tensor_t *t = &e->tensors[e->input_index[i]];
+        int32_t r;
+        if (!t->need_s || t->is_shape_input)
+            continue;
+        r = reader(e, e->input_index[i], MICA_INPUT_SHAPE, &slot);
+        if (r < 0)
+            r = reader(e, e->input_index[i], MICA_INPUT_DATA, &slot);
+        return mica__fail(b->ctx, MICA_ERR_INVALID,
+                          "%sinput '%s' is used as a shape tensor%s%s%s but "
+                          "is not declared as one (shape_tensor: true, int32)",
+                          mica__at(b->net->inputs[i].origin, at, sizeof at),
+                          t->name, r >= 0 ? " by layer '" : "",
+                          r >= 0 ? e->layers[r].name : "", r >= 0 ? "'" : "");
+    }
+    return MICA_OK;
+}
+
+mica_status_t mica__infer_host_instances(mica__build_t *b)
+{
+    mica_engine_t *e = b->e;
+    int32_t s, i;
+    char at[512], msg[MICA_ERROR_MAX];
+
+    for (s = 0; s < e->nb_layers; s++) {
+        mica__layer_t *l = &e->layers[s];
+        const mica__net_layer_t *nl = mica__net_layer(b, s);
+        mica_error_t err;
+        if (!l->run_host)
+            continue;
+        if (l->info.devices & MICA_DEVICE_CPU) {
+            l->host_info = l->info;
+            l->host_instance = l->instance;
+            continue;
+        }
+        if (mica_registry_find(b->ctx, l->info.ns, l->info.type,
+                               l->info.version, NULL, MICA_DEVICE_CPU,
+                               &l->host_info) != MICA_OK) {
+            const char *what = "its check";
+            snprintf(msg, sizeof msg, "%s", mica_context_error(b->ctx));
+            for (i = 0; i < l->nb_outputs; i++)
+                if (e->tensors[l->outputs[i]].need_s)
+                    what = e->tensors[l->outputs[i]].name;
+            return mica__fail(b->ctx, MICA_ERR_UNSUPPORTED,
+                              "%slayer '%s' (%s): shape tensor '%s' must be "
+                              "computed on the host, but %s",
+                              mica__at(nl->origin, at, sizeof at), nl->name,
+                              nl->type, what, msg);
+        }
+        mica__error_clear(&err);
+        l->host_instance = l->host_info.creator->create(
+            l->host_info.creator, nl->name, &l->fields.view, &err);
+        if (!l->host_instance)
+            return mica__layer_fail(b, s, &err, "create failed");
+    }
+    return MICA_OK;
+}
+
+/* Values of shape tensor t (output `index` of layer `step`). */
+static mica_status_t infer_values(mica__build_t *b, int32_t step,
+                                  int32_t index, mica__tensor_t *t,
+                                  const mica_shape_expr_t *in, int32_t nin)
+{
+    mica_engine_t *e = b->e;
+    const mica_layer_ops_t *ops = e->layers[step].instance->ops;
+    int32_t j, n = (int32_t)mica_dims_volume(&t->dims);
+    char name[300], meaning[300];
+    mica_error_t err;
+
+    t->values = calloc((size_t)(n + 1), sizeof *t->values);
+    if (!t->values)
+        return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
+    mica__error_clear(&err);
+    if (ops->output_values &&
+        ops->output_values(e->layers[step].instance, index, in, nin, e->eb,
+                           t->values, n, &err) == MICA_OK) {
+        for (j = 0; j < n && t->values[j]; j++)
+            ;
+        if (j == n)
+            goto done;
+    }
+    t->first_symbol = e->nb_symbols;
+    for (j = 0; j < n; j++) {
+        value_name(t->name, j, t->dims.nb_dims, name, sizeof name);
+        snprintf(meaning, sizeof meaning, "value %d of %s, computed at run "
+                 "time", (int)j, t->name);
+        t->values[j] = add_symbol(b, MICA__SYM_COMPUTED, -1,
+                                  (int32_t)(t - e->tensors), j, name, meaning);
+        if (!t->values[j])
+            return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
+    }
+done:
+    t->shape.values = t->values;
+    t->shape.nb_values = n;
+    return MICA_OK;
+}
+
+/* Checks of an Assertion whose condition is known at build time. */
+static mica_status_t check_assertion(mica__build_t *b, int32_t step)
+{
+    const mica__layer_t *l = &b->e->layers[step];
+    const mica__tensor_t *t;
+    const mica_field_t *msg;
+    char at[512];
+    int32_t j;
+
+    if (l->info.role != MICA_ROLE_ASSERTION || l->nb_inputs < 1 ||
+        l->inputs[0] < 0)
+        return MICA_OK;
+    t = &b->e->tensors[l->inputs[0]];
+    for (j = 0; j < t->shape.nb_values; j++)
+        if (!mica__expr_is_constant(t->shape.values[j]))
+            return MICA_OK;
+    for (j = 0; j < t->shape.nb_values; j++)
+        if (mica__expr_constant_value(t->shape.values[j]) == 0) {
+            msg = mica_fields_find(&l->fields.view, "message");
+            return mica__fail(b->ctx, MICA_ERR_INVALID,
+                              "%slayer '%s' (Assertion): %s (element %d of "
+                              "'%s' is false at build time)",
+                              mica__at(l->origin, at, sizeof at), l->name,
+                              msg && msg->type == MICA_FIELD_STRING && msg->count
+                                  ? ((const char *const *)msg->data)[0]
+                                  : "assertion failed",
+                              (int)j, t->name);
+        }
+    return MICA_OK;
+}
+
+mica_status_t mica__infer_layer(mica__build_t *b, int32_t step)
+{
+    mica_engine_t *e = b->e;
+    mica__layer_t *l = &e->layers[step];
+    const mica__net_layer_t *nl = mica__net_layer(b, step);
+    const mica_layer_ops_t *ops = l->instance->ops;
+    mica_dtype_t in_types[64], out_types[64];
+    mica_shape_expr_t in_shapes[64];
+    mica_tensor_desc_t io[128];
+    mica_error_t err;
+    char at[512];
+    int32_t i, nin = l->nb_inputs, nout = l->nb_outputs;
+
+    mica__at(nl->origin, at, sizeof at);
+    if (nin > 64 || nout > 64)
+        return mica__fail(b->ctx, MICA_ERR_UNSUPPORTED,
+                          "%slayer '%s': more than 64 inputs or outputs", at,
+                          nl->name);
+    memset(in_shapes, 0, sizeof in_shapes);
+    for (i = 0; i < nin; i++) {
+        const mica__tensor_t *t = l->inputs[i] >= 0 ? &e->tensors[l->inputs[i]] : NULL;
+        in_types[i] = t ? t->dtype : MICA_FLOAT32;
+        if (t)
+            in_shapes[i] = t->shape;
+    }
+    mica__error_clear(&err);
+    if (ops->output_dtypes(l->instance, in_types, nin, out_types, nout, &err) !=
+        MICA_OK)
+        return mica__layer_fail(b, step, &err, "output types rejected");
+    for (i = 0; i < nout; i++) {
+        mica__tensor_t *t = &e->tensors[l->outputs[i]];
+        t->dtype = out_types[i];
+        t->first_symbol = -1;
+        mica__error_clear(&err);
+        if (ops->output_dims(l->instance, i, in_shapes, nin, e->eb, &t->shape,
+                             &err) != MICA_OK)
+            return mica__layer_fail(b, step, &err, "output shape rejected");
+        t->shape.values = NULL;
+        t->shape.nb_values = 0;
+        if (t->shape.nb_dims < 0 || t->shape.nb_dims > MICA_MAX_DIMS)
+            return mica__fail(b->ctx, MICA_ERR_INVALID,
+                              "%slayer '%s' (%s): output %d has rank %d", at,
+                              nl->name, nl->type, (int)i,
+                              (int)t->shape.nb_dims);
+        if (describe(b, t) != MICA_OK)
+            return MICA_ERR_NOMEM;
+        if (t->is_shape_output && t->dtype != MICA_INT32)
+            return mica__fail(b->ctx, MICA_ERR_INVALID,
+                              "%slayer '%s': '%s' is an output for shapes, so "
+                              "it must be int32, but it is %s", at, nl->name,
+                              t->name, mica_dtype_name(t->dtype));
+        if (!t->need_s)
+            continue;
+        if (t->shape.nb_dims > 1 ||
+            (t->shape.nb_dims == 1 && t->dims.d[0] < 0))
+            return mica__fail(b->ctx, MICA_ERR_INVALID,
+                              "%slayer '%s' (%s): '%s' is used as a shape "
+                              "tensor, but its shape %s is not a build-time "
+                              "constant of rank 0 or 1", at, nl->name,
+                              nl->type, t->name, t->shape_text);
+        if ((t->dtype == MICA_INT32 || t->dtype == MICA_INT64) &&
+            infer_values(b, step, i, t, in_shapes, nin) != MICA_OK)
+            return MICA_ERR_NOMEM;
+    }
+    memset(io, 0, sizeof io);
+    for (i = 0; i < nin + nout; i++) {
+        int32_t t = i < nin ? l->inputs[i] : l->outputs[i - nin];
+        io[i].format = MICA_FORMAT_LINEAR;
+        io[i].scale = 1.0f;
+        io[i].dtype = t >= 0 ? e->tensors[t].dtype : MICA_FLOAT32;
+        if (t >= 0)
+            io[i].dims = e->tensors[t].dims;
+    }
+    for (i = 0; i < nin + nout; i++) {
+        const mica__tensor_t *t;
+        if (i < nin && l->inputs[i] < 0)
+            continue;
+        if (ops->supports_format(l->instance, i, io, nin, nout))
+            continue;
+        t = &e->tensors[i < nin ? l->inputs[i] : l->outputs[i - nin]];
+        return mica__fail(b->ctx, MICA_ERR_INVALID,
+                          "%slayer '%s' (%s): %s %d ('%s') of type %s is not "
+                          "supported by implementation '%s'%s", at, nl->name,
+                          nl->type, i < nin ? "input" : "output",
+                          (int)(i < nin ? i : i - nin), t->name,
+                          mica_dtype_name(t->dtype), l->info.implementation,
+                          i < nin ? "" : " (with its inputs' types)");
+    }
+    return check_assertion(b, step);
+}
