@@ -480,6 +480,8 @@ static mica_status_t run_build(build_t *b)
     for (s = 0; s < b->e->nb_layers; s++)
         if ((st = mica__infer_layer(b, s)) != MICA_OK)
             return st;
+    if ((st = mica__infer_check_inputs(b)) != MICA_OK)
+        return st;
     return mica__build_profiles(b);
 }
 

@@ -42,6 +42,7 @@ mica_status_t mica__infer_inputs(mica__build_t *b);
 mica_status_t mica__infer_kinds(mica__build_t *b);
 mica_status_t mica__infer_host_instances(mica__build_t *b);
 mica_status_t mica__infer_layer(mica__build_t *b, int32_t step);
+mica_status_t mica__infer_check_inputs(mica__build_t *b);
 
 /* profile.c */
 mica_status_t mica__build_profiles(mica__build_t *b);

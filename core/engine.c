@@ -132,10 +132,12 @@ mica_status_t mica_engine_tensor(const mica_engine_t *engine, int32_t index,
     info->name = t->name;
     info->dims = t->dims;
     info->shape = t->shape_text;
-    info->kind = t->need_e && t->need_s ? MICA_TENSOR_BOTH
-                 : t->need_s               ? MICA_TENSOR_SHAPE
-                 : t->need_e               ? MICA_TENSOR_EXECUTION
-                                           : MICA_TENSOR_UNUSED;
+    /* A tensor read only for its dims (Shape's input) is an execution
+     * tensor whose data is never needed: it gets no memory. */
+    info->kind = t->need_e && t->need_s      ? MICA_TENSOR_BOTH
+                 : t->need_s                 ? MICA_TENSOR_SHAPE
+                 : t->need_e || t->need_dims ? MICA_TENSOR_EXECUTION
+                                             : MICA_TENSOR_UNUSED;
     info->is_input = t->is_input;
     info->is_output = t->is_output;
     info->is_shape_output = t->is_shape_output;

@@ -371,12 +371,13 @@ mica_status_t mica_exec_infer_shapes(mica_exec_t *x)
         return MICA_OK;
     for (i = 0; i < e->nb_inputs; i++) {
         const mica__tensor_t *t = &e->tensors[e->input_index[i]];
-        if (!x->in_set[i] && (t->need_e || t->need_s || t->is_shape_input))
+        if (!x->in_set[i] &&
+            (t->need_e || t->need_s || t->need_dims || t->is_shape_input))
             return mica__fail(x->ctx, MICA_ERR_INVALID,
                               "input '%s' was not given", t->name);
     }
     if ((st = pick_profile(x, &k)) != MICA_OK ||
-        (st = mica__shapes_run(e, &x->shapes, x->in_dims)) != MICA_OK ||
+        (st = mica__shapes_run(e, &x->shapes, x->in_dims, 1)) != MICA_OK ||
         (st = check_plan(x, k)) != MICA_OK)
         return st;
     if (k != x->profile && (st = use_profile(x, k)) != MICA_OK)

@@ -5,6 +5,12 @@
  * same pointer, so structural equality is pointer equality, which the
  * simplifier uses (max(x, x) = x, x - x = 0).  Commutative operations put
  * their operands in a canonical order (constants last).
+ *
+ * Every node also carries the interval its value lies in, from the ranges
+ * of its symbols (a runtime dimension lies within its profiles' min..max,
+ * and run time refuses anything outside).  Comparisons, max and min whose
+ * answer the intervals decide fold to it: eq(N, 0) is 0 once N >= 1, so a
+ * reshape written for "0 copies a dimension" prints as plain N.
  */
 #include <config.h>
 
@@ -21,6 +27,7 @@ struct mica_expr {
     int32_t sym;             /* NODE_SYMBOL: id */
     int64_t value;           /* NODE_CONST: value */
     const mica_expr_t *a, *b;
+    int64_t lo, hi;          /* the value lies in [lo, hi] */
     const char *name;        /* NODE_SYMBOL: owned */
     uint64_t hash;
     struct mica_expr *next;  /* hash chain */
@@ -28,9 +35,17 @@ struct mica_expr {
 
 #define NB_BUCKETS 256
 
+/* Bounds of "unknown": far from overflow when added or multiplied once. */
+#define BIG ((int64_t)1 << 40)
+
 struct mica_expr_builder {
     struct mica_expr *buckets[NB_BUCKETS];
 };
+
+static int64_t clamp_big(int64_t v)
+{
+    return v > BIG ? BIG : v < -BIG ? -BIG : v;
+}
 
 mica_status_t mica__expr_builder_create(mica_expr_builder_t **out)
 {
@@ -85,6 +100,8 @@ static const mica_expr_t *intern(mica_expr_builder_t *eb, int32_t kind,
     n->a = a;
     n->b = b;
     n->hash = h;
+    n->lo = kind == NODE_CONST ? value : -BIG;
+    n->hi = kind == NODE_CONST ? value : BIG;
     if (name) {
         size_t len = strlen(name) + 1;
         char *copy = malloc(len);
@@ -109,7 +126,20 @@ const mica_expr_t *mica__expr_constant(mica_expr_builder_t *eb, int64_t v)
 const mica_expr_t *mica__expr_symbol(mica_expr_builder_t *eb, int32_t id,
                                      const char *name)
 {
-    return intern(eb, NODE_SYMBOL, id, 0, NULL, NULL, name);
+    return mica__expr_symbol_range(eb, id, name, -BIG, BIG);
+}
+
+const mica_expr_t *mica__expr_symbol_range(mica_expr_builder_t *eb,
+                                           int32_t id, const char *name,
+                                           int64_t lo, int64_t hi)
+{
+    struct mica_expr *n =
+        (struct mica_expr *)intern(eb, NODE_SYMBOL, id, 0, NULL, NULL, name);
+    if (n) {
+        n->lo = clamp_big(lo);
+        n->hi = clamp_big(hi);
+    }
+    return n;
 }
 
 int32_t mica__expr_is_constant(const mica_expr_t *e)
@@ -158,6 +188,100 @@ static int commutative(mica_expr_op_t op)
     return op == MICA_EXPR_SUM || op == MICA_EXPR_PROD ||
            op == MICA_EXPR_MAX || op == MICA_EXPR_MIN ||
            op == MICA_EXPR_EQUAL;
+}
+
+/* a*b for bounds within +-BIG, saturated to +-BIG. */
+static int64_t mul_big(int64_t a, int64_t b)
+{
+    double p = (double)a * (double)b;
+    return p >= (double)BIG ? BIG : p <= -(double)BIG ? -BIG : a * b;
+}
+
+static int64_t min4(int64_t a, int64_t b, int64_t c, int64_t d)
+{
+    int64_t m = a < b ? a : b, n = c < d ? c : d;
+    return m < n ? m : n;
+}
+
+static int64_t max4(int64_t a, int64_t b, int64_t c, int64_t d)
+{
+    int64_t m = a > b ? a : b, n = c > d ? c : d;
+    return m > n ? m : n;
+}
+
+/*
+ * Fold a op b when the operands' intervals decide it; otherwise make the
+ * node with its interval.
+ */
+static const mica_expr_t *with_interval(mica_expr_builder_t *eb,
+                                        mica_expr_op_t op,
+                                        const mica_expr_t *a,
+                                        const mica_expr_t *b)
+{
+    struct mica_expr *n;
+    int64_t lo = -BIG, hi = BIG;
+
+    switch (op) {
+    case MICA_EXPR_LESS:
+        if (a->hi < b->lo)
+            return mica__expr_constant(eb, 1);
+        if (a->lo >= b->hi)
+            return mica__expr_constant(eb, 0);
+        lo = 0, hi = 1;
+        break;
+    case MICA_EXPR_EQUAL:
+        if (a->hi < b->lo || b->hi < a->lo)
+            return mica__expr_constant(eb, 0);
+        lo = 0, hi = 1;
+        break;
+    case MICA_EXPR_MAX:
+        if (a->lo >= b->hi)
+            return a;
+        if (b->lo >= a->hi)
+            return b;
+        lo = a->lo > b->lo ? a->lo : b->lo;
+        hi = a->hi > b->hi ? a->hi : b->hi;
+        break;
+    case MICA_EXPR_MIN:
+        if (a->hi <= b->lo)
+            return a;
+        if (b->hi <= a->lo)
+            return b;
+        lo = a->lo < b->lo ? a->lo : b->lo;
+        hi = a->hi < b->hi ? a->hi : b->hi;
+        break;
+    case MICA_EXPR_SUM:
+        lo = clamp_big(a->lo + b->lo);
+        hi = clamp_big(a->hi + b->hi);
+        break;
+    case MICA_EXPR_SUB:
+        lo = clamp_big(a->lo - b->hi);
+        hi = clamp_big(a->hi - b->lo);
+        break;
+    case MICA_EXPR_PROD:
+        if ((a->lo == 0 && a->hi == 0) || (b->lo == 0 && b->hi == 0))
+            return mica__expr_constant(eb, 0);
+        lo = clamp_big(min4(mul_big(a->lo, b->lo), mul_big(a->lo, b->hi),
+                            mul_big(a->hi, b->lo), mul_big(a->hi, b->hi)));
+        hi = clamp_big(max4(mul_big(a->lo, b->lo), mul_big(a->lo, b->hi),
+                            mul_big(a->hi, b->lo), mul_big(a->hi, b->hi)));
+        break;
+    case MICA_EXPR_FLOOR_DIV: case MICA_EXPR_CEIL_DIV:
+        if (b->lo > 0 && a->lo >= 0) { /* the common case: sizes */
+            lo = 0;
+            hi = op == MICA_EXPR_FLOOR_DIV ? a->hi / b->lo
+                                           : (a->hi + b->lo - 1) / b->lo;
+        }
+        break;
+    }
+    if (lo == hi && lo > -BIG && hi < BIG)
+        return mica__expr_constant(eb, lo);
+    n = (struct mica_expr *)intern(eb, (int32_t)op, 0, 0, a, b, NULL);
+    if (n) {
+        n->lo = lo;
+        n->hi = hi;
+    }
+    return n;
 }
 
 const mica_expr_t *mica__expr_operation(mica_expr_builder_t *eb,
@@ -230,7 +354,7 @@ const mica_expr_t *mica__expr_operation(mica_expr_builder_t *eb,
             return a->a;
         break;
     }
-    return intern(eb, (int32_t)op, 0, 0, a, b, NULL);
+    return with_interval(eb, op, a, b);
 }
 
 mica_status_t mica__expr_eval(const mica_expr_t *e, const int64_t *symbols,

@@ -31,6 +31,13 @@ int64_t mica__expr_constant_value(const mica_expr_t *e);
 /* A symbol with index `id` (0..n-1, chosen by the caller) and a name. */
 const mica_expr_t *mica__expr_symbol(mica_expr_builder_t *eb, int32_t id,
                                      const char *name);
+/*
+ * The same, known to lie in [lo, hi] whenever it is evaluated; the
+ * simplifier folds comparisons, max and min that the range decides.
+ */
+const mica_expr_t *mica__expr_symbol_range(mica_expr_builder_t *eb,
+                                           int32_t id, const char *name,
+                                           int64_t lo, int64_t hi);
 
 /*
  * Value of `e` given the values of the symbols (indexed by id).  Returns

@@ -66,7 +66,7 @@ struct mica_network {
     int32_t nb_profiles;
 };
 
-/* "ORIGIN: " or "" for messages. */
+/* "ORIGIN: " or "" for messages, written into buf (len > 0). */
 const char *mica__at(const char *origin, char *buf, size_t len);
 
 /* ---- engines -------------------------------------------------------- */
@@ -81,6 +81,7 @@ typedef struct mica__tensor {
     int32_t producer;          /* layer (execution order) or -1 for inputs */
     int32_t is_input, is_output, is_shape_output, is_shape_input;
     int32_t need_e, need_s;    /* execution tensor, shape tensor */
+    int32_t need_dims;         /* a running layer reads its dims (Shape) */
     int32_t last_use;          /* last step that reads it on the device */
     int32_t first_symbol;      /* computed values: its first symbol, or -1 */
 } mica__tensor_t;
@@ -190,10 +191,12 @@ void mica__shapes_free(mica_engine_t *e, mica__shapes_t *s);
  * Run phase 1 for the given input dims (per network input; only runtime
  * dims are read) and the values of shape-tensor inputs, already stored in
  * s->host of those inputs: bind the symbols, compute shape tensors on the
- * host in execution order, and evaluate every tensor's dims.
+ * host in execution order, and evaluate every tensor's dims.  Assertion
+ * layers run only if `assertions` (the build's measuring runs at a
+ * profile's corners skip them: a corner is not an input anyone gave).
  */
 mica_status_t mica__shapes_run(mica_engine_t *e, mica__shapes_t *s,
-                               const mica_dims_t *input_dims);
+                               const mica_dims_t *input_dims, int assertions);
 
 /* Whether profile k admits the inputs; if not, why (one line). */
 int mica__profile_admits(const mica_engine_t *e, int32_t k,

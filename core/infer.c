@@ -17,6 +17,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * The range of a runtime dimension (values: 0) or of a shape-input value
+ * (values: 1) over every profile; [lo, hi] = [-1, -1] if none gives it.
+ */
+static void input_range(const mica_network_t *net, int32_t input,
+                        int32_t axis, int values, int64_t *lo, int64_t *hi)
+{
+    int32_t k;
+    *lo = *hi = -1;
+    for (k = 0; k < net->nb_profiles; k++) {
+        const mica__range_t *r;
+        int64_t a, z;
+        if (net->profiles[k].nb_ranges <= input)
+            continue;
+        r = &net->profiles[k].ranges[input];
+        if (!r->set || (values && axis >= r->nb_values))
+            continue;
+        a = values ? r->vmin[axis] : r->min.d[axis];
+        z = values ? r->vmax[axis] : r->max.d[axis];
+        if (*lo == -1 && *hi == -1) {
+            *lo = a;
+            *hi = z;
+        } else {
+            *lo = a < *lo ? a : *lo;
+            *hi = z > *hi ? z : *hi;
+        }
+    }
+}
+
 /* Add a symbol to the engine; returns its expression, NULL on failure. */
 static const mica_expr_t *add_symbol(mica__build_t *b,
                                      mica__symbol_kind_t kind, int32_t input,
@@ -45,6 +74,16 @@ static const mica_expr_t *add_symbol(mica__build_t *b,
         return NULL;
     }
     e->nb_symbols++;
+    if (kind != MICA__SYM_COMPUTED) {
+        int64_t lo, hi;
+        input_range(b->net, input, axis, kind == MICA__SYM_INPUT_VALUE, &lo, &hi);
+        if (lo != -1 || hi != -1)
+            return mica__expr_symbol_range(e->eb, e->nb_symbols - 1, name, lo,
+                                           hi);
+        if (kind == MICA__SYM_INPUT_DIM) /* no profile yet: still a size */
+            return mica__expr_symbol_range(e->eb, e->nb_symbols - 1, name, 0,
+                                           (int64_t)1 << 40);
+    }
     return mica__expr_symbol(e->eb, e->nb_symbols - 1, name);
 }
 
@@ -165,8 +204,7 @@ static int32_t reader(const mica_engine_t *e, int32_t t, int32_t kind,
 mica_status_t mica__infer_kinds(mica__build_t *b)
 {
     mica_engine_t *e = b->e;
-    int32_t s, i, slot;
-    char at[512];
+    int32_t s, i;
 
     for (s = 0; s < e->nb_layers; s++) {
         mica__layer_t *l = &e->layers[s];
@@ -200,6 +238,8 @@ mica_status_t mica__infer_kinds(mica__build_t *b)
             if (l->inputs[i] < 0)
                 continue;
             t = &e->tensors[l->inputs[i]];
+            if (need_s || need_e)
+                t->need_dims = 1;
             if (l->input_kinds[i] == MICA_INPUT_SHAPE) {
                 if (need_s || need_e)
                     t->need_s = 1;
@@ -212,6 +252,20 @@ mica_status_t mica__infer_kinds(mica__build_t *b)
                 t->last_use = s;
         }
     }
+    return MICA_OK;
+}
+
+/*
+ * Every network input read as a shape tensor is declared as one.  Checked
+ * after types and shapes, so that an output for shapes of the wrong type
+ * is reported as such rather than through the inputs it reaches.
+ */
+mica_status_t mica__infer_check_inputs(mica__build_t *b)
+{
+    mica_engine_t *e = b->e;
+    int32_t i, slot;
+    char at[512];
+
     for (i = 0; i < e->nb_inputs; i++) {
         const mica__tensor_t *t = &e->tensors[e->input_index[i]];
         int32_t r;
@@ -400,7 +454,9 @@ mica_status_t mica__infer_layer(mica__build_t *b, int32_t step)
                               "tensor, but its shape %s is not a build-time "
                               "constant of rank 0 or 1", at, nl->name,
                               nl->type, t->name, t->shape_text);
-        if ((t->dtype == MICA_INT32 || t->dtype == MICA_INT64) &&
+        if ((t->dtype == MICA_INT32 || t->dtype == MICA_INT64 ||
+             t->dtype == MICA_BOOL || t->dtype == MICA_INT8 ||
+             t->dtype == MICA_UINT8) &&
             infer_values(b, step, i, t, in_shapes, nin) != MICA_OK)
             return MICA_ERR_NOMEM;
     }

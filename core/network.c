@@ -16,8 +16,9 @@
 const char *mica__at(const char *origin, char *buf, size_t len)
 {
     if (!origin || !*origin)
-        return "";
-    snprintf(buf, len, "%s: ", origin);
+        buf[0] = '\0';
+    else
+        snprintf(buf, len, "%s: ", origin);
     return buf;
 }
 

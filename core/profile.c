@@ -316,7 +316,7 @@ static mica_status_t corner(mica__build_t *b, int32_t k, int which,
             memcpy(s->host[t], v, bytes);
         }
     }
-    st = mica__shapes_run(e, s, input_dims);
+    st = mica__shapes_run(e, s, input_dims, 0);
     if (st != MICA_OK && e->nb_user_profiles > 0) {
         snprintf(msg, sizeof msg, "%s", mica_context_error(b->ctx));
         return mica__fail(b->ctx, st, "profile %d, at its %s point: %s",

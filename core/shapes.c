@@ -72,8 +72,13 @@ static int ensure(void **p, size_t *cap, size_t bytes)
 
 static int64_t read_int(const void *p, mica_dtype_t dtype, int32_t k)
 {
-    return dtype == MICA_INT64 ? ((const int64_t *)p)[k]
-                               : ((const int32_t *)p)[k];
+    switch (dtype) {
+    case MICA_INT64: return ((const int64_t *)p)[k];
+    case MICA_INT8: return ((const int8_t *)p)[k];
+    case MICA_UINT8: return ((const uint8_t *)p)[k];
+    case MICA_BOOL: return ((const uint8_t *)p)[k] != 0;
+    default: return ((const int32_t *)p)[k];
+    }
 }
 
 /* Bind the symbols of inputs: runtime dims and shape-input values. */
@@ -188,16 +193,20 @@ static mica_status_t run_host(mica_engine_t *e, mica__shapes_t *s,
 }
 
 mica_status_t mica__shapes_run(mica_engine_t *e, mica__shapes_t *s,
-                               const mica_dims_t *input_dims)
+                               const mica_dims_t *input_dims, int assertions)
 {
     int32_t step;
     mica_status_t st;
 
     bind_inputs(e, s, input_dims);
     for (step = 0; step < e->nb_layers; step++) {
+        const mica__layer_t *l = &e->layers[step];
         if ((st = eval_outputs(e, s, step)) != MICA_OK)
             return st;
-        if (e->layers[step].run_host && (st = run_host(e, s, step)) != MICA_OK)
+        if (!l->run_host ||
+            (!assertions && l->info.role == MICA_ROLE_ASSERTION))
+            continue;
+        if ((st = run_host(e, s, step)) != MICA_OK)
             return st;
     }
     return MICA_OK;

@@ -4,11 +4,17 @@
  *   npytool make FILE DTYPE DIMS VALUES   write FILE (DIMS "2x3", "" for a
  *                                         scalar; VALUES "1,2.5,-3")
  *   npytool dump FILE                     print "DTYPE [D0, D1] v0 v1 ..."
+ *   npytool cmp FILE1 FILE2 [TOL]         exit 0 if both hold the same
+ *                                         dtype, shape and values, each
+ *                                         within TOL * (1 + |v|) (default
+ *                                         0: equal; NaN equals NaN), else
+ *                                         say where they differ, exit 1
  *
  * Values print with %.9g (float16 converted to float first).
  */
 #include <config.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,37 +116,90 @@ static int make(const char *file, const char *dt, const char *dims_s,
     return 0;
 }
 
+/* Element i of an array as a double. */
+static double value(const mica__npy_t *a, int64_t i)
+{
+    switch (a->dtype) {
+    case MICA_FLOAT32: return ((const float *)a->data)[i];
+    case MICA_FLOAT16: return half_to_float(((const uint16_t *)a->data)[i]);
+    case MICA_INT8: return ((const int8_t *)a->data)[i];
+    case MICA_UINT8: case MICA_BOOL: return ((const uint8_t *)a->data)[i];
+    case MICA_INT32: return ((const int32_t *)a->data)[i];
+    case MICA_INT64: return (double)((const int64_t *)a->data)[i];
+    default: return 0;
+    }
+}
+
+static int read_file(const char *file, mica__npy_t *a)
+{
+    char err[512];
+    if (mica__npy_read(file, a, err, sizeof(err)) == MICA_OK)
+        return 0;
+    fprintf(stderr, "npytool: %s\n", err);
+    return 1;
+}
+
+static void print_dims(const mica_dims_t *d)
+{
+    int32_t k;
+    printf("[");
+    for (k = 0; k < d->nb_dims; k++)
+        printf("%s%lld", k ? ", " : "", (long long)d->d[k]);
+    printf("]");
+}
+
 static int dump(const char *file)
 {
     mica__npy_t a;
-    char err[512];
     int64_t n, i;
-    int32_t k;
-    if (mica__npy_read(file, &a, err, sizeof(err)) != MICA_OK) {
-        fprintf(stderr, "npytool: %s\n", err);
+    if (read_file(file, &a))
         return 1;
-    }
-    printf("%s [", mica_dtype_name(a.dtype));
-    for (k = 0; k < a.dims.nb_dims; k++)
-        printf("%s%lld", k ? ", " : "", (long long)a.dims.d[k]);
-    printf("]");
+    printf("%s ", mica_dtype_name(a.dtype));
+    print_dims(&a.dims);
     n = mica_dims_volume(&a.dims);
-    for (i = 0; i < n; i++) {
-        double v = 0;
-        switch (a.dtype) {
-        case MICA_FLOAT32: v = ((float *)a.data)[i]; break;
-        case MICA_FLOAT16: v = half_to_float(((uint16_t *)a.data)[i]); break;
-        case MICA_INT8: v = ((int8_t *)a.data)[i]; break;
-        case MICA_UINT8: case MICA_BOOL: v = ((uint8_t *)a.data)[i]; break;
-        case MICA_INT32: v = ((int32_t *)a.data)[i]; break;
-        case MICA_INT64: v = (double)((int64_t *)a.data)[i]; break;
-        default: break;
-        }
-        printf(" %.9g", v);
-    }
+    for (i = 0; i < n; i++)
+        printf(" %.9g", value(&a, i));
     printf("\n");
     mica__npy_free(&a);
     return 0;
+}
+
+static int cmp(const char *f1, const char *f2, const char *tol_s)
+{
+    mica__npy_t a, b;
+    double tol = tol_s ? strtod(tol_s, NULL) : 0;
+    int64_t n, i;
+    int32_t k;
+    int rc = 0;
+    if (read_file(f1, &a))
+        return 2;
+    if (read_file(f2, &b)) {
+        mica__npy_free(&a);
+        return 2;
+    }
+    for (k = 0; k < a.dims.nb_dims && a.dims.d[k] == b.dims.d[k]; k++)
+        ;
+    if (a.dtype != b.dtype || a.dims.nb_dims != b.dims.nb_dims
+        || k < a.dims.nb_dims) {
+        printf("%s ", mica_dtype_name(a.dtype));
+        print_dims(&a.dims);
+        printf(" vs %s ", mica_dtype_name(b.dtype));
+        print_dims(&b.dims);
+        printf("\n");
+        rc = 1;
+    }
+    n = mica_dims_volume(&a.dims);
+    for (i = 0; !rc && i < n; i++) {
+        double x = value(&a, i), y = value(&b, i);
+        if ((isnan(x) && isnan(y)) || x == y
+            || fabs(x - y) <= tol * (1 + fabs(y)))
+            continue;
+        printf("element %lld: %.9g vs %.9g\n", (long long)i, x, y);
+        rc = 1;
+    }
+    mica__npy_free(&a);
+    mica__npy_free(&b);
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -149,7 +208,9 @@ int main(int argc, char **argv)
         return make(argv[2], argv[3], argv[4], argv[5]);
     if (argc == 3 && !strcmp(argv[1], "dump"))
         return dump(argv[2]);
+    if ((argc == 4 || argc == 5) && !strcmp(argv[1], "cmp"))
+        return cmp(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
     fprintf(stderr, "usage: npytool make FILE DTYPE DIMS VALUES | "
-                    "npytool dump FILE\n");
+                    "npytool dump FILE | npytool cmp FILE1 FILE2 [TOL]\n");
     return 2;
 }

@@ -148,6 +148,19 @@ run "$mica" run "$tmp/in.yaml" --input "x=$tmp/x2.npy" --output-dir "$tmp/a/b/c"
 is "float32 [2] 2 6" "$("$npy" dump "$tmp/a/b/c/y.npy" 2>&1)" \
     "  a second run replaces the file"
 
+# A network without runtime dimensions has no profiles: --profile 0 stands
+# for its one implicit profile, anything else is refused.
+run "$mica" run "$tmp/in.yaml" --input "x=$tmp/x.npy" --profile 0 --output-dir "$tmp/p0"
+is 0 "$rc" "run --profile 0 on a static network exits 0"
+run "$mica" run "$tmp/in.yaml" --input "x=$tmp/x.npy" --profile 1 --output-dir "$tmp/p1"
+is 1 "$rc" "run --profile 1 on a static network: exits 1"
+has "$tmp/err" "^mica: --profile 1: the network has no runtime dimensions and no profiles" \
+    "  and says why"
+empty_dir "$tmp/p1"
+ok $? "  nothing written"
+run "$mica" run "$tmp/in.yaml" --input "x=$tmp/x.npy" --profile -1 --output-dir "$tmp/p1"
+is 2 "$rc" "run --profile -1: usage error (2)"
+
 # ---- inspect ---------------------------------------------------------------
 run "$mica" inspect "$hello" --device cpu
 is 0 "$rc" "inspect exits 0"
@@ -157,6 +170,11 @@ has "$tmp/out" 'add  *ElementWise  *1  *reference  *x, b -> s' \
     "inspect: a layer with its implementation and tensors"
 has "$tmp/out" '^  x  *float32  *\[2, 3\]  *E  ' "inspect: tensor x"
 has "$tmp/out" '^  y  *float32  *\[2\]  *E  *output' "inspect: output y"
+if grep -q -e '^profiles' -e '^symbols' "$tmp/out"; then
+    ok 1 "inspect: a static network shows no symbols and no profiles"
+else
+    ok 0 "inspect: a static network shows no symbols and no profiles"
+fi
 
 # ---- failures: exit 1, one line, nothing written ---------------------------
 cat >"$tmp/bad.yaml" <<'EOF'

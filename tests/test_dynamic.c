@@ -361,12 +361,13 @@ static void test_errors(void)
     mica_network_destroy(net);
 
     mica_network_create(ctx, &net);
-    mica_network_add_input(net, "f", MICA_FLOAT32, &fd, NULL);
-    layer(net, "relu", "Activation", "type", "relu", "f", NULL, "y");
+    mica_network_add_input(net, "f", MICA_INT32, &fd, "t.yaml:4:3");
+    layer(net, "sum", "ElementWise", "op", "sum", "f", "f", "y");
     mica_network_mark_shape_output(net, "y", NULL);
     ok(mica_engine_build(net, NULL, &e) != MICA_OK,
        "a network input used as a shape tensor must be declared one");
-    contains(err(), "input 'f' is used as a shape tensor", "  naming it");
+    contains(err(), "t.yaml:4:3: input 'f' is used as a shape tensor by layer "
+             "'sum' but is not declared as one", "  naming it and its reader");
     mica_network_destroy(net);
 
     mica_network_create(ctx, &net);

@@ -164,6 +164,79 @@ static void good_more(void)
     remove(path_of("w.npy"));
 }
 
+/* Profiles, shape-tensor inputs and outputs for shapes reach the network
+ * and the engine built from it. */
+static void dynamic(void)
+{
+    mica_manifest_t *m = NULL;
+    mica_engine_t *e = NULL;
+    mica_build_config_t cfg;
+    mica_tensor_info_t info;
+    mica_dims_t mn, op, mx;
+    const int32_t *vmin = NULL, *vopt = NULL, *vmax = NULL;
+    int32_t nb = -1;
+    const char *text =
+        "mica: 1\n"
+        "inputs:\n"
+        "  x: {dtype: float32, shape: [-1, 3]}\n"
+        "  n: {dtype: int32, shape: [2], shape_tensor: true}\n"
+        "profiles:\n"
+        "  - x: {min: [1, 3], opt: [2, 3], max: [4, 3]}\n"
+        "    n: {values: {min: [1, -2], opt: [2, 0], max: [3, 5]}}\n"
+        "  - n: {values: {min: [0, 0], opt: [0, 0], max: [0, 0]}}\n"
+        "    x: {min: [5, 3], opt: [6, 3], max: [9, 3]}\n"
+        "layers:\n"
+        "  - {name: r, type: Activation, inputs: [x], outputs: [y],\n"
+        "     params: {type: relu}}\n"
+        "outputs: [y]\n"
+        "shape_outputs: [n]\n";
+
+    put("m.yaml", text, strlen(text));
+    if (!ok(mica_manifest_load(ctx, path_of("m.yaml"), &m) == MICA_OK,
+            "a manifest with profiles and a shape-tensor input loads"))
+        diag("    %s", mica_context_error(ctx));
+    if (!m) {
+        skip_block(9, "no manifest");
+        return;
+    }
+    is_int(2, mica_network_nb_profiles(mica_manifest_network(m)),
+           "the network has its two profiles");
+    cfg = *mica_manifest_config(m);
+    cfg.device = MICA_DEVICE_CPU;
+    if (!ok(mica_engine_build(mica_manifest_network(m), &cfg, &e) == MICA_OK,
+            "its engine builds"))
+        diag("    %s", mica_context_error(ctx));
+    if (!e) {
+        skip_block(6, "no engine");
+        mica_manifest_destroy(m);
+        return;
+    }
+    is_int(2, mica_engine_nb_profiles(e), "the engine has two profiles");
+    ok(mica_engine_profile_input(e, 1, 0, &mn, &op, &mx, &nb, &vmin, &vopt,
+                                 &vmax) == MICA_OK
+           && nb == 0 && mn.d[0] == 5 && op.d[0] == 6 && mx.d[0] == 9
+           && mx.d[1] == 3,
+       "profile 1 gives x [5..9, 3] (listed after n)");
+    ok(mica_engine_profile_input(e, 0, 1, &mn, &op, &mx, &nb, &vmin, &vopt,
+                                 &vmax) == MICA_OK
+           && nb == 2 && vmin && vopt && vmax && vmin[0] == 1
+           && vmin[1] == -2 && vopt[1] == 0 && vmax[0] == 3 && vmax[1] == 5,
+       "profile 0 gives the values of n, negative ones too");
+    memset(&info, 0, sizeof(info));
+    info.struct_size = sizeof(info);
+    ok(mica_engine_tensor(e, mica_engine_find_tensor(e, "n"), &info)
+           == MICA_OK && info.is_input && info.is_shape_output
+           && info.dtype == MICA_INT32,
+       "n is an int32 input and an output for shapes");
+    ok(info.kind == MICA_TENSOR_SHAPE || info.kind == MICA_TENSOR_BOTH,
+       "n is a shape tensor");
+    ok(mica_engine_tensor(e, mica_engine_find_tensor(e, "x"), &info)
+           == MICA_OK && info.dims.d[0] == -1 && info.dims.d[1] == 3,
+       "x keeps its runtime dimension");
+    mica_engine_destroy(e);
+    mica_manifest_destroy(m);
+}
+
 static void errors(void)
 {
     /* The file itself. */
@@ -295,16 +368,106 @@ static void errors(void)
     check("shape tensor dtype",
           "mica: 1\ninputs:\n  n: {dtype: float32, shape: [2], "
           "shape_tensor: true}\noutputs: [n]\n", 3, 14,
-          "a shape tensor must be int32 or int64");
+          "input 'n': a shape tensor input must be int32, not float32");
+    check("shape tensor int64",
+          "mica: 1\ninputs:\n  n: {dtype: int64, shape: [2], "
+          "shape_tensor: true}\noutputs: [n]\n", 3, 14,
+          "must be int32, not int64");
+    check("shape tensor rank",
+          "mica: 1\ninputs:\n  n: {dtype: int32, shape: [2, 2], "
+          "shape_tensor: true}\noutputs: [n]\n", 3, 28,
+          "input 'n': rank 2, but a shape tensor has rank 0 or 1");
+    check("shape tensor length",
+          "mica: 1\ninputs:\n  n: {dtype: int32, shape: [-1], "
+          "shape_tensor: true}\noutputs: [n]\n", 3, 29,
+          "input 'n': a shape tensor's length must be fixed, not -1");
     check("profile missing an input",
           "mica: 1\ninputs:\n  x: {dtype: float32, shape: [-1, 3]}\n"
           "  n: {dtype: int32, shape: [2], shape_tensor: true}\n"
           "profiles:\n  - x: {min: [1, 3], opt: [4, 3], max: [8, 3]}\n"
-          "outputs: [x]\n", 6, 5, "no range for input 'n'");
+          "outputs: [x]\n", 6, 5,
+          "profile 0 does not give input 'n' (shape [2], a shape tensor)");
     check("profile fixed dimension",
           "mica: 1\ninputs:\n  x: {dtype: float32, shape: [-1, 3]}\n"
           "profiles:\n  - x: {min: [1, 2], opt: [4, 2], max: [8, 2]}\n"
-          "outputs: [x]\n", 5, 8, "dimension 1 is fixed at 3");
+          "outputs: [x]\n", 5, 8,
+          "profile 0: input 'x' dimension 1 is fixed at 3, but the profile "
+          "gives 2..2");
+    check("profile static input",
+          HEAD "  y: {dtype: float32, shape: [-1]}\n"
+          "profiles:\n  - y: {min: [1], opt: [1], max: [1]}\n"
+          "  - y: {min: [1], opt: [1], max: [1]}\n"
+          "    x: {min: [2, 3], opt: [2, 3], max: [2, 4]}\n"
+          "outputs: [x]\n", 8, 8,
+          "profile 1: input 'x' dimension 1 is fixed at 3, but the profile "
+          "gives 3..4");
+    check("profile min > opt",
+          "mica: 1\ninputs:\n  x: {dtype: float32, shape: [-1, 3]}\n"
+          "profiles:\n  - x: {min: [4, 3], opt: [2, 3], max: [8, 3]}\n"
+          "outputs: [x]\n", 5, 8,
+          "profile 0: input 'x' dimension 0 needs 0 <= min <= opt <= max, "
+          "got 4/2/8");
+    check("profile opt > max",
+          "mica: 1\ninputs:\n  x: {dtype: float32, shape: [-1, 3]}\n"
+          "profiles:\n  - x: {min: [1, 3], opt: [9, 3], max: [8, 3]}\n"
+          "outputs: [x]\n", 5, 8, "got 1/9/8");
+    check("profile negative dimension",
+          "mica: 1\ninputs:\n  x: {dtype: float32, shape: [-1, 3]}\n"
+          "profiles:\n  - x: {min: [-1, 3], opt: [2, 3], max: [8, 3]}\n"
+          "outputs: [x]\n", 5, 15, "expected an integer >= 0, got '-1'");
+    check("profile missing max",
+          "mica: 1\ninputs:\n  x: {dtype: float32, shape: [-1, 3]}\n"
+          "profiles:\n  - x: {min: [1, 3], opt: [2, 3]}\n"
+          "outputs: [x]\n", 5, 8, "profile 0: input 'x': missing key 'max'");
+    check("profile values of an execution input",
+          "mica: 1\ninputs:\n  x: {dtype: float32, shape: [-1, 3]}\n"
+          "profiles:\n  - x: {values: {min: [1], opt: [1], max: [1]}}\n"
+          "outputs: [x]\n", 5, 9, "unknown key 'values' (expected one of "
+          "min, opt, max)");
+    check("profile dims of a shape tensor",
+          "mica: 1\ninputs:\n  n: {dtype: int32, shape: [2], "
+          "shape_tensor: true}\n"
+          "profiles:\n  - n: {min: [2], opt: [2], max: [2]}\n"
+          "outputs: [n]\n", 5, 9, "unknown key 'min' (expected one of "
+          "values)");
+    check("profile values order",
+          "mica: 1\ninputs:\n  n: {dtype: int32, shape: [2], "
+          "shape_tensor: true}\n"
+          "profiles:\n  - n: {values: {min: [1, 5], opt: [2, 4], "
+          "max: [3, 6]}}\n"
+          "outputs: [n]\n", 5, 17,
+          "profile 0: value 1 of input 'n' needs min <= opt <= max, got "
+          "5/4/6");
+    check("profile values count",
+          "mica: 1\ninputs:\n  n: {dtype: int32, shape: [], "
+          "shape_tensor: true}\n"
+          "profiles:\n  - n: {values: {min: [1, 5], opt: [2], max: [3]}}\n"
+          "outputs: [n]\n", 5, 23, "min has 2 values, 1 expected");
+    check("profile values int32",
+          "mica: 1\ninputs:\n  n: {dtype: int32, shape: [], "
+          "shape_tensor: true}\n"
+          "profiles:\n  - n: {values: {min: [-3000000000], opt: [2], "
+          "max: [3]}}\n"
+          "outputs: [n]\n", 5, 24, "expected an int32 value, got "
+          "'-3000000000'");
+    check("profiles not a list",
+          "mica: 1\ninputs:\n  x: {dtype: float32, shape: [-1, 3]}\n"
+          "profiles: {x: {min: [1, 3], opt: [2, 3], max: [8, 3]}}\n"
+          "outputs: [x]\n", 4, 11, "profiles must be a list");
+    check("shape tensor without profile",
+          "mica: 1\ninputs:\n  n: {dtype: int32, shape: [2], "
+          "shape_tensor: true}\noutputs: [n]\n", 3, 3,
+          "input 'n' is a shape tensor: give its range under 'profiles'");
+    check("shape output undefined",
+          HEAD "outputs: [x]\nshape_outputs: [s]\n", 5, 17,
+          "shape_outputs: tensor 's' is not defined");
+    check("shape output twice",
+          "mica: 1\ninputs:\n  n: {dtype: int32, shape: [2], "
+          "shape_tensor: true}\n"
+          "profiles:\n  - n: {values: {min: [1, 1], opt: [2, 2], "
+          "max: [3, 3]}}\n"
+          "outputs: []\nshape_outputs: [n, n]\n", 7, 20,
+          "shape_outputs: 'n' is listed twice (first at 7:17)");
     check("unknown weights key",
           HEAD "weights:\n  w: {dtype: float32, shape: [1], data: [1], "
           "ofset: 2}\noutputs: [x]\n", 5, 46, "unknown key 'ofset'");
@@ -344,6 +507,7 @@ int main(void)
     plan_lazy();
     good();
     good_more();
+    dynamic();
     errors();
 
     mica_context_destroy(ctx);

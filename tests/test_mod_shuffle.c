@@ -1,10 +1,12 @@
 /*
  * tests/test_mod_shuffle.c - the Shuffle layer: transposes, reshape with
  * 0 and -1, zero_is_placeholder, both transposes with a reshape between,
+ * the reshape dimensions as a shape-tensor input (input 1),
  * several element types, empty tensors, and the validation errors.
  */
 #include <config.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +44,156 @@ static th_fields_t *perm_f(th_fields_t *f, const char *name, int n,
                            const int64_t *p)
 {
     return th_f_ints(f, name, n, p);
+}
+
+/*
+ * A two-layer network: shape input "s" (int32 [ns], profile values lo to
+ * hi, opt val), layer "p" of `type` (inputs: nb_p of "s", "s") giving
+ * "t", then Shuffle of "x" (float32 [nx]) by the values of t giving "y",
+ * with zero_is_placeholder false.  Checks that y's symbolic shape uses
+ * the values of s (or is `shape` when given) rather than run-time symbols
+ * of t, i.e. that p's output_values worked, and that a CPU run at
+ * s = val gives y the dims want.  Frees f.
+ */
+static void values_chain(const char *label, const char *type, th_fields_t *f,
+                         int nb_p, int ns, const int32_t *lo,
+                         const int32_t *hi, const int32_t *val, int64_t nx,
+                         const char *shape, int nwant, const int64_t *want)
+{
+    mica_context_t *ctx = th_context();
+    mica_network_t *net = NULL;
+    mica_engine_t *engine = NULL;
+    mica_exec_t *exec = NULL;
+    mica_build_config_t cfg;
+    mica_layer_spec_t spec;
+    mica_tensor_info_t info;
+    mica_tensor_desc_t d;
+    const char *pin[2] = {"s", "s"}, *pout[1] = {"t"};
+    const char *rin[2] = {"x", "t"}, *rout[1] = {"y"};
+    th_fields_t *rf = th_f_bool(th_fields(), "zero_is_placeholder", 0);
+    mica_dims_t sd, xd;
+    const void *data;
+    float xs[64] = {0};
+    int32_t i, profile, good = 0;
+    char text[256] = "";
+
+    memset(&sd, 0, sizeof sd);
+    memset(&xd, 0, sizeof xd);
+    sd.nb_dims = 1;
+    sd.d[0] = ns;
+    xd.nb_dims = 1;
+    xd.d[0] = nx;
+    memset(&spec, 0, sizeof spec);
+    spec.struct_size = sizeof spec;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.struct_size = sizeof cfg;
+    cfg.device = MICA_DEVICE_CPU;
+    if (mica_network_create(ctx, &net) != MICA_OK ||
+        mica_network_add_shape_input(net, "s", &sd, NULL) != MICA_OK ||
+        mica_network_add_profile(net, &profile) != MICA_OK ||
+        mica_network_set_profile_values(net, profile, "s", ns, lo, val, hi,
+                                        NULL) != MICA_OK ||
+        mica_network_add_input(net, "x", MICA_FLOAT32, &xd, NULL) != MICA_OK)
+        goto done;
+    spec.name = "p";
+    spec.type = type;
+    spec.nb_inputs = nb_p;
+    spec.inputs = pin;
+    spec.nb_outputs = 1;
+    spec.outputs = pout;
+    spec.fields = th_fields_view(f);
+    if (mica_network_add_layer(net, &spec) != MICA_OK)
+        goto done;
+    spec.name = "r";
+    spec.type = "Shuffle";
+    spec.nb_inputs = 2;
+    spec.inputs = rin;
+    spec.outputs = rout;
+    spec.fields = th_fields_view(rf);
+    if (mica_network_add_layer(net, &spec) != MICA_OK ||
+        mica_network_mark_output(net, "y", NULL) != MICA_OK ||
+        mica_engine_build(net, &cfg, &engine) != MICA_OK)
+        goto done;
+    for (i = 0; i < mica_engine_nb_tensors(engine); i++) {
+        info.struct_size = sizeof info;
+        if (mica_engine_tensor(engine, i, &info) == MICA_OK &&
+            strcmp(info.name, "y") == 0)
+            snprintf(text, sizeof text, "%s", info.shape);
+    }
+    if (mica_exec_create(engine, &exec) != MICA_OK ||
+        mica_exec_set_input(exec, "s", &sd, val) != MICA_OK ||
+        mica_exec_set_input(exec, "x", &xd, xs) != MICA_OK ||
+        mica_exec_run(exec) != MICA_OK ||
+        mica_exec_get_output(exec, "y", &d, &data) != MICA_OK)
+        goto done;
+    good = shape ? strcmp(text, shape) == 0
+                 : strstr(text, "s[") != NULL && strstr(text, "t[") == NULL;
+    if (!good)
+        diag("%s: y has the symbolic shape %s", label, text);
+    good = good && d.dims.nb_dims == nwant;
+    for (i = 0; good && i < nwant; i++)
+        good = d.dims.d[i] == want[i];
+    if (d.dims.nb_dims != nwant || !good)
+        diag("%s: y has rank %d, dim 0 %lld", label, (int)d.dims.nb_dims,
+             (long long)d.dims.d[0]);
+done:
+    if (!good && !text[0])
+        diag("%s: %s", label, mica_context_error(ctx));
+    ok(good, "%s", label);
+    mica_exec_destroy(exec);
+    mica_engine_destroy(engine);
+    mica_network_destroy(net);
+    th_fields_free(f);
+    th_fields_free(rf);
+}
+
+/* Producers of reshape values that answer output_values. */
+static void values_tests(void)
+{
+    static const int32_t lo[] = {1, 1}, hi[] = {4, 8}, val[] = {2, 3};
+    static const int64_t w46[] = {4, 6}, w23[] = {2, 3}, w11[] = {1, 1};
+    static const int64_t one[] = {1}, two[] = {2}, ax0[] = {0}, w5[] = {5};
+
+    values_chain("ElementWise sum of s and s reshapes x", "ElementWise",
+                 th_f_str(th_fields(), "op", "sum"), 2, 2, lo, hi, val, 24,
+                 NULL, 2, w46);
+    values_chain("ElementWise max of s and s reshapes x", "ElementWise",
+                 th_f_str(th_fields(), "op", "max"), 2, 2, lo, hi, val, 6,
+                 NULL, 2, w23);
+    values_chain("ElementWise floor_div of s by s", "ElementWise",
+                 th_f_str(th_fields(), "op", "floor_div"), 2, 2, lo, hi, val,
+                 1, NULL, 2, w11);
+    values_chain("Identity (int32 to int32) keeps the values", "Identity",
+                 th_f_str(th_fields(), "dtype", "int32"), 1, 2, lo, hi, val,
+                 6, NULL, 2, w23);
+    values_chain("Reduce sum over axis 0, keep_dims", "Reduce",
+                 th_f_bool(th_f_ints(th_f_str(th_fields(), "op", "sum"),
+                                     "axes", 1, ax0),
+                           "keep_dims", 1),
+                 1, 2, lo, hi, val, 5, NULL, 1, w5);
+    values_chain("Unary abs", "Unary", th_f_str(th_fields(), "op", "abs"), 1,
+                 2, lo, hi, val, 6, NULL, 2, w23);
+    {
+        /* neg of [1, -6] is [-1, 6]: a -1 computed at run time */
+        static const int32_t nlo[] = {1, -8}, nhi[] = {1, -1};
+        static const int32_t nval[] = {1, -6};
+        static const int64_t w26[] = {2, 6};
+        values_chain("Unary neg gives a run-time -1", "Unary",
+                     th_f_str(th_fields(), "op", "neg"), 1, 2, nlo, nhi,
+                     nval, 12, NULL, 2, w26);
+    }
+    values_chain("Shuffle of s keeps its values", "Shuffle",
+                 th_f_ints(th_fields(), "reshape", 1, two), 1, 2, lo, hi,
+                 val, 6, NULL, 2, w23);
+    values_chain("Fill linspace int32 [2] from 2 by 1", "Fill",
+                 th_f_ints(th_f_float(th_f_ints(th_f_str(th_f_str(
+                                                    th_fields(), "op",
+                                                    "linspace"),
+                                                "dtype", "int32"),
+                                      "shape", 1, two),
+                           "alpha", 2),
+                           "beta", 1, one),
+                 0, 2, lo, hi, val, 6, "[2, 3]", 2, w23);
 }
 
 int main(void)
@@ -293,15 +445,126 @@ int main(void)
                        "entry 1 is 0");
         th_free(&x);
     }
+
+    /* the reshape dimensions as a shape-tensor input */
     {
-        static const double dims[] = {3, 2};
+        static const double r[] = {3, 2};
+        th_tensor_t x[2], e = th_t(MICA_FLOAT32, seq, 2, 3, 2);
+        x[0] = th_t(MICA_FLOAT32, seq, 2, 2, 3);
+        x[1] = th_shape(th_t(MICA_INT32, r, 1, 2));
+        th_check("input 1 [3,2]: [2,3] to [3,2]", "Shuffle", th_fields(), 2,
+                 x, 1, &e, 0);
+        th_free(&x[0]);
+        th_free(&x[1]);
+        th_free(&e);
+    }
+    {
+        static const double r[] = {0, -1};
+        th_tensor_t x[2], e = th_t(MICA_INT32, seq, 2, 2, 12);
+        x[0] = th_t(MICA_INT32, seq, 3, 2, 3, 4);
+        x[1] = th_shape(th_t(MICA_INT32, r, 1, 2));
+        th_check("input 1 [0,-1]: [2,3,4] to [2,12]", "Shuffle", th_fields(),
+                 2, x, 1, &e, 0);
+        th_free(&x[0]);
+        th_free(&x[1]);
+        th_free(&e);
+    }
+    {
+        /* [2,3] -> first [1,0] -> [3,2] -> input 1 [-1] -> [6] */
+        static const double r[] = {-1}, want[] = {1, 4, 2, 5, 3, 6};
+        static const int64_t p[] = {1, 0};
+        th_tensor_t x[2], e = th_t(MICA_FLOAT16, want, 1, 6);
+        x[0] = th_t(MICA_FLOAT16, seq, 2, 2, 3);
+        x[1] = th_shape(th_t(MICA_INT32, r, 1, 1));
+        th_check("first_transpose then input 1 [-1]", "Shuffle",
+                 perm_f(th_fields(), "first_transpose", 2, p), 2, x, 1, &e,
+                 0);
+        th_free(&x[0]);
+        th_free(&x[1]);
+        th_free(&e);
+    }
+    {
+        static const double r[] = {0, 5};
+        th_tensor_t x[2], e = th_t(MICA_FLOAT32, NULL, 2, 0, 5);
+        x[0] = th_t(MICA_FLOAT32, NULL, 2, 0, 3);
+        x[1] = th_shape(th_t(MICA_INT32, r, 1, 2));
+        th_check("input 1 [0,5], zero_is_placeholder false: empty", "Shuffle",
+                 th_f_bool(th_fields(), "zero_is_placeholder", 0), 2, x, 1,
+                 &e, 0);
+        th_free(&x[0]);
+        th_free(&x[1]);
+        th_free(&e);
+    }
+    {
+        static const double r[] = {-1, 3};
+        th_tensor_t x[2], e = th_t(MICA_FLOAT32, NULL, 2, 0, 3);
+        x[0] = th_t(MICA_FLOAT32, NULL, 3, 2, 0, 3);
+        x[1] = th_shape(th_t(MICA_INT32, r, 1, 2));
+        th_check("input 1 [-1,3] with an empty input", "Shuffle",
+                 th_fields(), 2, x, 1, &e, 0);
+        th_free(&x[0]);
+        th_free(&x[1]);
+        th_free(&e);
+    }
+    {
+        static const double r[] = {1, 1};
+        static const double v[] = {42};
+        th_tensor_t x[2], e = th_t(MICA_FLOAT32, v, 2, 1, 1);
+        x[0] = th_t(MICA_FLOAT32, v, 0);
+        x[1] = th_shape(th_t(MICA_INT32, r, 1, 2));
+        th_check("input 1 [1,1]: a scalar to [1,1]", "Shuffle", th_fields(),
+                 2, x, 1, &e, 0);
+        th_free(&x[0]);
+        th_free(&x[1]);
+        th_free(&e);
+    }
+    {
+        static const double r[] = {4, 2};
+        static const int64_t rp[] = {3, 2};
         th_tensor_t x[2];
         x[0] = th_t(MICA_FLOAT32, seq, 2, 2, 3);
-        x[1] = th_t(MICA_INT32, dims, 1, 2);
-        th_check_error("reshape dims as a second input", "Shuffle",
-                       th_fields(), 2, x, 1, "not supported yet");
+        x[1] = th_shape(th_t(MICA_INT32, r, 1, 2));
+        th_check_error("input 1: volumes differ", "Shuffle", th_fields(), 2,
+                       x, 1, "[4, 2] have volume 8 but input 0 has volume 6");
+        th_free(&x[1]);
+        x[1] = th_shape(th_t(MICA_INT32, r, 1, 2));
+        th_check_error("reshape by param and by input 1", "Shuffle",
+                       th_f_ints(th_fields(), "reshape", 2, rp),
+                       2, x, 1, "given twice");
         th_free(&x[0]);
         th_free(&x[1]);
     }
+    {
+        static const double r[] = {-1, -1};
+        th_tensor_t x[2];
+        x[0] = th_t(MICA_FLOAT32, seq, 2, 2, 3);
+        x[1] = th_shape(th_t(MICA_INT32, r, 1, 2));
+        th_check_error("input 1 with two -1 (at run time)", "Shuffle",
+                       th_fields(), 2, x, 1, "but input 0 has volume 6");
+        th_free(&x[0]);
+        th_free(&x[1]);
+    }
+    {
+        static const double r[] = {-1, 0};
+        th_tensor_t x[2];
+        x[0] = th_t(MICA_FLOAT32, NULL, 2, 2, 0);
+        x[1] = th_shape(th_t(MICA_INT32, r, 1, 2));
+        th_check_error("input 1 [-1,0] on an empty input", "Shuffle",
+                       th_f_bool(th_fields(), "zero_is_placeholder", 0), 2, x,
+                       1, "negative dimension");
+        th_free(&x[0]);
+        th_free(&x[1]);
+    }
+    {
+        static const double r[] = {3, 2};
+        th_tensor_t x[2];
+        x[0] = th_t(MICA_FLOAT32, seq, 2, 2, 3);
+        x[1] = th_t(MICA_FLOAT32, r, 1, 2);
+        th_check_error("input 1 of type float32", "Shuffle", th_fields(), 2,
+                       x, 1, "shape tensor");
+        th_free(&x[0]);
+        th_free(&x[1]);
+    }
+    values_tests();
     return exit_status();
 }

@@ -86,6 +86,18 @@ static void quiet_log(void *user, mica_log_level_t level, const char *msg)
         fprintf(stderr, "mica: error: %s\n", msg);
 }
 
+const char *cli_dims_str(const mica_dims_t *d, char *buf, size_t len)
+{
+    size_t n = (size_t)snprintf(buf, len, "[");
+    int32_t i;
+    for (i = 0; i < d->nb_dims && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%lld", i ? ", " : "",
+                              (long long)d->d[i]);
+    if (n < len)
+        snprintf(buf + n, len - n, "]");
+    return buf;
+}
+
 int cli_context(mica_context_t **ctx, char **paths, int nb_paths, int quiet)
 {
     mica_status_t st;

@@ -42,6 +42,9 @@ int cli_parse_device(const char *s, uint32_t *out);
 /* "cpu", "cuda", "cpu,cuda" for device bits. */
 const char *cli_device_name(uint32_t devices);
 
+/* "[2, 3]" (a scalar: "[]") into buf; returns buf. */
+const char *cli_dims_str(const mica_dims_t *d, char *buf, size_t len);
+
 /*
  * A context with the default modules loaded, then every folder of
  * `paths` (nb_paths of them).  `quiet` keeps load problems off stderr

@@ -1,8 +1,10 @@
 /*
  * tools/cmd_inspect.c - `mica inspect`: build a manifest's engine and show
  * what was built: the device, the arena, every layer in execution order
- * (type, version, the implementation chosen, inputs -> outputs) and every
- * tensor (dtype, shape, execution or shape tensor, arena placement).
+ * (type, version, the implementation chosen, inputs -> outputs), every
+ * tensor (dtype, symbolic shape, execution or shape tensor, arena
+ * placement), what the symbols of the shapes stand for, and the
+ * optimization profiles (each input's range, each profile's arena).
  */
 #include <config.h>
 
@@ -19,8 +21,11 @@ static void usage(FILE *f)
         "                    [--module-path DIR]...\n\n"
         "Build the engine of MANIFEST and print its device, arena size,\n"
         "layers in execution order with the implementation chosen for each,\n"
-        "and tensors with their dtype, shape and kind (E: execution tensor,\n"
-        "S: shape tensor).\n");
+        "tensors with their dtype, shape and kind (E: execution tensor, S:\n"
+        "shape tensor, E+S: both, unused: read by nothing), the symbols of\n"
+        "the shapes (N = x[0]: N is dimension 0 of input x), and the\n"
+        "optimization profiles with the min/opt/max dimensions (or values,\n"
+        "for a shape-tensor input) of every input and the arena each needs.\n");
 }
 
 static const char *role_name(uint32_t role)
@@ -29,6 +34,31 @@ static const char *role_name(uint32_t role)
         "", "trip limit", "recurrence", "iterator", "loop output",
         "condition", "if input", "if output", "assertion"};
     return role < sizeof(names) / sizeof(names[0]) ? names[role] : "?";
+}
+
+static const char *kind_name(mica_tensor_kind_t kind)
+{
+    switch (kind) {
+    case MICA_TENSOR_EXECUTION: return "E";
+    case MICA_TENSOR_SHAPE: return "S";
+    case MICA_TENSOR_BOTH: return "E+S";
+    case MICA_TENSOR_UNUSED: return "unused";
+    default: return "?";
+    }
+}
+
+/* "values [1, 4]" into buf. */
+static const char *values_str(const int32_t *v, int32_t nb, char *buf,
+                              size_t len)
+{
+    size_t n = (size_t)snprintf(buf, len, "values [");
+    int32_t i;
+    for (i = 0; i < nb && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%d", i ? ", " : "",
+                              (int)v[i]);
+    if (n < len)
+        snprintf(buf + n, len - n, "]");
+    return buf;
 }
 
 static const char *tensor_name(mica_engine_t *engine, int32_t index,
@@ -111,30 +141,25 @@ static int print_tensors(mica_engine_t *engine)
         return cli_error("out of memory");
     for (i = 0; i < n; i++) {
         mica_tensor_info_t ti;
-        char shape[256], arena[64], role[32];
+        char shape[256], arena[64], role[64];
         const char *row[6];
-        int32_t k;
-        size_t len;
+        size_t len = 0;
         memset(&ti, 0, sizeof(ti));
         ti.struct_size = sizeof(ti);
         if (mica_engine_tensor(engine, i, &ti) != MICA_OK)
             continue;
-        if (ti.shape) {
-            snprintf(shape, sizeof(shape), "%s", ti.shape);
-        } else {
-            len = (size_t)snprintf(shape, sizeof(shape), "[");
-            for (k = 0; k < ti.dims.nb_dims && len < sizeof(shape); k++)
-                len += (size_t)snprintf(shape + len, sizeof(shape) - len,
-                                        "%s%lld", k ? ", " : "",
-                                        (long long)ti.dims.d[k]);
-            if (len < sizeof(shape))
-                snprintf(shape + len, sizeof(shape) - len, "]");
-        }
-        snprintf(role, sizeof(role), "%s",
-                 ti.is_input && ti.is_output ? "input, output"
-                 : ti.is_input               ? "input"
-                 : ti.is_output              ? "output"
-                                             : "-");
+
+        role[0] = '\0';
+        if (ti.is_input)
+            len += (size_t)snprintf(role + len, sizeof(role) - len, "input");
+        if (ti.is_output)
+            len += (size_t)snprintf(role + len, sizeof(role) - len, "%soutput",
+                                    len ? ", " : "");
+        if (ti.is_shape_output)
+            snprintf(role + len, sizeof(role) - len, "%sshape output",
+                     len ? ", " : "");
+        if (!role[0])
+            snprintf(role, sizeof(role), "-");
         if (ti.offset >= 0)
             snprintf(arena, sizeof(arena), "%lld+%lld", (long long)ti.offset,
                      (long long)ti.bytes);
@@ -142,8 +167,9 @@ static int print_tensors(mica_engine_t *engine)
             snprintf(arena, sizeof(arena), "-");
         row[0] = ti.name;
         row[1] = mica_dtype_name(ti.dtype);
-        row[2] = shape;
-        row[3] = ti.kind == MICA_TENSOR_SHAPE ? "S" : "E";
+        row[2] = ti.shape ? ti.shape
+                          : cli_dims_str(&ti.dims, shape, sizeof(shape));
+        row[3] = kind_name(ti.kind);
         row[4] = role;
         row[5] = arena;
         if (cli_table_add(t, row)) {
@@ -154,6 +180,75 @@ static int print_tensors(mica_engine_t *engine)
     printf("tensors (%d):\n", (int)n);
     cli_table_print(t, stdout, "  ");
     cli_table_free(t);
+    return CLI_OK;
+}
+
+/* What each symbol of the shapes stands for: "N = x[0]". */
+static int print_symbols(mica_engine_t *engine)
+{
+    int32_t n = mica_engine_nb_symbols(engine), i;
+    if (!n)
+        return CLI_OK;
+    printf("\nsymbols (%d):\n", (int)n);
+    for (i = 0; i < n; i++) {
+        const char *name, *meaning;
+        if (mica_engine_symbol(engine, i, &name, &meaning) != MICA_OK)
+            return cli_error("cannot query symbol %d of the engine", (int)i);
+        printf("  %s = %s\n", name, meaning);
+    }
+    return CLI_OK;
+}
+
+/* Each profile's arena, then every input's min/opt/max in it. */
+static int print_profiles(mica_context_t *ctx, mica_engine_t *engine)
+{
+    int32_t n = mica_engine_nb_profiles(engine);
+    int32_t nb_in = mica_engine_nb_inputs(engine), p, i;
+    const char *head[4] = {"INPUT", "MIN", "OPT", "MAX"};
+
+    if (!n)
+        return CLI_OK;
+    printf("\nprofiles (%d):\n", (int)n);
+    for (p = 0; p < n; p++) {
+        cli_table_t *t = cli_table_new(4);
+        if (!t || cli_table_add(t, head)) {
+            cli_table_free(t);
+            return cli_error("out of memory");
+        }
+        for (i = 0; i < nb_in; i++) {
+            mica_tensor_info_t ti;
+            mica_dims_t mn, op, mx;
+            const int32_t *vmin = NULL, *vopt = NULL, *vmax = NULL;
+            int32_t nb_values = 0;
+            char c[3][512];
+            const char *row[4];
+            if (mica_engine_profile_input(engine, p, i, &mn, &op, &mx,
+                                          &nb_values, &vmin, &vopt, &vmax)
+                != MICA_OK) {
+                cli_table_free(t);
+                return cli_error("profile %d, input %d: %s", (int)p, (int)i,
+                                 mica_context_error(ctx));
+            }
+            row[0] = tensor_name(engine, mica_engine_input(engine, i), &ti);
+            if (nb_values || (vmin && vopt && vmax)) {
+                row[1] = values_str(vmin, nb_values, c[0], sizeof(c[0]));
+                row[2] = values_str(vopt, nb_values, c[1], sizeof(c[1]));
+                row[3] = values_str(vmax, nb_values, c[2], sizeof(c[2]));
+            } else {
+                row[1] = cli_dims_str(&mn, c[0], sizeof(c[0]));
+                row[2] = cli_dims_str(&op, c[1], sizeof(c[1]));
+                row[3] = cli_dims_str(&mx, c[2], sizeof(c[2]));
+            }
+            if (cli_table_add(t, row)) {
+                cli_table_free(t);
+                return cli_error("out of memory");
+            }
+        }
+        printf("  profile %d: arena %lld bytes\n", (int)p,
+               (long long)mica_engine_profile_arena_bytes(engine, p));
+        cli_table_print(t, stdout, "    ");
+        cli_table_free(t);
+    }
     return CLI_OK;
 }
 
@@ -209,8 +304,9 @@ int cmd_inspect(int argc, char **argv)
         printf("manifest: %s\n", manifest);
         printf("name:     %s\n", name[0] ? name : "-");
         printf("device:   %s\n", cli_device_name(mica_engine_device(engine)));
-        printf("arena:    %lld bytes\n",
-               (long long)mica_engine_arena_bytes(engine));
+        printf("arena:    %lld bytes%s\n",
+               (long long)mica_engine_arena_bytes(engine),
+               mica_engine_nb_profiles(engine) > 1 ? " (profile 0)" : "");
         printf("inputs:   %d, outputs: %d\n\n",
                (int)mica_engine_nb_inputs(engine),
                (int)mica_engine_nb_outputs(engine));
@@ -219,6 +315,10 @@ int cmd_inspect(int argc, char **argv)
             printf("\n");
             rc = print_tensors(engine);
         }
+        if (rc == CLI_OK)
+            rc = print_symbols(engine);
+        if (rc == CLI_OK)
+            rc = print_profiles(ctx, engine);
     }
     if (engine)
         mica_engine_destroy(engine);

@@ -1,8 +1,12 @@
 /*
  * tools/cmd_run.c - `mica run`: load a manifest, build its engine, run it
- * once on .npy inputs and write every network output as DIR/NAME.npy.
- * Nothing is written unless everything succeeded: outputs go to
- * temporary files first and are renamed into place at the end.
+ * once on .npy inputs and write every network output (and every output
+ * for shapes) as DIR/NAME.npy, in the shape it has in this run.  Inputs
+ * with runtime dimensions take theirs from the .npy file; the profile is
+ * the one asked for or the first that admits the inputs' shapes, and a
+ * shape no profile admits is refused before anything runs.  Nothing is
+ * written unless everything succeeded: outputs go to temporary files
+ * first and are renamed into place at the end.
  */
 #include <config.h>
 
@@ -24,13 +28,17 @@ static void usage(FILE *f)
         "usage: mica run MANIFEST --input NAME=FILE.npy ... --output-dir DIR\n"
         "                [--device auto|cpu|cuda] [--profile K]\n"
         "                [--module-path DIR]...\n\n"
-        "Run the network of MANIFEST once and write every network output as\n"
-        "DIR/NAME.npy (DIR is created if missing).  Every network input must\n"
-        "be given, as a .npy file of the input's dtype and rank.\n\n"
+        "Run the network of MANIFEST once and write every network output and\n"
+        "every output for shapes as DIR/NAME.npy (DIR is created if missing),\n"
+        "in the shape it has in this run.  Every network input must be given,\n"
+        "as a .npy file of the input's dtype and rank; a runtime dimension\n"
+        "(-1) takes its size from the file, and a shape-tensor input is an\n"
+        "int32 file of its values.\n\n"
         "  --input NAME=FILE.npy  the data of input NAME (repeatable)\n"
         "  --output-dir DIR       where the outputs go\n"
         "  --device D             auto, cpu or cuda (default: the manifest's)\n"
-        "  --profile K            the optimization profile to use (0)\n"
+        "  --profile K            the optimization profile to use (default: the\n"
+        "                         first that admits the inputs' shapes)\n"
         "  --module-path DIR      another folder of modules (repeatable; also\n"
         "                         $MICA_MODULE_PATH, colon-separated)\n\n"
         "On any error nothing is written and the status is 1.\n");
@@ -61,6 +69,7 @@ static int parse(run_t *r, int argc, char **argv, int *help)
 
     *help = 0;
     r->device = CLI_DEVICE_MANIFEST;
+    r->profile = -1;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (cli_is_help(a)) {
@@ -120,18 +129,6 @@ static int parse(run_t *r, int argc, char **argv, int *help)
     if (!r->out_dir)
         return cli_usage_error("run", "no --output-dir given");
     return CLI_OK;
-}
-
-static const char *dims_str(const mica_dims_t *d, char *buf, size_t len)
-{
-    size_t n = (size_t)snprintf(buf, len, "[");
-    int32_t i;
-    for (i = 0; i < d->nb_dims && n < len; i++)
-        n += (size_t)snprintf(buf + n, len - n, "%s%lld", i ? ", " : "",
-                              (long long)d->d[i]);
-    if (n < len)
-        snprintf(buf + n, len - n, "]");
-    return buf;
 }
 
 /* Every network input given, of the right dtype, rank and static dims. */
@@ -195,14 +192,33 @@ static int check_inputs(run_t *r, mica_engine_t *engine)
         if (in->npy.dims.nb_dims != info.dims.nb_dims || j < info.dims.nb_dims)
             return cli_error("input '%s': %s has shape %s, the network takes "
                              "%s", info.name, in->file,
-                             dims_str(&in->npy.dims, a, sizeof(a)),
+                             cli_dims_str(&in->npy.dims, a, sizeof(a)),
                              info.shape ? info.shape
-                                        : dims_str(&info.dims, b, sizeof(b)));
+                                        : cli_dims_str(&info.dims, b,
+                                                       sizeof(b)));
     }
     if (nb_missing)
         return cli_error("missing input%s %s (give --input NAME=FILE.npy)",
                          nb_missing > 1 ? "s" : "", missing);
     return CLI_OK;
+}
+
+/*
+ * --profile K names one of the engine's profiles; a network without
+ * runtime dimensions has none, and K 0 stands for its one implicit
+ * profile.
+ */
+static int check_profile(const run_t *r, mica_engine_t *engine)
+{
+    int32_t nb = mica_engine_nb_profiles(engine);
+    if (r->profile < 0 || r->profile < (nb ? nb : 1))
+        return CLI_OK;
+    if (!nb)
+        return cli_error("--profile %ld: the network has no runtime "
+                         "dimensions and no profiles (only 0 is accepted)",
+                         r->profile);
+    return cli_error("--profile %ld: the network has %d profile%s (0 to %d)",
+                     r->profile, (int)nb, nb > 1 ? "s" : "", (int)nb - 1);
 }
 
 static double half_to_double(uint16_t h)
@@ -291,10 +307,41 @@ static void unmake_dir(const char *dir, const char *top)
     free(p);
 }
 
+/*
+ * The tensors to write: the network outputs in order, then the outputs for
+ * shapes that are not network outputs too.  *nb gets their number.
+ */
+static int32_t *output_tensors(mica_engine_t *engine, int32_t *nb)
+{
+    int32_t nb_out = mica_engine_nb_outputs(engine);
+    int32_t nb_t = mica_engine_nb_tensors(engine), i, k;
+    int32_t *list = calloc((size_t)(nb_out + nb_t) + 1, sizeof(int32_t));
+
+    *nb = 0;
+    if (!list)
+        return NULL;
+    for (i = 0; i < nb_out; i++)
+        list[(*nb)++] = mica_engine_output(engine, i);
+    for (i = 0; i < nb_t; i++) {
+        mica_tensor_info_t info;
+        memset(&info, 0, sizeof(info));
+        info.struct_size = sizeof(info);
+        if (mica_engine_tensor(engine, i, &info) != MICA_OK
+            || !info.is_shape_output)
+            continue;
+        for (k = 0; k < nb_out && list[k] != i; k++)
+            ;
+        if (k == nb_out)
+            list[(*nb)++] = i;
+    }
+    return list;
+}
+
 static int write_outputs(run_t *r, mica_context_t *ctx, mica_engine_t *engine,
                          mica_exec_t *exec)
 {
-    int32_t nb = mica_engine_nb_outputs(engine), i, k;
+    int32_t nb, i, k;
+    int32_t *tensors = output_tensors(engine, &nb);
     char **paths = calloc((size_t)nb + 1, sizeof(char *));
     char *made = NULL, err[1024], ds[128];
     int rc = CLI_ERROR, written = 0;
@@ -302,7 +349,7 @@ static int write_outputs(run_t *r, mica_context_t *ctx, mica_engine_t *engine,
     const void **data = calloc((size_t)nb + 1, sizeof(void *));
     const char **names = calloc((size_t)nb + 1, sizeof(char *));
 
-    if (!paths || !desc || !data || !names) {
+    if (!tensors || !paths || !desc || !data || !names) {
         cli_error("out of memory");
         goto out;
     }
@@ -311,9 +358,9 @@ static int write_outputs(run_t *r, mica_context_t *ctx, mica_engine_t *engine,
         mica_tensor_info_t info;
         memset(&info, 0, sizeof(info));
         info.struct_size = sizeof(info);
-        if (mica_engine_tensor(engine, mica_engine_output(engine, i), &info)
-            != MICA_OK) {
-            cli_error("cannot query output %d of the engine", (int)i);
+        if (mica_engine_tensor(engine, tensors[i], &info) != MICA_OK) {
+            cli_error("cannot query output tensor %d of the engine",
+                      (int)tensors[i]);
             goto out;
         }
         names[i] = info.name;
@@ -364,9 +411,11 @@ static int write_outputs(run_t *r, mica_context_t *ctx, mica_engine_t *engine,
         free(tmp);
     }
     written = 0;
+    if (mica_engine_nb_profiles(engine))
+        printf("profile: %d\n", (int)mica_exec_profile(exec));
     for (i = 0; i < nb; i++) {
         printf("%s: %s %s -> %s\n", names[i], mica_dtype_name(desc[i].dtype),
-               dims_str(&desc[i].dims, ds, sizeof(ds)), paths[i]);
+               cli_dims_str(&desc[i].dims, ds, sizeof(ds)), paths[i]);
         print_values(&desc[i], data[i]);
     }
     rc = CLI_OK;
@@ -386,6 +435,7 @@ out:
     free(desc);
     free(data);
     free(names);
+    free(tensors);
     return rc;
 }
 
@@ -414,11 +464,6 @@ int cmd_run(int argc, char **argv)
         usage(stdout);
         goto out;
     }
-    if (r.profile != 0) {
-        rc = cli_error("--profile %ld: only profile 0 can be selected in "
-                       "this version", r.profile);
-        goto out;
-    }
     for (k = 0; k < r.nb_inputs; k++) {
         if (mica__npy_read(r.inputs[k].file, &r.inputs[k].npy, err,
                            sizeof(err)) != MICA_OK) {
@@ -430,12 +475,19 @@ int cmd_run(int argc, char **argv)
         goto out;
     if ((rc = cli_build(ctx, r.manifest, r.device, &m, &engine)) != CLI_OK)
         goto out;
-    if ((rc = check_inputs(&r, engine)) != CLI_OK)
+    if ((rc = check_inputs(&r, engine)) != CLI_OK
+        || (rc = check_profile(&r, engine)) != CLI_OK)
         goto out;
     st = mica_exec_create(engine, &exec);
+    if (st == MICA_OK && r.profile >= 0 && mica_engine_nb_profiles(engine))
+        st = mica_exec_set_profile(exec, (int32_t)r.profile);
     for (k = 0; st == MICA_OK && k < r.nb_inputs; k++)
         st = mica_exec_set_input(exec, r.inputs[k].name, &r.inputs[k].npy.dims,
                                  r.inputs[k].npy.data);
+    /* Shapes against the profiles and phase 1 first: a shape no profile
+     * admits is refused before anything runs. */
+    if (st == MICA_OK)
+        st = mica_exec_infer_shapes(exec);
     if (st == MICA_OK)
         st = mica_exec_run(exec);
     if (st != MICA_OK) {

@@ -27,6 +27,22 @@ tests_test_npy_LDADD = $(MICA_TEST_LIBS)
 # A small helper of test_cli.sh: writes and prints .npy files.
 tests_npytool_SOURCES = tests/npytool.c tools/npy.c tools/npy.h
 tests_npytool_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
-tests_npytool_LDADD = libmica.la
+tests_npytool_LDADD = libmica.la $(LIBM)
 
-EXTRA_DIST += tests/test_cli.sh examples/hello.yaml examples/hello_x.npy
+# Dynamic shapes end to end, on the manifests of tests/manifests/dynamic/.
+TESTS += tests/test_cli_dynamic.sh
+DYNAMIC_MANIFESTS = tests/manifests/dynamic/reshape_like.yaml \
+	tests/manifests/dynamic/batch.yaml \
+	tests/manifests/dynamic/two_profiles.yaml \
+	tests/manifests/dynamic/shape_input.yaml \
+	tests/manifests/dynamic/fill.yaml \
+	tests/manifests/dynamic/empty_reduce.yaml \
+	tests/manifests/dynamic/empty_slice.yaml \
+	tests/manifests/dynamic/empty_slice_bad.yaml \
+	tests/manifests/dynamic/slice_shape.yaml \
+	tests/manifests/dynamic/empty_concat.yaml \
+	tests/manifests/dynamic/empty_shuffle.yaml \
+	tests/manifests/dynamic/classify.yaml
+
+EXTRA_DIST += tests/test_cli.sh tests/test_cli_dynamic.sh $(DYNAMIC_MANIFESTS) \
+	examples/hello.yaml examples/hello_x.npy examples/dynamic.yaml

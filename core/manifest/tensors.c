@@ -1,8 +1,9 @@
 /*
- * core/manifest/tensors.c - the manifest's tensors by name: `inputs`,
- * `profiles` (checked for form and kept; their semantics come later),
- * `outputs` and `shape_outputs`, and the table of tensor definitions that
- * catches names defined twice or used without a definition.
+ * core/manifest/tensors.c - the manifest's tensors by name: `inputs`
+ * (execution inputs and shape-tensor inputs), `profiles` (checked here,
+ * then given to the network one range at a time), `outputs` and
+ * `shape_outputs`, and the table of tensor definitions that catches names
+ * defined twice or used without a definition.
  */
 #include <config.h>
 
@@ -91,20 +92,21 @@ static mica_status_t one_input(mica__mf_t *mf, yaml_node_t *key,
                                  mica__mf_describe(st_node, d, sizeof(d)));
         in->shape_tensor = b;
     }
+    /* A shape-tensor input: int32 at the network's boundary, 0-D or 1-D
+     * with a length fixed at build time. */
     if (in->shape_tensor) {
-        int32_t i;
-        if (in->dtype != MICA_INT32 && in->dtype != MICA_INT64)
-            return mica__mf_fail(mf, dtype, "%s: a shape tensor must be "
-                                 "int32 or int64, not %s", what,
+        if (in->dtype != MICA_INT32)
+            return mica__mf_fail(mf, dtype, "%s: a shape tensor input must "
+                                 "be int32, not %s", what,
                                  mica_dtype_name(in->dtype));
         if (in->dims.nb_dims > 1)
-            return mica__mf_fail(mf, shape, "%s: a shape tensor has rank 0 "
-                                 "or 1, not %d", what,
+            return mica__mf_fail(mf, shape, "%s: rank %d, but a shape "
+                                 "tensor has rank 0 or 1", what,
                                  (int)in->dims.nb_dims);
-        for (i = 0; i < in->dims.nb_dims; i++)
-            if (in->dims.d[i] < 0)
-                return mica__mf_fail(mf, shape, "%s: a shape tensor needs a "
-                                     "static shape", what);
+        if (in->dims.nb_dims == 1 && in->dims.d[0] < 0)
+            return mica__mf_fail(mf, mica__mf_seq_item(mf, shape, 0),
+                                 "%s: a shape tensor's length must be "
+                                 "fixed, not -1", what);
     }
     in->origin = mica__mf_origin(mf, key);
     if (!in->origin)
@@ -112,8 +114,12 @@ static mica_status_t one_input(mica__mf_t *mf, yaml_node_t *key,
     st = mica__mf_define(mf, in->name, -1, key, what);
     if (st != MICA_OK)
         return st;
-    st = mica_network_add_input(mf->m->net, in->name, in->dtype, &in->dims,
-                                in->origin);
+    if (in->shape_tensor)
+        st = mica_network_add_shape_input(mf->m->net, in->name, &in->dims,
+                                          in->origin);
+    else
+        st = mica_network_add_input(mf->m->net, in->name, in->dtype,
+                                    &in->dims, in->origin);
     if (st != MICA_OK)
         return mica__mf_core_fail(mf, st, key, what);
     return MICA_OK;
@@ -171,9 +177,13 @@ static int32_t find_input(const mica_manifest_t *m, const char *name)
     return -1;
 }
 
-/* A list of exactly n integers >= 0 into out. */
+/*
+ * A list of exactly n integers into out.  Dimensions (values 0) are
+ * >= 0; a shape tensor's values are any int32.
+ */
 static mica_status_t int_list(mica__mf_t *mf, yaml_node_t *node,
-                              const char *what, int32_t n, int64_t *out)
+                              const char *what, int32_t n, int values,
+                              int64_t *out)
 {
     char d[64];
     int32_t i;
@@ -186,7 +196,12 @@ static mica_status_t int_list(mica__mf_t *mf, yaml_node_t *node,
                              (int)mica__mf_seq_len(node), (int)n);
     for (i = 0; i < n; i++) {
         yaml_node_t *it = mica__mf_seq_item(mf, node, i);
-        if (!mica__mf_to_int(it, &out[i]) || out[i] < 0)
+        int good = mica__mf_to_int(it, &out[i]);
+        if (values && !(good && out[i] >= INT32_MIN && out[i] <= INT32_MAX))
+            return mica__mf_fail(mf, it, "%s: expected an int32 value, got "
+                                 "%s", what,
+                                 mica__mf_describe(it, d, sizeof(d)));
+        if (!values && !(good && out[i] >= 0))
             return mica__mf_fail(mf, it, "%s: expected an integer >= 0, "
                                  "got %s", what,
                                  mica__mf_describe(it, d, sizeof(d)));
@@ -194,10 +209,14 @@ static mica_status_t int_list(mica__mf_t *mf, yaml_node_t *node,
     return MICA_OK;
 }
 
-/* min, opt, max lists of n values each; min <= opt <= max. */
+/*
+ * min, opt, max lists of n values each with min <= opt <= max: the range
+ * of input `name` in profile pi, `what` in messages about the lists.
+ */
 static mica_status_t triple(mica__mf_t *mf, yaml_node_t *node,
-                            const char *what, int32_t n, int64_t *mn,
-                            int64_t *op, int64_t *mx)
+                            const char *what, int32_t pi, const char *name,
+                            int32_t n, int values, int64_t *mn, int64_t *op,
+                            int64_t *mx)
 {
     static const char *const names[3] = {"min", "opt", "max"};
     int64_t *dst[3];
@@ -217,22 +236,31 @@ static mica_status_t triple(mica__mf_t *mf, yaml_node_t *node,
             return mica__mf_fail(mf, node, "%s: missing key '%s'", what,
                                  names[k]);
         snprintf(w, sizeof(w), "%s: %s", what, names[k]);
-        st = int_list(mf, v, w, n, dst[k]);
+        st = int_list(mf, v, w, n, values, dst[k]);
         if (st != MICA_OK)
             return st;
     }
-    for (i = 0; i < n; i++)
-        if (mn[i] > op[i] || op[i] > mx[i])
-            return mica__mf_fail(mf, node, "%s: value %d needs min <= opt <= "
-                                 "max, got %lld, %lld, %lld", what, (int)i,
+    for (i = 0; i < n; i++) {
+        if (mn[i] <= op[i] && op[i] <= mx[i])
+            continue;
+        if (values)
+            return mica__mf_fail(mf, node, "profile %d: value %d of input "
+                                 "'%s' needs min <= opt <= max, got "
+                                 "%lld/%lld/%lld", (int)pi, (int)i, name,
                                  (long long)mn[i], (long long)op[i],
                                  (long long)mx[i]);
+        return mica__mf_fail(mf, node, "profile %d: input '%s' dimension %d "
+                             "needs 0 <= min <= opt <= max, got "
+                             "%lld/%lld/%lld", (int)pi, name, (int)i,
+                             (long long)mn[i], (long long)op[i],
+                             (long long)mx[i]);
+    }
     return MICA_OK;
 }
 
 /* The range of one input within profile pi. */
-static mica_status_t one_range(mica__mf_t *mf, int32_t pi, yaml_node_t *key,
-                               yaml_node_t *val, mica__mf_range_t *r)
+static mica_status_t one_range(mica__mf_t *mf, int32_t pi, yaml_node_t *val,
+                               mica__mf_range_t *r)
 {
     mica_manifest_t *m = mf->m;
     const mica__mf_input_t *in = &m->inputs[r->input];
@@ -259,11 +287,11 @@ static mica_status_t one_range(mica__mf_t *mf, int32_t pi, yaml_node_t *key,
             return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
         snprintf(what, sizeof(what), "profile %d: input '%s': values",
                  (int)pi, in->name);
-        return triple(mf, v, what, r->nb_values, r->vmin, r->vopt, r->vmax);
+        return triple(mf, v, what, pi, in->name, r->nb_values, 1, r->vmin,
+                      r->vopt, r->vmax);
     }
-    (void)key;
-    st = triple(mf, val, what, in->dims.nb_dims, r->min.d, r->opt.d,
-                r->max.d);
+    st = triple(mf, val, what, pi, in->name, in->dims.nb_dims, 0, r->min.d,
+                r->opt.d, r->max.d);
     if (st != MICA_OK)
         return st;
     r->min.nb_dims = r->opt.nb_dims = r->max.nb_dims = in->dims.nb_dims;
@@ -271,9 +299,120 @@ static mica_status_t one_range(mica__mf_t *mf, int32_t pi, yaml_node_t *key,
         int64_t d = in->dims.d[i];
         if (d >= 0 && (r->min.d[i] != d || r->opt.d[i] != d
                        || r->max.d[i] != d))
-            return mica__mf_fail(mf, val, "%s: dimension %d is fixed at "
-                                 "%lld, its range must be too", what, (int)i,
-                                 (long long)d);
+            return mica__mf_fail(mf, val, "profile %d: input '%s' dimension "
+                                 "%d is fixed at %lld, but the profile gives "
+                                 "%lld..%lld", (int)pi, in->name, (int)i,
+                                 (long long)d, (long long)r->min.d[i],
+                                 (long long)r->max.d[i]);
+    }
+    return MICA_OK;
+}
+
+/*
+ * Give range r to the network's profile `index`; `key` (the input's name
+ * in the profile) is the origin of the core's messages.  A static input's
+ * range was checked to be its dimensions and is not passed on.
+ */
+static mica_status_t add_range(mica__mf_t *mf, int32_t index,
+                               yaml_node_t *key, const mica__mf_range_t *r)
+{
+    const mica__mf_input_t *in = &mf->m->inputs[r->input];
+    int32_t *v = NULL, i, n = r->nb_values;
+    char *origin;
+    char what[300];
+    mica_status_t st;
+
+    if (!is_dynamic(in))
+        return MICA_OK;
+    origin = mica__mf_origin(mf, key);
+    if (in->shape_tensor)
+        v = calloc(3 * (size_t)n + 1, sizeof(int32_t));
+    if (!origin || (in->shape_tensor && !v)) {
+        free(origin);
+        return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
+    }
+    if (in->shape_tensor) {
+        for (i = 0; i < n; i++) {
+            v[i] = (int32_t)r->vmin[i];
+            v[n + i] = (int32_t)r->vopt[i];
+            v[2 * n + i] = (int32_t)r->vmax[i];
+        }
+        st = mica_network_set_profile_values(mf->m->net, index, in->name, n,
+                                             v, v + n, v + 2 * n, origin);
+    } else {
+        st = mica_network_set_profile_dims(mf->m->net, index, in->name,
+                                           &r->min, &r->opt, &r->max,
+                                           origin);
+    }
+    free(v);
+    free(origin);
+    if (st != MICA_OK) {
+        snprintf(what, sizeof(what), "profile %d: input '%s'", (int)index,
+                 in->name);
+        return mica__mf_core_fail(mf, st, key, what);
+    }
+    return MICA_OK;
+}
+
+/* Profile i at `pn`: its ranges, checked, then given to the network. */
+static mica_status_t one_profile(mica__mf_t *mf, int32_t i, yaml_node_t *pn)
+{
+    mica_manifest_t *m = mf->m;
+    mica__mf_profile_t *p = &m->profiles[m->nb_profiles++];
+    yaml_node_pair_t *q;
+    mica_status_t st;
+    int32_t j, k, index = -1;
+    char what[64];
+
+    snprintf(what, sizeof(what), "profile %d", (int)i);
+    st = mica__mf_check_map(mf, pn, NULL, what);
+    if (st != MICA_OK)
+        return st;
+    p->origin = mica__mf_origin(mf, pn);
+    p->ranges = calloc((size_t)m->nb_inputs + 1, sizeof(*p->ranges));
+    if (!p->origin || !p->ranges)
+        return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
+    for (q = pn->data.mapping.pairs.start; q < pn->data.mapping.pairs.top;
+         q++) {
+        yaml_node_t *key = mica__mf_node(mf, q->key);
+        const char *name = mica__mf_scalar(key);
+        int32_t idx = find_input(m, name);
+        mica__mf_range_t *r;
+        if (idx < 0)
+            return mica__mf_fail(mf, key, "profile %d: '%s' is not a "
+                                 "network input", (int)i, name);
+        r = &p->ranges[p->nb_ranges++];
+        r->input = idx;
+        st = one_range(mf, i, mica__mf_node(mf, q->value), r);
+        if (st != MICA_OK)
+            return st;
+    }
+    for (j = 0; j < m->nb_inputs; j++) {
+        if (!is_dynamic(&m->inputs[j]))
+            continue;
+        for (k = 0; k < p->nb_ranges; k++)
+            if (p->ranges[k].input == j)
+                break;
+        if (k == p->nb_ranges) {
+            char dims[128];
+            return mica__mf_fail(mf, pn, "profile %d does not give input "
+                                 "'%s' (shape %s%s)", (int)i,
+                                 m->inputs[j].name,
+                                 mica__mf_dims_str(&m->inputs[j].dims, dims,
+                                                   sizeof(dims)),
+                                 m->inputs[j].shape_tensor
+                                     ? ", a shape tensor" : "");
+        }
+    }
+    st = mica_network_add_profile(m->net, &index);
+    if (st != MICA_OK)
+        return mica__mf_core_fail(mf, st, pn, what);
+    k = 0;
+    for (q = pn->data.mapping.pairs.start; q < pn->data.mapping.pairs.top;
+         q++, k++) {
+        st = add_range(mf, index, mica__mf_node(mf, q->key), &p->ranges[k]);
+        if (st != MICA_OK)
+            return st;
     }
     return MICA_OK;
 }
@@ -283,17 +422,15 @@ mica_status_t mica__mf_profiles(mica__mf_t *mf, yaml_node_t *node,
 {
     mica_manifest_t *m = mf->m;
     mica_status_t st;
-    int32_t i, j, n;
-    char what[64];
+    int32_t i, n;
 
     if (!node || mica__mf_is_null(node)) {
         for (i = 0; i < m->nb_inputs; i++) {
+            const mica__mf_def_t *def;
             if (!is_dynamic(&m->inputs[i]))
                 continue;
-            return mica__mf_fail(mf, mica__mf_lookup(mf, m->inputs[i].name)
-                                         ? mica__mf_lookup(mf,
-                                               m->inputs[i].name)->node
-                                         : root,
+            def = mica__mf_lookup(mf, m->inputs[i].name);
+            return mica__mf_fail(mf, def ? def->node : root,
                                  "input '%s' %s: give its range under "
                                  "'profiles'", m->inputs[i].name,
                                  m->inputs[i].shape_tensor
@@ -310,46 +447,9 @@ mica_status_t mica__mf_profiles(mica__mf_t *mf, yaml_node_t *node,
     if (!m->profiles)
         return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
     for (i = 0; i < n; i++) {
-        yaml_node_t *pn = mica__mf_seq_item(mf, node, i);
-        mica__mf_profile_t *p = &m->profiles[m->nb_profiles++];
-        yaml_node_pair_t *q;
-        snprintf(what, sizeof(what), "profile %d", (int)i);
-        st = mica__mf_check_map(mf, pn, NULL, what);
+        st = one_profile(mf, i, mica__mf_seq_item(mf, node, i));
         if (st != MICA_OK)
             return st;
-        p->origin = mica__mf_origin(mf, pn);
-        p->ranges = calloc((size_t)m->nb_inputs + 1, sizeof(*p->ranges));
-        if (!p->origin || !p->ranges)
-            return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
-        for (q = pn->data.mapping.pairs.start; q < pn->data.mapping.pairs.top;
-             q++) {
-            yaml_node_t *k = mica__mf_node(mf, q->key);
-            const char *name = mica__mf_scalar(k);
-            int32_t idx = find_input(m, name);
-            mica__mf_range_t *r;
-            if (idx < 0)
-                return mica__mf_fail(mf, k, "profile %d: '%s' is not a "
-                                     "network input", (int)i, name);
-            r = &p->ranges[p->nb_ranges++];
-            r->input = idx;
-            st = one_range(mf, i, k, mica__mf_node(mf, q->value), r);
-            if (st != MICA_OK)
-                return st;
-        }
-        for (j = 0; j < m->nb_inputs; j++) {
-            int32_t k;
-            if (!is_dynamic(&m->inputs[j]))
-                continue;
-            for (k = 0; k < p->nb_ranges; k++)
-                if (p->ranges[k].input == j)
-                    break;
-            if (k == p->nb_ranges)
-                return mica__mf_fail(mf, pn, "profile %d: no range for input "
-                                     "'%s' (%s)", (int)i, m->inputs[j].name,
-                                     m->inputs[j].shape_tensor
-                                         ? "a shape tensor"
-                                         : "it has a runtime dimension");
-        }
     }
     return MICA_OK;
 }
@@ -396,12 +496,11 @@ mica_status_t mica__mf_outputs(mica__mf_t *mf, yaml_node_t *node, int shapes)
         (*list)[(*count)++] = mica__strdup(name);
         if (!(*list)[*count - 1])
             return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
-        if (shapes)
-            continue;
         origin = mica__mf_origin(mf, it);
         if (!origin)
             return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
-        st = mica_network_mark_output(m->net, name, origin);
+        st = shapes ? mica_network_mark_shape_output(m->net, name, origin)
+                    : mica_network_mark_output(m->net, name, origin);
         free(origin);
         if (st != MICA_OK)
             return mica__mf_core_fail(mf, st, it, key);

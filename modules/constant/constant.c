@@ -159,13 +159,18 @@ static mica_status_t constant_output_values(const mica_layer_t *layer,
     int32_t i;
     (void)in;
     (void)nb_in;
-    if (index != 0 || nb_values != l->w->count ||
-        (l->w->dtype != MICA_INT32 && l->w->dtype != MICA_INT64))
+    if (index != 0 || nb_values != l->w->count)
         return MICA_ERR_UNSUPPORTED;
     for (i = 0; i < nb_values; i++) {
-        int64_t v = l->w->dtype == MICA_INT32
-                        ? ((const int32_t *)l->w->values)[i]
-                        : ((const int64_t *)l->w->values)[i];
+        int64_t v;
+        switch (l->w->dtype) {
+        case MICA_INT32: v = ((const int32_t *)l->w->values)[i]; break;
+        case MICA_INT64: v = ((const int64_t *)l->w->values)[i]; break;
+        case MICA_INT8: v = ((const int8_t *)l->w->values)[i]; break;
+        case MICA_UINT8: v = ((const uint8_t *)l->w->values)[i]; break;
+        case MICA_BOOL: v = ((const uint8_t *)l->w->values)[i] != 0; break;
+        default: return MICA_ERR_UNSUPPORTED; /* floats are not sizes */
+        }
         values[i] = mica__mod_host->expr_constant(eb, v);
         if (!values[i])
             return MOD_FAIL(err, "out of host memory");

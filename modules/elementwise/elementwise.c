@@ -10,6 +10,9 @@
  * ones, and comparisons give bool.  The arithmetic of each type (int32
  * wraps, int8 saturates, integer division by zero gives 0) is in
  * elementwise.h, shared with the CUDA kernels.
+ *
+ * On integer shape tensors whose values the builder knows, output_values
+ * gives the results as expressions (see value_op).
  */
 #include <config.h>
 
@@ -188,6 +191,100 @@ static int32_t ew_supports_format(const mica_layer_t *layer, int32_t pos,
     return io[2].dtype == output_type(l->op, io[0].dtype);
 }
 
+/* ---- values of integer shape tensors ---------------------------------- */
+
+/*
+ * Element j of an input with n values broadcast to the output's
+ * nb_values (same rank, 0-D or 1-D): NULL if it does not broadcast.
+ */
+static const mica_expr_t *value_at(const mica_shape_expr_t *s, int32_t j,
+                                   int32_t nb_values)
+{
+    if (s->nb_values == nb_values)
+        return s->values[j];
+    return s->nb_values == 1 ? s->values[0] : NULL;
+}
+
+/*
+ * a op b on the values of integer shape tensors.  Both constant: the
+ * layer's own int32 arithmetic (so div, pow and division by zero give
+ * what enqueue gives).  Otherwise sum, prod, max, min, sub, floor_div
+ * (a divisor of 0 gives 0), the comparisons and, on bool's 0/1 values,
+ * and/or/xor; div and pow clear *ok.  NULL with *ok set: out of memory.
+ */
+static const mica_expr_t *value_op(mica_expr_builder_t *eb, int op,
+                                   const mica_expr_t *a, const mica_expr_t *b,
+                                   int *ok)
+{
+    const mica_host_t *h = mica__mod_host;
+    int64_t va = 0, vb = 0;
+    int ca = is_const(a, &va), cb = is_const(b, &vb);
+    const mica_expr_t *z, *q;
+
+    if (ca && cb)
+        return h->expr_constant(eb, mica__ew_wrap32(mica__ew_i(op, va, vb,
+                                                               0)));
+    switch (op) {
+    case MICA__EW_SUM: return h->expr_operation(eb, MICA_EXPR_SUM, a, b);
+    case MICA__EW_PROD: return h->expr_operation(eb, MICA_EXPR_PROD, a, b);
+    case MICA__EW_MAX: case MICA__EW_OR:
+        return h->expr_operation(eb, MICA_EXPR_MAX, a, b);
+    case MICA__EW_MIN: case MICA__EW_AND:
+        return h->expr_operation(eb, MICA_EXPR_MIN, a, b);
+    case MICA__EW_SUB: return h->expr_operation(eb, MICA_EXPR_SUB, a, b);
+    case MICA__EW_FLOOR_DIV:
+        if (cb)
+            return vb == 0 ? h->expr_constant(eb, 0)
+                           : h->expr_operation(eb, MICA_EXPR_FLOOR_DIV, a, b);
+        /* b may be 0 at run time, which gives 0 (as enqueue does):
+         * floor_div(a, b + (b == 0)) * (1 - (b == 0)) */
+        z = h->expr_operation(eb, MICA_EXPR_EQUAL, b, h->expr_constant(eb, 0));
+        q = h->expr_operation(eb, MICA_EXPR_FLOOR_DIV, a,
+                              h->expr_operation(eb, MICA_EXPR_SUM, b, z));
+        return h->expr_operation(
+            eb, MICA_EXPR_PROD, q,
+            h->expr_operation(eb, MICA_EXPR_SUB, h->expr_constant(eb, 1), z));
+    case MICA__EW_EQUAL: return h->expr_operation(eb, MICA_EXPR_EQUAL, a, b);
+    case MICA__EW_LESS: return h->expr_operation(eb, MICA_EXPR_LESS, a, b);
+    case MICA__EW_GREATER:
+        return h->expr_operation(eb, MICA_EXPR_LESS, b, a);
+    case MICA__EW_XOR: /* |a - b| on 0/1 */
+        return h->expr_operation(eb, MICA_EXPR_SUB,
+                                 h->expr_operation(eb, MICA_EXPR_MAX, a, b),
+                                 h->expr_operation(eb, MICA_EXPR_MIN, a, b));
+    default: break;
+    }
+    *ok = 0;
+    return NULL;
+}
+
+static mica_status_t ew_output_values(const mica_layer_t *layer,
+                                      int32_t index,
+                                      const mica_shape_expr_t *in,
+                                      int32_t nb_in, mica_expr_builder_t *eb,
+                                      const mica_expr_t **values,
+                                      int32_t nb_values, mica_error_t *err)
+{
+    const ew_layer_t *l = (const ew_layer_t *)layer;
+    int32_t j;
+    int ok = 1;
+
+    if (index != 0 || nb_in != 2 || !in[0].values || !in[1].values)
+        return MICA_ERR_UNSUPPORTED;
+    for (j = 0; j < nb_values; j++) {
+        const mica_expr_t *a = value_at(&in[0], j, nb_values);
+        const mica_expr_t *b = value_at(&in[1], j, nb_values);
+        if (!a || !b)
+            return MICA_ERR_UNSUPPORTED;
+        values[j] = value_op(eb, l->op, a, b, &ok);
+        if (!ok)
+            return MICA_ERR_UNSUPPORTED;
+        if (!values[j])
+            return MOD_FAIL(err, "out of host memory");
+    }
+    return MICA_OK;
+}
+
 /* ---- the CPU reference ------------------------------------------------ */
 
 static float ld_f(mica_dtype_t t, const void *p, int64_t i)
@@ -306,7 +403,7 @@ static mica_status_t ew_enqueue_cuda(mica_layer_t *layer,
     {sizeof(mica_layer_ops_t), 0, ew_nb_outputs, ew_output_dtypes,         \
      ew_output_dims, ew_supports_format, NULL, NULL, enqueue_fn,           \
      mica__mod_layer_serialize, mica__mod_layer_clone,                     \
-     mica__mod_layer_destroy, NULL}
+     mica__mod_layer_destroy, ew_output_values, NULL}
 
 static const mica_layer_ops_t ops_cpu = EW_OPS(ew_enqueue_cpu);
 #ifdef MICA_HAVE_CUDA

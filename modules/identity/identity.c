@@ -15,7 +15,8 @@
  *     the range become infinity.
  * Every element goes through a double (exact for every source type but
  * int64 beyond 2^53, which then rounds to nearest); same-type copies are
- * plain copies.
+ * plain copies.  On an integer shape tensor with known values, an
+ * integer or bool cast keeps them (output_values).
  */
 #include <config.h>
 
@@ -175,6 +176,65 @@ static int32_t identity_supports_format(const mica_layer_t *layer,
     return pos == 0;
 }
 
+/*
+ * The values of an integer shape tensor after the cast: integers keep
+ * their values, saturated to the target's range (int8, uint8 with
+ * min/max; int32 when the value is a constant: symbolic values are
+ * dimensions, in range); bool is x != 0.  Float targets: unsupported.
+ */
+static mica_status_t identity_output_values(const mica_layer_t *layer,
+                                            int32_t index,
+                                            const mica_shape_expr_t *in,
+                                            int32_t nb_in,
+                                            mica_expr_builder_t *eb,
+                                            const mica_expr_t **values,
+                                            int32_t nb_values,
+                                            mica_error_t *err)
+{
+    const identity_layer_t *l = (const identity_layer_t *)layer;
+    const mica_host_t *h = mica__mod_host;
+    mica_dtype_t t = l->has_dtype ? l->dtype : MICA_INT32;
+    int64_t lo, hi;
+    int32_t i;
+
+    if (index != 0 || nb_in != 1 || !in[0].values ||
+        in[0].nb_values != nb_values)
+        return MICA_ERR_UNSUPPORTED;
+    switch (t) {
+    case MICA_INT8: lo = -128; hi = 127; break;
+    case MICA_UINT8: lo = 0; hi = 255; break;
+    case MICA_INT32: lo = INT32_MIN; hi = INT32_MAX; break;
+    case MICA_INT64: lo = INT64_MIN; hi = INT64_MAX; break;
+    case MICA_BOOL: lo = hi = 0; break;
+    default: return MICA_ERR_UNSUPPORTED;
+    }
+    for (i = 0; i < nb_values; i++) {
+        const mica_expr_t *x = in[0].values[i];
+        if (!l->has_dtype) {
+            values[i] = x;
+            continue;
+        }
+        if (t == MICA_BOOL) {
+            x = h->expr_operation(eb, MICA_EXPR_EQUAL, x,
+                                  h->expr_constant(eb, 0));
+            x = h->expr_operation(eb, MICA_EXPR_SUB, h->expr_constant(eb, 1),
+                                  x);
+        } else if (h->expr_is_constant(x)) {
+            int64_t v = h->expr_constant_value(x);
+            x = h->expr_constant(eb, v < lo ? lo : v > hi ? hi : v);
+        } else if (t == MICA_INT8 || t == MICA_UINT8) {
+            x = h->expr_operation(eb, MICA_EXPR_MIN, x,
+                                  h->expr_constant(eb, hi));
+            x = h->expr_operation(eb, MICA_EXPR_MAX, x,
+                                  h->expr_constant(eb, lo));
+        }
+        if (!x)
+            return MOD_FAIL(err, "out of host memory");
+        values[i] = x;
+    }
+    return MICA_OK;
+}
+
 static mica_status_t identity_enqueue_cpu(mica_layer_t *layer,
                                           const mica_tensor_desc_t *in,
                                           int32_t nb_in,
@@ -211,6 +271,7 @@ static const mica_layer_ops_t identity_ops_cpu = {
     mica__mod_layer_serialize,
     mica__mod_layer_clone,
     mica__mod_layer_destroy,
+    identity_output_values,
     NULL,
 };
 
@@ -244,6 +305,7 @@ static const mica_layer_ops_t identity_ops_cuda = {
     mica__mod_layer_serialize,
     mica__mod_layer_clone,
     mica__mod_layer_destroy,
+    identity_output_values,
     NULL,
 };
 #endif

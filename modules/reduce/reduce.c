@@ -19,7 +19,8 @@
  * and round once; max and min skip NaN elements (fmax and fmin; an
  * all-NaN set gives the identity, -inf or +inf).  Integers accumulate in int64: int32 sum and prod wrap as
  * two's complement, int8 results saturate to [-128, 127]; an integer avg
- * truncates toward zero.
+ * truncates toward zero.  On a 1-D integer shape tensor with known
+ * values, output_values folds them as expressions.
  */
 #include <config.h>
 
@@ -121,6 +122,63 @@ static int32_t reduce_supports_format(const mica_layer_t *layer, int32_t pos,
     if (pos == 0)
         return type_ok(io[0].dtype);
     return pos == nb_in && io[pos].dtype == io[0].dtype;
+}
+
+/*
+ * The values of a reduced integer shape tensor (0-D or 1-D): no axes
+ * keeps them; axis 0 of a 1-D tensor folds them with sum, prod, max or
+ * min (an empty set gives the int32 identity of the table above); avg
+ * only when the sum is a constant (truncated toward zero, 0 for an
+ * empty set).
+ */
+static mica_status_t reduce_output_values(const mica_layer_t *layer,
+                                          int32_t index,
+                                          const mica_shape_expr_t *in,
+                                          int32_t nb_in,
+                                          mica_expr_builder_t *eb,
+                                          const mica_expr_t **values,
+                                          int32_t nb_values,
+                                          mica_error_t *err)
+{
+    const reduce_layer_t *l = (const reduce_layer_t *)layer;
+    const mica_host_t *h = mica__mod_host;
+    const mica_expr_t *acc;
+    mica_expr_op_t eop;
+    int64_t init;
+    int32_t i, n;
+
+    if (index != 0 || nb_in != 1 || !in[0].values || in[0].nb_dims > 1)
+        return MICA_ERR_UNSUPPORTED;
+    n = in[0].nb_values;
+    if (l->mask == 0) {
+        if (n != nb_values)
+            return MICA_ERR_UNSUPPORTED;
+        for (i = 0; i < n; i++)
+            values[i] = in[0].values[i];
+        return MICA_OK;
+    }
+    if (l->mask != 1u || in[0].nb_dims != 1 || nb_values != 1)
+        return MICA_ERR_UNSUPPORTED;
+    switch (l->op) {
+    case MICA_REDUCE_PROD: eop = MICA_EXPR_PROD; init = 1; break;
+    case MICA_REDUCE_MAX: eop = MICA_EXPR_MAX; init = INT32_MIN; break;
+    case MICA_REDUCE_MIN: eop = MICA_EXPR_MIN; init = INT32_MAX; break;
+    default: eop = MICA_EXPR_SUM; init = 0; break; /* sum, avg */
+    }
+    acc = n > 0 ? in[0].values[0] : h->expr_constant(eb, init);
+    for (i = 1; i < n && acc; i++)
+        acc = h->expr_operation(eb, eop, acc, in[0].values[i]);
+    if (!acc)
+        return MOD_FAIL(err, "out of host memory");
+    if (l->op == MICA_REDUCE_AVG) {
+        if (!h->expr_is_constant(acc))
+            return MICA_ERR_UNSUPPORTED;
+        acc = h->expr_constant(eb, n ? h->expr_constant_value(acc) / n : 0);
+        if (!acc)
+            return MOD_FAIL(err, "out of host memory");
+    }
+    values[0] = acc;
+    return MICA_OK;
 }
 
 /* ---- the CPU reference -------------------------------------------------- */
@@ -278,6 +336,7 @@ static const mica_layer_ops_t reduce_ops_cpu = {
     mica__mod_layer_serialize,
     mica__mod_layer_clone,
     mica__mod_layer_destroy,
+    reduce_output_values,
     NULL,
 };
 
@@ -311,6 +370,7 @@ static const mica_layer_ops_t reduce_ops_cuda = {
     mica__mod_layer_serialize,
     mica__mod_layer_clone,
     mica__mod_layer_destroy,
+    reduce_output_values,
     NULL,
 };
 #endif

@@ -17,12 +17,22 @@
  * the input's rank, volumes that differ, and a -1 whose other dimensions
  * have volume 0 (the -1 would be indeterminate).
  *
- * The second input of TensorRT's Shuffle (the reshape dimensions as a
- * shape tensor) is not supported yet: giving it is an error.
+ * Input 1, optional, gives the reshape dimensions at run time instead of
+ * the param (TensorRT's second input): a 1-D int32 shape tensor, read on
+ * the host before execution; giving both is an error.  Its values are
+ * expressions: a constant value follows the rules above and is checked
+ * at build time; a value known only at run time follows them too (the
+ * dims are written for a 0 placeholder and a -1, see reshape_dims), so
+ * with zero_is_placeholder a 0 computed at run time still copies the
+ * input dimension: set it false to reshape to a zero-length axis, as
+ * TensorRT's empty-tensor rules advise.  Run-time values are checked in
+ * enqueue (volumes must match); a -1 whose other dims have volume 0 at
+ * run time stays -1, a negative dimension that the core refuses.
  *
  * Any element type (it only moves bytes); the output has the input's type.
  * Output dims are expressions, so symbolic input dims work: a -1 becomes
- * floor_div(input volume, volume of the other dims).
+ * floor_div(input volume, volume of the other dims).  Shuffling a 0-D or
+ * 1-D integer shape tensor keeps its values in order (output_values).
  */
 #include <config.h>
 
@@ -115,16 +125,19 @@ static int32_t shuffle_nb_outputs(const mica_layer_t *layer)
     return 1;
 }
 
-static mica_status_t check_inputs(int32_t nb_in, const mica_shape_expr_t *in,
-                                  mica_error_t *err)
+static mica_status_t check_inputs(int32_t nb_in, mica_error_t *err)
 {
     if (nb_in < 1 || nb_in > 2)
         return MOD_FAIL(err, "takes 1 input (and an optional second), got %d",
                         (int)nb_in);
-    if (nb_in == 2 && in && in[1].nb_dims > 0)
-        return MOD_FAIL(err, "input 1 (reshape dimensions as a shape tensor) "
-                        "is not supported yet: give the 'reshape' param");
     return MICA_OK;
+}
+
+/* Whether output_dims' view has input 1 (an omitted input has neither
+ * dimensions nor values). */
+static int dims_input(const mica_shape_expr_t *in, int32_t nb_in)
+{
+    return nb_in == 2 && (in[1].nb_dims > 0 || in[1].values);
 }
 
 static mica_status_t shuffle_output_dtypes(const mica_layer_t *layer,
@@ -134,7 +147,7 @@ static mica_status_t shuffle_output_dtypes(const mica_layer_t *layer,
 {
     mica_status_t st;
     (void)layer;
-    if ((st = check_inputs(nb_in, NULL, err)) != MICA_OK)
+    if ((st = check_inputs(nb_in, err)) != MICA_OK)
         return st;
     if (nb_out != 1)
         return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
@@ -147,6 +160,144 @@ static mica_status_t shuffle_output_dtypes(const mica_layer_t *layer,
 #define IS_C(e) mica__mod_host->expr_is_constant(e)
 #define C_VAL(e) mica__mod_host->expr_constant_value(e)
 
+/* "[2, ?, -1]": the reshape values, '?' where known only at run time. */
+static const char *exprs_text(const mica_expr_t *const *v, int32_t n,
+                              char *buf, size_t len)
+{
+    size_t pos = (size_t)snprintf(buf, len, "[");
+    int32_t i;
+    for (i = 0; i < n && pos < len; i++) {
+        if (IS_C(v[i]))
+            pos += (size_t)snprintf(buf + pos, len - pos, "%s%lld",
+                                    i ? ", " : "", (long long)C_VAL(v[i]));
+        else
+            pos += (size_t)snprintf(buf + pos, len - pos, "%s?",
+                                    i ? ", " : "");
+    }
+    if (pos < len)
+        snprintf(buf + pos, len - pos, "]");
+    return buf;
+}
+
+/*
+ * The reshaped dims t2[0..nr-1] from the reshape values rv (the param's,
+ * as constants, or input 1's) applied to t1[0..r-1], the dims after the
+ * first transpose.  `what` names the values' origin in messages.
+ *
+ * A constant value follows the rules of the file's comment, checked
+ * here.  A value v known only at run time may still turn out to be a
+ * placeholder 0 or the -1, so its dim is written for every case:
+ *   base = v + (v == 0) * t1[i]          (placeholder; without: v)
+ *   dim  = base + (v == -1) * (q + 1)    (q: the inferred -1)
+ * where q = floor_div(volume, product of the other dims), the product
+ * taking base + 2 * (v == -1), i.e. 1, for the -1 itself (a product of
+ * 0 leaves the -1 as it is).  When a
+ * constant -1 is present, a run-time value is only a dimension (a -1
+ * there is a second -1, which gives a volume enqueue refuses).
+ */
+static mica_status_t reshape_dims(const shuffle_layer_t *l,
+                                  const mica_expr_t *const *t1, int32_t r,
+                                  const mica_expr_t *const *rv, int32_t nr,
+                                  const char *what, mica_expr_builder_t *eb,
+                                  const mica_expr_t **t2, mica_error_t *err)
+{
+    const mica_expr_t *vol, *known, *wflag[MICA_MAX_DIMS], *q;
+    int32_t i, wild = -1, nsym = 0;
+    char text[256];
+
+    for (i = 0; i < nr; i++) {
+        int64_t v = IS_C(rv[i]) ? C_VAL(rv[i]) : 0;
+        if (!IS_C(rv[i])) {
+            nsym++;
+        } else if (v < -1) {
+            return MOD_FAIL(err, "%s %s: %lld is not a dimension (>= 0), 0 "
+                            "or -1", what, exprs_text(rv, nr, text,
+                                                      sizeof text),
+                            (long long)v);
+        } else if (v == -1) {
+            if (wild >= 0)
+                return MOD_FAIL(err, "%s %s has more than one -1", what,
+                                exprs_text(rv, nr, text, sizeof text));
+            wild = i;
+        } else if (v == 0 && l->zero_is_placeholder && i >= r) {
+            return MOD_FAIL(err, "%s %s: entry %d is 0 (copy the input "
+                            "dimension) but input 0 has rank %d", what,
+                            exprs_text(rv, nr, text, sizeof text), (int)i,
+                            (int)r);
+        }
+    }
+    vol = EXPR_C(1);
+    for (i = 0; i < r && vol; i++)
+        vol = EXPR_OP(MICA_EXPR_PROD, vol, t1[i]);
+    known = EXPR_C(1);
+    for (i = 0; i < nr && known; i++) {
+        const mica_expr_t *e = rv[i], *f;
+        wflag[i] = NULL;
+        if (i == wild) {
+            t2[i] = NULL;
+            continue;
+        }
+        t2[i] = e;
+        if (l->zero_is_placeholder && i < r && e != t1[i] &&
+            (!IS_C(e) || C_VAL(e) == 0)) {
+            f = EXPR_OP(MICA_EXPR_EQUAL, e, EXPR_C(0));
+            f = f ? EXPR_OP(MICA_EXPR_PROD, f, t1[i]) : NULL;
+            t2[i] = f ? EXPR_OP(MICA_EXPR_SUM, e, f) : NULL;
+        }
+        f = t2[i];
+        if (!IS_C(e) && wild < 0 && f) {
+            wflag[i] = EXPR_OP(MICA_EXPR_EQUAL, e, EXPR_C(-1));
+            f = wflag[i] ? EXPR_OP(MICA_EXPR_PROD, wflag[i], EXPR_C(2))
+                         : NULL;
+            f = f ? EXPR_OP(MICA_EXPR_SUM, t2[i], f) : NULL;
+            if (!f)
+                t2[i] = NULL;
+        }
+        known = f ? EXPR_OP(MICA_EXPR_PROD, known, f) : NULL;
+    }
+    if (!vol || !known)
+        return MOD_FAIL(err, "out of host memory");
+    if (wild >= 0) {
+        if (IS_C(known) && C_VAL(known) == 0)
+            return MOD_FAIL(err, "%s %s: the other dimensions of the -1 have "
+                            "volume 0, so the -1 cannot be inferred", what,
+                            exprs_text(rv, nr, text, sizeof text));
+        if (IS_C(known) && IS_C(vol) && C_VAL(vol) % C_VAL(known) != 0)
+            return MOD_FAIL(err, "%s %s: input volume %lld is not a multiple "
+                            "of %lld, the volume of the dimensions other than "
+                            "the -1", what,
+                            exprs_text(rv, nr, text, sizeof text),
+                            (long long)C_VAL(vol), (long long)C_VAL(known));
+        t2[wild] = EXPR_OP(MICA_EXPR_FLOOR_DIV, vol, known);
+        if (!t2[wild])
+            return MOD_FAIL(err, "out of host memory");
+    } else if (nsym > 0) {
+        /* known is 0 when another dim is 0: divide by 1 then, so that
+         * a reshape without a -1 still evaluates, and leave a -1 as -1
+         * (indeterminate, as TensorRT says: a negative dim, refused) */
+        const mica_expr_t *z = EXPR_OP(MICA_EXPR_EQUAL, known, EXPR_C(0));
+        q = z ? EXPR_OP(MICA_EXPR_SUM, known, z) : NULL;
+        q = q ? EXPR_OP(MICA_EXPR_FLOOR_DIV, vol, q) : NULL;
+        q = q ? EXPR_OP(MICA_EXPR_SUM, q, EXPR_C(1)) : NULL;
+        q = q ? EXPR_OP(MICA_EXPR_PROD, q,
+                        EXPR_OP(MICA_EXPR_SUB, EXPR_C(1), z)) : NULL;
+        for (i = 0; i < nr; i++) {
+            if (!wflag[i])
+                continue;
+            t2[i] = q ? EXPR_OP(MICA_EXPR_SUM, t2[i],
+                                EXPR_OP(MICA_EXPR_PROD, wflag[i], q))
+                      : NULL;
+            if (!t2[i])
+                return MOD_FAIL(err, "out of host memory");
+        }
+    } else if (IS_C(known) && IS_C(vol) && C_VAL(known) != C_VAL(vol)) {
+        return MOD_FAIL(err, "%s %s has volume %lld but input 0 has volume "
+                        "%lld", what, exprs_text(rv, nr, text, sizeof text),
+                        (long long)C_VAL(known), (long long)C_VAL(vol));
+    }
+    return MICA_OK;
+}
+
 static mica_status_t shuffle_output_dims(const mica_layer_t *layer,
                                          int32_t index,
                                          const mica_shape_expr_t *in,
@@ -157,12 +308,12 @@ static mica_status_t shuffle_output_dims(const mica_layer_t *layer,
 {
     const shuffle_layer_t *l = (const shuffle_layer_t *)layer;
     const mica_expr_t *t1[MICA_MAX_DIMS], *t2[MICA_MAX_DIMS];
-    const mica_expr_t *vol, *known;
-    int32_t i, r, rank2, wild = -1;
+    const mica_expr_t *rv[MICA_MAX_DIMS];
+    int32_t i, r, rank2;
     mica_status_t st;
     char text[256];
 
-    if ((st = check_inputs(nb_in, in, err)) != MICA_OK)
+    if ((st = check_inputs(nb_in, err)) != MICA_OK)
         return st;
     if (index != 0)
         return MOD_FAIL(err, "has no output %d", (int)index);
@@ -175,61 +326,33 @@ static mica_status_t shuffle_output_dims(const mica_layer_t *layer,
     for (i = 0; i < r; i++)
         t1[i] = in[0].d[l->n1 > 0 ? l->p1[i] : i];
     rank2 = r;
-    if (l->nr >= 0) {
-        vol = EXPR_C(1);
-        for (i = 0; i < r && vol; i++)
-            vol = EXPR_OP(MICA_EXPR_PROD, vol, t1[i]);
-        known = EXPR_C(1);
-        for (i = 0; i < l->nr && known; i++) {
-            int64_t v = l->reshape[i];
-            if (v == -1) {
-                wild = i;
-                t2[i] = NULL;
-                continue;
-            }
-            if (v == 0 && l->zero_is_placeholder) {
-                if (i >= r)
-                    return MOD_FAIL(err, "'reshape' %s: entry %d is 0 (copy "
-                                    "the input dimension) but input 0 has "
-                                    "rank %d", ints_text(l->reshape, l->nr,
-                                                         text, sizeof text),
-                                    (int)i, (int)r);
-                t2[i] = t1[i];
-            } else {
-                t2[i] = EXPR_C(v);
-            }
-            if (t2[i])
-                known = EXPR_OP(MICA_EXPR_PROD, known, t2[i]);
-        }
-        if (!vol || !known)
-            return MOD_FAIL(err, "out of host memory");
+    if (dims_input(in, nb_in)) {
+        if (l->nr >= 0)
+            return MOD_FAIL(err, "the reshape dimensions are given twice: by "
+                            "the 'reshape' param and by input 1");
+        if (in[1].nb_dims != 1)
+            return MOD_FAIL(err, "input 1 (reshape dimensions) must be 1-D, "
+                            "got rank %d", (int)in[1].nb_dims);
+        if (!in[1].values)
+            return MOD_FAIL(err, "input 1 (reshape dimensions) has no "
+                            "values: it must be a shape tensor");
+        if (in[1].nb_values > MICA_MAX_DIMS)
+            return MOD_FAIL(err, "input 1 (reshape dimensions) has %d "
+                            "values, more than %d", (int)in[1].nb_values,
+                            MICA_MAX_DIMS);
+        rank2 = in[1].nb_values;
+        st = reshape_dims(l, t1, r, in[1].values, rank2,
+                          "input 1 (reshape dimensions)", eb, t2, err);
+        if (st != MICA_OK)
+            return st;
+    } else if (l->nr >= 0) {
         for (i = 0; i < l->nr; i++)
-            if (i != wild && !t2[i])
+            if (!(rv[i] = EXPR_C(l->reshape[i])))
                 return MOD_FAIL(err, "out of host memory");
-        if (wild >= 0) {
-            if (IS_C(known) && C_VAL(known) == 0)
-                return MOD_FAIL(err, "'reshape' %s: the other dimensions of "
-                                "the -1 have volume 0, so the -1 cannot be "
-                                "inferred", ints_text(l->reshape, l->nr, text,
-                                                      sizeof text));
-            if (IS_C(known) && IS_C(vol) && C_VAL(vol) % C_VAL(known) != 0)
-                return MOD_FAIL(err, "'reshape' %s: input volume %lld is not "
-                                "a multiple of %lld, the volume of the "
-                                "dimensions other than the -1",
-                                ints_text(l->reshape, l->nr, text,
-                                          sizeof text),
-                                (long long)C_VAL(vol),
-                                (long long)C_VAL(known));
-            t2[wild] = EXPR_OP(MICA_EXPR_FLOOR_DIV, vol, known);
-            if (!t2[wild])
-                return MOD_FAIL(err, "out of host memory");
-        } else if (IS_C(known) && IS_C(vol) && C_VAL(known) != C_VAL(vol)) {
-            return MOD_FAIL(err, "'reshape' %s has volume %lld but input 0 "
-                            "has volume %lld", ints_text(l->reshape, l->nr,
-                                                         text, sizeof text),
-                            (long long)C_VAL(known), (long long)C_VAL(vol));
-        }
         rank2 = l->nr;
+        st = reshape_dims(l, t1, r, rv, rank2, "'reshape'", eb, t2, err);
+        if (st != MICA_OK)
+            return st;
     } else {
         for (i = 0; i < r; i++)
             t2[i] = t1[i];
@@ -243,6 +366,41 @@ static mica_status_t shuffle_output_dims(const mica_layer_t *layer,
     for (i = 0; i < rank2; i++)
         out->d[i] = t2[l->n2 > 0 ? l->p2[i] : i];
     return MICA_OK;
+}
+
+/*
+ * The values of a shuffled integer shape tensor: the input's, in order,
+ * when no transpose moves data (always so for the 0-D and 1-D tensors
+ * that shape tensors are).
+ */
+static mica_status_t shuffle_output_values(const mica_layer_t *layer,
+                                           int32_t index,
+                                           const mica_shape_expr_t *in,
+                                           int32_t nb_in,
+                                           mica_expr_builder_t *eb,
+                                           const mica_expr_t **values,
+                                           int32_t nb_values,
+                                           mica_error_t *err)
+{
+    const shuffle_layer_t *l = (const shuffle_layer_t *)layer;
+    int32_t i;
+    (void)eb; (void)err;
+    if (index != 0 || nb_in < 1 || !in[0].values ||
+        in[0].nb_values != nb_values ||
+        (l->n1 > 0 && !is_identity(l->p1, l->n1)) ||
+        (l->n2 > 0 && !is_identity(l->p2, l->n2)))
+        return MICA_ERR_UNSUPPORTED;
+    for (i = 0; i < nb_values; i++)
+        values[i] = in[0].values[i];
+    return MICA_OK;
+}
+
+static int32_t shuffle_input_kind(const mica_layer_t *layer, int32_t index,
+                                  int32_t nb_inputs)
+{
+    (void)layer;
+    (void)nb_inputs;
+    return index == 1 ? MICA_INPUT_SHAPE : MICA_INPUT_DATA;
 }
 
 static int32_t type_ok(mica_dtype_t t)
@@ -262,7 +420,8 @@ static int32_t shuffle_supports_format(const mica_layer_t *layer, int32_t pos,
         return type_ok(io[0].dtype);
     if (pos == nb_in)
         return io[pos].dtype == io[0].dtype;
-    return 0; /* the reshape-dims input: not yet */
+    return pos == 1 && (io[1].dtype == MICA_INT32 ||
+                        io[1].dtype == MICA_INT64);
 }
 
 /* Both transposes move data: the intermediate needs room. */
@@ -299,9 +458,13 @@ typedef struct shuffle_plan {
     int64_t n;
 } shuffle_plan_t;
 
-static void make_plan(const shuffle_layer_t *l, const mica_tensor_desc_t *in,
-                      const mica_tensor_desc_t *out, shuffle_plan_t *p)
+static mica_status_t make_plan(const shuffle_layer_t *l,
+                               const mica_tensor_desc_t *in,
+                               const mica_tensor_desc_t *out,
+                               shuffle_plan_t *p, mica_error_t *err)
 {
+    int64_t vin = mica_dims_volume(&in[0].dims);
+    char text[256];
     int32_t i;
     memset(p, 0, sizeof *p);
     p->r = in[0].dims.nb_dims;
@@ -314,6 +477,13 @@ static void make_plan(const shuffle_layer_t *l, const mica_tensor_desc_t *in,
     p->t2 = l->n2 > 0 && !is_identity(l->p2, l->n2);
     p->esize = mica_dtype_size(in[0].dtype);
     p->n = mica_dims_volume(&out[0].dims);
+    /* run-time reshape values (input 1) are only checked here */
+    if (p->n != vin)
+        return MOD_FAIL(err, "the reshape dimensions %s have volume %lld but "
+                        "input 0 has volume %lld",
+                        ints_text(p->mid_dims, p->rank2, text, sizeof text),
+                        (long long)p->n, (long long)vin);
+    return MICA_OK;
 }
 
 /* The CPU transpose, as mica__shuffle_cuda_transpose. */
@@ -360,9 +530,11 @@ static mica_status_t shuffle_enqueue_cpu(mica_layer_t *layer,
     const shuffle_layer_t *l = (const shuffle_layer_t *)layer;
     shuffle_plan_t p;
     const void *mid;
-    (void)nb_in; (void)nb_out; (void)stream; (void)err;
+    mica_status_t st;
+    (void)nb_in; (void)nb_out; (void)stream;
 
-    make_plan(l, in, out, &p);
+    if ((st = make_plan(l, in, out, &p, err)) != MICA_OK)
+        return st;
     if (p.n <= 0)
         return MICA_OK;
     if (!p.t1 && !p.t2) {
@@ -392,7 +564,8 @@ static const mica_layer_ops_t shuffle_ops_cpu = {
     mica__mod_layer_serialize,
     mica__mod_layer_clone,
     mica__mod_layer_destroy,
-    NULL,
+    shuffle_output_values,
+    shuffle_input_kind,
 };
 
 #ifdef MICA_HAVE_CUDA
@@ -412,7 +585,8 @@ static mica_status_t shuffle_enqueue_cuda(mica_layer_t *layer,
     mica_status_t st;
     (void)nb_in; (void)nb_out;
 
-    make_plan(l, in, out, &p);
+    if ((st = make_plan(l, in, out, &p, err)) != MICA_OK)
+        return st;
     if (p.n <= 0)
         return MICA_OK;
     if (!p.t1 && !p.t2)
@@ -445,7 +619,8 @@ static const mica_layer_ops_t shuffle_ops_cuda = {
     mica__mod_layer_serialize,
     mica__mod_layer_clone,
     mica__mod_layer_destroy,
-    NULL,
+    shuffle_output_values,
+    shuffle_input_kind,
 };
 #endif
 

@@ -7,6 +7,8 @@
  * isnan take float32 and float16 and give bool; every other op takes
  * float32 and float16.  The output type is the input's except for isinf
  * and isnan.  The arithmetic is in unary.h, shared with the CUDA kernels.
+ * On integer shape tensors with known values, neg, abs, sign and not
+ * give their results as expressions (output_values).
  */
 #include <config.h>
 
@@ -114,6 +116,59 @@ static mica_status_t un_output_dims(const mica_layer_t *layer, int32_t index,
     return MICA_OK;
 }
 
+/*
+ * The values of an integer shape tensor: neg as 0 - x, abs as
+ * max(x, 0 - x), sign as (0 < x) - (x < 0), not (bool's 0/1) as 1 - x.
+ * Other ops are unsupported.
+ */
+static mica_status_t un_output_values(const mica_layer_t *layer,
+                                      int32_t index,
+                                      const mica_shape_expr_t *in,
+                                      int32_t nb_in, mica_expr_builder_t *eb,
+                                      const mica_expr_t **values,
+                                      int32_t nb_values, mica_error_t *err)
+{
+    const un_layer_t *l = (const un_layer_t *)layer;
+    const mica_host_t *h = mica__mod_host;
+    const mica_expr_t *zero, *x, *v;
+    int32_t i;
+
+    if (index != 0 || nb_in != 1 || !in[0].values ||
+        in[0].nb_values != nb_values ||
+        (l->op != MICA__UN_NEG && l->op != MICA__UN_ABS &&
+         l->op != MICA__UN_SIGN && l->op != MICA__UN_NOT))
+        return MICA_ERR_UNSUPPORTED;
+    zero = h->expr_constant(eb, 0);
+    for (i = 0; i < nb_values; i++) {
+        x = in[0].values[i];
+        switch (l->op) {
+        case MICA__UN_NEG:
+            v = h->expr_operation(eb, MICA_EXPR_SUB, zero, x);
+            break;
+        case MICA__UN_ABS:
+            v = h->expr_operation(eb, MICA_EXPR_MAX, x,
+                                  h->expr_operation(eb, MICA_EXPR_SUB, zero,
+                                                    x));
+            break;
+        case MICA__UN_SIGN:
+            v = h->expr_operation(eb, MICA_EXPR_SUB,
+                                  h->expr_operation(eb, MICA_EXPR_LESS, zero,
+                                                    x),
+                                  h->expr_operation(eb, MICA_EXPR_LESS, x,
+                                                    zero));
+            break;
+        default: /* not */
+            v = h->expr_operation(eb, MICA_EXPR_SUB,
+                                  h->expr_constant(eb, 1), x);
+            break;
+        }
+        if (!v)
+            return MOD_FAIL(err, "out of host memory");
+        values[i] = v;
+    }
+    return MICA_OK;
+}
+
 static int32_t un_supports_format(const mica_layer_t *layer, int32_t pos,
                                   const mica_tensor_desc_t *io, int32_t nb_in,
                                   int32_t nb_out)
@@ -210,7 +265,7 @@ static mica_status_t un_enqueue_cuda(mica_layer_t *layer,
     {sizeof(mica_layer_ops_t), 0, un_nb_outputs, un_output_dtypes,         \
      un_output_dims, un_supports_format, NULL, NULL, enqueue_fn,           \
      mica__mod_layer_serialize, mica__mod_layer_clone,                     \
-     mica__mod_layer_destroy, NULL}
+     mica__mod_layer_destroy, un_output_values, NULL}
 
 static const mica_layer_ops_t ops_cpu = UN_OPS(un_enqueue_cpu);
 #ifdef MICA_HAVE_CUDA

@@ -1,0 +1,207 @@
+/*
+ * modules/assertion/assertion.c - the Assertion layer (TensorRT's
+ * IAssertionLayer): fails when any element of its condition is false.
+ *
+ * One input, a bool shape tensor of rank 0 or 1 (input kind
+ * MICA_INPUT_SHAPE), and no outputs.  Param `message` (string, optional:
+ * absent, "assertion failed") is what the failure says.
+ *
+ * Two checks, as TensorRT does them:
+ *   - at build time, where the condition's values are provably false
+ *     (constant expressions): the core refuses the network, by the
+ *     creator's role MICA_ROLE_ASSERTION, reading the `message` field;
+ *   - at run time, in phase 1 on the host: the CPU enqueue below sees the
+ *     computed values and fails with MICA_ERR_RUNTIME, the message and
+ *     the first false element.
+ *
+ * Only a CPU ("reference") implementation exists, on purpose: the layer
+ * reads a shape tensor and writes nothing, so the core runs it on the host
+ * in phase 1 whatever the engine's device; a CUDA creator would have no
+ * work to do.
+ */
+#include <config.h>
+
+#include <stdint.h>
+#include <string.h>
+
+#include "modkit.h"
+
+static const mica_field_schema_t assertion_fields[] = {
+    {"message", MICA_FIELD_STRING, 1, 0, 0, NULL, NULL,
+     "what the failure says (default: \"assertion failed\")"},
+};
+
+/* ---- types and shapes --------------------------------------------------- */
+
+static int32_t assertion_nb_outputs(const mica_layer_t *layer)
+{
+    (void)layer;
+    return 0;
+}
+
+static mica_status_t assertion_output_dtypes(const mica_layer_t *layer,
+                                             const mica_dtype_t *in,
+                                             int32_t nb_in, mica_dtype_t *out,
+                                             int32_t nb_out,
+                                             mica_error_t *err)
+{
+    (void)layer;
+    (void)out;
+    if (nb_in != 1)
+        return MOD_FAIL(err, "takes 1 input (the condition), got %d",
+                        (int)nb_in);
+    if (nb_out != 0)
+        return MOD_FAIL(err, "has no outputs, got %d", (int)nb_out);
+    if (in[0] != MICA_BOOL)
+        return MOD_FAIL(err, "input 0 (the condition) has type %s but must "
+                        "be bool", mica__mod_host->dtype_name(in[0]));
+    return MICA_OK;
+}
+
+/* Never asked for: the layer has no outputs. */
+static mica_status_t assertion_output_dims(const mica_layer_t *layer,
+                                           int32_t index,
+                                           const mica_shape_expr_t *in,
+                                           int32_t nb_in,
+                                           mica_expr_builder_t *eb,
+                                           mica_shape_expr_t *out,
+                                           mica_error_t *err)
+{
+    (void)layer; (void)in; (void)nb_in; (void)eb; (void)out;
+    return MOD_FAIL(err, "has no outputs, asked for output %d", (int)index);
+}
+
+static int32_t assertion_supports_format(const mica_layer_t *layer,
+                                         int32_t pos,
+                                         const mica_tensor_desc_t *io,
+                                         int32_t nb_in, int32_t nb_out)
+{
+    (void)layer;
+    if (nb_in != 1 || nb_out != 0 || pos != 0 || !mica__mod_linear(io, pos))
+        return 0;
+    return io[0].dtype == MICA_BOOL;
+}
+
+static mica_status_t check_rank(const mica_dims_t *d, mica_error_t *err)
+{
+    if (d->nb_dims > 1)
+        return MOD_FAIL(err, "the condition has rank %d but must be 0-D or "
+                        "1-D (a shape tensor)", (int)d->nb_dims);
+    return MICA_OK;
+}
+
+static mica_status_t assertion_configure(mica_layer_t *layer,
+                                         const mica_dyn_desc_t *in,
+                                         int32_t nb_in,
+                                         const mica_dyn_desc_t *out,
+                                         int32_t nb_out, mica_error_t *err)
+{
+    (void)layer; (void)nb_in; (void)out; (void)nb_out;
+    return check_rank(&in[0].desc.dims, err);
+}
+
+static int32_t assertion_input_kind(const mica_layer_t *layer, int32_t index,
+                                    int32_t nb_inputs)
+{
+    (void)layer;
+    (void)index;
+    (void)nb_inputs;
+    return MICA_INPUT_SHAPE;
+}
+
+/* ---- the host check ----------------------------------------------------- */
+
+static mica_status_t assertion_enqueue_cpu(mica_layer_t *layer,
+                                           const mica_tensor_desc_t *in,
+                                           int32_t nb_in,
+                                           const mica_tensor_desc_t *out,
+                                           int32_t nb_out,
+                                           const void *const *inputs,
+                                           void *const *outputs,
+                                           void *workspace, void *stream,
+                                           mica_error_t *err)
+{
+    const mica__mod_layer_t *l = (const mica__mod_layer_t *)layer;
+    const char *msg = mica__mod_string(mica__mod_fields_view(l->fields),
+                                       "message");
+    const uint8_t *cond = inputs[0];
+    int64_t n, i;
+    mica_status_t st;
+    (void)nb_in; (void)out; (void)nb_out; (void)outputs; (void)workspace;
+    (void)stream;
+
+    if ((st = check_rank(&in[0].dims, err)) != MICA_OK)
+        return st;
+    n = mica_dims_volume(&in[0].dims);
+    for (i = 0; i < n; i++) {
+        if (cond[i])
+            continue;
+        if (in[0].dims.nb_dims == 0)
+            mica__mod_host->set_error(err, "%s (the condition is false)",
+                                      msg ? msg : "assertion failed");
+        else
+            mica__mod_host->set_error(err, "%s (element %lld of the "
+                                      "condition is false)",
+                                      msg ? msg : "assertion failed",
+                                      (long long)i);
+        return MICA_ERR_RUNTIME;
+    }
+    return MICA_OK;
+}
+
+static const mica_layer_ops_t assertion_ops_cpu = {
+    sizeof(mica_layer_ops_t), 0,
+    assertion_nb_outputs,
+    assertion_output_dtypes,
+    assertion_output_dims,
+    assertion_supports_format,
+    assertion_configure,
+    NULL,
+    assertion_enqueue_cpu,
+    mica__mod_layer_serialize,
+    mica__mod_layer_clone,
+    mica__mod_layer_destroy,
+    NULL,
+    assertion_input_kind,
+};
+
+static mica_layer_t *assertion_create(const mica_layer_creator_t *creator,
+                                      const char *name,
+                                      const mica_fields_t *fields,
+                                      mica_error_t *err)
+{
+    mica__mod_layer_t *l = mica__mod_layer_new(
+        sizeof *l, (const mica_layer_ops_t *)creator->user_data, creator,
+        name, fields, err);
+    return l ? &l->layer : NULL;
+}
+
+static const mica_layer_creator_t assertion_reference = {
+    sizeof(mica_layer_creator_t), 0,
+    "Assertion", 1, 0, "", "reference", MICA_DEVICE_CPU, MICA_ROLE_ASSERTION,
+    assertion_fields, 1, 0,
+    assertion_create, mica__mod_layer_deserialize,
+    (void *)&assertion_ops_cpu,
+};
+
+static const mica_layer_creator_t *const assertion_creators[] = {
+    &assertion_reference,
+};
+
+static const mica_module_desc_t assertion_desc = {
+    sizeof(mica_module_desc_t), MICA_ABI_VERSION,
+    "assertion", "1.0.0", "MIT",
+    "Assertion: fail when a bool shape tensor has a false element",
+    assertion_creators, 1, 0,
+    NULL, {NULL, NULL, NULL, NULL},
+};
+
+MICA_EXPORT mica_status_t mica_module_init(const mica_host_t *host,
+                                           const mica_module_desc_t **desc,
+                                           mica_error_t *err)
+{
+    mica_status_t st = mica__mod_init(host, err);
+    if (st == MICA_OK)
+        *desc = &assertion_desc;
+    return st;
+}

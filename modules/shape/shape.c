@@ -1,0 +1,251 @@
+/*
+ * modules/shape/shape.c - the Shape layer (TensorRT's IShapeLayer): the
+ * dimensions of its input as a 1-D int32 tensor of length rank.
+ *
+ * The input may have any type; only its dimensions are read (input kind
+ * MICA_INPUT_DIMS), so it may be an execution tensor whose data never
+ * exists on the host.  A 0-D input gives an empty [0] output.  The output
+ * values are the input's dimension expressions (output_values), so the
+ * builder follows them symbolically (`[N, 6]` stays N and 6 downstream).
+ * A dimension beyond INT32_MAX cannot be written and is a run-time error.
+ *
+ * TensorRT 10 gives int64; mica's shape tensors are int32 (the manifest
+ * spec's boundary type), so Shape gives int32.
+ */
+#include <config.h>
+
+#include <stdint.h>
+#include <string.h>
+
+#include "modkit.h"
+#include "shape.h"
+
+/* ---- types and shapes --------------------------------------------------- */
+
+static int32_t shape_nb_outputs(const mica_layer_t *layer)
+{
+    (void)layer;
+    return 1;
+}
+
+static mica_status_t shape_output_dtypes(const mica_layer_t *layer,
+                                         const mica_dtype_t *in,
+                                         int32_t nb_in, mica_dtype_t *out,
+                                         int32_t nb_out, mica_error_t *err)
+{
+    (void)layer;
+    (void)in;
+    if (nb_in != 1)
+        return MOD_FAIL(err, "takes 1 input, got %d", (int)nb_in);
+    if (nb_out != 1)
+        return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
+    out[0] = MICA_INT32;
+    return MICA_OK;
+}
+
+static mica_status_t shape_output_dims(const mica_layer_t *layer,
+                                       int32_t index,
+                                       const mica_shape_expr_t *in,
+                                       int32_t nb_in, mica_expr_builder_t *eb,
+                                       mica_shape_expr_t *out,
+                                       mica_error_t *err)
+{
+    (void)layer;
+    if (index != 0 || nb_in != 1)
+        return MOD_FAIL(err, "takes 1 input and has 1 output, asked for "
+                        "output %d of %d inputs", (int)index, (int)nb_in);
+    out->nb_dims = 1;
+    out->d[0] = mica__mod_host->expr_constant(eb, in[0].nb_dims);
+    if (!out->d[0])
+        return MOD_FAIL(err, "out of host memory");
+    return MICA_OK;
+}
+
+/* The values of the output: the input's dimension expressions. */
+static mica_status_t shape_output_values(const mica_layer_t *layer,
+                                         int32_t index,
+                                         const mica_shape_expr_t *in,
+                                         int32_t nb_in,
+                                         mica_expr_builder_t *eb,
+                                         const mica_expr_t **values,
+                                         int32_t nb_values, mica_error_t *err)
+{
+    int32_t i;
+    (void)layer;
+    (void)eb;
+    if (index != 0 || nb_in != 1)
+        return MOD_FAIL(err, "takes 1 input and has 1 output, asked for "
+                        "output %d of %d inputs", (int)index, (int)nb_in);
+    if (nb_values != in[0].nb_dims)
+        return MOD_FAIL(err, "asked for %d values of an input of rank %d",
+                        (int)nb_values, (int)in[0].nb_dims);
+    for (i = 0; i < nb_values; i++)
+        values[i] = in[0].d[i];
+    return MICA_OK;
+}
+
+static int32_t shape_supports_format(const mica_layer_t *layer, int32_t pos,
+                                     const mica_tensor_desc_t *io,
+                                     int32_t nb_in, int32_t nb_out)
+{
+    (void)layer;
+    if (nb_in != 1 || nb_out != 1 || pos < 0 || pos > 1 ||
+        !mica__mod_linear(io, pos))
+        return 0;
+    if (pos == 0)
+        return mica_dtype_size(io[0].dtype) != 0;
+    return io[1].dtype == MICA_INT32;
+}
+
+static int32_t shape_input_kind(const mica_layer_t *layer, int32_t index,
+                                int32_t nb_inputs)
+{
+    (void)layer;
+    (void)index;
+    (void)nb_inputs;
+    return MICA_INPUT_DIMS;
+}
+
+/* Refuse dimensions that an int32 cannot hold. */
+static mica_status_t check_dims(const mica_dims_t *d, mica_error_t *err)
+{
+    int32_t i;
+    for (i = 0; i < d->nb_dims; i++)
+        if (d->d[i] < 0 || d->d[i] > INT32_MAX)
+            return MOD_FAIL(err, "dimension %d of the input is %lld, outside "
+                            "the int32 range of the output", (int)i,
+                            (long long)d->d[i]);
+    return MICA_OK;
+}
+
+/* ---- the CPU reference -------------------------------------------------- */
+
+static mica_status_t shape_enqueue_cpu(mica_layer_t *layer,
+                                       const mica_tensor_desc_t *in,
+                                       int32_t nb_in,
+                                       const mica_tensor_desc_t *out,
+                                       int32_t nb_out,
+                                       const void *const *inputs,
+                                       void *const *outputs, void *workspace,
+                                       void *stream, mica_error_t *err)
+{
+    int32_t *dst = outputs[0];
+    int32_t i;
+    mica_status_t st;
+    (void)layer; (void)nb_in; (void)out; (void)nb_out; (void)inputs;
+    (void)workspace; (void)stream;
+
+    if ((st = check_dims(&in[0].dims, err)) != MICA_OK)
+        return st;
+    for (i = 0; i < in[0].dims.nb_dims; i++)
+        dst[i] = (int32_t)in[0].dims.d[i];
+    return MICA_OK;
+}
+
+static const mica_layer_ops_t shape_ops_cpu = {
+    sizeof(mica_layer_ops_t), 0,
+    shape_nb_outputs,
+    shape_output_dtypes,
+    shape_output_dims,
+    shape_supports_format,
+    NULL,
+    NULL,
+    shape_enqueue_cpu,
+    mica__mod_layer_serialize,
+    mica__mod_layer_clone,
+    mica__mod_layer_destroy,
+    shape_output_values,
+    shape_input_kind,
+};
+
+#ifdef MICA_HAVE_CUDA
+static mica_status_t shape_enqueue_cuda(mica_layer_t *layer,
+                                        const mica_tensor_desc_t *in,
+                                        int32_t nb_in,
+                                        const mica_tensor_desc_t *out,
+                                        int32_t nb_out,
+                                        const void *const *inputs,
+                                        void *const *outputs,
+                                        void *workspace, void *stream,
+                                        mica_error_t *err)
+{
+    mica_status_t st;
+    (void)layer; (void)nb_in; (void)out; (void)nb_out; (void)inputs;
+    (void)workspace;
+
+    if ((st = check_dims(&in[0].dims, err)) != MICA_OK)
+        return st;
+    return mica__shape_cuda(outputs[0], in[0].dims.nb_dims, in[0].dims.d,
+                            stream, err);
+}
+
+static const mica_layer_ops_t shape_ops_cuda = {
+    sizeof(mica_layer_ops_t), 0,
+    shape_nb_outputs,
+    shape_output_dtypes,
+    shape_output_dims,
+    shape_supports_format,
+    NULL,
+    NULL,
+    shape_enqueue_cuda,
+    mica__mod_layer_serialize,
+    mica__mod_layer_clone,
+    mica__mod_layer_destroy,
+    shape_output_values,
+    shape_input_kind,
+};
+#endif
+
+static mica_layer_t *shape_create(const mica_layer_creator_t *creator,
+                                  const char *name,
+                                  const mica_fields_t *fields,
+                                  mica_error_t *err)
+{
+    mica__mod_layer_t *l = mica__mod_layer_new(
+        sizeof *l, (const mica_layer_ops_t *)creator->user_data, creator,
+        name, fields, err);
+    return l ? &l->layer : NULL;
+}
+
+static const mica_layer_creator_t shape_reference = {
+    sizeof(mica_layer_creator_t), 0,
+    "Shape", 1, 0, "", "reference", MICA_DEVICE_CPU, MICA_ROLE_NONE,
+    NULL, 0, 0,
+    shape_create, mica__mod_layer_deserialize,
+    (void *)&shape_ops_cpu,
+};
+
+#ifdef MICA_HAVE_CUDA
+static const mica_layer_creator_t shape_cuda = {
+    sizeof(mica_layer_creator_t), 0,
+    "Shape", 1, 10, "", "cuda", MICA_DEVICE_CUDA, MICA_ROLE_NONE,
+    NULL, 0, 0,
+    shape_create, mica__mod_layer_deserialize,
+    (void *)&shape_ops_cuda,
+};
+#endif
+
+static const mica_layer_creator_t *const shape_creators[] = {
+    &shape_reference,
+#ifdef MICA_HAVE_CUDA
+    &shape_cuda,
+#endif
+};
+
+static const mica_module_desc_t shape_desc = {
+    sizeof(mica_module_desc_t), MICA_ABI_VERSION,
+    "shape", "1.0.0", "MIT", "Shape: the dimensions of a tensor as int32",
+    shape_creators,
+    (int32_t)(sizeof shape_creators / sizeof shape_creators[0]), 0,
+    NULL, {NULL, NULL, NULL, NULL},
+};
+
+MICA_EXPORT mica_status_t mica_module_init(const mica_host_t *host,
+                                           const mica_module_desc_t **desc,
+                                           mica_error_t *err)
+{
+    mica_status_t st = mica__mod_init(host, err);
+    if (st == MICA_OK)
+        *desc = &shape_desc;
+    return st;
+}
