@@ -326,10 +326,31 @@ static mica_status_t choose(build_t *b, const mica__net_layer_t *nl,
     }
     st = mica_registry_find(b->ctx, nl->ns, nl->type, nl->version,
                             nl->implementation, dev, &l->info);
-    if (st != MICA_OK) {
-        snprintf(msg, sizeof msg, "%s", mica_context_error(b->ctx));
-        return mica__fail(b->ctx, st, "%slayer '%s': %s",
-                          layer_at(nl, at, sizeof at), nl->name, msg);
+    if (st == MICA_OK)
+        return MICA_OK;
+    snprintf(msg, sizeof msg, "%slayer '%s': %s", layer_at(nl, at, sizeof at),
+             nl->name, mica_context_error(b->ctx));
+    /* A layer that only computes shape tensors (or checks them) runs on
+     * the host: any implementation will do until the kinds are known. */
+    if (dev != 0 && mica_registry_find(b->ctx, nl->ns, nl->type, nl->version,
+                                       nl->implementation, 0, &l->info) == MICA_OK) {
+        l->device_error = mica__strdup(msg);
+        return l->device_error ? MICA_OK
+                               : mica__fail(b->ctx, MICA_ERR_NOMEM,
+                                            "out of host memory");
+    }
+    return mica__fail(b->ctx, st, "%s", msg);
+}
+
+/* Every layer that runs on the device has an implementation for it. */
+static mica_status_t check_devices(build_t *b)
+{
+    int32_t s;
+    for (s = 0; s < b->e->nb_layers; s++) {
+        const mica__layer_t *l = &b->e->layers[s];
+        if (l->run_device && l->device_error)
+            return mica__fail(b->ctx, MICA_ERR_NOT_FOUND, "%s",
+                              l->device_error);
     }
     return MICA_OK;
 }
@@ -475,6 +496,7 @@ static mica_status_t run_build(build_t *b)
             (st = instantiate(b, mica__net_layer(b, s), &b->e->layers[s])) != MICA_OK)
             return st;
     if ((st = mica__infer_kinds(b)) != MICA_OK ||
+        (st = check_devices(b)) != MICA_OK ||
         (st = mica__infer_host_instances(b)) != MICA_OK)
         return st;
     for (s = 0; s < b->e->nb_layers; s++)

@@ -79,6 +79,7 @@ void mica__engine_free(mica_engine_t *e)
         free(l->inputs);
         free(l->outputs);
         free(l->input_kinds);
+        free(l->device_error);
     }
     free(e->layers);
     for (i = 0; e->tensors && i < e->nb_tensors; i++) {

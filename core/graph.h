@@ -127,6 +127,8 @@ typedef struct mica__layer {
     int32_t *inputs;           /* tensor indices, -1 for omitted */
     int32_t *outputs;
     int32_t *input_kinds;      /* mica_input_kind_t per input */
+    char *device_error;        /* no implementation for the engine's
+                                  device: fatal if it must run there */
     int32_t run_host;          /* phase 1: some output is a shape tensor */
     int32_t run_device;        /* phase 2: some output is an execution one */
 } mica__layer_t;

@@ -16,6 +16,11 @@ extern "C" mica_status_t mica__constant_cuda_upload(const void *host,
     CUDA_CHECK(cudaMalloc(&p, bytes ? bytes : 1));
     if (bytes) {
         cudaError_t e = cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice);
+        /* From pageable memory cudaMemcpy may return before the DMA is
+         * done, and enqueue reads the values on a non-blocking stream that
+         * is not ordered after it: wait here, once per upload. */
+        if (e == cudaSuccess)
+            e = cudaDeviceSynchronize();
         if (e != cudaSuccess) {
             cudaFree(p);
             mica__mod_host->set_error(err, "cudaMemcpy of %zu bytes of "
