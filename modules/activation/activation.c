@@ -213,12 +213,12 @@ static int finite_param(const mica_fields_t *fields, const char *name,
     return 1;
 }
 
-static mica_layer_t *act_create_with(const mica_layer_ops_t *ops,
-                                     const mica_layer_creator_t *creator,
-                                     const char *name,
-                                     const mica_fields_t *fields,
-                                     mica_error_t *err)
+/* Create a layer; the creator carries the ops of its device. */
+static mica_layer_t *act_create(const mica_layer_creator_t *creator,
+                               const char *name, const mica_fields_t *fields,
+                               mica_error_t *err)
 {
+    const mica_layer_ops_t *ops = creator->user_data;
     int64_t type = mica__mod_int(fields, "type", -1);
     float alpha, beta;
     act_layer_t *l;
@@ -244,35 +244,16 @@ static mica_layer_t *act_create_with(const mica_layer_ops_t *ops,
     return &l->base.layer;
 }
 
-static mica_layer_t *act_create_cpu(const mica_layer_creator_t *creator,
-                                    const char *name,
-                                    const mica_fields_t *fields,
-                                    mica_error_t *err)
-{
-    return act_create_with(&ops_cpu, creator, name, fields, err);
-}
-
-#ifdef MICA_HAVE_CUDA
-static mica_layer_t *act_create_cuda(const mica_layer_creator_t *creator,
-                                     const char *name,
-                                     const mica_fields_t *fields,
-                                     mica_error_t *err)
-{
-    return act_create_with(&ops_cuda, creator, name, fields, err);
-}
-#endif
-
-#define ACT_CREATOR(impl, prio, devices, create_fn)                         \
-    {sizeof(mica_layer_creator_t), 0, "Activation", 1, prio, "", impl,     \
-     devices, MICA_ROLE_NONE, act_fields,                                  \
-     (int32_t)(sizeof act_fields / sizeof act_fields[0]), 0, create_fn,    \
-     mica__mod_layer_deserialize, NULL}
+#define ACT_CREATOR(impl, prio, devices, ops)                              \
+    MICA__MOD_CREATOR("Activation", impl, devices, prio, MICA_ROLE_NONE, act_fields, \
+                      (int32_t)(sizeof act_fields / sizeof act_fields[0]),         \
+                      act_create, ops)
 
 static const mica_layer_creator_t creator_cpu =
-    ACT_CREATOR("reference", 0, MICA_DEVICE_CPU, act_create_cpu);
+    ACT_CREATOR("reference", 0, MICA_DEVICE_CPU, &ops_cpu);
 #ifdef MICA_HAVE_CUDA
 static const mica_layer_creator_t creator_cuda =
-    ACT_CREATOR("cuda", 10, MICA_DEVICE_CUDA, act_create_cuda);
+    ACT_CREATOR("cuda", 10, MICA_DEVICE_CUDA, &ops_cuda);
 #endif
 
 static const mica_layer_creator_t *const creators[] = {
@@ -282,19 +263,6 @@ static const mica_layer_creator_t *const creators[] = {
 #endif
 };
 
-static const mica_module_desc_t module_desc = {
-    sizeof(mica_module_desc_t), MICA_ABI_VERSION, "activation", "1.0.0",
-    "MIT", "Activation: relu, sigmoid, tanh and the parametric activations",
-    creators, (int32_t)(sizeof creators / sizeof creators[0]), 0, NULL,
-    {NULL, NULL, NULL, NULL}};
-
-mica_status_t mica_module_init(const mica_host_t *host,
-                               const mica_module_desc_t **desc,
-                               mica_error_t *err)
-{
-    mica_status_t st = mica__mod_init(host, err);
-    if (st != MICA_OK)
-        return st;
-    *desc = &module_desc;
-    return MICA_OK;
-}
+MICA__MOD_ENTRY("activation",
+                "Activation: relu, sigmoid, tanh and the parametric activations",
+                creators)

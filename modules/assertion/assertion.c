@@ -176,32 +176,14 @@ static mica_layer_t *assertion_create(const mica_layer_creator_t *creator,
     return l ? &l->layer : NULL;
 }
 
-static const mica_layer_creator_t assertion_reference = {
-    sizeof(mica_layer_creator_t), 0,
-    "Assertion", 1, 0, "", "reference", MICA_DEVICE_CPU, MICA_ROLE_ASSERTION,
-    assertion_fields, 1, 0,
-    assertion_create, mica__mod_layer_deserialize,
-    (void *)&assertion_ops_cpu,
-};
+static const mica_layer_creator_t assertion_reference =
+    MICA__MOD_CREATOR("Assertion", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_ASSERTION,
+                      assertion_fields, 1, assertion_create, &assertion_ops_cpu);
 
 static const mica_layer_creator_t *const assertion_creators[] = {
     &assertion_reference,
 };
 
-static const mica_module_desc_t assertion_desc = {
-    sizeof(mica_module_desc_t), MICA_ABI_VERSION,
-    "assertion", "1.0.0", "MIT",
-    "Assertion: fail when a bool shape tensor has a false element",
-    assertion_creators, 1, 0,
-    NULL, {NULL, NULL, NULL, NULL},
-};
-
-MICA_EXPORT mica_status_t mica_module_init(const mica_host_t *host,
-                                           const mica_module_desc_t **desc,
-                                           mica_error_t *err)
-{
-    mica_status_t st = mica__mod_init(host, err);
-    if (st == MICA_OK)
-        *desc = &assertion_desc;
-    return st;
-}
+MICA__MOD_ENTRY("assertion",
+                "Assertion: fail when a bool shape tensor has a false element",
+                assertion_creators)

@@ -106,6 +106,54 @@ mica_layer_t *mica__mod_layer_deserialize(const mica_layer_creator_t *c,
                                           const char *name, const void *data,
                                           size_t size, mica_error_t *err);
 
+/*
+ * A creator of version 1 in the default namespace whose layers are
+ * field-state layers (mica__mod_layer_t): they deserialize through
+ * mica__mod_layer_deserialize, and `user_data` usually carries the ops.
+ * Designated initializers, so that members the ABI appends stay zero.
+ */
+#define MICA__MOD_CREATOR(type_, impl_, devices_, priority_, role_,          \
+                          fields_, nb_fields_, create_, user_data_)          \
+    {.struct_size = sizeof(mica_layer_creator_t),                           \
+     .type = (type_),                                                       \
+     .version = 1,                                                          \
+     .priority = (priority_),                                               \
+     .ns = "",                                                              \
+     .implementation = (impl_),                                             \
+     .devices = (devices_),                                                 \
+     .role = (role_),                                                       \
+     .fields = (fields_),                                                   \
+     .nb_fields = (nb_fields_),                                             \
+     .create = (create_),                                                   \
+     .deserialize = mica__mod_layer_deserialize,                            \
+     .user_data = (void *)(user_data_)}
+
+/*
+ * The module's descriptor and entry point, for an in-tree module named
+ * `name_` whose creators are the array `creators_`.  Its version is the
+ * package's.
+ */
+#define MICA__MOD_ENTRY(name_, description_, creators_)                     \
+    static const mica_module_desc_t mica__mod_desc_ = {                     \
+        .struct_size = sizeof(mica_module_desc_t),                          \
+        .abi_version = MICA_ABI_VERSION,                                    \
+        .name = (name_),                                                    \
+        .version = PACKAGE_VERSION,                                         \
+        .license = "MIT",                                                   \
+        .description = (description_),                                     \
+        .creators = (creators_),                                            \
+        .nb_creators = (int32_t)(sizeof(creators_) / sizeof((creators_)[0])), \
+    };                                                                      \
+    MICA_EXPORT mica_status_t mica_module_init(const mica_host_t *host,     \
+                                               const mica_module_desc_t **desc, \
+                                               mica_error_t *err)           \
+    {                                                                       \
+        mica_status_t st_ = mica__mod_init(host, err);                      \
+        if (st_ == MICA_OK)                                                 \
+            *desc = &mica__mod_desc_;                                       \
+        return st_;                                                         \
+    }
+
 /* Default format check: LINEAR, and io[pos].dtype accepted by `ok`. */
 int32_t mica__mod_linear(const mica_tensor_desc_t *io, int32_t pos);
 

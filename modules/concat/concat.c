@@ -365,22 +365,14 @@ static mica_layer_t *concat_create(const mica_layer_creator_t *creator,
     return &l->base.layer;
 }
 
-static const mica_layer_creator_t concat_reference = {
-    sizeof(mica_layer_creator_t), 0,
-    "Concatenation", 1, 0, "", "reference", MICA_DEVICE_CPU, MICA_ROLE_NONE,
-    concat_fields, 1, 0,
-    concat_create, mica__mod_layer_deserialize,
-    (void *)&concat_ops_cpu,
-};
+static const mica_layer_creator_t concat_reference =
+    MICA__MOD_CREATOR("Concatenation", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
+                      concat_fields, 1, concat_create, &concat_ops_cpu);
 
 #ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t concat_cuda = {
-    sizeof(mica_layer_creator_t), 0,
-    "Concatenation", 1, 10, "", "cuda", MICA_DEVICE_CUDA, MICA_ROLE_NONE,
-    concat_fields, 1, 0,
-    concat_create, mica__mod_layer_deserialize,
-    (void *)&concat_ops_cuda,
-};
+static const mica_layer_creator_t concat_cuda =
+    MICA__MOD_CREATOR("Concatenation", "cuda", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
+                      concat_fields, 1, concat_create, &concat_ops_cuda);
 #endif
 
 static const mica_layer_creator_t *const concat_creators[] = {
@@ -390,20 +382,6 @@ static const mica_layer_creator_t *const concat_creators[] = {
 #endif
 };
 
-static const mica_module_desc_t concat_desc = {
-    sizeof(mica_module_desc_t), MICA_ABI_VERSION,
-    "concat", "1.0.0", "MIT", "Concatenation: join tensors along an axis",
-    concat_creators,
-    (int32_t)(sizeof concat_creators / sizeof concat_creators[0]), 0,
-    NULL, {NULL, NULL, NULL, NULL},
-};
-
-MICA_EXPORT mica_status_t mica_module_init(const mica_host_t *host,
-                                           const mica_module_desc_t **desc,
-                                           mica_error_t *err)
-{
-    mica_status_t st = mica__mod_init(host, err);
-    if (st == MICA_OK)
-        *desc = &concat_desc;
-    return st;
-}
+MICA__MOD_ENTRY("concat",
+                "Concatenation: join tensors along an axis",
+                concat_creators)

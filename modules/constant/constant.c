@@ -298,22 +298,14 @@ static mica_layer_t *constant_create(const mica_layer_creator_t *creator,
     return &l->base.layer;
 }
 
-static const mica_layer_creator_t constant_reference = {
-    sizeof(mica_layer_creator_t), 0,
-    "Constant", 1, 0, "", "reference", MICA_DEVICE_CPU, MICA_ROLE_NONE,
-    constant_fields, 2, 0,
-    constant_create, mica__mod_layer_deserialize,
-    (void *)&constant_ops_cpu,
-};
+static const mica_layer_creator_t constant_reference =
+    MICA__MOD_CREATOR("Constant", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
+                      constant_fields, 2, constant_create, &constant_ops_cpu);
 
 #ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t constant_cuda = {
-    sizeof(mica_layer_creator_t), 0,
-    "Constant", 1, 10, "", "cuda", MICA_DEVICE_CUDA, MICA_ROLE_NONE,
-    constant_fields, 2, 0,
-    constant_create, mica__mod_layer_deserialize,
-    (void *)&constant_ops_cuda,
-};
+static const mica_layer_creator_t constant_cuda =
+    MICA__MOD_CREATOR("Constant", "cuda", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
+                      constant_fields, 2, constant_create, &constant_ops_cuda);
 #endif
 
 static const mica_layer_creator_t *const constant_creators[] = {
@@ -323,20 +315,6 @@ static const mica_layer_creator_t *const constant_creators[] = {
 #endif
 };
 
-static const mica_module_desc_t constant_desc = {
-    sizeof(mica_module_desc_t), MICA_ABI_VERSION,
-    "constant", "1.0.0", "MIT", "Constant: a tensor of fixed values",
-    constant_creators,
-    (int32_t)(sizeof constant_creators / sizeof constant_creators[0]), 0,
-    NULL, {NULL, NULL, NULL, NULL},
-};
-
-MICA_EXPORT mica_status_t mica_module_init(const mica_host_t *host,
-                                           const mica_module_desc_t **desc,
-                                           mica_error_t *err)
-{
-    mica_status_t st = mica__mod_init(host, err);
-    if (st == MICA_OK)
-        *desc = &constant_desc;
-    return st;
-}
+MICA__MOD_ENTRY("constant",
+                "Constant: a tensor of fixed values",
+                constant_creators)

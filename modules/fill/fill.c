@@ -457,11 +457,18 @@ static mica_status_t fill_enqueue_cuda(mica_layer_t *layer,
 
 /* ---- creators ----------------------------------------------------------- */
 
-#define FILL_OPS(enqueue_fn)                                                \
-    {sizeof(mica_layer_ops_t), 0, fill_nb_outputs, fill_output_dtypes,     \
-     fill_output_dims, fill_supports_format, NULL, NULL, enqueue_fn,       \
-     mica__mod_layer_serialize, mica__mod_layer_clone,                     \
-     mica__mod_layer_destroy, fill_output_values, fill_input_kind}
+#define FILL_OPS(enqueue_fn) \
+    {.struct_size = sizeof(mica_layer_ops_t), \
+     .nb_outputs = fill_nb_outputs, \
+     .output_dtypes = fill_output_dtypes, \
+     .output_dims = fill_output_dims, \
+     .supports_format = fill_supports_format, \
+     .enqueue = enqueue_fn, \
+     .serialize = mica__mod_layer_serialize, \
+     .clone = mica__mod_layer_clone, \
+     .destroy = mica__mod_layer_destroy, \
+     .output_values = fill_output_values, \
+     .input_kind = fill_input_kind}
 
 static const mica_layer_ops_t ops_cpu = FILL_OPS(fill_enqueue_cpu);
 #ifdef MICA_HAVE_CUDA
@@ -532,12 +539,12 @@ static mica_status_t fill_parse(const mica_fields_t *f, fill_layer_t *tmp,
     return MICA_OK;
 }
 
-static mica_layer_t *fill_create_with(const mica_layer_ops_t *ops,
-                                      const mica_layer_creator_t *creator,
-                                      const char *name,
-                                      const mica_fields_t *fields,
-                                      mica_error_t *err)
+/* Create a layer; the creator carries the ops of its device. */
+static mica_layer_t *fill_create(const mica_layer_creator_t *creator,
+                               const char *name, const mica_fields_t *fields,
+                               mica_error_t *err)
 {
+    const mica_layer_ops_t *ops = creator->user_data;
     fill_layer_t tmp, *l;
 
     memset(&tmp, 0, sizeof tmp);
@@ -551,35 +558,16 @@ static mica_layer_t *fill_create_with(const mica_layer_ops_t *ops,
     return &l->base.layer;
 }
 
-static mica_layer_t *fill_create_cpu(const mica_layer_creator_t *creator,
-                                     const char *name,
-                                     const mica_fields_t *fields,
-                                     mica_error_t *err)
-{
-    return fill_create_with(&ops_cpu, creator, name, fields, err);
-}
-
-#ifdef MICA_HAVE_CUDA
-static mica_layer_t *fill_create_cuda(const mica_layer_creator_t *creator,
-                                      const char *name,
-                                      const mica_fields_t *fields,
-                                      mica_error_t *err)
-{
-    return fill_create_with(&ops_cuda, creator, name, fields, err);
-}
-#endif
-
-#define FILL_CREATOR(impl, prio, devices, create_fn)                        \
-    {sizeof(mica_layer_creator_t), 0, "Fill", 1, prio, "", impl, devices,  \
-     MICA_ROLE_NONE, fill_fields,                                          \
-     (int32_t)(sizeof fill_fields / sizeof fill_fields[0]), 0, create_fn,  \
-     mica__mod_layer_deserialize, NULL}
+#define FILL_CREATOR(impl, prio, devices, ops)                              \
+    MICA__MOD_CREATOR("Fill", impl, devices, prio, MICA_ROLE_NONE, fill_fields, \
+                      (int32_t)(sizeof fill_fields / sizeof fill_fields[0]),         \
+                      fill_create, ops)
 
 static const mica_layer_creator_t creator_cpu =
-    FILL_CREATOR("reference", 0, MICA_DEVICE_CPU, fill_create_cpu);
+    FILL_CREATOR("reference", 0, MICA_DEVICE_CPU, &ops_cpu);
 #ifdef MICA_HAVE_CUDA
 static const mica_layer_creator_t creator_cuda =
-    FILL_CREATOR("cuda", 10, MICA_DEVICE_CUDA, fill_create_cuda);
+    FILL_CREATOR("cuda", 10, MICA_DEVICE_CUDA, &ops_cuda);
 #endif
 
 static const mica_layer_creator_t *const creators[] = {
@@ -589,19 +577,6 @@ static const mica_layer_creator_t *const creators[] = {
 #endif
 };
 
-static const mica_module_desc_t module_desc = {
-    sizeof(mica_module_desc_t), MICA_ABI_VERSION, "fill", "1.0.0", "MIT",
-    "Fill: linspace and random_uniform tensors",
-    creators, (int32_t)(sizeof creators / sizeof creators[0]), 0, NULL,
-    {NULL, NULL, NULL, NULL}};
-
-MICA_EXPORT mica_status_t mica_module_init(const mica_host_t *host,
-                                           const mica_module_desc_t **desc,
-                                           mica_error_t *err)
-{
-    mica_status_t st = mica__mod_init(host, err);
-    if (st != MICA_OK)
-        return st;
-    *desc = &module_desc;
-    return MICA_OK;
-}
+MICA__MOD_ENTRY("fill",
+                "Fill: linspace and random_uniform tensors",
+                creators)

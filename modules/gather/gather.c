@@ -446,22 +446,14 @@ static mica_layer_t *gather_create(const mica_layer_creator_t *creator,
 
 #define NB_FIELDS ((int32_t)(sizeof gather_fields / sizeof gather_fields[0]))
 
-static const mica_layer_creator_t gather_reference = {
-    sizeof(mica_layer_creator_t), 0,
-    "Gather", 1, 0, "", "reference", MICA_DEVICE_CPU, MICA_ROLE_NONE,
-    gather_fields, NB_FIELDS, 0,
-    gather_create, mica__mod_layer_deserialize,
-    (void *)&gather_ops_cpu,
-};
+static const mica_layer_creator_t gather_reference =
+    MICA__MOD_CREATOR("Gather", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
+                      gather_fields, NB_FIELDS, gather_create, &gather_ops_cpu);
 
 #ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t gather_cuda = {
-    sizeof(mica_layer_creator_t), 0,
-    "Gather", 1, 10, "", "cuda", MICA_DEVICE_CUDA, MICA_ROLE_NONE,
-    gather_fields, NB_FIELDS, 0,
-    gather_create, mica__mod_layer_deserialize,
-    (void *)&gather_ops_cuda,
-};
+static const mica_layer_creator_t gather_cuda =
+    MICA__MOD_CREATOR("Gather", "cuda", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
+                      gather_fields, NB_FIELDS, gather_create, &gather_ops_cuda);
 #endif
 
 static const mica_layer_creator_t *const gather_creators[] = {
@@ -471,20 +463,6 @@ static const mica_layer_creator_t *const gather_creators[] = {
 #endif
 };
 
-static const mica_module_desc_t gather_desc = {
-    sizeof(mica_module_desc_t), MICA_ABI_VERSION,
-    "gather", "1.0.0", "MIT", "Gather: default, nd and element modes",
-    gather_creators,
-    (int32_t)(sizeof gather_creators / sizeof gather_creators[0]), 0,
-    NULL, {NULL, NULL, NULL, NULL},
-};
-
-MICA_EXPORT mica_status_t mica_module_init(const mica_host_t *host,
-                                           const mica_module_desc_t **desc,
-                                           mica_error_t *err)
-{
-    mica_status_t st = mica__mod_init(host, err);
-    if (st == MICA_OK)
-        *desc = &gather_desc;
-    return st;
-}
+MICA__MOD_ENTRY("gather",
+                "Gather: default, nd and element modes",
+                gather_creators)

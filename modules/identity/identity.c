@@ -334,22 +334,14 @@ static mica_layer_t *identity_create(const mica_layer_creator_t *creator,
     return &l->base.layer;
 }
 
-static const mica_layer_creator_t identity_reference = {
-    sizeof(mica_layer_creator_t), 0,
-    "Identity", 1, 0, "", "reference", MICA_DEVICE_CPU, MICA_ROLE_NONE,
-    identity_fields, 1, 0,
-    identity_create, mica__mod_layer_deserialize,
-    (void *)&identity_ops_cpu,
-};
+static const mica_layer_creator_t identity_reference =
+    MICA__MOD_CREATOR("Identity", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
+                      identity_fields, 1, identity_create, &identity_ops_cpu);
 
 #ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t identity_cuda = {
-    sizeof(mica_layer_creator_t), 0,
-    "Identity", 1, 10, "", "cuda", MICA_DEVICE_CUDA, MICA_ROLE_NONE,
-    identity_fields, 1, 0,
-    identity_create, mica__mod_layer_deserialize,
-    (void *)&identity_ops_cuda,
-};
+static const mica_layer_creator_t identity_cuda =
+    MICA__MOD_CREATOR("Identity", "cuda", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
+                      identity_fields, 1, identity_create, &identity_ops_cuda);
 #endif
 
 static const mica_layer_creator_t *const identity_creators[] = {
@@ -359,20 +351,6 @@ static const mica_layer_creator_t *const identity_creators[] = {
 #endif
 };
 
-static const mica_module_desc_t identity_desc = {
-    sizeof(mica_module_desc_t), MICA_ABI_VERSION,
-    "identity", "1.0.0", "MIT", "Identity: copy, or cast to another type",
-    identity_creators,
-    (int32_t)(sizeof identity_creators / sizeof identity_creators[0]), 0,
-    NULL, {NULL, NULL, NULL, NULL},
-};
-
-MICA_EXPORT mica_status_t mica_module_init(const mica_host_t *host,
-                                           const mica_module_desc_t **desc,
-                                           mica_error_t *err)
-{
-    mica_status_t st = mica__mod_init(host, err);
-    if (st == MICA_OK)
-        *desc = &identity_desc;
-    return st;
-}
+MICA__MOD_ENTRY("identity",
+                "Identity: copy, or cast to another type",
+                identity_creators)

@@ -351,22 +351,14 @@ static mica_layer_t *matmul_create(const mica_layer_creator_t *creator,
     return &l->base.layer;
 }
 
-static const mica_layer_creator_t matmul_reference = {
-    sizeof(mica_layer_creator_t), 0,
-    "MatrixMultiply", 1, 0, "", "reference", MICA_DEVICE_CPU, MICA_ROLE_NONE,
-    matmul_fields, 2, 0,
-    matmul_create, mica__mod_layer_deserialize,
-    (void *)&matmul_ops_cpu,
-};
+static const mica_layer_creator_t matmul_reference =
+    MICA__MOD_CREATOR("MatrixMultiply", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
+                      matmul_fields, 2, matmul_create, &matmul_ops_cpu);
 
 #ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t matmul_cublas = {
-    sizeof(mica_layer_creator_t), 0,
-    "MatrixMultiply", 1, 10, "", "cublas", MICA_DEVICE_CUDA, MICA_ROLE_NONE,
-    matmul_fields, 2, 0,
-    matmul_create, mica__mod_layer_deserialize,
-    (void *)&matmul_ops_cuda,
-};
+static const mica_layer_creator_t matmul_cublas =
+    MICA__MOD_CREATOR("MatrixMultiply", "cublas", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
+                      matmul_fields, 2, matmul_create, &matmul_ops_cuda);
 #endif
 
 static const mica_layer_creator_t *const matmul_creators[] = {
@@ -376,20 +368,6 @@ static const mica_layer_creator_t *const matmul_creators[] = {
 #endif
 };
 
-static const mica_module_desc_t matmul_desc = {
-    sizeof(mica_module_desc_t), MICA_ABI_VERSION,
-    "matmul", "1.0.0", "MIT", "MatrixMultiply: batched matrix products",
-    matmul_creators,
-    (int32_t)(sizeof matmul_creators / sizeof matmul_creators[0]), 0,
-    NULL, {NULL, NULL, NULL, NULL},
-};
-
-MICA_EXPORT mica_status_t mica_module_init(const mica_host_t *host,
-                                           const mica_module_desc_t **desc,
-                                           mica_error_t *err)
-{
-    mica_status_t st = mica__mod_init(host, err);
-    if (st == MICA_OK)
-        *desc = &matmul_desc;
-    return st;
-}
+MICA__MOD_ENTRY("matmul",
+                "MatrixMultiply: batched matrix products",
+                matmul_creators)

@@ -423,22 +423,14 @@ static mica_layer_t *reduce_create(const mica_layer_creator_t *creator,
     return &l->base.layer;
 }
 
-static const mica_layer_creator_t reduce_reference = {
-    sizeof(mica_layer_creator_t), 0,
-    "Reduce", 1, 0, "", "reference", MICA_DEVICE_CPU, MICA_ROLE_NONE,
-    reduce_fields, 3, 0,
-    reduce_create, mica__mod_layer_deserialize,
-    (void *)&reduce_ops_cpu,
-};
+static const mica_layer_creator_t reduce_reference =
+    MICA__MOD_CREATOR("Reduce", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
+                      reduce_fields, 3, reduce_create, &reduce_ops_cpu);
 
 #ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t reduce_cuda = {
-    sizeof(mica_layer_creator_t), 0,
-    "Reduce", 1, 10, "", "cuda", MICA_DEVICE_CUDA, MICA_ROLE_NONE,
-    reduce_fields, 3, 0,
-    reduce_create, mica__mod_layer_deserialize,
-    (void *)&reduce_ops_cuda,
-};
+static const mica_layer_creator_t reduce_cuda =
+    MICA__MOD_CREATOR("Reduce", "cuda", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
+                      reduce_fields, 3, reduce_create, &reduce_ops_cuda);
 #endif
 
 static const mica_layer_creator_t *const reduce_creators[] = {
@@ -448,20 +440,6 @@ static const mica_layer_creator_t *const reduce_creators[] = {
 #endif
 };
 
-static const mica_module_desc_t reduce_desc = {
-    sizeof(mica_module_desc_t), MICA_ABI_VERSION,
-    "reduce", "1.0.0", "MIT", "Reduce: sum, prod, max, min, avg over axes",
-    reduce_creators,
-    (int32_t)(sizeof reduce_creators / sizeof reduce_creators[0]), 0,
-    NULL, {NULL, NULL, NULL, NULL},
-};
-
-MICA_EXPORT mica_status_t mica_module_init(const mica_host_t *host,
-                                           const mica_module_desc_t **desc,
-                                           mica_error_t *err)
-{
-    mica_status_t st = mica__mod_init(host, err);
-    if (st == MICA_OK)
-        *desc = &reduce_desc;
-    return st;
-}
+MICA__MOD_ENTRY("reduce",
+                "Reduce: sum, prod, max, min, avg over axes",
+                reduce_creators)

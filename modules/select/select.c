@@ -334,22 +334,14 @@ static mica_layer_t *select_create(const mica_layer_creator_t *creator,
     return l ? &l->layer : NULL;
 }
 
-static const mica_layer_creator_t select_reference = {
-    sizeof(mica_layer_creator_t), 0,
-    "Select", 1, 0, "", "reference", MICA_DEVICE_CPU, MICA_ROLE_NONE,
-    NULL, 0, 0,
-    select_create, mica__mod_layer_deserialize,
-    (void *)&select_ops_cpu,
-};
+static const mica_layer_creator_t select_reference =
+    MICA__MOD_CREATOR("Select", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
+                      NULL, 0, select_create, &select_ops_cpu);
 
 #ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t select_cuda = {
-    sizeof(mica_layer_creator_t), 0,
-    "Select", 1, 10, "", "cuda", MICA_DEVICE_CUDA, MICA_ROLE_NONE,
-    NULL, 0, 0,
-    select_create, mica__mod_layer_deserialize,
-    (void *)&select_ops_cuda,
-};
+static const mica_layer_creator_t select_cuda =
+    MICA__MOD_CREATOR("Select", "cuda", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
+                      NULL, 0, select_create, &select_ops_cuda);
 #endif
 
 static const mica_layer_creator_t *const select_creators[] = {
@@ -359,20 +351,6 @@ static const mica_layer_creator_t *const select_creators[] = {
 #endif
 };
 
-static const mica_module_desc_t select_desc = {
-    sizeof(mica_module_desc_t), MICA_ABI_VERSION,
-    "select", "1.0.0", "MIT", "Select: cond ? then : else with broadcasting",
-    select_creators,
-    (int32_t)(sizeof select_creators / sizeof select_creators[0]), 0,
-    NULL, {NULL, NULL, NULL, NULL},
-};
-
-MICA_EXPORT mica_status_t mica_module_init(const mica_host_t *host,
-                                           const mica_module_desc_t **desc,
-                                           mica_error_t *err)
-{
-    mica_status_t st = mica__mod_init(host, err);
-    if (st == MICA_OK)
-        *desc = &select_desc;
-    return st;
-}
+MICA__MOD_ENTRY("select",
+                "Select: cond ? then : else with broadcasting",
+                select_creators)

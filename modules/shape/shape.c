@@ -207,22 +207,14 @@ static mica_layer_t *shape_create(const mica_layer_creator_t *creator,
     return l ? &l->layer : NULL;
 }
 
-static const mica_layer_creator_t shape_reference = {
-    sizeof(mica_layer_creator_t), 0,
-    "Shape", 1, 0, "", "reference", MICA_DEVICE_CPU, MICA_ROLE_NONE,
-    NULL, 0, 0,
-    shape_create, mica__mod_layer_deserialize,
-    (void *)&shape_ops_cpu,
-};
+static const mica_layer_creator_t shape_reference =
+    MICA__MOD_CREATOR("Shape", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
+                      NULL, 0, shape_create, &shape_ops_cpu);
 
 #ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t shape_cuda = {
-    sizeof(mica_layer_creator_t), 0,
-    "Shape", 1, 10, "", "cuda", MICA_DEVICE_CUDA, MICA_ROLE_NONE,
-    NULL, 0, 0,
-    shape_create, mica__mod_layer_deserialize,
-    (void *)&shape_ops_cuda,
-};
+static const mica_layer_creator_t shape_cuda =
+    MICA__MOD_CREATOR("Shape", "cuda", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
+                      NULL, 0, shape_create, &shape_ops_cuda);
 #endif
 
 static const mica_layer_creator_t *const shape_creators[] = {
@@ -232,20 +224,6 @@ static const mica_layer_creator_t *const shape_creators[] = {
 #endif
 };
 
-static const mica_module_desc_t shape_desc = {
-    sizeof(mica_module_desc_t), MICA_ABI_VERSION,
-    "shape", "1.0.0", "MIT", "Shape: the dimensions of a tensor as int32",
-    shape_creators,
-    (int32_t)(sizeof shape_creators / sizeof shape_creators[0]), 0,
-    NULL, {NULL, NULL, NULL, NULL},
-};
-
-MICA_EXPORT mica_status_t mica_module_init(const mica_host_t *host,
-                                           const mica_module_desc_t **desc,
-                                           mica_error_t *err)
-{
-    mica_status_t st = mica__mod_init(host, err);
-    if (st == MICA_OK)
-        *desc = &shape_desc;
-    return st;
-}
+MICA__MOD_ENTRY("shape",
+                "Shape: the dimensions of a tensor as int32",
+                shape_creators)

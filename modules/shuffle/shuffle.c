@@ -677,22 +677,14 @@ static mica_layer_t *shuffle_create(const mica_layer_creator_t *creator,
     return &l->base.layer;
 }
 
-static const mica_layer_creator_t shuffle_reference = {
-    sizeof(mica_layer_creator_t), 0,
-    "Shuffle", 1, 0, "", "reference", MICA_DEVICE_CPU, MICA_ROLE_NONE,
-    shuffle_fields, 4, 0,
-    shuffle_create, mica__mod_layer_deserialize,
-    (void *)&shuffle_ops_cpu,
-};
+static const mica_layer_creator_t shuffle_reference =
+    MICA__MOD_CREATOR("Shuffle", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
+                      shuffle_fields, 4, shuffle_create, &shuffle_ops_cpu);
 
 #ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t shuffle_cuda = {
-    sizeof(mica_layer_creator_t), 0,
-    "Shuffle", 1, 10, "", "cuda", MICA_DEVICE_CUDA, MICA_ROLE_NONE,
-    shuffle_fields, 4, 0,
-    shuffle_create, mica__mod_layer_deserialize,
-    (void *)&shuffle_ops_cuda,
-};
+static const mica_layer_creator_t shuffle_cuda =
+    MICA__MOD_CREATOR("Shuffle", "cuda", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
+                      shuffle_fields, 4, shuffle_create, &shuffle_ops_cuda);
 #endif
 
 static const mica_layer_creator_t *const shuffle_creators[] = {
@@ -702,20 +694,6 @@ static const mica_layer_creator_t *const shuffle_creators[] = {
 #endif
 };
 
-static const mica_module_desc_t shuffle_desc = {
-    sizeof(mica_module_desc_t), MICA_ABI_VERSION,
-    "shuffle", "1.0.0", "MIT", "Shuffle: transpose, reshape, transpose",
-    shuffle_creators,
-    (int32_t)(sizeof shuffle_creators / sizeof shuffle_creators[0]), 0,
-    NULL, {NULL, NULL, NULL, NULL},
-};
-
-MICA_EXPORT mica_status_t mica_module_init(const mica_host_t *host,
-                                           const mica_module_desc_t **desc,
-                                           mica_error_t *err)
-{
-    mica_status_t st = mica__mod_init(host, err);
-    if (st == MICA_OK)
-        *desc = &shuffle_desc;
-    return st;
-}
+MICA__MOD_ENTRY("shuffle",
+                "Shuffle: transpose, reshape, transpose",
+                shuffle_creators)

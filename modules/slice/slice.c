@@ -587,22 +587,14 @@ static mica_layer_t *slice_create(const mica_layer_creator_t *creator,
 
 #define NB_FIELDS ((int32_t)(sizeof slice_fields / sizeof slice_fields[0]))
 
-static const mica_layer_creator_t slice_reference = {
-    sizeof(mica_layer_creator_t), 0,
-    "Slice", 1, 0, "", "reference", MICA_DEVICE_CPU, MICA_ROLE_NONE,
-    slice_fields, NB_FIELDS, 0,
-    slice_create, mica__mod_layer_deserialize,
-    (void *)&slice_ops_cpu,
-};
+static const mica_layer_creator_t slice_reference =
+    MICA__MOD_CREATOR("Slice", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
+                      slice_fields, NB_FIELDS, slice_create, &slice_ops_cpu);
 
 #ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t slice_cuda = {
-    sizeof(mica_layer_creator_t), 0,
-    "Slice", 1, 10, "", "cuda", MICA_DEVICE_CUDA, MICA_ROLE_NONE,
-    slice_fields, NB_FIELDS, 0,
-    slice_create, mica__mod_layer_deserialize,
-    (void *)&slice_ops_cuda,
-};
+static const mica_layer_creator_t slice_cuda =
+    MICA__MOD_CREATOR("Slice", "cuda", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
+                      slice_fields, NB_FIELDS, slice_create, &slice_ops_cuda);
 #endif
 
 static const mica_layer_creator_t *const slice_creators[] = {
@@ -612,20 +604,6 @@ static const mica_layer_creator_t *const slice_creators[] = {
 #endif
 };
 
-static const mica_module_desc_t slice_desc = {
-    sizeof(mica_module_desc_t), MICA_ABI_VERSION,
-    "slice", "1.0.0", "MIT", "Slice: strided windows with sample modes",
-    slice_creators,
-    (int32_t)(sizeof slice_creators / sizeof slice_creators[0]), 0,
-    NULL, {NULL, NULL, NULL, NULL},
-};
-
-MICA_EXPORT mica_status_t mica_module_init(const mica_host_t *host,
-                                           const mica_module_desc_t **desc,
-                                           mica_error_t *err)
-{
-    mica_status_t st = mica__mod_init(host, err);
-    if (st == MICA_OK)
-        *desc = &slice_desc;
-    return st;
-}
+MICA__MOD_ENTRY("slice",
+                "Slice: strided windows with sample modes",
+                slice_creators)

@@ -261,23 +261,29 @@ static mica_status_t un_enqueue_cuda(mica_layer_t *layer,
 
 /* ---- creators --------------------------------------------------------- */
 
-#define UN_OPS(enqueue_fn)                                                  \
-    {sizeof(mica_layer_ops_t), 0, un_nb_outputs, un_output_dtypes,         \
-     un_output_dims, un_supports_format, NULL, NULL, enqueue_fn,           \
-     mica__mod_layer_serialize, mica__mod_layer_clone,                     \
-     mica__mod_layer_destroy, un_output_values, NULL}
+#define UN_OPS(enqueue_fn) \
+    {.struct_size = sizeof(mica_layer_ops_t), \
+     .nb_outputs = un_nb_outputs, \
+     .output_dtypes = un_output_dtypes, \
+     .output_dims = un_output_dims, \
+     .supports_format = un_supports_format, \
+     .enqueue = enqueue_fn, \
+     .serialize = mica__mod_layer_serialize, \
+     .clone = mica__mod_layer_clone, \
+     .destroy = mica__mod_layer_destroy, \
+     .output_values = un_output_values}
 
 static const mica_layer_ops_t ops_cpu = UN_OPS(un_enqueue_cpu);
 #ifdef MICA_HAVE_CUDA
 static const mica_layer_ops_t ops_cuda = UN_OPS(un_enqueue_cuda);
 #endif
 
-static mica_layer_t *un_create_with(const mica_layer_ops_t *ops,
-                                    const mica_layer_creator_t *creator,
-                                    const char *name,
-                                    const mica_fields_t *fields,
-                                    mica_error_t *err)
+/* Create a layer; the creator carries the ops of its device. */
+static mica_layer_t *un_create(const mica_layer_creator_t *creator,
+                               const char *name, const mica_fields_t *fields,
+                               mica_error_t *err)
 {
+    const mica_layer_ops_t *ops = creator->user_data;
     int64_t op = mica__mod_int(fields, "op", -1);
     un_layer_t *l;
 
@@ -297,35 +303,16 @@ static mica_layer_t *un_create_with(const mica_layer_ops_t *ops,
     return &l->base.layer;
 }
 
-static mica_layer_t *un_create_cpu(const mica_layer_creator_t *creator,
-                                   const char *name,
-                                   const mica_fields_t *fields,
-                                   mica_error_t *err)
-{
-    return un_create_with(&ops_cpu, creator, name, fields, err);
-}
-
-#ifdef MICA_HAVE_CUDA
-static mica_layer_t *un_create_cuda(const mica_layer_creator_t *creator,
-                                    const char *name,
-                                    const mica_fields_t *fields,
-                                    mica_error_t *err)
-{
-    return un_create_with(&ops_cuda, creator, name, fields, err);
-}
-#endif
-
-#define UN_CREATOR(impl, prio, devices, create_fn)                          \
-    {sizeof(mica_layer_creator_t), 0, "Unary", 1, prio, "", impl, devices, \
-     MICA_ROLE_NONE, un_fields,                                            \
-     (int32_t)(sizeof un_fields / sizeof un_fields[0]), 0, create_fn,      \
-     mica__mod_layer_deserialize, NULL}
+#define UN_CREATOR(impl, prio, devices, ops)                              \
+    MICA__MOD_CREATOR("Unary", impl, devices, prio, MICA_ROLE_NONE, un_fields, \
+                      (int32_t)(sizeof un_fields / sizeof un_fields[0]),         \
+                      un_create, ops)
 
 static const mica_layer_creator_t creator_cpu =
-    UN_CREATOR("reference", 0, MICA_DEVICE_CPU, un_create_cpu);
+    UN_CREATOR("reference", 0, MICA_DEVICE_CPU, &ops_cpu);
 #ifdef MICA_HAVE_CUDA
 static const mica_layer_creator_t creator_cuda =
-    UN_CREATOR("cuda", 10, MICA_DEVICE_CUDA, un_create_cuda);
+    UN_CREATOR("cuda", 10, MICA_DEVICE_CUDA, &ops_cuda);
 #endif
 
 static const mica_layer_creator_t *const creators[] = {
@@ -335,19 +322,6 @@ static const mica_layer_creator_t *const creators[] = {
 #endif
 };
 
-static const mica_module_desc_t module_desc = {
-    sizeof(mica_module_desc_t), MICA_ABI_VERSION, "unary", "1.0.0", "MIT",
-    "Unary: one-input math, rounding and logic operations",
-    creators, (int32_t)(sizeof creators / sizeof creators[0]), 0, NULL,
-    {NULL, NULL, NULL, NULL}};
-
-mica_status_t mica_module_init(const mica_host_t *host,
-                               const mica_module_desc_t **desc,
-                               mica_error_t *err)
-{
-    mica_status_t st = mica__mod_init(host, err);
-    if (st != MICA_OK)
-        return st;
-    *desc = &module_desc;
-    return MICA_OK;
-}
+MICA__MOD_ENTRY("unary",
+                "Unary: one-input math, rounding and logic operations",
+                creators)
