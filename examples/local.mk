@@ -3,7 +3,8 @@
 # test, which installs the project into a scratch DESTDIR, builds the
 # example with pkg-config, and runs its manifest with the mica command.
 
-EXTRA_DIST += examples/bar/bar.c examples/bar/Makefile examples/bar/bar.yaml
+EXTRA_DIST += examples/bar/bar.c examples/bar/Makefile examples/bar/bar.yaml \
+	examples/bar/bar_dynamic.yaml
 
 TESTS += tests/test_example.sh
 EXTRA_DIST += tests/test_example.sh

@@ -393,6 +393,64 @@ static void test_errors(void)
     mica_network_destroy(net);
 }
 
+/*
+ * A shape tensor whose length is only known at run time: Slice of a
+ * constant with its size from a shape input, used as reshape dims.
+ */
+static void test_runtime_length(void)
+{
+    mica_network_t *net;
+    mica_engine_t *e = NULL;
+    mica_dims_t d1 = dims(1, 1, 0), d4 = dims(1, 4, 0), xd = dims(1, 24, 0);
+    int32_t k, cdata[4] = {2, 3, 4, 1}, lo[1] = {1}, hi[1] = {4};
+    int64_t zero[1] = {0}, one[1] = {1};
+    mica_weights_t w;
+    mica_field_t cf = {"weights", MICA_FIELD_WEIGHTS, 1, &w};
+    mica_field_t sf[2] = {{"start", MICA_FIELD_INT, 1, zero},
+                          {"stride", MICA_FIELD_INT, 1, one}};
+    mica_fields_t cfs = {1, &cf}, sfs = {2, sf};
+    const char *c_out[1] = {"c"}, *s_in[4] = {"c", NULL, "n", NULL};
+    const char *s_out[1] = {"s"};
+    mica_layer_spec_t spec;
+
+    mica_network_create(ctx, &net);
+    mica_network_add_input(net, "x", MICA_FLOAT32, &xd, NULL);
+    mica_network_add_shape_input(net, "n", &d1, NULL);
+    memset(&w, 0, sizeof w);
+    w.dtype = MICA_INT32;
+    w.count = 4;
+    w.values = cdata;
+    w.dims = d4;
+    memset(&spec, 0, sizeof spec);
+    spec.struct_size = sizeof spec;
+    spec.name = "const";
+    spec.type = "Constant";
+    spec.nb_outputs = 1;
+    spec.outputs = c_out;
+    spec.fields = &cfs;
+    mica_network_add_layer(net, &spec);
+    spec.name = "slice";
+    spec.type = "Slice";
+    spec.nb_inputs = 4;
+    spec.inputs = s_in;
+    spec.outputs = s_out;
+    spec.fields = &sfs;
+    spec.origin = "t.yaml:7:5";
+    if (mica_network_add_layer(net, &spec) != MICA_OK)
+        bail("slice: %s", err());
+    layer(net, "reshape", "Shuffle", NULL, NULL, "x", "s", "y");
+    mica_network_mark_output(net, "y", NULL);
+    mica_network_add_profile(net, &k);
+    mica_network_set_profile_values(net, k, "n", 1, lo, hi, hi, NULL);
+    ok(mica_engine_build(net, NULL, &e) != MICA_OK,
+       "a shape tensor whose length is known only at run time is refused");
+    contains(err(), "t.yaml:7:5: layer 'slice' (Slice): 's' is used as a shape "
+             "tensor, but its shape [n[0]] is not a build-time constant",
+             "  naming the layer, the tensor and its shape");
+    mica_engine_destroy(e);
+    mica_network_destroy(net);
+}
+
 int main(void)
 {
     plan_lazy();
@@ -402,6 +460,7 @@ int main(void)
     test_shape_tensors(MICA_DEVICE_CPU, "cpu");
     test_empty(MICA_DEVICE_CPU, "cpu");
     test_errors();
+    test_runtime_length();
     if (th_cuda()) {
         test_batches(MICA_DEVICE_CUDA, "cuda");
         test_profiles(MICA_DEVICE_CUDA, "cuda");

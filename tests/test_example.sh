@@ -32,7 +32,7 @@ for tool in "$CC" pkg-config; do
     fi
 done
 
-echo "1..13"
+echo "1..16"
 n=0
 failed=0
 
@@ -150,6 +150,26 @@ is "float32 [1,3] 7 8 9" "$("$npy" print "$tmp/out/copy.npy" 2>&1)" \
 is "float32 [3,3] 1 2 3 4 5 6 7 8 9" \
     "$("$npy" print "$tmp/out/concat.npy" 2>&1)" \
     "concat is input 0 then input 1 along the first dimension"
+
+# ---- 3b. with a runtime dimension ---------------------------------------------
+"$npy" write "$tmp/x3.npy" float32 3x3 1 2 3 4 5 6 10 11 12
+MICA_MODULE_DIR= MICA_MODULE_PATH=$tmp/plugins \
+    "$mica" run "$top_src/examples/bar/bar_dynamic.yaml" \
+    --input "x0=$tmp/x3.npy" --input "x1=$tmp/x1.npy" \
+    --output-dir "$tmp/outd" >"$tmp/rund.log" 2>&1
+st=$?
+ok $st "mica run bar_dynamic.yaml: BarPlugin with a runtime dimension"
+[ $st -eq 0 ] || show "$tmp/rund.log"
+is "float32 [4,3] 1 2 3 4 5 6 10 11 12 7 8 9" \
+    "$("$npy" print "$tmp/outd/concat.npy" 2>&1)" \
+    "  concat has N+1 = 4 rows"
+MICA_MODULE_DIR= MICA_MODULE_PATH=$tmp/plugins \
+    "$mica" inspect "$top_src/examples/bar/bar_dynamic.yaml" \
+    >"$tmp/inspect.log" 2>&1
+grep -q "concat .*\[N+1, 3\]" "$tmp/inspect.log"
+st=$?
+ok $st "  and inspect shows its shape as [N+1, 3]"
+[ $st -eq 0 ] || show "$tmp/inspect.log"
 
 # ---- 4. listing and failure -------------------------------------------------
 MICA_MODULE_DIR= MICA_MODULE_PATH=$tmp/plugins "$mica" modules \

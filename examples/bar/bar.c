@@ -9,6 +9,10 @@
  *
  * a and b must have the same rank (at least 1) and agree on every
  * dimension but the first.  Any element type; row-major only.  No params.
+ * The first dimensions may be runtime dimensions: the output's is their
+ * sum, as an expression, and configure() receives each one's range from
+ * the optimization profile (checked again by enqueue, as a plugin that
+ * sized buffers at configure time would rely on it).
  *
  * It is built against the installed headers alone, as a third party
  * would (see Makefile):
@@ -30,6 +34,8 @@ static const mica_host_t *host;
 typedef struct bar_layer {
     mica_layer_t base; /* first: the host sees a mica_layer_t */
     char name[128];    /* for messages */
+    int configured;
+    int64_t lo[2], hi[2]; /* range of each input's first dimension */
 } bar_layer_t;
 
 /* ---- layer callbacks ---------------------------------------------------- */
@@ -125,6 +131,34 @@ static int32_t bar_supports_format(const mica_layer_t *layer, int32_t pos,
     return io[pos].dtype == io[0].dtype;
 }
 
+/* Remember the range of each input's first dimension in this profile. */
+static mica_status_t bar_configure(mica_layer_t *layer,
+                                   const mica_dyn_desc_t *in, int32_t nb_in,
+                                   const mica_dyn_desc_t *out, int32_t nb_out,
+                                   mica_error_t *err)
+{
+    bar_layer_t *self = (bar_layer_t *)layer;
+    int32_t i;
+
+    (void)out;
+    (void)nb_out;
+    if (nb_in != 2) {
+        host->set_error(err, "BarPlugin '%s': takes 2 inputs", self->name);
+        return MICA_ERR_INVALID;
+    }
+    for (i = 0; i < 2; i++) {
+        if (in[i].min.nb_dims < 1 || in[i].min.d[0] > in[i].max.d[0]) {
+            host->set_error(err, "BarPlugin '%s': input %d has no valid "
+                            "range", self->name, (int)i);
+            return MICA_ERR_INVALID;
+        }
+        self->lo[i] = in[i].min.d[0];
+        self->hi[i] = in[i].max.d[0];
+    }
+    self->configured = 1;
+    return MICA_OK;
+}
+
 static mica_status_t bar_enqueue(mica_layer_t *layer,
                                  const mica_tensor_desc_t *in, int32_t nb_in,
                                  const mica_tensor_desc_t *out,
@@ -134,6 +168,7 @@ static mica_status_t bar_enqueue(mica_layer_t *layer,
 {
     const bar_layer_t *self = (const bar_layer_t *)layer;
     size_t elem, bytes0, bytes1;
+    int32_t i;
 
     (void)workspace;
     (void)stream; /* a CPU implementation: finished when it returns */
@@ -142,6 +177,15 @@ static mica_status_t bar_enqueue(mica_layer_t *layer,
                         "outputs", self->name);
         return MICA_ERR_INVALID;
     }
+    for (i = 0; i < 2; i++)
+        if (!self->configured || in[i].dims.d[0] < self->lo[i] ||
+            in[i].dims.d[0] > self->hi[i]) {
+            host->set_error(err, "BarPlugin '%s': input %d has %lld rows, "
+                            "outside the configured %lld..%lld", self->name,
+                            (int)i, (long long)in[i].dims.d[0],
+                            (long long)self->lo[i], (long long)self->hi[i]);
+            return MICA_ERR_INVALID;
+        }
     elem = mica_dtype_size(in[0].dtype);
     bytes0 = (size_t)mica_dims_volume(&in[0].dims) * elem;
     bytes1 = (size_t)mica_dims_volume(&in[1].dims) * elem;
@@ -191,6 +235,7 @@ static const mica_layer_ops_t bar_ops = {
     .output_dtypes = bar_output_dtypes,
     .output_dims = bar_output_dims,
     .supports_format = bar_supports_format,
+    .configure = bar_configure,
     .enqueue = bar_enqueue,
     .serialize = bar_serialize,
     .clone = bar_clone,
