@@ -138,26 +138,33 @@ static mica_status_t define_tensors(build_t *b)
     return MICA_OK;
 }
 
-/* Describe a cycle starting from a layer that could not be ordered. */
+/*
+ * Describe a cycle among the layers Kahn's algorithm could not order.  Each
+ * of them has an input produced by another of them, so walking from one to
+ * the producer of such an input must come back to a layer already seen.
+ */
 static mica_status_t report_cycle(build_t *b, const int32_t *indegree)
 {
     mica_network_t *net = b->net;
-    int32_t *seen = calloc((size_t)net->nb_layers, sizeof *seen);
-    int32_t cur = -1, i, j, step = 1;
+    int32_t n = net->nb_layers, cur = -1, len = 0, first, i, j;
+    int32_t *seen = calloc((size_t)n, sizeof *seen); /* trail index + 1 */
+    int32_t *trail = calloc((size_t)n, sizeof *trail);
     char path[1024], at[512];
-    size_t pos = 0;
+    size_t pos;
+    mica_status_t st;
 
-    for (i = 0; i < net->nb_layers && cur < 0; i++)
+    for (i = 0; i < n && cur < 0; i++)
         if (indegree[i] > 0)
             cur = i;
-    if (!seen || cur < 0) {
+    if (!seen || !trail || cur < 0) {
         free(seen);
+        free(trail);
         return mica__fail(b->ctx, MICA_ERR_INVALID, "the network has a cycle");
     }
-    /* Walk backwards along unresolved inputs until a layer repeats. */
     while (!seen[cur]) {
         const mica__net_layer_t *l = &net->layers[cur];
-        seen[cur] = step++;
+        trail[len] = cur;
+        seen[cur] = ++len;
         for (j = 0; j < l->nb_inputs; j++) {
             int32_t t = l->inputs[j] ? map_get(&b->names, l->inputs[j]) : -1;
             int32_t p = t >= 0 ? b->def_layer[t] : -1;
@@ -167,29 +174,20 @@ static mica_status_t report_cycle(build_t *b, const int32_t *indegree)
             }
         }
     }
-    /* Print the loop in data-flow order: from cur forwards. */
-    {
-        int32_t start = cur, k, len = 0, *ring = calloc((size_t)net->nb_layers, sizeof *ring);
-        if (!ring) {
-            free(seen);
-            return mica__fail(b->ctx, MICA_ERR_INVALID, "the network has a cycle");
-        }
-        /* layers with seen >= seen[start] form the loop, in reverse flow */
-        for (i = 0; i < net->nb_layers; i++)
-            if (seen[i] >= seen[start])
-                ring[seen[i] - seen[start]] = i, len++;
-        /* ring[k+1] feeds ring[k]: print ring[0], ring[len-1], ..., ring[0] */
-        pos = (size_t)snprintf(path, sizeof path, "%s", net->layers[ring[0]].name);
-        for (k = len - 1; k >= 0 && pos < sizeof path; k--)
-            pos += (size_t)snprintf(path + pos, sizeof path - pos, " -> %s",
-                                    net->layers[ring[k]].name);
-        free(ring);
-        free(seen);
-        return mica__fail(b->ctx, MICA_ERR_INVALID,
-                          "%slayer '%s': the network has a cycle: %s",
-                          layer_at(&net->layers[start], at, sizeof at),
-                          net->layers[start].name, path);
-    }
+    /* The loop is trail[first..len-1], each fed by the next: print it in
+     * the direction data flows, back to where it starts. */
+    first = seen[cur] - 1;
+    pos = (size_t)snprintf(path, sizeof path, "%s", net->layers[cur].name);
+    for (i = len - 1; i >= first && pos < sizeof path; i--)
+        pos += (size_t)snprintf(path + pos, sizeof path - pos, " -> %s",
+                                net->layers[trail[i]].name);
+    st = mica__fail(b->ctx, MICA_ERR_INVALID,
+                    "%slayer '%s': the network has a cycle: %s",
+                    layer_at(&net->layers[cur], at, sizeof at),
+                    net->layers[cur].name, path);
+    free(seen);
+    free(trail);
+    return st;
 }
 
 /* Resolve references and order the layers (Kahn, stable). */

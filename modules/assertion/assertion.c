@@ -150,35 +150,23 @@ static mica_status_t assertion_enqueue_cpu(mica_layer_t *layer,
 }
 
 static const mica_layer_ops_t assertion_ops_cpu = {
-    sizeof(mica_layer_ops_t), 0,
-    assertion_nb_outputs,
-    assertion_output_dtypes,
-    assertion_output_dims,
-    assertion_supports_format,
-    assertion_configure,
-    NULL,
-    assertion_enqueue_cpu,
-    mica__mod_layer_serialize,
-    mica__mod_layer_clone,
-    mica__mod_layer_destroy,
-    NULL,
-    assertion_input_kind,
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = assertion_nb_outputs,
+    .output_dtypes = assertion_output_dtypes,
+    .output_dims = assertion_output_dims,
+    .supports_format = assertion_supports_format,
+    .configure = assertion_configure,
+    .enqueue = assertion_enqueue_cpu,
+    .serialize = mica__mod_layer_serialize,
+    .clone = mica__mod_layer_clone,
+    .destroy = mica__mod_layer_destroy,
+    .input_kind = assertion_input_kind,
 };
-
-static mica_layer_t *assertion_create(const mica_layer_creator_t *creator,
-                                      const char *name,
-                                      const mica_fields_t *fields,
-                                      mica_error_t *err)
-{
-    mica__mod_layer_t *l = mica__mod_layer_new(
-        sizeof *l, (const mica_layer_ops_t *)creator->user_data, creator,
-        name, fields, err);
-    return l ? &l->layer : NULL;
-}
 
 static const mica_layer_creator_t assertion_reference =
     MICA__MOD_CREATOR("Assertion", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_ASSERTION,
-                      assertion_fields, 1, assertion_create, &assertion_ops_cpu);
+                      assertion_fields, 1, mica__mod_layer_create,
+                      &assertion_ops_cpu);
 
 static const mica_layer_creator_t *const assertion_creators[] = {
     &assertion_reference,

@@ -97,6 +97,15 @@ void *mica__mod_layer_new(size_t size, const mica_layer_ops_t *ops,
                           const char *name, const mica_fields_t *fields,
                           mica_error_t *err);
 
+/*
+ * create() of a layer whose whole state is its fields, with no struct of
+ * its own: the creator's user_data holds its ops (Shape, Select, ...).
+ */
+mica_layer_t *mica__mod_layer_create(const mica_layer_creator_t *creator,
+                                     const char *name,
+                                     const mica_fields_t *fields,
+                                     mica_error_t *err);
+
 mica_status_t mica__mod_layer_serialize(const mica_layer_t *layer, void *buf,
                                         size_t *size);
 mica_layer_t *mica__mod_layer_clone(const mica_layer_t *layer,

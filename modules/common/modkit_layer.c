@@ -321,6 +321,17 @@ nomem:
     return NULL;
 }
 
+mica_layer_t *mica__mod_layer_create(const mica_layer_creator_t *creator,
+                                     const char *name,
+                                     const mica_fields_t *fields,
+                                     mica_error_t *err)
+{
+    mica__mod_layer_t *l = mica__mod_layer_new(
+        sizeof *l, (const mica_layer_ops_t *)creator->user_data, creator,
+        name, fields, err);
+    return l ? &l->layer : NULL;
+}
+
 mica_status_t mica__mod_layer_serialize(const mica_layer_t *layer, void *buf,
                                         size_t *size)
 {

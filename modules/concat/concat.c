@@ -292,19 +292,16 @@ static mica_status_t concat_enqueue_cpu(mica_layer_t *layer,
 }
 
 static const mica_layer_ops_t concat_ops_cpu = {
-    sizeof(mica_layer_ops_t), 0,
-    concat_nb_outputs,
-    concat_output_dtypes,
-    concat_output_dims,
-    concat_supports_format,
-    NULL,
-    NULL,
-    concat_enqueue_cpu,
-    mica__mod_layer_serialize,
-    mica__mod_layer_clone,
-    mica__mod_layer_destroy,
-    concat_output_values,
-    NULL,
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = concat_nb_outputs,
+    .output_dtypes = concat_output_dtypes,
+    .output_dims = concat_output_dims,
+    .supports_format = concat_supports_format,
+    .enqueue = concat_enqueue_cpu,
+    .serialize = mica__mod_layer_serialize,
+    .clone = mica__mod_layer_clone,
+    .destroy = mica__mod_layer_destroy,
+    .output_values = concat_output_values,
 };
 
 #ifdef MICA_HAVE_CUDA
@@ -324,19 +321,16 @@ static mica_status_t concat_enqueue_cuda(mica_layer_t *layer,
 }
 
 static const mica_layer_ops_t concat_ops_cuda = {
-    sizeof(mica_layer_ops_t), 0,
-    concat_nb_outputs,
-    concat_output_dtypes,
-    concat_output_dims,
-    concat_supports_format,
-    NULL,
-    NULL,
-    concat_enqueue_cuda,
-    mica__mod_layer_serialize,
-    mica__mod_layer_clone,
-    mica__mod_layer_destroy,
-    concat_output_values,
-    NULL,
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = concat_nb_outputs,
+    .output_dtypes = concat_output_dtypes,
+    .output_dims = concat_output_dims,
+    .supports_format = concat_supports_format,
+    .enqueue = concat_enqueue_cuda,
+    .serialize = mica__mod_layer_serialize,
+    .clone = mica__mod_layer_clone,
+    .destroy = mica__mod_layer_destroy,
+    .output_values = concat_output_values,
 };
 #endif
 

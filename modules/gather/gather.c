@@ -368,11 +368,17 @@ static mica_status_t gather_enqueue_cpu(mica_layer_t *layer,
     return MICA_OK;
 }
 
-#define GATHER_OPS(enqueue_fn)                                                \
-    {sizeof(mica_layer_ops_t), 0, gather_nb_outputs, gather_output_dtypes,   \
-     gather_output_dims, gather_supports_format, NULL, NULL, enqueue_fn,     \
-     mica__mod_layer_serialize, mica__mod_layer_clone,                       \
-     mica__mod_layer_destroy, gather_output_values, NULL}
+#define GATHER_OPS(enqueue_fn) \
+    {.struct_size = sizeof(mica_layer_ops_t), \
+     .nb_outputs = gather_nb_outputs, \
+     .output_dtypes = gather_output_dtypes, \
+     .output_dims = gather_output_dims, \
+     .supports_format = gather_supports_format, \
+     .enqueue = enqueue_fn, \
+     .serialize = mica__mod_layer_serialize, \
+     .clone = mica__mod_layer_clone, \
+     .destroy = mica__mod_layer_destroy, \
+     .output_values = gather_output_values}
 
 static const mica_layer_ops_t gather_ops_cpu = GATHER_OPS(gather_enqueue_cpu);
 

@@ -260,19 +260,16 @@ static mica_status_t identity_enqueue_cpu(mica_layer_t *layer,
 }
 
 static const mica_layer_ops_t identity_ops_cpu = {
-    sizeof(mica_layer_ops_t), 0,
-    identity_nb_outputs,
-    identity_output_dtypes,
-    identity_output_dims,
-    identity_supports_format,
-    NULL,
-    NULL,
-    identity_enqueue_cpu,
-    mica__mod_layer_serialize,
-    mica__mod_layer_clone,
-    mica__mod_layer_destroy,
-    identity_output_values,
-    NULL,
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = identity_nb_outputs,
+    .output_dtypes = identity_output_dtypes,
+    .output_dims = identity_output_dims,
+    .supports_format = identity_supports_format,
+    .enqueue = identity_enqueue_cpu,
+    .serialize = mica__mod_layer_serialize,
+    .clone = mica__mod_layer_clone,
+    .destroy = mica__mod_layer_destroy,
+    .output_values = identity_output_values,
 };
 
 #ifdef MICA_HAVE_CUDA
@@ -294,19 +291,16 @@ static mica_status_t identity_enqueue_cuda(mica_layer_t *layer,
 }
 
 static const mica_layer_ops_t identity_ops_cuda = {
-    sizeof(mica_layer_ops_t), 0,
-    identity_nb_outputs,
-    identity_output_dtypes,
-    identity_output_dims,
-    identity_supports_format,
-    NULL,
-    NULL,
-    identity_enqueue_cuda,
-    mica__mod_layer_serialize,
-    mica__mod_layer_clone,
-    mica__mod_layer_destroy,
-    identity_output_values,
-    NULL,
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = identity_nb_outputs,
+    .output_dtypes = identity_output_dtypes,
+    .output_dims = identity_output_dims,
+    .supports_format = identity_supports_format,
+    .enqueue = identity_enqueue_cuda,
+    .serialize = mica__mod_layer_serialize,
+    .clone = mica__mod_layer_clone,
+    .destroy = mica__mod_layer_destroy,
+    .output_values = identity_output_values,
 };
 #endif
 

@@ -325,19 +325,16 @@ static mica_status_t reduce_enqueue_cpu(mica_layer_t *layer,
 }
 
 static const mica_layer_ops_t reduce_ops_cpu = {
-    sizeof(mica_layer_ops_t), 0,
-    reduce_nb_outputs,
-    reduce_output_dtypes,
-    reduce_output_dims,
-    reduce_supports_format,
-    NULL,
-    NULL,
-    reduce_enqueue_cpu,
-    mica__mod_layer_serialize,
-    mica__mod_layer_clone,
-    mica__mod_layer_destroy,
-    reduce_output_values,
-    NULL,
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = reduce_nb_outputs,
+    .output_dtypes = reduce_output_dtypes,
+    .output_dims = reduce_output_dims,
+    .supports_format = reduce_supports_format,
+    .enqueue = reduce_enqueue_cpu,
+    .serialize = mica__mod_layer_serialize,
+    .clone = mica__mod_layer_clone,
+    .destroy = mica__mod_layer_destroy,
+    .output_values = reduce_output_values,
 };
 
 #ifdef MICA_HAVE_CUDA
@@ -359,19 +356,16 @@ static mica_status_t reduce_enqueue_cuda(mica_layer_t *layer,
 }
 
 static const mica_layer_ops_t reduce_ops_cuda = {
-    sizeof(mica_layer_ops_t), 0,
-    reduce_nb_outputs,
-    reduce_output_dtypes,
-    reduce_output_dims,
-    reduce_supports_format,
-    NULL,
-    NULL,
-    reduce_enqueue_cuda,
-    mica__mod_layer_serialize,
-    mica__mod_layer_clone,
-    mica__mod_layer_destroy,
-    reduce_output_values,
-    NULL,
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = reduce_nb_outputs,
+    .output_dtypes = reduce_output_dtypes,
+    .output_dims = reduce_output_dims,
+    .supports_format = reduce_supports_format,
+    .enqueue = reduce_enqueue_cuda,
+    .serialize = mica__mod_layer_serialize,
+    .clone = mica__mod_layer_clone,
+    .destroy = mica__mod_layer_destroy,
+    .output_values = reduce_output_values,
 };
 #endif
 

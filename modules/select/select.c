@@ -265,19 +265,16 @@ static mica_status_t select_enqueue_cpu(mica_layer_t *layer,
 }
 
 static const mica_layer_ops_t select_ops_cpu = {
-    sizeof(mica_layer_ops_t), 0,
-    select_nb_outputs,
-    select_output_dtypes,
-    select_output_dims,
-    select_supports_format,
-    NULL,
-    NULL,
-    select_enqueue_cpu,
-    mica__mod_layer_serialize,
-    mica__mod_layer_clone,
-    mica__mod_layer_destroy,
-    select_output_values,
-    NULL,
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = select_nb_outputs,
+    .output_dtypes = select_output_dtypes,
+    .output_dims = select_output_dims,
+    .supports_format = select_supports_format,
+    .enqueue = select_enqueue_cpu,
+    .serialize = mica__mod_layer_serialize,
+    .clone = mica__mod_layer_clone,
+    .destroy = mica__mod_layer_destroy,
+    .output_values = select_output_values,
 };
 
 #ifdef MICA_HAVE_CUDA
@@ -307,41 +304,27 @@ static mica_status_t select_enqueue_cuda(mica_layer_t *layer,
 }
 
 static const mica_layer_ops_t select_ops_cuda = {
-    sizeof(mica_layer_ops_t), 0,
-    select_nb_outputs,
-    select_output_dtypes,
-    select_output_dims,
-    select_supports_format,
-    NULL,
-    NULL,
-    select_enqueue_cuda,
-    mica__mod_layer_serialize,
-    mica__mod_layer_clone,
-    mica__mod_layer_destroy,
-    select_output_values,
-    NULL,
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = select_nb_outputs,
+    .output_dtypes = select_output_dtypes,
+    .output_dims = select_output_dims,
+    .supports_format = select_supports_format,
+    .enqueue = select_enqueue_cuda,
+    .serialize = mica__mod_layer_serialize,
+    .clone = mica__mod_layer_clone,
+    .destroy = mica__mod_layer_destroy,
+    .output_values = select_output_values,
 };
 #endif
 
-static mica_layer_t *select_create(const mica_layer_creator_t *creator,
-                                   const char *name,
-                                   const mica_fields_t *fields,
-                                   mica_error_t *err)
-{
-    mica__mod_layer_t *l = mica__mod_layer_new(
-        sizeof *l, (const mica_layer_ops_t *)creator->user_data, creator,
-        name, fields, err);
-    return l ? &l->layer : NULL;
-}
-
 static const mica_layer_creator_t select_reference =
     MICA__MOD_CREATOR("Select", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
-                      NULL, 0, select_create, &select_ops_cpu);
+                      NULL, 0, mica__mod_layer_create, &select_ops_cpu);
 
 #ifdef MICA_HAVE_CUDA
 static const mica_layer_creator_t select_cuda =
     MICA__MOD_CREATOR("Select", "cuda", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
-                      NULL, 0, select_create, &select_ops_cuda);
+                      NULL, 0, mica__mod_layer_create, &select_ops_cuda);
 #endif
 
 static const mica_layer_creator_t *const select_creators[] = {

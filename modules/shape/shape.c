@@ -143,19 +143,17 @@ static mica_status_t shape_enqueue_cpu(mica_layer_t *layer,
 }
 
 static const mica_layer_ops_t shape_ops_cpu = {
-    sizeof(mica_layer_ops_t), 0,
-    shape_nb_outputs,
-    shape_output_dtypes,
-    shape_output_dims,
-    shape_supports_format,
-    NULL,
-    NULL,
-    shape_enqueue_cpu,
-    mica__mod_layer_serialize,
-    mica__mod_layer_clone,
-    mica__mod_layer_destroy,
-    shape_output_values,
-    shape_input_kind,
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = shape_nb_outputs,
+    .output_dtypes = shape_output_dtypes,
+    .output_dims = shape_output_dims,
+    .supports_format = shape_supports_format,
+    .enqueue = shape_enqueue_cpu,
+    .serialize = mica__mod_layer_serialize,
+    .clone = mica__mod_layer_clone,
+    .destroy = mica__mod_layer_destroy,
+    .output_values = shape_output_values,
+    .input_kind = shape_input_kind,
 };
 
 #ifdef MICA_HAVE_CUDA
@@ -180,41 +178,28 @@ static mica_status_t shape_enqueue_cuda(mica_layer_t *layer,
 }
 
 static const mica_layer_ops_t shape_ops_cuda = {
-    sizeof(mica_layer_ops_t), 0,
-    shape_nb_outputs,
-    shape_output_dtypes,
-    shape_output_dims,
-    shape_supports_format,
-    NULL,
-    NULL,
-    shape_enqueue_cuda,
-    mica__mod_layer_serialize,
-    mica__mod_layer_clone,
-    mica__mod_layer_destroy,
-    shape_output_values,
-    shape_input_kind,
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = shape_nb_outputs,
+    .output_dtypes = shape_output_dtypes,
+    .output_dims = shape_output_dims,
+    .supports_format = shape_supports_format,
+    .enqueue = shape_enqueue_cuda,
+    .serialize = mica__mod_layer_serialize,
+    .clone = mica__mod_layer_clone,
+    .destroy = mica__mod_layer_destroy,
+    .output_values = shape_output_values,
+    .input_kind = shape_input_kind,
 };
 #endif
 
-static mica_layer_t *shape_create(const mica_layer_creator_t *creator,
-                                  const char *name,
-                                  const mica_fields_t *fields,
-                                  mica_error_t *err)
-{
-    mica__mod_layer_t *l = mica__mod_layer_new(
-        sizeof *l, (const mica_layer_ops_t *)creator->user_data, creator,
-        name, fields, err);
-    return l ? &l->layer : NULL;
-}
-
 static const mica_layer_creator_t shape_reference =
     MICA__MOD_CREATOR("Shape", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
-                      NULL, 0, shape_create, &shape_ops_cpu);
+                      NULL, 0, mica__mod_layer_create, &shape_ops_cpu);
 
 #ifdef MICA_HAVE_CUDA
 static const mica_layer_creator_t shape_cuda =
     MICA__MOD_CREATOR("Shape", "cuda", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
-                      NULL, 0, shape_create, &shape_ops_cuda);
+                      NULL, 0, mica__mod_layer_create, &shape_ops_cuda);
 #endif
 
 static const mica_layer_creator_t *const shape_creators[] = {

@@ -553,19 +553,18 @@ static mica_status_t shuffle_enqueue_cpu(mica_layer_t *layer,
 }
 
 static const mica_layer_ops_t shuffle_ops_cpu = {
-    sizeof(mica_layer_ops_t), 0,
-    shuffle_nb_outputs,
-    shuffle_output_dtypes,
-    shuffle_output_dims,
-    shuffle_supports_format,
-    NULL,
-    shuffle_workspace_size,
-    shuffle_enqueue_cpu,
-    mica__mod_layer_serialize,
-    mica__mod_layer_clone,
-    mica__mod_layer_destroy,
-    shuffle_output_values,
-    shuffle_input_kind,
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = shuffle_nb_outputs,
+    .output_dtypes = shuffle_output_dtypes,
+    .output_dims = shuffle_output_dims,
+    .supports_format = shuffle_supports_format,
+    .workspace_size = shuffle_workspace_size,
+    .enqueue = shuffle_enqueue_cpu,
+    .serialize = mica__mod_layer_serialize,
+    .clone = mica__mod_layer_clone,
+    .destroy = mica__mod_layer_destroy,
+    .output_values = shuffle_output_values,
+    .input_kind = shuffle_input_kind,
 };
 
 #ifdef MICA_HAVE_CUDA
@@ -608,19 +607,18 @@ static mica_status_t shuffle_enqueue_cuda(mica_layer_t *layer,
 }
 
 static const mica_layer_ops_t shuffle_ops_cuda = {
-    sizeof(mica_layer_ops_t), 0,
-    shuffle_nb_outputs,
-    shuffle_output_dtypes,
-    shuffle_output_dims,
-    shuffle_supports_format,
-    NULL,
-    shuffle_workspace_size,
-    shuffle_enqueue_cuda,
-    mica__mod_layer_serialize,
-    mica__mod_layer_clone,
-    mica__mod_layer_destroy,
-    shuffle_output_values,
-    shuffle_input_kind,
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = shuffle_nb_outputs,
+    .output_dtypes = shuffle_output_dtypes,
+    .output_dims = shuffle_output_dims,
+    .supports_format = shuffle_supports_format,
+    .workspace_size = shuffle_workspace_size,
+    .enqueue = shuffle_enqueue_cuda,
+    .serialize = mica__mod_layer_serialize,
+    .clone = mica__mod_layer_clone,
+    .destroy = mica__mod_layer_destroy,
+    .output_values = shuffle_output_values,
+    .input_kind = shuffle_input_kind,
 };
 #endif
 

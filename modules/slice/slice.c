@@ -486,11 +486,18 @@ static mica_status_t slice_enqueue_cpu(mica_layer_t *layer,
     return MICA_OK;
 }
 
-#define SLICE_OPS(enqueue_fn)                                                 \
-    {sizeof(mica_layer_ops_t), 0, slice_nb_outputs, slice_output_dtypes,     \
-     slice_output_dims, slice_supports_format, NULL, NULL, enqueue_fn,       \
-     mica__mod_layer_serialize, mica__mod_layer_clone,                       \
-     mica__mod_layer_destroy, slice_output_values, slice_input_kind}
+#define SLICE_OPS(enqueue_fn) \
+    {.struct_size = sizeof(mica_layer_ops_t), \
+     .nb_outputs = slice_nb_outputs, \
+     .output_dtypes = slice_output_dtypes, \
+     .output_dims = slice_output_dims, \
+     .supports_format = slice_supports_format, \
+     .enqueue = enqueue_fn, \
+     .serialize = mica__mod_layer_serialize, \
+     .clone = mica__mod_layer_clone, \
+     .destroy = mica__mod_layer_destroy, \
+     .output_values = slice_output_values, \
+     .input_kind = slice_input_kind}
 
 static const mica_layer_ops_t slice_ops_cpu = SLICE_OPS(slice_enqueue_cpu);
 
