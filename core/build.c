@@ -279,7 +279,10 @@ mica_status_t mica__layer_fail(mica__build_t *b, int32_t step,
                       mica__error_msg(err, fallback));
 }
 
-/* The implementation preferred for `type`: $MICA_PREFER, then config. */
+/*
+ * The implementation preferred for `type`: the build configuration's (the
+ * manifest's modules.prefer), then $MICA_PREFER ("Type=impl,...").
+ */
 static const char *preferred(const build_t *b, const char *type, char *buf,
                              size_t len)
 {
@@ -287,6 +290,9 @@ static const char *preferred(const build_t *b, const char *type, char *buf,
     int32_t i;
     size_t tl = strlen(type);
 
+    for (i = 0; b->cfg && i < b->cfg->nb_prefer; i++)
+        if (strcmp(b->cfg->prefer_types[i], type) == 0)
+            return b->cfg->prefer_impls[i];
     while (env && *env) {
         const char *end = strchr(env, ',');
         size_t n = end ? (size_t)(end - env) : strlen(env);
@@ -296,9 +302,6 @@ static const char *preferred(const build_t *b, const char *type, char *buf,
         }
         env = end ? end + 1 : NULL;
     }
-    for (i = 0; b->cfg && i < b->cfg->nb_prefer; i++)
-        if (strcmp(b->cfg->prefer_types[i], type) == 0)
-            return b->cfg->prefer_impls[i];
     return NULL;
 }
 

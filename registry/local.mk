@@ -45,3 +45,11 @@ tests_modules_small_desc_la_SOURCES = tests/modules/small_desc.c
 tests_modules_small_desc_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
 tests_modules_bad_creators_la_SOURCES = tests/modules/bad_creators.c
 tests_modules_bad_creators_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+
+# A working module with three CPU implementations of one type, for the
+# tests of implementation choice (tests/test_network.c); in a folder of its
+# own, apart from the fake modules test_registry loads by folder.
+check_LTLIBRARIES += tests/choice/choice.la
+tests_choice_choice_la_SOURCES = tests/choice/choice.c
+tests_choice_choice_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_choice_choice_la_LIBADD = modules/common/libmicamodkit.la

@@ -235,12 +235,84 @@ static void test_chain(void)
     mica_engine_destroy(e);
 }
 
+/* The implementation a one-Twin network gets, "" if the build fails. */
+static const char *chosen(const char *pin, const char *cfg_prefer,
+                          const char *env)
+{
+    static char impl[64];
+    const char *in[1] = {"x"}, *out[1] = {"y"};
+    const char *types[1] = {"Twin"}, *impls[1] = {cfg_prefer};
+    mica_build_config_t cfg;
+    mica_layer_spec_t spec;
+    mica_layer_info_t li;
+    mica_engine_t *e = NULL;
+
+    fresh(4, MICA_FLOAT32);
+    memset(&spec, 0, sizeof spec);
+    spec.struct_size = sizeof spec;
+    spec.name = "twin";
+    spec.type = "Twin";
+    spec.implementation = pin;
+    spec.nb_inputs = 1;
+    spec.inputs = in;
+    spec.nb_outputs = 1;
+    spec.outputs = out;
+    mica_network_add_layer(net, &spec);
+    mica_network_mark_output(net, "y", NULL);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.struct_size = sizeof cfg;
+    cfg.device = MICA_DEVICE_CPU;
+    cfg.nb_prefer = cfg_prefer ? 1 : 0;
+    cfg.prefer_types = types;
+    cfg.prefer_impls = impls;
+    if (env)
+        setenv("MICA_PREFER", env, 1);
+    else
+        unsetenv("MICA_PREFER");
+    impl[0] = '\0';
+    if (mica_engine_build(net, &cfg, &e) == MICA_OK &&
+        mica_engine_layer(e, 0, &li) == MICA_OK)
+        snprintf(impl, sizeof impl, "%s", li.implementation);
+    unsetenv("MICA_PREFER");
+    mica_engine_destroy(e);
+    return impl;
+}
+
+/* Which implementation a build takes, in each case of precedence. */
+static void test_choice(void)
+{
+    const char *top = getenv("MICA_TOP_BUILDDIR");
+    char path[4096];
+
+    snprintf(path, sizeof path, "%s/tests/choice/.libs/choice.so",
+             top ? top : ".");
+    if (mica_context_load_file(th_context(), path) != MICA_OK) {
+        diag("%s", err());
+        skip_block(7, "the choice test module is not built");
+        return;
+    }
+    is_string("fast", chosen(NULL, NULL, NULL),
+              "the highest priority wins by default");
+    is_string("alt", chosen(NULL, "alt", NULL), "modules.prefer comes next");
+    is_string("reference", chosen(NULL, NULL, "Activation=cuda,Twin=reference"),
+              "then MICA_PREFER, for what the manifest leaves open");
+    is_string("alt", chosen(NULL, "alt", "Twin=reference"),
+              "modules.prefer before MICA_PREFER");
+    is_string("reference", chosen("reference", "alt", "Twin=fast"),
+              "the layer's own pin before both");
+    is_string("fast", chosen(NULL, "nope", NULL),
+              "an unknown preference falls back to the priority");
+    is_string("", chosen("nope", NULL, NULL),
+              "an unknown pinned implementation fails the build");
+}
+
 int main(void)
 {
     plan_lazy();
     th_context();
     test_errors();
     test_chain();
+    test_choice();
     mica_network_destroy(net);
     return exit_status();
 }

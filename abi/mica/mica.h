@@ -251,8 +251,9 @@ MICA_EXPORT mica_status_t mica_network_validate(mica_network_t *net);
 typedef struct mica_build_config {
     uint32_t struct_size;   /* sizeof(mica_build_config_t) */
     uint32_t device;        /* MICA_DEVICE_CPU, MICA_DEVICE_CUDA, 0: auto */
-    /* Deploy-time implementation choice per layer type
-     * (manifest modules.prefer, then $MICA_PREFER "Type=impl,..."). */
+    /* Implementation choice per layer type (the manifest's
+     * modules.prefer).  A layer's own pin comes first; after these,
+     * $MICA_PREFER ("Type=impl,..."); then the highest priority. */
     int32_t nb_prefer;
     int32_t reserved_;
     const char *const *prefer_types;

@@ -1,0 +1,103 @@
+/*
+ * tests/choice/choice.c - a test module with three CPU implementations of
+ * one layer type, "Twin" (a copy of its one input), so that the tests can
+ * see which implementation a build chose: "reference" (priority 0),
+ * "alt" (priority 1) and "fast" (priority 5).
+ */
+#include <config.h>
+
+#include <string.h>
+
+#include "modkit.h"
+
+static int32_t twin_nb_outputs(const mica_layer_t *layer)
+{
+    (void)layer;
+    return 1;
+}
+
+static mica_status_t twin_output_dtypes(const mica_layer_t *layer,
+                                        const mica_dtype_t *in, int32_t nb_in,
+                                        mica_dtype_t *out, int32_t nb_out,
+                                        mica_error_t *err)
+{
+    (void)layer;
+    if (nb_in != 1 || nb_out != 1)
+        return MOD_FAIL(err, "Twin takes 1 input and gives 1 output");
+    out[0] = in[0];
+    return MICA_OK;
+}
+
+static mica_status_t twin_output_dims(const mica_layer_t *layer, int32_t index,
+                                      const mica_shape_expr_t *in,
+                                      int32_t nb_in, mica_expr_builder_t *eb,
+                                      mica_shape_expr_t *out, mica_error_t *err)
+{
+    int32_t i;
+    (void)layer;
+    (void)index;
+    (void)nb_in;
+    (void)eb;
+    (void)err;
+    out->nb_dims = in[0].nb_dims;
+    for (i = 0; i < in[0].nb_dims; i++)
+        out->d[i] = in[0].d[i];
+    return MICA_OK;
+}
+
+static int32_t twin_supports_format(const mica_layer_t *layer, int32_t pos,
+                                    const mica_tensor_desc_t *io,
+                                    int32_t nb_in, int32_t nb_out)
+{
+    (void)layer;
+    (void)nb_in;
+    (void)nb_out;
+    return mica__mod_linear(io, pos) && io[pos].dtype == io[0].dtype;
+}
+
+static mica_status_t twin_enqueue(mica_layer_t *layer,
+                                  const mica_tensor_desc_t *in, int32_t nb_in,
+                                  const mica_tensor_desc_t *out,
+                                  int32_t nb_out, const void *const *inputs,
+                                  void *const *outputs, void *workspace,
+                                  void *stream, mica_error_t *err)
+{
+    (void)layer;
+    (void)out;
+    (void)nb_in;
+    (void)nb_out;
+    (void)workspace;
+    (void)stream;
+    (void)err;
+    memcpy(outputs[0], inputs[0],
+           (size_t)mica_dims_volume(&in[0].dims) * mica_dtype_size(in[0].dtype));
+    return MICA_OK;
+}
+
+static const mica_layer_ops_t twin_ops = {
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = twin_nb_outputs,
+    .output_dtypes = twin_output_dtypes,
+    .output_dims = twin_output_dims,
+    .supports_format = twin_supports_format,
+    .enqueue = twin_enqueue,
+    .serialize = mica__mod_layer_serialize,
+    .clone = mica__mod_layer_clone,
+    .destroy = mica__mod_layer_destroy,
+};
+
+static const mica_layer_creator_t reference =
+    MICA__MOD_CREATOR("Twin", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
+                      NULL, 0, mica__mod_layer_create, &twin_ops);
+static const mica_layer_creator_t alt =
+    MICA__MOD_CREATOR("Twin", "alt", MICA_DEVICE_CPU, 1, MICA_ROLE_NONE,
+                      NULL, 0, mica__mod_layer_create, &twin_ops);
+static const mica_layer_creator_t fast =
+    MICA__MOD_CREATOR("Twin", "fast", MICA_DEVICE_CPU, 5, MICA_ROLE_NONE,
+                      NULL, 0, mica__mod_layer_create, &twin_ops);
+
+static const mica_layer_creator_t *const creators[] = {&reference, &alt,
+                                                       &fast};
+
+MICA__MOD_ENTRY("choice", "three CPU implementations of Twin, for tests",
+                creators)
