@@ -418,6 +418,8 @@ mica_status_t mica__infer_layer(mica__build_t *b, int32_t step)
         in_types[i] = t ? t->dtype : MICA_FLOAT32;
         if (t)
             in_shapes[i] = t->shape;
+        else
+            in_shapes[i].nb_dims = -1; /* an optional input left out */
     }
     mica__error_clear(&err);
     if (ops->output_dtypes(l->instance, in_types, nin, out_types, nout, &err) !=

@@ -50,7 +50,8 @@ typedef enum mica_expr_op {
  * the network's runtime dimensions where the builder can follow them
  * (Shape, Concatenation, Gather...), else symbols that phase 1 binds at
  * run time.  An input of kind MICA_INPUT_SHAPE always has values.  For
- * other tensors values is NULL and nb_values 0.  Frozen.
+ * other tensors values is NULL and nb_values 0.  An optional input left
+ * out has nb_dims -1.  Frozen.
  */
 typedef struct mica_shape_expr {
     int32_t nb_dims;

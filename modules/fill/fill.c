@@ -115,11 +115,11 @@ static mica_status_t fill_output_dtypes(const mica_layer_t *layer,
     return MICA_OK;
 }
 
-/* Whether input i is present in output_dims' view (an omitted input has
- * neither dimensions nor values). */
+/* Whether the shape input is present in output_dims' view (an omitted
+ * input has nb_dims -1). */
 static int shape_given(const mica_shape_expr_t *in, int32_t nb_in)
 {
-    return nb_in > 0 && (in[0].nb_dims > 0 || in[0].values);
+    return nb_in > 0 && in[0].nb_dims >= 0;
 }
 
 static mica_status_t fill_output_dims(const mica_layer_t *layer,

@@ -133,11 +133,11 @@ static mica_status_t check_inputs(int32_t nb_in, mica_error_t *err)
     return MICA_OK;
 }
 
-/* Whether output_dims' view has input 1 (an omitted input has neither
- * dimensions nor values). */
+/* Whether output_dims' view has input 1 (an omitted input has nb_dims
+ * -1). */
 static int dims_input(const mica_shape_expr_t *in, int32_t nb_in)
 {
-    return nb_in == 2 && (in[1].nb_dims > 0 || in[1].values);
+    return nb_in == 2 && in[1].nb_dims >= 0;
 }
 
 static mica_status_t shuffle_output_dtypes(const mica_layer_t *layer,

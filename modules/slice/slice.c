@@ -108,11 +108,11 @@ static mica_status_t slice_output_dtypes(const mica_layer_t *layer,
     return MICA_OK;
 }
 
-/* Whether input k of a build-time shape list is given (an omitted input
- * has no dims and no values). */
+/* Whether input k is given in output_dims' view (an omitted input has
+ * nb_dims -1). */
 static int given(const mica_shape_expr_t *in, int32_t nb_in, int32_t k)
 {
-    return k < nb_in && (in[k].nb_dims > 0 || in[k].values != NULL);
+    return k < nb_in && in[k].nb_dims >= 0;
 }
 
 /*
