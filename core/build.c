@@ -365,6 +365,24 @@ static mica_status_t instantiate(build_t *b, const mica__net_layer_t *nl,
     char msg[MICA_ERROR_MAX], at[512];
     int32_t n;
 
+    if (nl->from_state) {
+        if (c->role != MICA_ROLE_NONE && c->role != MICA_ROLE_ASSERTION)
+            goto boundary;
+        if (!c->deserialize)
+            return mica__fail(b->ctx, MICA_ERR_UNSUPPORTED,
+                              "%slayer '%s': %s v%d (implementation '%s') "
+                              "cannot be deserialized (no deserialize)",
+                              layer_at(nl, at, sizeof at), nl->name, c->type,
+                              (int)c->version, c->implementation);
+        mica__error_clear(&err);
+        l->instance = c->deserialize(c, nl->name, nl->state, nl->state_size,
+                                     &err);
+        if (!l->instance)
+            return mica__fail(b->ctx, MICA_ERR_INVALID, "%slayer '%s' (%s): %s",
+                              layer_at(nl, at, sizeof at), nl->name, nl->type,
+                              mica__error_msg(&err, "deserialize failed"));
+        goto created;
+    }
     if (c != nl->checked_with) {
         /* Implementations of one type share a schema: re-check anyway. */
         if (mica__fields_check(c, &nl->fields.view, &l->fields, msg,
@@ -377,16 +395,14 @@ static mica_status_t instantiate(build_t *b, const mica__net_layer_t *nl,
                           nl->name, msg);
     }
     if (c->role != MICA_ROLE_NONE && c->role != MICA_ROLE_ASSERTION)
-        return mica__fail(b->ctx, MICA_ERR_UNSUPPORTED,
-                          "%slayer '%s' (%s): loop and conditional boundary "
-                          "layers are not supported by this version",
-                          layer_at(nl, at, sizeof at), nl->name, nl->type);
+        goto boundary;
     mica__error_clear(&err);
     l->instance = c->create(c, nl->name, &l->fields.view, &err);
     if (!l->instance)
         return mica__fail(b->ctx, MICA_ERR_INVALID, "%slayer '%s' (%s): %s",
                           layer_at(nl, at, sizeof at), nl->name, nl->type,
                           mica__error_msg(&err, "create failed"));
+created:
     n = l->instance->ops->nb_outputs(l->instance);
     if (n != nl->nb_outputs)
         return mica__fail(b->ctx, MICA_ERR_INVALID,
@@ -395,6 +411,11 @@ static mica_status_t instantiate(build_t *b, const mica__net_layer_t *nl,
                           nl->name, nl->type, (int)n, n == 1 ? "" : "s",
                           (int)nl->nb_outputs);
     return MICA_OK;
+boundary:
+    return mica__fail(b->ctx, MICA_ERR_UNSUPPORTED,
+                      "%slayer '%s' (%s): loop and conditional boundary "
+                      "layers are not supported by this version",
+                      layer_at(nl, at, sizeof at), nl->name, nl->type);
 }
 
 /* Name every tensor, lay out the engine's layers in execution order. */

@@ -48,7 +48,21 @@ typedef struct mica__net_layer {
     char **outputs;
     mica__fields_t fields;    /* checked against the creator found at add */
     const mica_layer_creator_t *checked_with;
+    /* A layer read from an engine file: made by deserialize() from the
+     * state its serialize() wrote (and its CPU twin's, if it had one). */
+    int32_t from_state;
+    void *state;
+    size_t state_size;
+    char *host_impl;
+    void *host_state;
+    size_t host_state_size;
 } mica__net_layer_t;
+
+/* Add a layer made from saved state (implementation and version pinned). */
+mica_status_t mica__network_add_state_layer(
+    mica_network_t *net, const mica_layer_spec_t *spec, const void *state,
+    size_t state_size, const char *host_impl, const void *host_state,
+    size_t host_state_size);
 
 struct mica_network {
     mica_context_t *ctx;

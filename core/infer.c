@@ -302,8 +302,9 @@ mica_status_t mica__infer_host_instances(mica__build_t *b)
             continue;
         }
         if (mica_registry_find(b->ctx, l->info.ns, l->info.type,
-                               l->info.version, NULL, MICA_DEVICE_CPU,
-                               &l->host_info) != MICA_OK) {
+                               l->info.version,
+                               nl->from_state ? nl->host_impl : NULL,
+                               MICA_DEVICE_CPU, &l->host_info) != MICA_OK) {
             const char *what = "its check";
             snprintf(msg, sizeof msg, "%s", mica_context_error(b->ctx));
             for (i = 0; i < l->nb_outputs; i++)
@@ -316,8 +317,14 @@ mica_status_t mica__infer_host_instances(mica__build_t *b)
                               nl->type, what, msg);
         }
         mica__error_clear(&err);
-        l->host_instance = l->host_info.creator->create(
-            l->host_info.creator, nl->name, &l->fields.view, &err);
+        if (nl->from_state && l->host_info.creator->deserialize)
+            l->host_instance = l->host_info.creator->deserialize(
+                l->host_info.creator, nl->name,
+                nl->host_state ? nl->host_state : nl->state,
+                nl->host_state ? nl->host_state_size : nl->state_size, &err);
+        else if (!nl->from_state)
+            l->host_instance = l->host_info.creator->create(
+                l->host_info.creator, nl->name, &l->fields.view, &err);
         if (!l->host_instance)
             return mica__layer_fail(b, s, &err, "create failed");
     }

@@ -54,6 +54,9 @@ static void layer_free(mica__net_layer_t *l)
     free_strv(l->input_origins, l->nb_inputs);
     free_strv(l->outputs, l->nb_outputs);
     mica__fields_free(&l->fields);
+    free(l->state);
+    free(l->host_impl);
+    free(l->host_state);
 }
 
 void mica_network_destroy(mica_network_t *net)
@@ -178,23 +181,14 @@ mica_status_t mica_network_add_shape_input(mica_network_t *net,
     return st;
 }
 
-mica_status_t mica_network_add_layer(mica_network_t *net,
-                                     const mica_layer_spec_t *spec)
+/* The checks of a layer spec that do not need the registry. */
+static mica_status_t check_spec(mica_network_t *net,
+                                const mica_layer_spec_t *spec,
+                                const char *where)
 {
     mica_context_t *ctx = net->ctx;
-    mica__net_layer_t l, *grown;
-    mica_creator_info_t info;
-    char at[512], err[MICA_ERROR_MAX];
-    const char *where;
-    int failed = 0;
     int32_t i;
-    mica_status_t st;
 
-    if (!spec || spec->struct_size < sizeof(mica_layer_spec_t))
-        return mica__fail(ctx, MICA_ERR_INVALID,
-                          "mica_network_add_layer: spec.struct_size must be "
-                          "sizeof(mica_layer_spec_t)");
-    where = mica__at(spec->origin, at, sizeof at);
     if (!valid_name(spec->name))
         return mica__fail(ctx, MICA_ERR_INVALID, "%sa layer needs a name",
                           where);
@@ -220,7 +214,59 @@ mica_status_t mica_network_add_layer(mica_network_t *net,
             return mica__fail(ctx, MICA_ERR_INVALID,
                               "%slayer '%s': output %d has no name", where,
                               spec->name, (int)i);
+    return MICA_OK;
+}
 
+/* Copy the spec's names into l and append l to the network. */
+static mica_status_t append(mica_network_t *net, const mica_layer_spec_t *spec,
+                            mica__net_layer_t *l)
+{
+    mica__net_layer_t *grown;
+    int failed = 0;
+
+    l->version = spec->version;
+    l->nb_inputs = spec->nb_inputs;
+    l->nb_outputs = spec->nb_outputs;
+    l->name = mica__strdup(spec->name);
+    l->type = mica__strdup(spec->type);
+    l->ns = mica__strdup(spec->ns ? spec->ns : "");
+    l->implementation = mica__strdup(spec->implementation);
+    l->origin = mica__strdup(spec->origin);
+    l->loop = mica__strdup(spec->loop);
+    l->conditional = mica__strdup(spec->conditional);
+    l->inputs = dup_strv(spec->inputs, spec->nb_inputs, &failed);
+    l->input_origins = dup_strv(spec->input_origins, spec->nb_inputs, &failed);
+    l->outputs = dup_strv(spec->outputs, spec->nb_outputs, &failed);
+    if (failed || !l->name || !l->type || !l->ns)
+        goto nomem;
+    grown = realloc(net->layers, sizeof *grown * (size_t)(net->nb_layers + 1));
+    if (!grown)
+        goto nomem;
+    net->layers = grown;
+    net->layers[net->nb_layers++] = *l;
+    return MICA_OK;
+nomem:
+    layer_free(l);
+    return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
+}
+
+mica_status_t mica_network_add_layer(mica_network_t *net,
+                                     const mica_layer_spec_t *spec)
+{
+    mica_context_t *ctx = net->ctx;
+    mica__net_layer_t l;
+    mica_creator_info_t info;
+    char at[512], err[MICA_ERROR_MAX];
+    const char *where;
+    mica_status_t st;
+
+    if (!spec || spec->struct_size < sizeof(mica_layer_spec_t))
+        return mica__fail(ctx, MICA_ERR_INVALID,
+                          "mica_network_add_layer: spec.struct_size must be "
+                          "sizeof(mica_layer_spec_t)");
+    where = mica__at(spec->origin, at, sizeof at);
+    if ((st = check_spec(net, spec, where)) != MICA_OK)
+        return st;
     st = mica_registry_find(ctx, spec->ns, spec->type, spec->version,
                             spec->implementation, 0, &info);
     if (st != MICA_OK) {
@@ -229,37 +275,50 @@ mica_status_t mica_network_add_layer(mica_network_t *net,
         snprintf(msg, sizeof msg, "%s", mica_context_error(ctx));
         return mica__fail(ctx, st, "%slayer '%s': %s", where, spec->name, msg);
     }
-
     memset(&l, 0, sizeof l);
     if (mica__fields_check(info.creator, spec->fields, &l.fields, err,
                            sizeof err) != MICA_OK)
         return mica__fail(ctx, MICA_ERR_INVALID, "%slayer '%s': %s", where,
                           spec->name, err);
     l.checked_with = info.creator;
-    l.version = spec->version;
-    l.nb_inputs = spec->nb_inputs;
-    l.nb_outputs = spec->nb_outputs;
-    l.name = mica__strdup(spec->name);
-    l.type = mica__strdup(spec->type);
-    l.ns = mica__strdup(spec->ns ? spec->ns : "");
-    l.implementation = mica__strdup(spec->implementation);
-    l.origin = mica__strdup(spec->origin);
-    l.loop = mica__strdup(spec->loop);
-    l.conditional = mica__strdup(spec->conditional);
-    l.inputs = dup_strv(spec->inputs, spec->nb_inputs, &failed);
-    l.input_origins = dup_strv(spec->input_origins, spec->nb_inputs, &failed);
-    l.outputs = dup_strv(spec->outputs, spec->nb_outputs, &failed);
-    if (failed || !l.name || !l.type || !l.ns)
-        goto nomem;
-    grown = realloc(net->layers, sizeof *grown * (size_t)(net->nb_layers + 1));
-    if (!grown)
-        goto nomem;
-    net->layers = grown;
-    net->layers[net->nb_layers++] = l;
-    return MICA_OK;
-nomem:
-    layer_free(&l);
-    return mica__fail(ctx, MICA_ERR_NOMEM, "out of host memory");
+    return append(net, spec, &l);
+}
+
+/* A copy of n bytes (at least one byte allocated), NULL on failure. */
+static void *dup_bytes(const void *p, size_t n)
+{
+    void *q = malloc(n ? n : 1);
+    if (q && n)
+        memcpy(q, p, n);
+    return q;
+}
+
+mica_status_t mica__network_add_state_layer(
+    mica_network_t *net, const mica_layer_spec_t *spec, const void *state,
+    size_t state_size, const char *host_impl, const void *host_state,
+    size_t host_state_size)
+{
+    mica__net_layer_t l;
+    char at[512];
+    mica_status_t st;
+
+    if ((st = check_spec(net, spec, mica__at(spec->origin, at, sizeof at))) !=
+        MICA_OK)
+        return st;
+    memset(&l, 0, sizeof l);
+    l.from_state = 1;
+    l.state = dup_bytes(state, state_size);
+    l.state_size = state_size;
+    if (host_impl) {
+        l.host_impl = mica__strdup(host_impl);
+        l.host_state = dup_bytes(host_state, host_state_size);
+        l.host_state_size = host_state_size;
+    }
+    if (!l.state || (host_impl && (!l.host_impl || !l.host_state))) {
+        layer_free(&l);
+        return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
+    }
+    return append(net, spec, &l);
 }
 
 /* Append name (with origin) to a list of output names. */

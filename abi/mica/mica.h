@@ -361,6 +361,40 @@ MICA_EXPORT mica_status_t mica_engine_symbol(const mica_engine_t *engine,
                                              const char **meaning);
 
 /* ---------------------------------------------------------------------
+ * Engine files (build once, load where the modules are)
+ *
+ * An engine file holds the network (inputs, profiles, outputs), each
+ * layer's (namespace, type, version, implementation) with the state its
+ * serialize() wrote (weights included), the device, and the memory plan
+ * sizes.  It starts with a magic number, a format version and the ABI
+ * version, and carries a checksum of its contents.  Loading checks all of
+ * it before creating anything: a truncated or corrupted file, a format or
+ * ABI version this library does not read, or a layer whose module or
+ * implementation is not registered is refused with one line naming what
+ * is missing.
+ * ------------------------------------------------------------------- */
+
+/* The engine as bytes: *data is malloc'd (free it with mica_free). */
+MICA_EXPORT mica_status_t mica_engine_serialize(const mica_engine_t *engine,
+                                                void **data, size_t *size);
+/* An engine from bytes that mica_engine_serialize wrote. */
+MICA_EXPORT mica_status_t mica_engine_deserialize(mica_context_t *ctx,
+                                                  const void *data,
+                                                  size_t size,
+                                                  mica_engine_t **out);
+/* Write an engine file (complete or absent: written aside, then renamed). */
+MICA_EXPORT mica_status_t mica_engine_save(const mica_engine_t *engine,
+                                           const char *path);
+/* Read an engine file. */
+MICA_EXPORT mica_status_t mica_engine_load(mica_context_t *ctx,
+                                           const char *path,
+                                           mica_engine_t **out);
+/* Whether the file at path starts like an engine file (1) or not (0). */
+MICA_EXPORT int32_t mica_engine_file_probe(const char *path);
+/* Free memory that mica allocated for the caller. */
+MICA_EXPORT void mica_free(void *p);
+
+/* ---------------------------------------------------------------------
  * Execution contexts
  * ------------------------------------------------------------------- */
 

@@ -1,0 +1,486 @@
+/*
+ * core/deserialize.c - reading engine files (the layout is in
+ * serialize.c).
+ *
+ * Every read is bounds-checked; the header, the checksum and the whole
+ * payload are checked before anything is built, then the payload becomes
+ * a network whose layers are made from their saved state with their
+ * implementation and version pinned, and that network is built for the
+ * saved device.  Whatever the bytes, the result is an engine or one line
+ * saying what is wrong.
+ */
+#include <config.h>
+
+#include "graph.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ENGINE_MAGIC "MICAENG"
+#define ENGINE_FORMAT 1
+#define HEADER_BYTES 32
+#define MAX_ITEMS 1000000
+
+typedef struct in {
+    const unsigned char *p;
+    size_t len, pos;
+    int bad;
+} in_t;
+
+static const void *take(in_t *r, size_t n)
+{
+    const void *p;
+    if (r->bad || n > r->len - r->pos) {
+        r->bad = 1;
+        return NULL;
+    }
+    p = r->p + r->pos;
+    r->pos += n;
+    return p;
+}
+
+static uint32_t get_u32(in_t *r)
+{
+    uint32_t v = 0;
+    const void *p = take(r, 4);
+    if (p)
+        memcpy(&v, p, 4);
+    return v;
+}
+
+static int64_t get_i64(in_t *r)
+{
+    int64_t v = 0;
+    const void *p = take(r, 8);
+    if (p)
+        memcpy(&v, p, 8);
+    return v;
+}
+
+/* A count of items, each at least `min_bytes` long: bounded by the data. */
+static uint32_t get_count(in_t *r, size_t min_bytes)
+{
+    uint32_t n = get_u32(r);
+    if (n > MAX_ITEMS || (size_t)n * min_bytes > r->len - r->pos)
+        r->bad = 1;
+    return r->bad ? 0 : n;
+}
+
+/* Bytes as a pointer into the data (not NUL-terminated). */
+static const void *get_bytes(in_t *r, size_t *n)
+{
+    uint32_t len = get_u32(r);
+    const void *p = take(r, len);
+    *n = p ? len : 0;
+    return p;
+}
+
+/* A string copied into a fresh NUL-terminated buffer (NULL if bad). */
+static char *get_str(in_t *r)
+{
+    size_t n;
+    const char *p = get_bytes(r, &n);
+    char *s;
+    if (!p)
+        return NULL;
+    s = malloc(n + 1);
+    if (!s) {
+        r->bad = 1;
+        return NULL;
+    }
+    memcpy(s, p, n);
+    s[n] = '\0';
+    if (strlen(s) != n) { /* an embedded NUL */
+        free(s);
+        r->bad = 1;
+        return NULL;
+    }
+    return s;
+}
+
+static void get_dims(in_t *r, mica_dims_t *d)
+{
+    uint32_t n = get_u32(r), i;
+    memset(d, 0, sizeof *d);
+    if (n > MICA_MAX_DIMS) {
+        r->bad = 1;
+        return;
+    }
+    d->nb_dims = (int32_t)n;
+    for (i = 0; i < n; i++)
+        d->d[i] = get_i64(r);
+}
+
+/* ---- payload -> network -------------------------------------------------- */
+
+typedef struct load {
+    mica_context_t *ctx;
+    const char *what;       /* "engine file 'x.engine'" or "engine" */
+    in_t r;
+    mica_network_t *net;
+    uint32_t device;
+    int64_t *plan;
+    uint32_t nb_plan;
+} load_t;
+
+static mica_status_t corrupt(load_t *l, const char *where)
+{
+    return mica__fail(l->ctx, MICA_ERR_INVALID, "%s is corrupt: bad %s",
+                      l->what, where);
+}
+
+static mica_status_t read_inputs(load_t *l)
+{
+    uint32_t n = get_count(&l->r, 16), i;
+    mica_status_t st = MICA_OK;
+
+    for (i = 0; i < n && st == MICA_OK; i++) {
+        char *name = get_str(&l->r);
+        uint32_t dtype = get_u32(&l->r), is_shape = get_u32(&l->r);
+        mica_dims_t d;
+        get_dims(&l->r, &d);
+        if (l->r.bad || !name || dtype >= MICA_DTYPE_COUNT_ || is_shape > 1)
+            st = corrupt(l, "network input");
+        else if (is_shape)
+            st = mica_network_add_shape_input(l->net, name, &d, NULL);
+        else
+            st = mica_network_add_input(l->net, name, (mica_dtype_t)dtype, &d,
+                                        NULL);
+        free(name);
+    }
+    return l->r.bad && st == MICA_OK ? corrupt(l, "network inputs") : st;
+}
+
+static mica_status_t read_profiles(load_t *l)
+{
+    uint32_t n = get_count(&l->r, 4), k;
+    int32_t i, index;
+    mica_status_t st = MICA_OK;
+
+    for (k = 0; k < n && st == MICA_OK; k++) {
+        if ((st = mica_network_add_profile(l->net, &index)) != MICA_OK)
+            return st;
+        for (i = 0; i < l->net->nb_inputs && st == MICA_OK; i++) {
+            const char *name = l->net->inputs[i].name;
+            mica_dims_t mn, op, mx;
+            uint32_t nv;
+            const int32_t *a, *b, *c;
+            if (!get_u32(&l->r))
+                continue;
+            get_dims(&l->r, &mn);
+            get_dims(&l->r, &op);
+            get_dims(&l->r, &mx);
+            nv = get_count(&l->r, 12);
+            a = take(&l->r, 4 * (size_t)nv);
+            b = take(&l->r, 4 * (size_t)nv);
+            c = take(&l->r, 4 * (size_t)nv);
+            if (l->r.bad)
+                return corrupt(l, "profile");
+            if (nv) {
+                /* Copies: the data need not be aligned for int32_t. */
+                int32_t *v = malloc(12 * (size_t)nv);
+                if (!v)
+                    return mica__fail(l->ctx, MICA_ERR_NOMEM, "out of host memory");
+                memcpy(v, a, 4 * (size_t)nv);
+                memcpy(v + nv, b, 4 * (size_t)nv);
+                memcpy(v + 2 * nv, c, 4 * (size_t)nv);
+                st = mica_network_set_profile_values(l->net, index, name,
+                                                     (int32_t)nv, v, v + nv,
+                                                     v + 2 * nv, NULL);
+                free(v);
+            } else {
+                st = mica_network_set_profile_dims(l->net, index, name, &mn,
+                                                   &op, &mx, NULL);
+            }
+        }
+    }
+    return l->r.bad && st == MICA_OK ? corrupt(l, "profiles") : st;
+}
+
+/* Free the n strings of v and v. */
+static void free_names(char **v, uint32_t n)
+{
+    uint32_t i;
+    for (i = 0; v && i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static char **read_names(in_t *r, uint32_t *n)
+{
+    char **v;
+    uint32_t i;
+    *n = get_count(r, 4);
+    v = calloc((size_t)*n + 1, sizeof *v);
+    for (i = 0; v && i < *n; i++)
+        if (!(v[i] = get_str(r)))
+            r->bad = 1;
+    if (!v)
+        r->bad = 1;
+    return v;
+}
+
+static mica_status_t read_layer(load_t *l)
+{
+    mica_layer_spec_t spec;
+    char *name = get_str(&l->r), *origin = get_str(&l->r);
+    char *ns = get_str(&l->r), *type = get_str(&l->r);
+    uint32_t version = get_u32(&l->r), nb_in, nb_out, i;
+    char *impl = get_str(&l->r), **ins = read_names(&l->r, &nb_in);
+    char **outs = read_names(&l->r, &nb_out), *host_impl;
+    const void *state, *host_state;
+    const char *missing;
+    size_t state_size, host_size;
+    mica_creator_info_t info;
+    mica_status_t st;
+
+    state = get_bytes(&l->r, &state_size);
+    host_impl = get_str(&l->r);
+    host_state = get_bytes(&l->r, &host_size);
+    if (l->r.bad || !name || !ns || !type || !impl || !host_impl ||
+        version < 1 || version > INT32_MAX) {
+        st = corrupt(l, "layer");
+        goto done;
+    }
+    for (i = 0; i < nb_in; i++)
+        if (!ins[i][0]) { /* "" stands for an omitted input */
+            free(ins[i]);
+            ins[i] = NULL;
+        }
+    /* Say what is missing before anything is built. */
+    missing = impl;
+    st = mica_registry_find(l->ctx, ns, type, (int32_t)version, impl, 0, &info);
+    if (st == MICA_OK && host_impl[0]) {
+        missing = host_impl;
+        st = mica_registry_find(l->ctx, ns, type, (int32_t)version, host_impl,
+                                MICA_DEVICE_CPU, &info);
+    }
+    if (st != MICA_OK) {
+        char msg[MICA_ERROR_MAX];
+        snprintf(msg, sizeof msg, "%s", mica_context_error(l->ctx));
+        st = mica__fail(l->ctx, st, "%s: layer '%s' needs %s%s%s v%u "
+                        "(implementation '%s'): %s", l->what, name, ns,
+                        ns[0] ? "::" : "", type, (unsigned)version, missing,
+                        msg);
+        goto done;
+    }
+    memset(&spec, 0, sizeof spec);
+    spec.struct_size = sizeof spec;
+    spec.name = name;
+    spec.type = type;
+    spec.ns = ns;
+    spec.version = (int32_t)version;
+    spec.implementation = impl;
+    spec.nb_inputs = (int32_t)nb_in;
+    spec.inputs = (const char *const *)ins;
+    spec.nb_outputs = (int32_t)nb_out;
+    spec.outputs = (const char *const *)outs;
+    spec.origin = origin[0] ? origin : NULL;
+    st = mica__network_add_state_layer(l->net, &spec, state, state_size,
+                                       host_impl[0] ? host_impl : NULL,
+                                       host_state, host_size);
+done:
+    free(name);
+    free(origin);
+    free(ns);
+    free(type);
+    free(impl);
+    free(host_impl);
+    free_names(ins, nb_in);
+    free_names(outs, nb_out);
+    return st;
+}
+
+static mica_status_t read_outputs(load_t *l, int shapes)
+{
+    uint32_t n, i;
+    char **names = read_names(&l->r, &n);
+    mica_status_t st = l->r.bad ? corrupt(l, "outputs") : MICA_OK;
+
+    for (i = 0; i < n && st == MICA_OK; i++)
+        st = shapes ? mica_network_mark_shape_output(l->net, names[i], NULL)
+                    : mica_network_mark_output(l->net, names[i], NULL);
+    free_names(names, n);
+    return st;
+}
+
+static mica_status_t read_payload(load_t *l)
+{
+    uint32_t n, i;
+    mica_status_t st;
+
+    l->device = get_u32(&l->r);
+    if (l->device != MICA_DEVICE_CPU && l->device != MICA_DEVICE_CUDA)
+        return corrupt(l, "device");
+    if ((st = read_inputs(l)) != MICA_OK || (st = read_profiles(l)) != MICA_OK)
+        return st;
+    n = get_count(&l->r, 32);
+    for (i = 0; i < n; i++)
+        if ((st = read_layer(l)) != MICA_OK)
+            return st;
+    if (l->r.bad)
+        return corrupt(l, "layers");
+    if ((st = read_outputs(l, 0)) != MICA_OK ||
+        (st = read_outputs(l, 1)) != MICA_OK)
+        return st;
+    l->nb_plan = get_count(&l->r, 8);
+    l->plan = calloc((size_t)l->nb_plan + 1, sizeof *l->plan);
+    if (!l->plan)
+        return mica__fail(l->ctx, MICA_ERR_NOMEM, "out of host memory");
+    for (i = 0; i < l->nb_plan; i++)
+        l->plan[i] = get_i64(&l->r);
+    if (l->r.bad || l->r.pos != l->r.len)
+        return corrupt(l, "memory plan");
+    return MICA_OK;
+}
+
+/* Header checks; on success r covers the payload. */
+static mica_status_t check_header(load_t *l, const unsigned char *data,
+                                  size_t size)
+{
+    uint32_t format, abi;
+    uint64_t payload, sum, h = 14695981039346656037ull;
+    size_t i;
+
+    if (size < HEADER_BYTES || memcmp(data, ENGINE_MAGIC, 8) != 0)
+        return mica__fail(l->ctx, MICA_ERR_INVALID, "%s is not a mica engine "
+                          "(no MICAENG header)", l->what);
+    memcpy(&format, data + 8, 4);
+    memcpy(&abi, data + 12, 4);
+    memcpy(&payload, data + 16, 8);
+    memcpy(&sum, data + 24, 8);
+    if (format > ENGINE_FORMAT || format == 0)
+        return mica__fail(l->ctx, MICA_ERR_UNSUPPORTED, "%s has format "
+                          "version %u; this mica reads version %d", l->what,
+                          (unsigned)format, ENGINE_FORMAT);
+    if (abi > MICA_ABI_VERSION || abi < MICA_ABI_VERSION_MIN)
+        return mica__fail(l->ctx, MICA_ERR_ABI, "%s was built with ABI "
+                          "version %u; this mica supports %d..%d", l->what,
+                          (unsigned)abi, MICA_ABI_VERSION_MIN,
+                          MICA_ABI_VERSION);
+    if (payload != size - HEADER_BYTES)
+        return mica__fail(l->ctx, MICA_ERR_INVALID, "%s is truncated or has "
+                          "trailing bytes: %llu bytes of contents, the header "
+                          "says %llu", l->what,
+                          (unsigned long long)(size - HEADER_BYTES),
+                          (unsigned long long)payload);
+    for (i = HEADER_BYTES; i < size; i++)
+        h = (h ^ data[i]) * 1099511628211ull;
+    if (h != sum)
+        return mica__fail(l->ctx, MICA_ERR_INVALID, "%s is corrupt: its "
+                          "checksum does not match its contents", l->what);
+    l->r.p = data + HEADER_BYTES;
+    l->r.len = size - HEADER_BYTES;
+    return MICA_OK;
+}
+
+static mica_status_t load_bytes(mica_context_t *ctx, const char *what,
+                                const void *data, size_t size,
+                                mica_engine_t **out)
+{
+    load_t l;
+    mica_build_config_t cfg;
+    mica_status_t st;
+    uint32_t k;
+
+    *out = NULL;
+    memset(&l, 0, sizeof l);
+    l.ctx = ctx;
+    l.what = what;
+    if ((st = check_header(&l, data, size)) != MICA_OK ||
+        (st = mica_network_create(ctx, &l.net)) != MICA_OK ||
+        (st = read_payload(&l)) != MICA_OK)
+        goto done;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.struct_size = sizeof cfg;
+    cfg.device = l.device;
+    if ((st = mica_engine_build(l.net, &cfg, out)) != MICA_OK) {
+        char msg[MICA_ERROR_MAX];
+        snprintf(msg, sizeof msg, "%s", mica_context_error(ctx));
+        st = mica__fail(ctx, st, "%s: %s", what, msg);
+        goto done;
+    }
+    for (k = 0; k < l.nb_plan && (int32_t)k < (*out)->nb_profiles; k++)
+        if (l.plan[k] != (*out)->profiles[k].arena_bytes)
+            mica__log(ctx, MICA_LOG_INFO, "%s: profile %u now plans %lld "
+                      "bytes (%lld when saved): a module's workspace changed",
+                      what, (unsigned)k,
+                      (long long)(*out)->profiles[k].arena_bytes,
+                      (long long)l.plan[k]);
+done:
+    mica_network_destroy(l.net);
+    free(l.plan);
+    return st;
+}
+
+mica_status_t mica_engine_deserialize(mica_context_t *ctx, const void *data,
+                                      size_t size, mica_engine_t **out)
+{
+    return load_bytes(ctx, "engine", data, size, out);
+}
+
+/* The whole file in a fresh buffer. */
+static mica_status_t read_file(mica_context_t *ctx, const char *path,
+                               unsigned char **data, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    long n = 0;
+    mica_status_t st = MICA_OK;
+
+    *data = NULL;
+    *size = 0;
+    if (!f)
+        return mica__fail(ctx, MICA_ERR_IO, "cannot open engine file '%s': %s",
+                          path, strerror(errno));
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 ||
+        fseek(f, 0, SEEK_SET) != 0) {
+        st = mica__fail(ctx, MICA_ERR_IO, "cannot read engine file '%s'", path);
+    } else if (!(*data = malloc((size_t)n + 1))) {
+        st = mica__fail(ctx, MICA_ERR_NOMEM, "out of host memory for '%s'",
+                        path);
+    } else if (fread(*data, 1, (size_t)n, f) != (size_t)n) {
+        st = mica__fail(ctx, MICA_ERR_IO, "cannot read engine file '%s'", path);
+    }
+    fclose(f);
+    if (st != MICA_OK) {
+        free(*data);
+        *data = NULL;
+    }
+    *size = (size_t)(st == MICA_OK ? n : 0);
+    return st;
+}
+
+mica_status_t mica_engine_load(mica_context_t *ctx, const char *path,
+                               mica_engine_t **out)
+{
+    unsigned char *data = NULL;
+    size_t size = 0;
+    char *what;
+    mica_status_t st;
+
+    *out = NULL;
+    if ((st = read_file(ctx, path, &data, &size)) != MICA_OK)
+        return st;
+    what = mica__asprintf("engine file '%s'", path);
+    st = what ? load_bytes(ctx, what, data, size, out)
+              : mica__fail(ctx, MICA_ERR_NOMEM, "out of host memory");
+    free(what);
+    free(data);
+    return st;
+}
+
+int32_t mica_engine_file_probe(const char *path)
+{
+    unsigned char head[8];
+    FILE *f = fopen(path, "rb");
+    int32_t yes;
+
+    if (!f)
+        return 0;
+    yes = fread(head, 1, 8, f) == 8 && memcmp(head, ENGINE_MAGIC, 8) == 0;
+    fclose(f);
+    return yes;
+}

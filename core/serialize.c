@@ -1,0 +1,270 @@
+/*
+ * core/serialize.c - engine files.
+ *
+ * Layout (little-endian, as the machines mica runs on):
+ *
+ *   header, 32 bytes:
+ *     8   magic "MICAENG\0"
+ *     u32 format version (1)
+ *     u32 ABI version the engine's modules were used through
+ *     u64 payload bytes
+ *     u64 FNV-1a 64 checksum of the payload
+ *   payload:
+ *     u32 device
+ *     inputs:   u32 n, then name, u32 dtype, u32 is_shape, dims
+ *     profiles: u32 n, then per input u32 set [dims min/opt/max,
+ *               u32 nb_values, i32 values min/opt/max]
+ *     layers (execution order): u32 n, then name, origin, ns, type,
+ *               i32 version, implementation, u32 nb_in, names ("" for an
+ *               omitted input), u32 nb_out, names, bytes state,
+ *               host implementation ("" if none), bytes host state
+ *     outputs, shape outputs: u32 n, names
+ *     plan:     u32 n, i64 arena bytes per profile
+ *   strings and bytes are u32 length + data; dims are u32 rank + i64s.
+ *
+ * Loading reads the whole payload into a network (layers made from their
+ * state, implementation and version pinned) before building anything, and
+ * refuses with one line whatever does not fit.
+ */
+#include <config.h>
+
+#include "graph.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ENGINE_MAGIC "MICAENG"
+#define ENGINE_FORMAT 1
+#define HEADER_BYTES 32
+
+void mica_free(void *p)
+{
+    free(p);
+}
+
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = 14695981039346656037ull;
+    while (n--)
+        h = (h ^ *p++) * 1099511628211ull;
+    return h;
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+typedef struct out {
+    unsigned char *p;
+    size_t len, cap;
+    int failed;
+} out_t;
+
+static void put(out_t *o, const void *data, size_t n)
+{
+    if (o->failed)
+        return;
+    if (o->len + n > o->cap) {
+        size_t cap = o->cap ? o->cap : 4096;
+        unsigned char *grown;
+        while (cap < o->len + n)
+            cap *= 2;
+        grown = realloc(o->p, cap);
+        if (!grown) {
+            o->failed = 1;
+            return;
+        }
+        o->p = grown;
+        o->cap = cap;
+    }
+    if (n)
+        memcpy(o->p + o->len, data, n);
+    o->len += n;
+}
+
+static void put_u32(out_t *o, uint32_t v) { put(o, &v, sizeof v); }
+static void put_i64(out_t *o, int64_t v) { put(o, &v, sizeof v); }
+
+static void put_bytes(out_t *o, const void *data, size_t n)
+{
+    put_u32(o, (uint32_t)n);
+    put(o, data, n);
+}
+
+static void put_str(out_t *o, const char *s)
+{
+    put_bytes(o, s ? s : "", s ? strlen(s) : 0);
+}
+
+static void put_dims(out_t *o, const mica_dims_t *d)
+{
+    int32_t i;
+    put_u32(o, (uint32_t)d->nb_dims);
+    for (i = 0; i < d->nb_dims; i++)
+        put_i64(o, d->d[i]);
+}
+
+/* A layer instance's state, appended as bytes. */
+static mica_status_t put_state(mica_engine_t *e, out_t *o,
+                               const mica__layer_t *l, mica_layer_t *inst)
+{
+    size_t size = 0;
+    void *buf;
+
+    if (!inst->ops->serialize || inst->ops->serialize(inst, NULL, &size) != MICA_OK)
+        return mica__fail(e->ctx, MICA_ERR_UNSUPPORTED,
+                          "layer '%s' (%s, implementation '%s') cannot be "
+                          "serialized", l->name, l->info.type,
+                          l->info.implementation);
+    buf = malloc(size ? size : 1);
+    if (!buf)
+        return mica__fail(e->ctx, MICA_ERR_NOMEM, "out of host memory");
+    if (inst->ops->serialize(inst, buf, &size) != MICA_OK) {
+        free(buf);
+        return mica__fail(e->ctx, MICA_ERR_INTERNAL,
+                          "layer '%s': serialize failed", l->name);
+    }
+    put_bytes(o, buf, size);
+    free(buf);
+    return MICA_OK;
+}
+
+static mica_status_t put_layers(mica_engine_t *e, out_t *o)
+{
+    int32_t s, i;
+    mica_status_t st;
+
+    put_u32(o, (uint32_t)e->nb_layers);
+    for (s = 0; s < e->nb_layers; s++) {
+        const mica__layer_t *l = &e->layers[s];
+        int twin = l->host_instance && l->host_instance != l->instance;
+        put_str(o, l->name);
+        put_str(o, l->origin);
+        put_str(o, l->info.ns);
+        put_str(o, l->info.type);
+        put_u32(o, (uint32_t)l->info.version);
+        put_str(o, l->info.implementation);
+        put_u32(o, (uint32_t)l->nb_inputs);
+        for (i = 0; i < l->nb_inputs; i++)
+            put_str(o, l->inputs[i] >= 0 ? e->tensors[l->inputs[i]].name : "");
+        put_u32(o, (uint32_t)l->nb_outputs);
+        for (i = 0; i < l->nb_outputs; i++)
+            put_str(o, e->tensors[l->outputs[i]].name);
+        if ((st = put_state(e, o, l, l->instance)) != MICA_OK)
+            return st;
+        put_str(o, twin ? l->host_info.implementation : "");
+        if (twin && (st = put_state(e, o, l, l->host_instance)) != MICA_OK)
+            return st;
+        if (!twin)
+            put_bytes(o, NULL, 0);
+    }
+    return MICA_OK;
+}
+
+static void put_profiles(mica_engine_t *e, out_t *o)
+{
+    int32_t k, i;
+
+    put_u32(o, (uint32_t)e->nb_user_profiles);
+    for (k = 0; k < e->nb_user_profiles; k++)
+        for (i = 0; i < e->nb_inputs; i++) {
+            const mica__range_t *r = &e->profiles[k].ranges[i];
+            put_u32(o, (uint32_t)r->set);
+            if (!r->set)
+                continue;
+            put_dims(o, &r->min);
+            put_dims(o, &r->opt);
+            put_dims(o, &r->max);
+            put_u32(o, (uint32_t)r->nb_values);
+            put(o, r->vmin, sizeof(int32_t) * (size_t)r->nb_values);
+            put(o, r->vopt, sizeof(int32_t) * (size_t)r->nb_values);
+            put(o, r->vmax, sizeof(int32_t) * (size_t)r->nb_values);
+        }
+}
+
+mica_status_t mica_engine_serialize(const mica_engine_t *engine, void **data,
+                                    size_t *size)
+{
+    mica_engine_t *e = (mica_engine_t *)engine;
+    out_t o = {NULL, 0, 0, 0};
+    uint64_t payload, sum;
+    uint32_t v;
+    int32_t i;
+    mica_status_t st;
+
+    *data = NULL;
+    *size = 0;
+    put(&o, ENGINE_MAGIC, 8);
+    v = ENGINE_FORMAT;
+    put(&o, &v, 4);
+    v = MICA_ABI_VERSION;
+    put(&o, &v, 4);
+    put(&o, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16); /* sizes, below */
+    put_u32(&o, e->device);
+    put_u32(&o, (uint32_t)e->nb_inputs);
+    for (i = 0; i < e->nb_inputs; i++) {
+        const mica__tensor_t *t = &e->tensors[e->input_index[i]];
+        put_str(&o, t->name);
+        put_u32(&o, (uint32_t)t->dtype);
+        put_u32(&o, (uint32_t)t->is_shape_input);
+        put_dims(&o, &t->dims);
+    }
+    put_profiles(e, &o);
+    if ((st = put_layers(e, &o)) != MICA_OK)
+        goto fail;
+    put_u32(&o, (uint32_t)e->nb_outputs);
+    for (i = 0; i < e->nb_outputs; i++)
+        put_str(&o, e->tensors[e->output_index[i]].name);
+    put_u32(&o, (uint32_t)e->nb_shape_outputs);
+    for (i = 0; i < e->nb_shape_outputs; i++)
+        put_str(&o, e->tensors[e->shape_output_index[i]].name);
+    put_u32(&o, (uint32_t)e->nb_profiles);
+    for (i = 0; i < e->nb_profiles; i++)
+        put_i64(&o, e->profiles[i].arena_bytes);
+    if (o.failed) {
+        st = mica__fail(e->ctx, MICA_ERR_NOMEM, "out of host memory");
+        goto fail;
+    }
+    payload = o.len - HEADER_BYTES;
+    sum = fnv1a(o.p + HEADER_BYTES, (size_t)payload);
+    memcpy(o.p + 16, &payload, 8);
+    memcpy(o.p + 24, &sum, 8);
+    *data = o.p;
+    *size = o.len;
+    return MICA_OK;
+fail:
+    free(o.p);
+    return st;
+}
+
+mica_status_t mica_engine_save(const mica_engine_t *engine, const char *path)
+{
+    void *data;
+    size_t size;
+    char *tmp;
+    FILE *f;
+    mica_status_t st;
+    int good;
+
+    if ((st = mica_engine_serialize(engine, &data, &size)) != MICA_OK)
+        return st;
+    tmp = mica__asprintf("%s.tmp%ld", path, (long)getpid());
+    if (!tmp) {
+        free(data);
+        return mica__fail(engine->ctx, MICA_ERR_NOMEM, "out of host memory");
+    }
+    f = fopen(tmp, "wb");
+    good = f && fwrite(data, 1, size, f) == size;
+    good = (f && fclose(f) == 0) && good;
+    if (good && rename(tmp, path) != 0)
+        good = 0;
+    if (!good) {
+        st = mica__fail(engine->ctx, MICA_ERR_IO, "cannot write engine file "
+                        "'%s': %s", path, strerror(errno));
+        remove(tmp);
+    }
+    free(tmp);
+    free(data);
+    return st;
+}
