@@ -279,30 +279,62 @@ mica_status_t mica__layer_fail(mica__build_t *b, int32_t step,
                       mica__error_msg(err, fallback));
 }
 
-/*
- * The implementation preferred for `type`: the build configuration's (the
- * manifest's modules.prefer), then $MICA_PREFER ("Type=impl,...").
- */
-static const char *preferred(const build_t *b, const char *type, char *buf,
-                             size_t len)
+/* The implementation `list` ("Type=impl,...") names for `type`, or NULL. */
+static const char *named_in(const char *list, const char *type, char *buf,
+                            size_t len)
 {
-    const char *env = getenv("MICA_PREFER");
-    int32_t i;
     size_t tl = strlen(type);
 
-    for (i = 0; b->cfg && i < b->cfg->nb_prefer; i++)
-        if (strcmp(b->cfg->prefer_types[i], type) == 0)
-            return b->cfg->prefer_impls[i];
-    while (env && *env) {
-        const char *end = strchr(env, ',');
-        size_t n = end ? (size_t)(end - env) : strlen(env);
-        if (n > tl + 1 && strncmp(env, type, tl) == 0 && env[tl] == '=') {
-            snprintf(buf, len, "%.*s", (int)(n - tl - 1), env + tl + 1);
+    while (list && *list) {
+        const char *end = strchr(list, ',');
+        size_t n = end ? (size_t)(end - list) : strlen(list);
+        if (n > tl + 1 && strncmp(list, type, tl) == 0 && list[tl] == '=') {
+            snprintf(buf, len, "%.*s", (int)(n - tl - 1), list + tl + 1);
             return buf;
         }
-        env = end ? end + 1 : NULL;
+        list = end ? end + 1 : NULL;
     }
     return NULL;
+}
+
+/*
+ * The implementation preferred for `type` and where the preference comes
+ * from: the build configuration (the manifest's modules.prefer), then the
+ * deploy-time choice (the context's, else $MICA_PREFER).  A loaded engine
+ * has no build configuration.
+ */
+static const char *preferred(const build_t *b, const char *type, char *buf,
+                             size_t len, const char **source)
+{
+    const char *impl;
+    int32_t i;
+
+    for (i = 0; b->cfg && i < b->cfg->nb_prefer; i++)
+        if (strcmp(b->cfg->prefer_types[i], type) == 0) {
+            *source = "modules.prefer";
+            return b->cfg->prefer_impls[i];
+        }
+    *source = b->ctx->prefer ? "the deploy-time choice" : "MICA_PREFER";
+    impl = mica__deploy_choice(b->ctx, type, buf, len);
+    return impl;
+}
+
+const char *mica__deploy_choice(const mica_context_t *ctx, const char *type,
+                                char *buf, size_t len)
+{
+    return named_in(ctx->prefer ? ctx->prefer : getenv("MICA_PREFER"), type,
+                    buf, len);
+}
+
+/* Record why layer l got its implementation (a phrase for inspect). */
+static mica_status_t because(build_t *b, mica__layer_t *l, int pinned,
+                             const char *fmt, const char *arg)
+{
+    free(l->why);
+    l->why = mica__asprintf(fmt, arg);
+    l->pinned = pinned;
+    return l->why ? MICA_OK
+                  : mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
 }
 
 /* Choose the creator of network layer nl for the engine's device. */
@@ -310,35 +342,46 @@ static mica_status_t choose(build_t *b, const mica__net_layer_t *nl,
                             mica__layer_t *l)
 {
     char pref_buf[128], at[512], msg[MICA_ERROR_MAX];
-    const char *pref;
+    const char *pref, *source = "", *name;
     mica_status_t st;
     uint32_t dev = b->validate_only ? 0 : b->e->device;
+    int pinned = nl->implementation && (!nl->from_state || nl->state_pinned);
 
-    if (!nl->implementation &&
-        (pref = preferred(b, nl->type, pref_buf, sizeof pref_buf)) != NULL) {
+    if (!pinned &&
+        (pref = preferred(b, nl->type, pref_buf, sizeof pref_buf, &source)) != NULL) {
         st = mica_registry_find(b->ctx, nl->ns, nl->type, nl->version, pref,
                                 dev, &l->info);
         if (st == MICA_OK)
-            return MICA_OK;
+            return because(b, l, 1, "%s", source);
         mica__log(b->ctx, MICA_LOG_WARNING,
-                  "layer '%s': preferred implementation '%s' of %s is not "
-                  "usable (%s); using the default", nl->name, pref, nl->type,
-                  mica_context_error(b->ctx));
+                  "layer '%s': implementation '%s' of %s (from %s) is not "
+                  "usable (%s); using the %s", nl->name, pref, nl->type,
+                  source, mica_context_error(b->ctx),
+                  nl->from_state ? "saved one" : "default");
     }
-    st = mica_registry_find(b->ctx, nl->ns, nl->type, nl->version,
-                            nl->implementation, dev, &l->info);
-    if (st == MICA_OK)
-        return MICA_OK;
+    name = pinned || nl->from_state ? nl->implementation : NULL;
+    st = mica_registry_find(b->ctx, nl->ns, nl->type, nl->version, name, dev,
+                            &l->info);
+    if (st == MICA_OK) {
+        if (pinned) {
+            l->layer_pinned = 1;
+            return because(b, l, 1, "%s", "pinned by the layer");
+        }
+        if (nl->from_state)
+            return because(b, l, 1, "%s", "chosen at build time (saved)");
+        return because(b, l, 0, "the highest priority for %s",
+                       dev == MICA_DEVICE_CUDA ? "cuda" : "cpu");
+    }
     snprintf(msg, sizeof msg, "%slayer '%s': %s", layer_at(nl, at, sizeof at),
              nl->name, mica_context_error(b->ctx));
     /* A layer that only computes shape tensors (or checks them) runs on
      * the host: any implementation will do until the kinds are known. */
     if (dev != 0 && mica_registry_find(b->ctx, nl->ns, nl->type, nl->version,
-                                       nl->implementation, 0, &l->info) == MICA_OK) {
+                                       name, 0, &l->info) == MICA_OK) {
         l->device_error = mica__strdup(msg);
-        return l->device_error ? MICA_OK
-                               : mica__fail(b->ctx, MICA_ERR_NOMEM,
-                                            "out of host memory");
+        return l->device_error
+                   ? because(b, l, pinned, "%s", "runs on the host only")
+                   : mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
     }
     return mica__fail(b->ctx, st, "%s", msg);
 }

@@ -50,7 +50,30 @@ void mica_context_destroy(mica_context_t *ctx)
     for (i = 0; i < ctx->nb_problems; i++)
         free(ctx->problems[i]);
     free(ctx->problems);
+    free(ctx->prefer);
     free(ctx);
+}
+
+/* Deploy-time implementation choices for this context ("Type=impl,..."). */
+mica_status_t mica_context_set_prefer(mica_context_t *ctx, const char *spec)
+{
+    const char *p = spec;
+    char *copy;
+
+    while (p && *p) { /* each item is Type=impl */
+        const char *end = strchr(p, ','), *eq = strchr(p, '=');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (!eq || eq >= p + n || eq == p || eq == p + n - 1)
+            return mica__fail(ctx, MICA_ERR_INVALID, "implementation choice "
+                              "'%.*s' is not Type=implementation", (int)n, p);
+        p = end ? end + 1 : NULL;
+    }
+    copy = spec && *spec ? mica__strdup(spec) : NULL;
+    if (spec && *spec && !copy)
+        return mica__fail(ctx, MICA_ERR_NOMEM, "out of host memory");
+    free(ctx->prefer);
+    ctx->prefer = copy;
+    return MICA_OK;
 }
 
 /* The message of the last failure on ctx; "" if none or ctx is NULL. */

@@ -229,10 +229,13 @@ static mica_status_t read_layer(load_t *l)
     char *name = get_str(&l->r), *origin = get_str(&l->r);
     char *ns = get_str(&l->r), *type = get_str(&l->r);
     uint32_t version = get_u32(&l->r), nb_in, nb_out, i;
-    char *impl = get_str(&l->r), **ins = read_names(&l->r, &nb_in);
+    char *impl = get_str(&l->r);
+    uint32_t flags = get_u32(&l->r);
+    char **ins = read_names(&l->r, &nb_in);
     char **outs = read_names(&l->r, &nb_out), *host_impl;
     const void *state, *host_state;
-    const char *missing;
+    const char *missing, *choice;
+    char buf[128];
     size_t state_size, host_size;
     mica_creator_info_t info;
     mica_status_t st;
@@ -241,7 +244,7 @@ static mica_status_t read_layer(load_t *l)
     host_impl = get_str(&l->r);
     host_state = get_bytes(&l->r, &host_size);
     if (l->r.bad || !name || !ns || !type || !impl || !host_impl ||
-        version < 1 || version > INT32_MAX) {
+        version < 1 || version > INT32_MAX || flags > 1) {
         st = corrupt(l, "layer");
         goto done;
     }
@@ -250,9 +253,16 @@ static mica_status_t read_layer(load_t *l)
             free(ins[i]);
             ins[i] = NULL;
         }
-    /* Say what is missing before anything is built. */
+    /* Say what is missing before anything is built.  A layer that did not
+     * pin its implementation takes the deploy-time choice, if any. */
     missing = impl;
-    st = mica_registry_find(l->ctx, ns, type, (int32_t)version, impl, 0, &info);
+    if (!(flags & 1) && (choice = mica__deploy_choice(l->ctx, type, buf,
+                                                       sizeof buf)) != NULL &&
+        mica_registry_find(l->ctx, ns, type, (int32_t)version, choice, 0,
+                           &info) == MICA_OK)
+        missing = choice;
+    st = mica_registry_find(l->ctx, ns, type, (int32_t)version, missing, 0,
+                            &info);
     if (st == MICA_OK && host_impl[0]) {
         missing = host_impl;
         st = mica_registry_find(l->ctx, ns, type, (int32_t)version, host_impl,
@@ -279,7 +289,8 @@ static mica_status_t read_layer(load_t *l)
     spec.nb_outputs = (int32_t)nb_out;
     spec.outputs = (const char *const *)outs;
     spec.origin = origin[0] ? origin : NULL;
-    st = mica__network_add_state_layer(l->net, &spec, state, state_size,
+    st = mica__network_add_state_layer(l->net, &spec, (int32_t)flags,
+                                       state, state_size,
                                        host_impl[0] ? host_impl : NULL,
                                        host_state, host_size);
 done:

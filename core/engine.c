@@ -80,6 +80,7 @@ void mica__engine_free(mica_engine_t *e)
         free(l->outputs);
         free(l->input_kinds);
         free(l->device_error);
+        free(l->why);
     }
     free(e->layers);
     for (i = 0; e->tensors && i < e->nb_tensors; i++) {
@@ -185,6 +186,7 @@ mica_status_t mica_engine_layer(const mica_engine_t *engine, int32_t index,
     info->inputs = l->inputs;
     info->outputs = l->outputs;
     info->workspace = engine->profiles ? engine->profiles[0].workspace[index] : 0;
+    info->choice = l->why ? l->why : "";
     return MICA_OK;
 }
 

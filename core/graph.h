@@ -51,6 +51,7 @@ typedef struct mica__net_layer {
     /* A layer read from an engine file: made by deserialize() from the
      * state its serialize() wrote (and its CPU twin's, if it had one). */
     int32_t from_state;
+    int32_t state_pinned;      /* the saved implementation was a pin */
     void *state;
     size_t state_size;
     char *host_impl;
@@ -58,11 +59,18 @@ typedef struct mica__net_layer {
     size_t host_state_size;
 } mica__net_layer_t;
 
+/*
+ * The deploy-time implementation choice for `type`: the context's
+ * (mica_context_set_prefer), else $MICA_PREFER's; NULL if none.
+ */
+const char *mica__deploy_choice(const mica_context_t *ctx, const char *type,
+                                char *buf, size_t len);
+
 /* Add a layer made from saved state (implementation and version pinned). */
 mica_status_t mica__network_add_state_layer(
-    mica_network_t *net, const mica_layer_spec_t *spec, const void *state,
-    size_t state_size, const char *host_impl, const void *host_state,
-    size_t host_state_size);
+    mica_network_t *net, const mica_layer_spec_t *spec, int32_t pinned,
+    const void *state, size_t state_size, const char *host_impl,
+    const void *host_state, size_t host_state_size);
 
 struct mica_network {
     mica_context_t *ctx;
@@ -141,6 +149,9 @@ typedef struct mica__layer {
     int32_t *inputs;           /* tensor indices, -1 for omitted */
     int32_t *outputs;
     int32_t *input_kinds;      /* mica_input_kind_t per input */
+    char *why;                 /* why this implementation was chosen */
+    int32_t pinned;            /* chosen by name: no negotiation */
+    int32_t layer_pinned;      /* by the layer's own `implementation` */
     char *device_error;        /* no implementation for the engine's
                                   device: fatal if it must run there */
     int32_t run_host;          /* phase 1: some output is a shape tensor */

@@ -401,7 +401,12 @@ static mica_status_t check_assertion(mica__build_t *b, int32_t step)
     return MICA_OK;
 }
 
-mica_status_t mica__infer_layer(mica__build_t *b, int32_t step)
+/*
+ * Types, shapes and the format check of layer `step` with its current
+ * instance.  A format the implementation refuses is MICA_ERR_UNSUPPORTED,
+ * so that the caller can try another implementation.
+ */
+static mica_status_t infer_once(mica__build_t *b, int32_t step)
 {
     mica_engine_t *e = b->e;
     mica__layer_t *l = &e->layers[step];
@@ -485,7 +490,7 @@ mica_status_t mica__infer_layer(mica__build_t *b, int32_t step)
         if (ops->supports_format(l->instance, i, io, nin, nout))
             continue;
         t = &e->tensors[i < nin ? l->inputs[i] : l->outputs[i - nin]];
-        return mica__fail(b->ctx, MICA_ERR_INVALID,
+        return mica__fail(b->ctx, MICA_ERR_UNSUPPORTED,
                           "%slayer '%s' (%s): %s %d ('%s') of type %s is not "
                           "supported by implementation '%s'%s", at, nl->name,
                           nl->type, i < nin ? "input" : "output",
@@ -494,4 +499,109 @@ mica_status_t mica__infer_layer(mica__build_t *b, int32_t step)
                           i < nin ? "" : " (with its inputs' types)");
     }
     return check_assertion(b, step);
+}
+
+/* Order candidates: highest priority first, then by implementation name. */
+static int by_priority(const void *a, const void *b)
+{
+    const mica_creator_info_t *x = a, *y = b;
+    if (x->priority != y->priority)
+        return y->priority - x->priority;
+    return strcmp(x->implementation, y->implementation);
+}
+
+/*
+ * The other implementations of layer l's (namespace, type, version) that
+ * run on the engine's device, best first.  *n gets their number.
+ */
+static mica_creator_info_t *alternatives(mica__build_t *b,
+                                         const mica__layer_t *l, int32_t *n)
+{
+    int32_t i, count = mica_registry_count(b->ctx);
+    mica_creator_info_t *v = calloc((size_t)count + 1, sizeof *v);
+    uint32_t dev = b->validate_only ? 0 : b->e->device;
+
+    *n = 0;
+    for (i = 0; v && i < count; i++) {
+        mica_creator_info_t c;
+        if (mica_registry_get(b->ctx, i, &c) != MICA_OK ||
+            strcmp(c.ns, l->info.ns) != 0 || strcmp(c.type, l->info.type) ||
+            c.version != l->info.version ||
+            strcmp(c.implementation, l->info.implementation) == 0 ||
+            (dev && !(c.devices & dev)))
+            continue;
+        v[(*n)++] = c;
+    }
+    if (v)
+        qsort(v, (size_t)*n, sizeof *v, by_priority);
+    return v;
+}
+
+/* Make an instance of layer `step` with creator c (fields or state). */
+static mica_layer_t *instance_of(mica__build_t *b, int32_t step,
+                                 const mica_layer_creator_t *c)
+{
+    const mica__net_layer_t *nl = mica__net_layer(b, step);
+    mica_error_t err;
+
+    mica__error_clear(&err);
+    if (nl->from_state)
+        return c->deserialize ? c->deserialize(c, nl->name, nl->state,
+                                               nl->state_size, &err)
+                              : NULL;
+    return c->create(c, nl->name, &b->e->layers[step].fields.view, &err);
+}
+
+/* Put instance `inst` of creator `c` in place of layer l's instance. */
+static void swap_in(mica__layer_t *l, const mica_creator_info_t *c,
+                    mica_layer_t *inst)
+{
+    if (l->host_instance == l->instance)
+        l->host_instance = (c->devices & MICA_DEVICE_CPU) ? inst : NULL;
+    if (l->instance)
+        l->instance->ops->destroy(l->instance);
+    l->instance = inst;
+    l->info = *c;
+}
+
+mica_status_t mica__infer_layer(mica__build_t *b, int32_t step)
+{
+    mica__layer_t *l = &b->e->layers[step];
+    mica_creator_info_t *alt, first = l->info;
+    char msg[MICA_ERROR_MAX];
+    int32_t i, n;
+    mica_status_t st = infer_once(b, step);
+
+    /* Negotiation (supportsFormatCombination): an implementation chosen by
+     * priority that refuses these types gives way to the next one. */
+    if (st != MICA_ERR_UNSUPPORTED || l->pinned)
+        return st;
+    snprintf(msg, sizeof msg, "%s", mica_context_error(b->ctx));
+    alt = alternatives(b, l, &n);
+    for (i = 0; alt && i < n; i++) {
+        mica_layer_t *inst = instance_of(b, step, alt[i].creator);
+        if (!inst)
+            continue;
+        swap_in(l, &alt[i], inst);
+        if (l->run_host && !l->host_instance)
+            continue; /* it would need a CPU twin made earlier */
+        st = infer_once(b, step);
+        if (st == MICA_OK) {
+            free(l->why);
+            l->why = mica__asprintf("the highest priority accepting these "
+                                    "types ('%s' refused them)",
+                                    first.implementation);
+            free(alt);
+            return l->why ? MICA_OK
+                          : mica__fail(b->ctx, MICA_ERR_NOMEM,
+                                       "out of host memory");
+        }
+        if (st != MICA_ERR_UNSUPPORTED) {
+            free(alt);
+            return st;
+        }
+    }
+    free(alt);
+    return mica__fail(b->ctx, MICA_ERR_UNSUPPORTED, "%s%s", msg,
+                      n ? " (nor does any other implementation)" : "");
 }

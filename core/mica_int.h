@@ -53,6 +53,7 @@ struct mica_context {
     mica__registry_t registry;
     char **problems;
     int32_t nb_problems;
+    char *prefer;            /* deploy-time choices, "Type=impl,..." */
 };
 
 /* The host service table handed to every module (registry/host.c). */

@@ -294,9 +294,9 @@ static void *dup_bytes(const void *p, size_t n)
 }
 
 mica_status_t mica__network_add_state_layer(
-    mica_network_t *net, const mica_layer_spec_t *spec, const void *state,
-    size_t state_size, const char *host_impl, const void *host_state,
-    size_t host_state_size)
+    mica_network_t *net, const mica_layer_spec_t *spec, int32_t pinned,
+    const void *state, size_t state_size, const char *host_impl,
+    const void *host_state, size_t host_state_size)
 {
     mica__net_layer_t l;
     char at[512];
@@ -307,6 +307,7 @@ mica_status_t mica__network_add_state_layer(
         return st;
     memset(&l, 0, sizeof l);
     l.from_state = 1;
+    l.state_pinned = pinned;
     l.state = dup_bytes(state, state_size);
     l.state_size = state_size;
     if (host_impl) {

@@ -235,9 +235,13 @@ static void test_chain(void)
     mica_engine_destroy(e);
 }
 
+static char why[256];
+static mica_engine_t *last_engine; /* kept by chosen() when asked */
+static int keep_engine;
+
 /* The implementation a one-Twin network gets, "" if the build fails. */
-static const char *chosen(const char *pin, const char *cfg_prefer,
-                          const char *env)
+static const char *chosen_as(mica_dtype_t dtype, const char *pin,
+                             const char *cfg_prefer, const char *env)
 {
     static char impl[64];
     const char *in[1] = {"x"}, *out[1] = {"y"};
@@ -247,7 +251,7 @@ static const char *chosen(const char *pin, const char *cfg_prefer,
     mica_layer_info_t li;
     mica_engine_t *e = NULL;
 
-    fresh(4, MICA_FLOAT32);
+    fresh(4, dtype);
     memset(&spec, 0, sizeof spec);
     spec.struct_size = sizeof spec;
     spec.name = "twin";
@@ -269,12 +273,46 @@ static const char *chosen(const char *pin, const char *cfg_prefer,
         setenv("MICA_PREFER", env, 1);
     else
         unsetenv("MICA_PREFER");
-    impl[0] = '\0';
+    impl[0] = why[0] = '\0';
     if (mica_engine_build(net, &cfg, &e) == MICA_OK &&
-        mica_engine_layer(e, 0, &li) == MICA_OK)
+        mica_engine_layer(e, 0, &li) == MICA_OK) {
         snprintf(impl, sizeof impl, "%s", li.implementation);
+        snprintf(why, sizeof why, "%s", li.choice);
+    }
     unsetenv("MICA_PREFER");
-    mica_engine_destroy(e);
+    if (keep_engine)
+        last_engine = e;
+    else
+        mica_engine_destroy(e);
+    return impl;
+}
+
+static const char *chosen(const char *pin, const char *cfg_prefer,
+                          const char *env)
+{
+    return chosen_as(MICA_FLOAT32, pin, cfg_prefer, env);
+}
+
+/* The implementation of layer 0 of e loaded back with deploy choice `pref`. */
+static const char *reloaded(mica_engine_t *e, const char *pref)
+{
+    static char impl[64];
+    mica_engine_t *back = NULL;
+    mica_layer_info_t li;
+    void *data = NULL;
+    size_t size = 0;
+
+    impl[0] = why[0] = '\0';
+    mica_context_set_prefer(th_context(), pref);
+    if (e && mica_engine_serialize(e, &data, &size) == MICA_OK &&
+        mica_engine_deserialize(th_context(), data, size, &back) == MICA_OK &&
+        mica_engine_layer(back, 0, &li) == MICA_OK) {
+        snprintf(impl, sizeof impl, "%s", li.implementation);
+        snprintf(why, sizeof why, "%s", li.choice);
+    }
+    mica_context_set_prefer(th_context(), NULL);
+    mica_engine_destroy(back);
+    mica_free(data);
     return impl;
 }
 
@@ -288,7 +326,7 @@ static void test_choice(void)
              top ? top : ".");
     if (mica_context_load_file(th_context(), path) != MICA_OK) {
         diag("%s", err());
-        skip_block(7, "the choice test module is not built");
+        skip_block(19, "the choice test module is not built");
         return;
     }
     is_string("fast", chosen(NULL, NULL, NULL),
@@ -304,6 +342,35 @@ static void test_choice(void)
               "an unknown preference falls back to the priority");
     is_string("", chosen("nope", NULL, NULL),
               "an unknown pinned implementation fails the build");
+    is_string("alt", chosen_as(MICA_FLOAT16, NULL, NULL, NULL),
+              "float16, which 'fast' refuses, goes to the next priority");
+    contains(why, "accepting these types ('fast' refused them)",
+             "  and says why");
+    is_string("", chosen_as(MICA_FLOAT16, "fast", NULL, NULL),
+              "a pinned implementation that refuses the types fails");
+    contains(mica_context_error(th_context()), "not supported by "
+             "implementation 'fast'", "  saying so");
+
+    /* Deploy time: a saved engine takes the context's choice on load,
+     * except for a layer that pinned its implementation. */
+    keep_engine = 1;
+    chosen(NULL, NULL, NULL);
+    is_string("fast", reloaded(last_engine, NULL), "a loaded engine keeps "
+              "its saved implementation");
+    contains(why, "chosen at build time (saved)", "  and says so");
+    is_string("reference", reloaded(last_engine, "Twin=reference"),
+              "the deploy-time choice replaces it on load");
+    contains(why, "the deploy-time choice", "  and says so");
+    mica_engine_destroy(last_engine);
+    chosen("alt", NULL, NULL);
+    is_string("alt", reloaded(last_engine, "Twin=reference"),
+              "but not a layer's own pin");
+    mica_engine_destroy(last_engine);
+    keep_engine = 0;
+    ok(mica_context_set_prefer(th_context(), "Twin") != MICA_OK,
+       "a deploy-time choice must be Type=implementation");
+    contains(mica_context_error(th_context()), "'Twin' is not "
+             "Type=implementation", "  saying so");
 }
 
 int main(void)

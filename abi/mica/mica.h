@@ -145,6 +145,16 @@ MICA_EXPORT mica_status_t mica_registry_find(mica_context_t *ctx,
                                              uint32_t device,
                                              mica_creator_info_t *info);
 
+/*
+ * Deploy-time implementation choices for builds and engine loads in this
+ * context, "Type=impl,Type2=impl2" (as $MICA_PREFER, which they replace;
+ * NULL or "" clears them).  They come after a layer's own pin and the
+ * manifest's modules.prefer; for a loaded engine they replace the saved
+ * choice of any layer that was not pinned.
+ */
+MICA_EXPORT mica_status_t mica_context_set_prefer(mica_context_t *ctx,
+                                                  const char *spec);
+
 /* Whether a device kind can run work in this process (CPU always can). */
 MICA_EXPORT int32_t mica_device_usable(mica_device_kind_t device);
 
@@ -312,6 +322,7 @@ typedef struct mica_layer_info {
     const int32_t *inputs;      /* tensor indices, -1 for an omitted input */
     const int32_t *outputs;
     int64_t workspace;          /* bytes */
+    const char *choice;         /* why this implementation, one phrase */
 } mica_layer_info_t;
 
 MICA_EXPORT int32_t mica_engine_nb_tensors(const mica_engine_t *engine);

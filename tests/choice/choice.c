@@ -2,7 +2,7 @@
  * tests/choice/choice.c - a test module with three CPU implementations of
  * one layer type, "Twin" (a copy of its one input), so that the tests can
  * see which implementation a build chose: "reference" (priority 0),
- * "alt" (priority 1) and "fast" (priority 5).
+ * "alt" (priority 1) and "fast" (priority 5, float32 only).
  */
 #include <config.h>
 
@@ -55,6 +55,15 @@ static int32_t twin_supports_format(const mica_layer_t *layer, int32_t pos,
     return mica__mod_linear(io, pos) && io[pos].dtype == io[0].dtype;
 }
 
+/* "fast" takes float32 only: float16 must go to another implementation. */
+static int32_t fast_supports_format(const mica_layer_t *layer, int32_t pos,
+                                    const mica_tensor_desc_t *io,
+                                    int32_t nb_in, int32_t nb_out)
+{
+    return io[pos].dtype == MICA_FLOAT32 &&
+           twin_supports_format(layer, pos, io, nb_in, nb_out);
+}
+
 static mica_status_t twin_enqueue(mica_layer_t *layer,
                                   const mica_tensor_desc_t *in, int32_t nb_in,
                                   const mica_tensor_desc_t *out,
@@ -86,6 +95,18 @@ static const mica_layer_ops_t twin_ops = {
     .destroy = mica__mod_layer_destroy,
 };
 
+static const mica_layer_ops_t fast_ops = {
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = twin_nb_outputs,
+    .output_dtypes = twin_output_dtypes,
+    .output_dims = twin_output_dims,
+    .supports_format = fast_supports_format,
+    .enqueue = twin_enqueue,
+    .serialize = mica__mod_layer_serialize,
+    .clone = mica__mod_layer_clone,
+    .destroy = mica__mod_layer_destroy,
+};
+
 static const mica_layer_creator_t reference =
     MICA__MOD_CREATOR("Twin", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
                       NULL, 0, mica__mod_layer_create, &twin_ops);
@@ -94,7 +115,7 @@ static const mica_layer_creator_t alt =
                       NULL, 0, mica__mod_layer_create, &twin_ops);
 static const mica_layer_creator_t fast =
     MICA__MOD_CREATOR("Twin", "fast", MICA_DEVICE_CPU, 5, MICA_ROLE_NONE,
-                      NULL, 0, mica__mod_layer_create, &twin_ops);
+                      NULL, 0, mica__mod_layer_create, &fast_ops);
 
 static const mica_layer_creator_t *const creators[] = {&reference, &alt,
                                                        &fast};
