@@ -8,7 +8,11 @@ noinst_PROGRAMS += bench/bench_shapes
 bench_bench_shapes_SOURCES = bench/bench_shapes.c bench/bench_util.c \
 	bench/bench_util.h
 bench_bench_shapes_LDADD = libmica.la $(MICA_CUDA_LIBS)
-MICA_BENCHES = bench/bench_overhead bench/bench_shapes
+noinst_PROGRAMS += bench/bench_engine
+bench_bench_engine_SOURCES = bench/bench_engine.c bench/bench_util.c \
+	bench/bench_util.h
+bench_bench_engine_LDADD = libmica.la
+MICA_BENCHES = bench/bench_overhead bench/bench_shapes bench/bench_engine
 if MICA_CUDA
 noinst_PROGRAMS += bench/bench_elementwise bench/bench_matmul
 bench_bench_elementwise_SOURCES = bench/bench_elementwise.c \

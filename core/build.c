@@ -426,21 +426,19 @@ static mica_status_t instantiate(build_t *b, const mica__net_layer_t *nl,
                               mica__error_msg(&err, "deserialize failed"));
         goto created;
     }
+    l->params = &nl->fields.view;
     if (c != nl->checked_with) {
         /* Implementations of one type share a schema: re-check anyway. */
         if (mica__fields_check(c, &nl->fields.view, &l->fields, msg,
                                sizeof msg) != MICA_OK)
             return mica__fail(b->ctx, MICA_ERR_INVALID, "%slayer '%s': %s",
                               layer_at(nl, at, sizeof at), nl->name, msg);
-    } else if (mica__fields_check(c, &nl->fields.view, &l->fields, msg,
-                                  sizeof msg) != MICA_OK) {
-        return mica__fail(b->ctx, MICA_ERR_INTERNAL, "layer '%s': %s",
-                          nl->name, msg);
+        l->params = &l->fields.view;
     }
     if (c->role != MICA_ROLE_NONE && c->role != MICA_ROLE_ASSERTION)
         goto boundary;
     mica__error_clear(&err);
-    l->instance = c->create(c, nl->name, &l->fields.view, &err);
+    l->instance = c->create(c, nl->name, l->params, &err);
     if (!l->instance)
         return mica__fail(b->ctx, MICA_ERR_INVALID, "%slayer '%s' (%s): %s",
                           layer_at(nl, at, sizeof at), nl->name, nl->type,
@@ -604,6 +602,10 @@ done:
     if (st != MICA_OK || validate_only) {
         mica__engine_free(b.e);
         b.e = NULL;
+    } else {
+        int32_t s;
+        for (s = 0; s < b.e->nb_layers; s++)
+            b.e->layers[s].params = NULL; /* the network's, not ours */
     }
     if (out)
         *out = b.e;

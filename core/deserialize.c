@@ -353,8 +353,7 @@ static mica_status_t check_header(load_t *l, const unsigned char *data,
                                   size_t size)
 {
     uint32_t format, abi;
-    uint64_t payload, sum, h = 14695981039346656037ull;
-    size_t i;
+    uint64_t payload, sum;
 
     if (size < HEADER_BYTES || memcmp(data, ENGINE_MAGIC, 8) != 0)
         return mica__fail(l->ctx, MICA_ERR_INVALID, "%s is not a mica engine "
@@ -378,9 +377,7 @@ static mica_status_t check_header(load_t *l, const unsigned char *data,
                           "says %llu", l->what,
                           (unsigned long long)(size - HEADER_BYTES),
                           (unsigned long long)payload);
-    for (i = HEADER_BYTES; i < size; i++)
-        h = (h ^ data[i]) * 1099511628211ull;
-    if (h != sum)
+    if (mica__checksum(data + HEADER_BYTES, size - HEADER_BYTES) != sum)
         return mica__fail(l->ctx, MICA_ERR_INVALID, "%s is corrupt: its "
                           "checksum does not match its contents", l->what);
     l->r.p = data + HEADER_BYTES;

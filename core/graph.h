@@ -52,7 +52,7 @@ typedef struct mica__net_layer {
      * state its serialize() wrote (and its CPU twin's, if it had one). */
     int32_t from_state;
     int32_t state_pinned;      /* the saved implementation was a pin */
-    void *state;
+    void *state;               /* borrowed from the loader's bytes */
     size_t state_size;
     char *host_impl;
     void *host_state;
@@ -66,7 +66,14 @@ typedef struct mica__net_layer {
 const char *mica__deploy_choice(const mica_context_t *ctx, const char *type,
                                 char *buf, size_t len);
 
-/* Add a layer made from saved state (implementation and version pinned). */
+/* The checksum engine files carry (core/serialize.c). */
+uint64_t mica__checksum(const unsigned char *p, size_t n);
+
+/*
+ * Add a layer made from saved state (implementation and version pinned).
+ * The state bytes are borrowed, not copied: they must outlive the network
+ * (the loader builds and destroys it while it holds the file's bytes).
+ */
 mica_status_t mica__network_add_state_layer(
     mica_network_t *net, const mica_layer_spec_t *spec, int32_t pinned,
     const void *state, size_t state_size, const char *host_impl,
@@ -139,7 +146,10 @@ typedef struct mica__layer {
     char *name;
     char *origin;
     mica_creator_info_t info;  /* the chosen creator */
-    mica__fields_t fields;
+    mica__fields_t fields;     /* re-checked fields, when the creator that
+                                  checked the network's is another */
+    const mica_fields_t *params; /* the fields to create with; only valid
+                                    while building */
     mica_layer_t *instance;
     /* Phase 1 runs the CPU implementation: `instance` itself when the
      * chosen one runs on the CPU, else one of the CPU creator. */

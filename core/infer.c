@@ -324,7 +324,7 @@ mica_status_t mica__infer_host_instances(mica__build_t *b)
                 nl->host_state ? nl->host_state_size : nl->state_size, &err);
         else if (!nl->from_state)
             l->host_instance = l->host_info.creator->create(
-                l->host_info.creator, nl->name, &l->fields.view, &err);
+                l->host_info.creator, nl->name, l->params, &err);
         if (!l->host_instance)
             return mica__layer_fail(b, s, &err, "create failed");
     }
@@ -388,7 +388,7 @@ static mica_status_t check_assertion(mica__build_t *b, int32_t step)
             return MICA_OK;
     for (j = 0; j < t->shape.nb_values; j++)
         if (mica__expr_constant_value(t->shape.values[j]) == 0) {
-            msg = mica_fields_find(&l->fields.view, "message");
+            msg = l->params ? mica_fields_find(l->params, "message") : NULL;
             return mica__fail(b->ctx, MICA_ERR_INVALID,
                               "%slayer '%s' (Assertion): %s (element %d of "
                               "'%s' is false at build time)",
@@ -549,7 +549,7 @@ static mica_layer_t *instance_of(mica__build_t *b, int32_t step,
         return c->deserialize ? c->deserialize(c, nl->name, nl->state,
                                                nl->state_size, &err)
                               : NULL;
-    return c->create(c, nl->name, &b->e->layers[step].fields.view, &err);
+    return c->create(c, nl->name, b->e->layers[step].params, &err);
 }
 
 /* Put instance `inst` of creator `c` in place of layer l's instance. */

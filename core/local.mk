@@ -6,7 +6,7 @@ libmica_la_SOURCES = \
 	core/abi_layout.c core/fields.c core/expr.c core/network.c \
 	core/build.c core/infer.c core/profile.c core/shapes.c core/plan.c \
 	core/engine.c core/exec.c core/device.c core/serialize.c \
-	core/deserialize.c \
+	core/deserialize.c core/checksum.c \
 	core/cpu/device.c
 libmica_la_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS)
 libmica_la_CFLAGS = $(AM_CFLAGS) $(MICA_VISIBILITY_CFLAGS)
@@ -29,5 +29,5 @@ tests_test_dynamic_SOURCES = tests/test_dynamic.c
 tests_test_dynamic_LDADD = $(MICA_TEST_LIBS)
 check_PROGRAMS += tests/test_engine
 TESTS += tests/test_engine
-tests_test_engine_SOURCES = tests/test_engine.c
+tests_test_engine_SOURCES = tests/test_engine.c core/checksum.c
 tests_test_engine_LDADD = $(MICA_TEST_LIBS)

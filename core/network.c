@@ -54,9 +54,7 @@ static void layer_free(mica__net_layer_t *l)
     free_strv(l->input_origins, l->nb_inputs);
     free_strv(l->outputs, l->nb_outputs);
     mica__fields_free(&l->fields);
-    free(l->state);
     free(l->host_impl);
-    free(l->host_state);
 }
 
 void mica_network_destroy(mica_network_t *net)
@@ -284,15 +282,6 @@ mica_status_t mica_network_add_layer(mica_network_t *net,
     return append(net, spec, &l);
 }
 
-/* A copy of n bytes (at least one byte allocated), NULL on failure. */
-static void *dup_bytes(const void *p, size_t n)
-{
-    void *q = malloc(n ? n : 1);
-    if (q && n)
-        memcpy(q, p, n);
-    return q;
-}
-
 mica_status_t mica__network_add_state_layer(
     mica_network_t *net, const mica_layer_spec_t *spec, int32_t pinned,
     const void *state, size_t state_size, const char *host_impl,
@@ -308,14 +297,14 @@ mica_status_t mica__network_add_state_layer(
     memset(&l, 0, sizeof l);
     l.from_state = 1;
     l.state_pinned = pinned;
-    l.state = dup_bytes(state, state_size);
+    l.state = (void *)state;
     l.state_size = state_size;
     if (host_impl) {
         l.host_impl = mica__strdup(host_impl);
-        l.host_state = dup_bytes(host_state, host_state_size);
+        l.host_state = (void *)host_state;
         l.host_state_size = host_state_size;
     }
-    if (!l.state || (host_impl && (!l.host_impl || !l.host_state))) {
+    if (host_impl && !l.host_impl) {
         layer_free(&l);
         return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
     }

@@ -8,7 +8,7 @@
  *     u32 format version (1)
  *     u32 ABI version the engine's modules were used through
  *     u64 payload bytes
- *     u64 FNV-1a 64 checksum of the payload
+ *     u64 checksum of the payload (mica__checksum)
  *   payload:
  *     u32 device
  *     inputs:   u32 n, then name, u32 dtype, u32 is_shape, dims
@@ -46,14 +46,6 @@ void mica_free(void *p)
     free(p);
 }
 
-static uint64_t fnv1a(const unsigned char *p, size_t n)
-{
-    uint64_t h = 14695981039346656037ull;
-    while (n--)
-        h = (h ^ *p++) * 1099511628211ull;
-    return h;
-}
-
 /* ---- writing ------------------------------------------------------------ */
 
 typedef struct out {
@@ -79,7 +71,7 @@ static void put(out_t *o, const void *data, size_t n)
         o->p = grown;
         o->cap = cap;
     }
-    if (n)
+    if (n && data)
         memcpy(o->p + o->len, data, n);
     o->len += n;
 }
@@ -110,24 +102,30 @@ static void put_dims(out_t *o, const mica_dims_t *d)
 static mica_status_t put_state(mica_engine_t *e, out_t *o,
                                const mica__layer_t *l, mica_layer_t *inst)
 {
-    size_t size = 0;
-    void *buf;
+    size_t size = 0, len_at;
+    unsigned char *buf;
+    uint32_t v;
 
     if (!inst->ops->serialize || inst->ops->serialize(inst, NULL, &size) != MICA_OK)
         return mica__fail(e->ctx, MICA_ERR_UNSUPPORTED,
                           "layer '%s' (%s, implementation '%s') cannot be "
                           "serialized", l->name, l->info.type,
                           l->info.implementation);
-    buf = malloc(size ? size : 1);
-    if (!buf)
+    /* Written in place: room for the length and the state, then the
+     * layer fills it and the length is set to what it wrote. */
+    put_u32(o, 0);
+    len_at = o->len - 4;
+    put(o, NULL, size);
+    if (o->failed)
         return mica__fail(e->ctx, MICA_ERR_NOMEM, "out of host memory");
-    if (inst->ops->serialize(inst, buf, &size) != MICA_OK) {
-        free(buf);
+    buf = o->p + len_at + 4;
+    if (inst->ops->serialize(inst, buf, &size) != MICA_OK ||
+        size > o->len - len_at - 4)
         return mica__fail(e->ctx, MICA_ERR_INTERNAL,
                           "layer '%s': serialize failed", l->name);
-    }
-    put_bytes(o, buf, size);
-    free(buf);
+    o->len = len_at + 4 + size;
+    v = (uint32_t)size;
+    memcpy(o->p + len_at, &v, 4);
     return MICA_OK;
 }
 
@@ -229,7 +227,7 @@ mica_status_t mica_engine_serialize(const mica_engine_t *engine, void **data,
         goto fail;
     }
     payload = o.len - HEADER_BYTES;
-    sum = fnv1a(o.p + HEADER_BYTES, (size_t)payload);
+    sum = mica__checksum(o.p + HEADER_BYTES, (size_t)payload);
     memcpy(o.p + 16, &payload, 8);
     memcpy(o.p + 24, &sum, 8);
     *data = o.p;

@@ -246,18 +246,92 @@ fail:
     return NULL;
 }
 
+/* Deep copy of one field's values into f's allocations; 0 or -1. */
+static int copy_field(mica__mod_fields_t *f, const mica_field_t *src,
+                      mica_field_t *dst)
+{
+    int32_t i, n = src->count;
+    size_t len = strlen(src->name);
+
+    *dst = *src;
+    if (!(dst->name = own(f, len + 1)))
+        return -1;
+    memcpy((char *)dst->name, src->name, len);
+    switch (src->type) {
+    case MICA_FIELD_STRING: {
+        const char **strs = own(f, sizeof *strs * (size_t)n);
+        for (i = 0; strs && i < n; i++) {
+            const char *s = ((const char *const *)src->data)[i];
+            size_t sl = s ? strlen(s) : 0;
+            char *c = own(f, sl + 1);
+            if (!c)
+                return -1;
+            if (sl)
+                memcpy(c, s, sl);
+            strs[i] = c;
+        }
+        dst->data = strs;
+        return strs ? 0 : -1;
+    }
+    case MICA_FIELD_WEIGHTS: {
+        mica_weights_t *ws = own(f, sizeof *ws * (size_t)n);
+        for (i = 0; ws && i < n; i++) {
+            const mica_weights_t *w = &((const mica_weights_t *)src->data)[i];
+            size_t bytes = (size_t)w->count * mica_dtype_size(w->dtype);
+            void *v = own(f, bytes);
+            if (!v)
+                return -1;
+            if (bytes)
+                memcpy(v, w->values, bytes);
+            ws[i] = *w;
+            ws[i].values = v;
+        }
+        dst->data = ws;
+        return ws ? 0 : -1;
+    }
+    default: {
+        size_t bytes = (src->type == MICA_FIELD_FLOAT ? sizeof(double)
+                                                      : sizeof(int64_t)) *
+                       (size_t)n;
+        void *v = own(f, bytes);
+        if (!v)
+            return -1;
+        if (bytes)
+            memcpy(v, src->data, bytes);
+        dst->data = v;
+        return 0;
+    }
+    }
+}
+
+/* A copy being adopted by the next mica__mod_layer_new of this thread
+ * (set by mica__mod_layer_deserialize, which has just made it). */
+static _Thread_local mica__mod_fields_t *adoptable;
+
 mica__mod_fields_t *mica__mod_fields_copy(const mica_fields_t *fields)
 {
-    size_t size = write_fields(fields, NULL, 0);
-    unsigned char *buf = malloc(size);
-    mica__mod_fields_t *f = NULL;
+    mica__mod_fields_t *f;
+    int32_t i, n = fields ? fields->nb_fields : 0;
 
-    if (buf) {
-        write_fields(fields, buf, size);
-        f = mica__mod_fields_load(buf, size);
-        free(buf);
+    if (adoptable && fields == &adoptable->view) {
+        f = adoptable; /* made for this layer: take it, no copy */
+        adoptable = NULL;
+        return f;
     }
+    if (!(f = calloc(1, sizeof *f)))
+        return NULL;
+    f->items = own(f, sizeof *f->items * (size_t)n);
+    if (!f->items)
+        goto fail;
+    for (i = 0; i < n; i++)
+        if (copy_field(f, &fields->fields[i], &f->items[i]) != 0)
+            goto fail;
+    f->view.nb_fields = n;
+    f->view.fields = f->items;
     return f;
+fail:
+    mica__mod_fields_free(f);
+    return NULL;
 }
 
 const mica_fields_t *mica__mod_fields_view(const mica__mod_fields_t *f)
@@ -371,7 +445,14 @@ mica_layer_t *mica__mod_layer_deserialize(const mica_layer_creator_t *c,
                                   "corrupt (%zu bytes)", name, c->type, size);
         return NULL;
     }
+    /* The layer's create() keeps these fields through
+     * mica__mod_layer_new instead of copying them again; if it never
+     * gets there (an error), they are freed here. */
+    adoptable = f;
     layer = c->create(c, name, mica__mod_fields_view(f), err);
-    mica__mod_fields_free(f);
+    if (adoptable == f) {
+        adoptable = NULL;
+        mica__mod_fields_free(f);
+    }
     return layer;
 }
