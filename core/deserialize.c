@@ -355,9 +355,13 @@ static mica_status_t check_header(load_t *l, const unsigned char *data,
     uint32_t format, abi;
     uint64_t payload, sum;
 
-    if (size < HEADER_BYTES || memcmp(data, ENGINE_MAGIC, 8) != 0)
+    if (size < 8 || memcmp(data, ENGINE_MAGIC, 8) != 0)
         return mica__fail(l->ctx, MICA_ERR_INVALID, "%s is not a mica engine "
                           "(no MICAENG header)", l->what);
+    if (size < HEADER_BYTES)
+        return mica__fail(l->ctx, MICA_ERR_INVALID, "%s is truncated: %zu "
+                          "bytes, shorter than its %d-byte header", l->what,
+                          size, HEADER_BYTES);
     memcpy(&format, data + 8, 4);
     memcpy(&abi, data + 12, 4);
     memcpy(&payload, data + 16, 8);

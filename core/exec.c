@@ -26,6 +26,9 @@ struct mica_exec {
     unsigned char *arena;
     int64_t arena_cap;
     mica_layer_t **instances;   /* device clones, NULL for host-only layers */
+    mica_layer_t **host;        /* phase-1 instances, NULL where none */
+    int32_t *host_owned;        /* host[s] is a clone of its own */
+    int initialized;            /* initialize() ran on the clones */
     int32_t fixed_profile;      /* -1: automatic */
     int32_t profile;            /* the one configured, -1 before any */
     int dirty;                  /* input shapes or shape values changed */
@@ -65,6 +68,8 @@ static mica_status_t alloc_state(mica_exec_t *x)
     for (s = 0; s < e->nb_layers; s++)
         total += e->layers[s].nb_inputs + e->layers[s].nb_outputs;
     x->instances = calloc((size_t)e->nb_layers + 1, sizeof *x->instances);
+    x->host = calloc((size_t)e->nb_layers + 1, sizeof *x->host);
+    x->host_owned = calloc((size_t)e->nb_layers + 1, sizeof *x->host_owned);
     x->descs = calloc((size_t)total + 1, sizeof *x->descs);
     x->ptrs = calloc((size_t)total + 1, sizeof *x->ptrs);
     x->first = calloc((size_t)e->nb_layers + 1, sizeof *x->first);
@@ -75,7 +80,8 @@ static mica_status_t alloc_state(mica_exec_t *x)
     x->out_data = calloc((size_t)e->nb_outputs + 1, sizeof *x->out_data);
     x->out_cap = calloc((size_t)e->nb_outputs + 1, sizeof *x->out_cap);
     x->out_ready = calloc((size_t)e->nb_outputs + 1, sizeof *x->out_ready);
-    if (!x->instances || !x->descs || !x->ptrs || !x->first || !x->skip ||
+    if (!x->instances || !x->host || !x->host_owned || !x->descs ||
+        !x->ptrs || !x->first || !x->skip ||
         !x->in_dims || !x->in_data || !x->in_set || !x->out_data ||
         !x->out_cap || !x->out_ready)
         return nomem(x);
@@ -87,21 +93,81 @@ static mica_status_t alloc_state(mica_exec_t *x)
     return mica__shapes_init(e, &x->shapes);
 }
 
-/* Clone the device layers; configure happens when a profile is chosen. */
+/*
+ * Clone the layers: one clone per device layer, configured when a profile
+ * is chosen; one per host-phase layer, configured now for every profile's
+ * range, unless the device clone runs on the CPU and serves both phases.
+ * Contexts share nothing mutable, so they may run on different threads.
+ */
 static mica_status_t clone_layers(mica_exec_t *x)
 {
     int32_t s;
     for (s = 0; s < x->e->nb_layers; s++) {
         const mica__layer_t *l = &x->e->layers[s];
+        mica_dyn_desc_t all[128];
         mica_error_t err;
-        if (!l->run_device)
-            continue;
         mica__error_clear(&err);
-        x->instances[s] = l->instance->ops->clone(l->instance, &err);
-        if (!x->instances[s])
+        if (l->run_device) {
+            x->instances[s] = l->instance->ops->clone(l->instance, &err);
+            if (!x->instances[s])
+                return layer_error(x, s, &err, "clone failed");
+        }
+        if (!l->run_host)
+            continue;
+        if (l->host_instance == l->instance && x->instances[s]) {
+            x->host[s] = x->instances[s];
+            continue;
+        }
+        x->host[s] = l->host_instance->ops->clone(l->host_instance, &err);
+        if (!x->host[s])
             return layer_error(x, s, &err, "clone failed");
+        x->host_owned[s] = 1;
+        if (!x->host[s]->ops->configure)
+            continue;
+        mica__host_ranges(x->e, l, all);
+        if (x->host[s]->ops->configure(x->host[s], all, l->nb_inputs,
+                                       all + l->nb_inputs, l->nb_outputs,
+                                       &err) != MICA_OK)
+            return layer_error(x, s, &err, "configure failed");
     }
     return MICA_OK;
+}
+
+/* Whether ops has the optional member m (within the module's struct). */
+#define HAS_OP(ops, m) \
+    ((ops)->struct_size >= offsetof(mica_layer_ops_t, m) + sizeof((ops)->m) && \
+     (ops)->m)
+
+/* initialize() every clone once, after its first configure. */
+static mica_status_t initialize(mica_exec_t *x)
+{
+    int32_t s;
+    for (s = 0; s < x->e->nb_layers; s++) {
+        mica_layer_t *inst[2];
+        int32_t k;
+        inst[0] = x->instances[s];
+        inst[1] = x->host_owned[s] ? x->host[s] : NULL;
+        for (k = 0; k < 2; k++) {
+            mica_error_t err;
+            mica__error_clear(&err);
+            if (inst[k] && HAS_OP(inst[k]->ops, initialize) &&
+                inst[k]->ops->initialize(inst[k], k ? NULL : x->stream,
+                                         &err) != MICA_OK)
+                return layer_error(x, s, &err, "initialize failed");
+        }
+    }
+    x->initialized = 1;
+    return MICA_OK;
+}
+
+/* terminate() and destroy a clone. */
+static void release(mica_exec_t *x, mica_layer_t *inst)
+{
+    if (!inst)
+        return;
+    if (x->initialized && HAS_OP(inst->ops, terminate))
+        inst->ops->terminate(inst);
+    inst->ops->destroy(inst);
 }
 
 mica_status_t mica_exec_create(mica_engine_t *engine, mica_exec_t **out)
@@ -139,9 +205,11 @@ void mica_exec_destroy(mica_exec_t *x)
         return;
     if (x->stream)
         x->dev->sync(x->ctx, x->stream);
-    for (i = 0; x->instances && i < x->e->nb_layers; i++)
-        if (x->instances[i])
-            x->instances[i]->ops->destroy(x->instances[i]);
+    for (i = 0; x->instances && i < x->e->nb_layers; i++) {
+        if (x->host && x->host_owned[i])
+            release(x, x->host[i]);
+        release(x, x->instances[i]);
+    }
     for (i = 0; x->out_data && i < x->e->nb_outputs; i++)
         free(x->out_data[i]);
     if (x->arena)
@@ -150,6 +218,8 @@ void mica_exec_destroy(mica_exec_t *x)
         x->dev->stream_destroy(x->stream);
     mica__shapes_free(x->e, &x->shapes);
     free(x->instances);
+    free(x->host);
+    free(x->host_owned);
     free(x->in_dims);
     free(x->in_data);
     free(x->in_set);
@@ -299,7 +369,7 @@ static mica_status_t use_profile(mica_exec_t *x, int32_t k)
             return layer_error(x, s, &err, "configure failed");
     }
     x->profile = k;
-    return MICA_OK;
+    return x->initialized ? MICA_OK : initialize(x);
 }
 
 /* Descriptors, pointers and skips of the device layers for the dims now. */
@@ -376,11 +446,12 @@ mica_status_t mica_exec_infer_shapes(mica_exec_t *x)
             return mica__fail(x->ctx, MICA_ERR_INVALID,
                               "input '%s' was not given", t->name);
     }
+    /* The profile (and so configure) before phase 1: the host phase may
+     * run the same CPU clones as the device phase. */
     if ((st = pick_profile(x, &k)) != MICA_OK ||
-        (st = mica__shapes_run(e, &x->shapes, x->in_dims, 1)) != MICA_OK ||
+        (k != x->profile && (st = use_profile(x, k)) != MICA_OK) ||
+        (st = mica__shapes_run(e, &x->shapes, x->in_dims, 1, x->host)) != MICA_OK ||
         (st = check_plan(x, k)) != MICA_OK)
-        return st;
-    if (k != x->profile && (st = use_profile(x, k)) != MICA_OK)
         return st;
     refresh(x);
     for (i = 0; i < e->nb_outputs; i++)

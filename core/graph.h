@@ -231,9 +231,16 @@ void mica__shapes_free(mica_engine_t *e, mica__shapes_t *s);
  * host in execution order, and evaluate every tensor's dims.  Assertion
  * layers run only if `assertions` (the build's measuring runs at a
  * profile's corners skip them: a corner is not an input anyone gave).
+ * `host` gives each layer's host instance (an execution context's clones);
+ * NULL means the engine's own.
  */
 mica_status_t mica__shapes_run(mica_engine_t *e, mica__shapes_t *s,
-                               const mica_dims_t *input_dims, int assertions);
+                               const mica_dims_t *input_dims, int assertions,
+                               mica_layer_t *const *host);
+
+/* configure() ranges of layer l for its host phase: all profiles' union. */
+void mica__host_ranges(const mica_engine_t *e, const mica__layer_t *l,
+                       mica_dyn_desc_t *all);
 
 /* Whether profile k admits the inputs; if not, why (one line). */
 int mica__profile_admits(const mica_engine_t *e, int32_t k,

@@ -316,7 +316,7 @@ static mica_status_t corner(mica__build_t *b, int32_t k, int which,
             memcpy(s->host[t], v, bytes);
         }
     }
-    st = mica__shapes_run(e, s, input_dims, 0);
+    st = mica__shapes_run(e, s, input_dims, 0, NULL);
     if (st != MICA_OK && e->nb_user_profiles > 0) {
         snprintf(msg, sizeof msg, "%s", mica_context_error(b->ctx));
         return mica__fail(b->ctx, st, "profile %d, at its %s point: %s",
@@ -388,41 +388,48 @@ static mica_status_t configure(mica__build_t *b, int32_t k)
     return MICA_OK;
 }
 
+void mica__host_ranges(const mica_engine_t *e, const mica__layer_t *l,
+                       mica_dyn_desc_t *all)
+{
+    mica_dyn_desc_t dyn[128];
+    int32_t k, i, j, n = l->nb_inputs + l->nb_outputs;
+
+    for (k = 0; k < e->nb_profiles; k++) {
+        mica__layer_dyn_descs(e, l, k, dyn);
+        for (i = 0; i < n; i++) {
+            if (k == 0) {
+                all[i] = dyn[i];
+                continue;
+            }
+            for (j = 0; j < dyn[i].min.nb_dims; j++) {
+                if (dyn[i].min.d[j] < all[i].min.d[j])
+                    all[i].min.d[j] = dyn[i].min.d[j];
+                if (dyn[i].max.d[j] > all[i].max.d[j])
+                    all[i].max.d[j] = dyn[i].max.d[j];
+            }
+        }
+    }
+}
+
 /* Host instances of their own: configure once for every profile's range. */
 static mica_status_t configure_host(mica__build_t *b)
 {
     mica_engine_t *e = b->e;
-    int32_t s, k, i, j;
+    int32_t s;
 
     for (s = 0; s < e->nb_layers; s++) {
         const mica__layer_t *l = &e->layers[s];
-        const mica_layer_ops_t *ops;
-        mica_dyn_desc_t dyn[128], all[128];
+        mica_dyn_desc_t all[128];
         mica_error_t err;
-        int32_t n = l->nb_inputs + l->nb_outputs;
         if (!l->run_host || !l->host_instance ||
-            (l->host_instance == l->instance && l->run_device))
+            (l->host_instance == l->instance && l->run_device) ||
+            !l->host_instance->ops->configure)
             continue;
-        ops = l->host_instance->ops;
-        for (k = 0; k < e->nb_profiles; k++) {
-            mica__layer_dyn_descs(e, l, k, dyn);
-            for (i = 0; i < n; i++) {
-                if (k == 0) {
-                    all[i] = dyn[i];
-                    continue;
-                }
-                for (j = 0; j < dyn[i].min.nb_dims; j++) {
-                    if (dyn[i].min.d[j] < all[i].min.d[j])
-                        all[i].min.d[j] = dyn[i].min.d[j];
-                    if (dyn[i].max.d[j] > all[i].max.d[j])
-                        all[i].max.d[j] = dyn[i].max.d[j];
-                }
-            }
-        }
+        mica__host_ranges(e, l, all);
         mica__error_clear(&err);
-        if (ops->configure &&
-            ops->configure(l->host_instance, all, l->nb_inputs,
-                           all + l->nb_inputs, l->nb_outputs, &err) != MICA_OK)
+        if (l->host_instance->ops->configure(l->host_instance, all,
+                                             l->nb_inputs, all + l->nb_inputs,
+                                             l->nb_outputs, &err) != MICA_OK)
             return mica__layer_fail(b, s, &err, "configure failed");
     }
     return MICA_OK;

@@ -133,10 +133,10 @@ static mica_status_t eval_outputs(mica_engine_t *e, mica__shapes_t *s,
 
 /* Run layer `step` on the host with its CPU implementation. */
 static mica_status_t run_host(mica_engine_t *e, mica__shapes_t *s,
-                              int32_t step)
+                              int32_t step, mica_layer_t *inst)
 {
     const mica__layer_t *l = &e->layers[step];
-    const mica_layer_ops_t *ops = l->host_instance->ops;
+    const mica_layer_ops_t *ops = inst->ops;
     mica_tensor_desc_t io[128];
     mica_dyn_desc_t dyn[128];
     const void *in[64];
@@ -168,12 +168,12 @@ static mica_status_t run_host(mica_engine_t *e, mica__shapes_t *s,
             dyn[i].desc = io[i];
             dyn[i].min = dyn[i].max = io[i].dims;
         }
-        ws = ops->workspace_size(l->host_instance, dyn, nin, dyn + nin, nout);
+        ws = ops->workspace_size(inst, dyn, nin, dyn + nin, nout);
         if (ensure(&s->scratch, &s->scratch_cap, ws) != 0)
             return mica__fail(e->ctx, MICA_ERR_NOMEM, "out of host memory");
     }
     mica__error_clear(&err);
-    if (ops->enqueue(l->host_instance, io, nin, io + nin, nout, in, out,
+    if (ops->enqueue(inst, io, nin, io + nin, nout, in, out,
                      ws ? s->scratch : NULL, NULL, &err) != MICA_OK)
         return mica__fail(e->ctx, MICA_ERR_RUNTIME, "%slayer '%s' (%s): %s",
                           mica__at(l->origin, at, sizeof at), l->name,
@@ -193,7 +193,8 @@ static mica_status_t run_host(mica_engine_t *e, mica__shapes_t *s,
 }
 
 mica_status_t mica__shapes_run(mica_engine_t *e, mica__shapes_t *s,
-                               const mica_dims_t *input_dims, int assertions)
+                               const mica_dims_t *input_dims, int assertions,
+                               mica_layer_t *const *host)
 {
     int32_t step;
     mica_status_t st;
@@ -206,7 +207,8 @@ mica_status_t mica__shapes_run(mica_engine_t *e, mica__shapes_t *s,
         if (!l->run_host ||
             (!assertions && l->info.role == MICA_ROLE_ASSERTION))
             continue;
-        if ((st = run_host(e, s, step)) != MICA_OK)
+        if ((st = run_host(e, s, step,
+                           host ? host[step] : l->host_instance)) != MICA_OK)
             return st;
     }
     return MICA_OK;

@@ -147,6 +147,50 @@ int cli_build(mica_context_t *ctx, const char *manifest, uint32_t device,
     return CLI_OK;
 }
 
+int cli_open(mica_context_t *ctx, const char *path, uint32_t device,
+             cli_source_t *src)
+{
+    mica_status_t st;
+    uint32_t built;
+
+    memset(src, 0, sizeof(*src));
+    src->path = path;
+    if (!mica_engine_file_probe(path))
+        return cli_build(ctx, path, device, &src->m, &src->engine);
+    src->is_engine = 1;
+    st = mica_engine_load(ctx, path, &src->engine);
+    if (st != MICA_OK) {
+        src->engine = NULL;
+        return cli_error("%s", mica_context_error(ctx));
+    }
+    built = mica_engine_device(src->engine);
+    if (device != CLI_DEVICE_MANIFEST && device != 0 && device != built) {
+        cli_error("%s: the engine was built for %s and runs there only, not "
+                  "on %s (build one for %s with 'mica build MANIFEST -o "
+                  "ENGINE --device %s')", path, cli_device_name(built),
+                  cli_device_name(device), cli_device_name(device),
+                  cli_device_name(device));
+        cli_close(src);
+        return CLI_ERROR;
+    }
+    return CLI_OK;
+}
+
+const char *cli_source_name(const cli_source_t *src)
+{
+    return src->m ? mica_manifest_name(src->m) : "";
+}
+
+void cli_close(cli_source_t *src)
+{
+    if (src->engine)
+        mica_engine_destroy(src->engine);
+    if (src->m)
+        mica_manifest_destroy(src->m);
+    src->engine = NULL;
+    src->m = NULL;
+}
+
 /* ---- tables ------------------------------------------------------------ */
 
 struct cli_table {

@@ -55,17 +55,44 @@ int cli_context(mica_context_t **ctx, char **paths, int nb_paths, int quiet);
 
 /* Subcommands: argv[0] is the subcommand's name. */
 int cmd_run(int argc, char **argv);
+int cmd_build(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_modules(int argc, char **argv);
 
 /*
- * Load a manifest and build its engine on `device` (0: the manifest's
- * own choice; else a mica_device_kind_t bit or CLI_DEVICE_AUTO).  On
- * failure prints the error and returns CLI_ERROR.
+ * Load a manifest and build its engine on `device` (CLI_DEVICE_MANIFEST:
+ * the manifest's own choice; else 0 for auto or a mica_device_kind_t
+ * bit).  On failure prints the error and returns CLI_ERROR.
  */
 #define CLI_DEVICE_MANIFEST 0xffffffffu
 int cli_build(mica_context_t *ctx, const char *manifest, uint32_t device,
               mica_manifest_t **m, mica_engine_t **engine);
+
+/*
+ * What `mica run` and `mica inspect` work on: a manifest (built here) or
+ * an engine file (loaded), told apart by the file's first bytes
+ * (mica_engine_file_probe), not by its name.
+ */
+typedef struct cli_source {
+    const char *path;
+    int is_engine;          /* 1: an engine file, 0: a manifest */
+    mica_manifest_t *m;     /* the manifest, NULL for an engine file */
+    mica_engine_t *engine;
+} cli_source_t;
+
+/*
+ * Open `path` into *src: build a manifest's engine on `device` (as
+ * cli_build), or load an engine file.  An engine is built for one device:
+ * `device` CLI_DEVICE_MANIFEST or 0 (auto) takes the engine's, a device
+ * other than the engine's is refused.  On failure prints the error, leaves
+ * *src empty and returns CLI_ERROR.
+ */
+int cli_open(mica_context_t *ctx, const char *path, uint32_t device,
+             cli_source_t *src);
+/* The manifest's name, "" for an engine file or a manifest without one. */
+const char *cli_source_name(const cli_source_t *src);
+/* Destroy the engine and the manifest (before their context). */
+void cli_close(cli_source_t *src);
 
 /*
  * A table printed with aligned columns: add rows of `nb_cols` strings

@@ -1,10 +1,11 @@
 /*
- * tools/cmd_inspect.c - `mica inspect`: build a manifest's engine and show
- * what was built: the device, the arena, every layer in execution order
- * (type, version, the implementation chosen, inputs -> outputs), every
- * tensor (dtype, symbolic shape, execution or shape tensor, arena
- * placement), what the symbols of the shapes stand for, and the
- * optimization profiles (each input's range, each profile's arena).
+ * tools/cmd_inspect.c - `mica inspect`: build a manifest's engine, or load
+ * an engine file, and show what it holds: the device, the arena, every
+ * layer in execution order (type, version, the implementation chosen,
+ * inputs -> outputs), every tensor (dtype, symbolic shape, execution or
+ * shape tensor, arena placement), what the symbols of the shapes stand
+ * for, and the optimization profiles (each input's range, each profile's
+ * arena).
  */
 #include <config.h>
 
@@ -17,9 +18,11 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: mica inspect MANIFEST [--device auto|cpu|cuda]\n"
+        "usage: mica inspect MANIFEST|ENGINE [--device auto|cpu|cuda]\n"
         "                    [--module-path DIR]...\n\n"
-        "Build the engine of MANIFEST and print its device, arena size,\n"
+        "Build the engine of MANIFEST, or load ENGINE (an engine file that\n"
+        "'mica build' wrote; it runs on the device it was built for, and\n"
+        "another --device is refused), and print its device, arena size,\n"
         "layers in execution order with the implementation chosen for each,\n"
         "tensors with their dtype, shape and kind (E: execution tensor, S:\n"
         "shape tensor, E+S: both, unused: read by nothing), the symbols of\n"
@@ -255,12 +258,12 @@ static int print_profiles(mica_context_t *ctx, mica_engine_t *engine)
 int cmd_inspect(int argc, char **argv)
 {
     char **paths = calloc((size_t)argc + 1, sizeof(char *));
-    const char *manifest = NULL, *v;
+    const char *source = NULL, *v;
     uint32_t device = CLI_DEVICE_MANIFEST;
     int nb_paths = 0, i, rc = CLI_OK;
     mica_context_t *ctx = NULL;
-    mica_manifest_t *m = NULL;
-    mica_engine_t *engine = NULL;
+    cli_source_t src;
+    mica_engine_t *engine;
 
     if (!paths)
         return cli_error("out of memory");
@@ -284,25 +287,30 @@ int cmd_inspect(int argc, char **argv)
                                      "auto, cpu or cuda", v);
         } else if (a[0] == '-' && a[1]) {
             rc = cli_usage_error("inspect", "unknown option '%s'", a);
-        } else if (!manifest) {
-            manifest = a;
+        } else if (!source) {
+            source = a;
         } else {
             rc = cli_usage_error("inspect", "unexpected argument '%s' (one "
-                                 "manifest only)", a);
+                                 "manifest or engine only)", a);
         }
     }
-    if (rc == CLI_OK && !manifest)
-        rc = cli_usage_error("inspect", "no manifest given");
+    if (rc == CLI_OK && !source)
+        rc = cli_usage_error("inspect", "no manifest or engine given");
     if (rc == CLI_OK)
         rc = cli_context(&ctx, paths, nb_paths, 0);
     free(paths);
     if (rc != CLI_OK)
         return rc;
-    rc = cli_build(ctx, manifest, device, &m, &engine);
+    rc = cli_open(ctx, source, device, &src);
     if (rc == CLI_OK) {
-        const char *name = mica_manifest_name(m);
-        printf("manifest: %s\n", manifest);
-        printf("name:     %s\n", name[0] ? name : "-");
+        const char *name = cli_source_name(&src);
+        engine = src.engine;
+        if (src.is_engine) {
+            printf("engine:   %s\n", source);
+        } else {
+            printf("manifest: %s\n", source);
+            printf("name:     %s\n", name[0] ? name : "-");
+        }
         printf("device:   %s\n", cli_device_name(mica_engine_device(engine)));
         printf("arena:    %lld bytes%s\n",
                (long long)mica_engine_arena_bytes(engine),
@@ -320,10 +328,7 @@ int cmd_inspect(int argc, char **argv)
         if (rc == CLI_OK)
             rc = print_profiles(ctx, engine);
     }
-    if (engine)
-        mica_engine_destroy(engine);
-    if (m)
-        mica_manifest_destroy(m);
+    cli_close(&src);
     mica_context_destroy(ctx);
     return rc;
 }

@@ -1,12 +1,12 @@
 /*
- * tools/cmd_run.c - `mica run`: load a manifest, build its engine, run it
- * once on .npy inputs and write every network output (and every output
- * for shapes) as DIR/NAME.npy, in the shape it has in this run.  Inputs
- * with runtime dimensions take theirs from the .npy file; the profile is
- * the one asked for or the first that admits the inputs' shapes, and a
- * shape no profile admits is refused before anything runs.  Nothing is
- * written unless everything succeeded: outputs go to temporary files
- * first and are renamed into place at the end.
+ * tools/cmd_run.c - `mica run`: build a manifest's engine or load an
+ * engine file, run it once on .npy inputs and write every network output
+ * (and every output for shapes) as DIR/NAME.npy, in the shape it has in
+ * this run.  Inputs with runtime dimensions take theirs from the .npy
+ * file; the profile is the one asked for or the first that admits the
+ * inputs' shapes, and a shape no profile admits is refused before anything
+ * runs.  Nothing is written unless everything succeeded: outputs go to
+ * temporary files first and are renamed into place at the end.
  */
 #include <config.h>
 
@@ -25,10 +25,11 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: mica run MANIFEST --input NAME=FILE.npy ... --output-dir DIR\n"
-        "                [--device auto|cpu|cuda] [--profile K]\n"
-        "                [--module-path DIR]...\n\n"
-        "Run the network of MANIFEST once and write every network output and\n"
+        "usage: mica run MANIFEST|ENGINE --input NAME=FILE.npy ...\n"
+        "                --output-dir DIR [--device auto|cpu|cuda]\n"
+        "                [--profile K] [--module-path DIR]...\n\n"
+        "Run the network of MANIFEST (built here) or of ENGINE (an engine\n"
+        "file that 'mica build' wrote) once and write every network output and\n"
         "every output for shapes as DIR/NAME.npy (DIR is created if missing),\n"
         "in the shape it has in this run.  Every network input must be given,\n"
         "as a .npy file of the input's dtype and rank; a runtime dimension\n"
@@ -36,11 +37,13 @@ static void usage(FILE *f)
         "int32 file of its values.\n\n"
         "  --input NAME=FILE.npy  the data of input NAME (repeatable)\n"
         "  --output-dir DIR       where the outputs go\n"
-        "  --device D             auto, cpu or cuda (default: the manifest's)\n"
+        "  --device D             auto, cpu or cuda (default: the manifest's;\n"
+        "                         an engine only on the device it was built for)\n"
         "  --profile K            the optimization profile to use (default: the\n"
         "                         first that admits the inputs' shapes)\n"
         "  --module-path DIR      another folder of modules (repeatable; also\n"
-        "                         $MICA_MODULE_PATH, colon-separated)\n\n"
+        "                         $MICA_MODULE_PATH, colon-separated; an\n"
+        "                         engine needs the modules it was built with)\n\n"
         "On any error nothing is written and the status is 1.\n");
 }
 
@@ -51,7 +54,7 @@ typedef struct input {
 } input_t;
 
 typedef struct run {
-    const char *manifest;
+    const char *source; /* a manifest or an engine file */
     const char *out_dir;
     uint32_t device;
     long profile;
@@ -117,15 +120,15 @@ static int parse(run_t *r, int argc, char **argv, int *help)
             r->paths[r->nb_paths++] = (char *)v;
         } else if (a[0] == '-' && a[1]) {
             return cli_usage_error("run", "unknown option '%s'", a);
-        } else if (!r->manifest) {
-            r->manifest = a;
+        } else if (!r->source) {
+            r->source = a;
         } else {
             return cli_usage_error("run", "unexpected argument '%s' (one "
-                                   "manifest only)", a);
+                                   "manifest or engine only)", a);
         }
     }
-    if (!r->manifest)
-        return cli_usage_error("run", "no manifest given");
+    if (!r->source)
+        return cli_usage_error("run", "no manifest or engine given");
     if (!r->out_dir)
         return cli_usage_error("run", "no --output-dir given");
     return CLI_OK;
@@ -444,13 +447,14 @@ int cmd_run(int argc, char **argv)
     run_t r;
     int rc, help, k;
     mica_context_t *ctx = NULL;
-    mica_manifest_t *m = NULL;
+    cli_source_t src;
     mica_engine_t *engine = NULL;
     mica_exec_t *exec = NULL;
     mica_status_t st;
     char err[1024];
 
     memset(&r, 0, sizeof(r));
+    memset(&src, 0, sizeof(src));
     r.inputs = calloc((size_t)argc + 1, sizeof(*r.inputs));
     r.paths = calloc((size_t)argc + 1, sizeof(char *));
     if (!r.inputs || !r.paths) {
@@ -473,8 +477,9 @@ int cmd_run(int argc, char **argv)
     }
     if ((rc = cli_context(&ctx, r.paths, r.nb_paths, 0)) != CLI_OK)
         goto out;
-    if ((rc = cli_build(ctx, r.manifest, r.device, &m, &engine)) != CLI_OK)
+    if ((rc = cli_open(ctx, r.source, r.device, &src)) != CLI_OK)
         goto out;
+    engine = src.engine;
     if ((rc = check_inputs(&r, engine)) != CLI_OK
         || (rc = check_profile(&r, engine)) != CLI_OK)
         goto out;
@@ -498,10 +503,7 @@ int cmd_run(int argc, char **argv)
 out:
     if (exec)
         mica_exec_destroy(exec);
-    if (engine)
-        mica_engine_destroy(engine);
-    if (m)
-        mica_manifest_destroy(m);
+    cli_close(&src);
     if (ctx)
         mica_context_destroy(ctx);
     for (k = 0; r.inputs && k < r.nb_inputs; k++) {

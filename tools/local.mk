@@ -12,7 +12,8 @@ libmica_la_SOURCES += \
 # ---- the mica command ------------------------------------------------------
 bin_PROGRAMS += tools/mica
 tools_mica_SOURCES = tools/mica.c tools/cli.h tools/cli.c \
-	tools/cmd_run.c tools/cmd_inspect.c tools/cmd_modules.c \
+	tools/cmd_run.c tools/cmd_build.c tools/cmd_inspect.c \
+	tools/cmd_modules.c \
 	tools/npy.c tools/npy.h
 tools_mica_LDADD = libmica.la $(LIBM)
 
@@ -44,5 +45,10 @@ DYNAMIC_MANIFESTS = tests/manifests/dynamic/reshape_like.yaml \
 	tests/manifests/dynamic/empty_shuffle.yaml \
 	tests/manifests/dynamic/classify.yaml
 
-EXTRA_DIST += tests/test_cli.sh tests/test_cli_dynamic.sh $(DYNAMIC_MANIFESTS) \
+# Engine files end to end: mica build, then run and inspect of the engine
+# against the manifest, and the refusals of a damaged or unloadable engine.
+TESTS += tests/test_cli_engine.sh
+
+EXTRA_DIST += tests/test_cli.sh tests/test_cli_dynamic.sh \
+	tests/test_cli_engine.sh $(DYNAMIC_MANIFESTS) \
 	examples/hello.yaml examples/hello_x.npy examples/dynamic.yaml

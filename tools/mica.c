@@ -1,7 +1,8 @@
 /*
- * tools/mica.c - the `mica` command: run, inspect and list what the
- * runtime knows.  One file per subcommand (cmd_*.c); see cli.h for the
- * conventions (exit codes, one-line errors).
+ * tools/mica.c - the `mica` command: build engines, run and inspect
+ * manifests and engines, and list what the runtime knows.  One file per
+ * subcommand (cmd_*.c); see cli.h for the conventions (exit codes,
+ * one-line errors).
  */
 #include <config.h>
 
@@ -15,8 +16,10 @@ static const struct {
     int (*fn)(int argc, char **argv);
     const char *summary;
 } commands[] = {
-    {"run", cmd_run, "run a manifest once on .npy inputs, write .npy outputs"},
-    {"inspect", cmd_inspect, "show a manifest's layers, tensors and memory"},
+    {"build", cmd_build, "build a manifest's engine and save it to a file"},
+    {"run", cmd_run, "run a manifest or an engine once on .npy inputs"},
+    {"inspect", cmd_inspect, "show the layers, tensors and memory of a "
+                             "manifest or an engine"},
     {"modules", cmd_modules, "list every registered layer type"},
 };
 
@@ -53,7 +56,9 @@ int main(int argc, char **argv)
     for (i = 0; i < NB_COMMANDS; i++)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "mica: unknown command '%s' (commands: run, inspect, "
-                    "modules; see 'mica --help')\n", argv[1]);
+    fprintf(stderr, "mica: unknown command '%s' (commands:", argv[1]);
+    for (i = 0; i < NB_COMMANDS; i++)
+        fprintf(stderr, "%s %s", i ? "," : "", commands[i].name);
+    fprintf(stderr, "; see 'mica --help')\n");
     return CLI_USAGE;
 }

@@ -10,7 +10,31 @@
  * Growth: mica_layer_ops_t and mica_layer_creator_t start with their size.
  * The host never reads a member past struct_size, and treats an optional
  * callback that is NULL (or beyond struct_size) as absent.  New members are
- * only ever appended.
+ * only ever appended; initialize them by name (designated initializers) so
+ * that members added later stay NULL.
+ *
+ * Lifecycle (TensorRT's plugin lifecycle), in the order the core calls:
+ *
+ *   create (or deserialize)       the builder's instance, from fields/state
+ *   nb_outputs, output_dtypes, output_dims, output_values, supports_format,
+ *   input_kind                    questions, any number of times
+ *   configure, workspace_size     for each optimization profile
+ *   serialize                     when an engine is saved
+ *   clone                         one per execution context (and one for
+ *                                 its host phase when that differs)
+ *   configure                     on the clone, each time the context
+ *                                 switches profile
+ *   initialize                    once, before the clone's first enqueue
+ *   enqueue                       any number of times
+ *   terminate                     once, before destroy, if initialize ran
+ *   destroy
+ *
+ * Threads: an instance is only ever used by one thread at a time; each
+ * execution context owns its clones, and several contexts of one engine
+ * may run on several threads at once.  create, deserialize and clone may
+ * thus be called from several threads at the same time for different
+ * instances: whatever a module shares between instances (a cache, a
+ * library handle) it must protect itself.  Creators are read-only data.
  */
 #ifndef MICA_LAYER_H
 #define MICA_LAYER_H
@@ -219,6 +243,18 @@ struct mica_layer_ops {
      */
     int32_t (*input_kind)(const mica_layer_t *layer, int32_t index,
                           int32_t nb_inputs);
+
+    /*
+     * Optional: acquire what enqueue needs for the life of an execution
+     * context (library handles, device buffers), on the context's clone,
+     * after configure and before the first enqueue.  `stream` is the
+     * context's (NULL on the CPU).
+     */
+    mica_status_t (*initialize)(mica_layer_t *layer, void *stream,
+                                mica_error_t *err);
+
+    /* Optional: release what initialize acquired (before destroy). */
+    void (*terminate)(mica_layer_t *layer);
 };
 
 /*
