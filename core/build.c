@@ -368,7 +368,9 @@ static mica_status_t choose(build_t *b, const mica__net_layer_t *nl,
             return because(b, l, 1, "%s", "pinned by the layer");
         }
         if (nl->from_state)
-            return because(b, l, 1, "%s", "chosen at build time (saved)");
+            return because(b, l, 1, "%s", nl->saved_why && nl->saved_why[0]
+                                              ? nl->saved_why
+                                              : "chosen at build time");
         return because(b, l, 0, "the highest priority for %s",
                        dev == MICA_DEVICE_CUDA ? "cuda" : "cpu");
     }

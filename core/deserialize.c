@@ -231,7 +231,7 @@ static mica_status_t read_layer(load_t *l)
     uint32_t version = get_u32(&l->r), nb_in, nb_out, i;
     char *impl = get_str(&l->r);
     uint32_t flags = get_u32(&l->r);
-    char **ins = read_names(&l->r, &nb_in);
+    char *why = get_str(&l->r), **ins = read_names(&l->r, &nb_in);
     char **outs = read_names(&l->r, &nb_out), *host_impl;
     const void *state, *host_state;
     const char *missing, *choice;
@@ -243,7 +243,7 @@ static mica_status_t read_layer(load_t *l)
     state = get_bytes(&l->r, &state_size);
     host_impl = get_str(&l->r);
     host_state = get_bytes(&l->r, &host_size);
-    if (l->r.bad || !name || !ns || !type || !impl || !host_impl ||
+    if (l->r.bad || !name || !ns || !type || !impl || !host_impl || !why ||
         version < 1 || version > INT32_MAX || flags > 1) {
         st = corrupt(l, "layer");
         goto done;
@@ -289,7 +289,7 @@ static mica_status_t read_layer(load_t *l)
     spec.nb_outputs = (int32_t)nb_out;
     spec.outputs = (const char *const *)outs;
     spec.origin = origin[0] ? origin : NULL;
-    st = mica__network_add_state_layer(l->net, &spec, (int32_t)flags,
+    st = mica__network_add_state_layer(l->net, &spec, (int32_t)flags, why,
                                        state, state_size,
                                        host_impl[0] ? host_impl : NULL,
                                        host_state, host_size);
@@ -299,6 +299,7 @@ done:
     free(ns);
     free(type);
     free(impl);
+    free(why);
     free(host_impl);
     free_names(ins, nb_in);
     free_names(outs, nb_out);

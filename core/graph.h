@@ -52,6 +52,7 @@ typedef struct mica__net_layer {
      * state its serialize() wrote (and its CPU twin's, if it had one). */
     int32_t from_state;
     int32_t state_pinned;      /* the saved implementation was a pin */
+    char *saved_why;           /* why it was chosen at build time */
     void *state;               /* borrowed from the loader's bytes */
     size_t state_size;
     char *host_impl;
@@ -76,8 +77,8 @@ uint64_t mica__checksum(const unsigned char *p, size_t n);
  */
 mica_status_t mica__network_add_state_layer(
     mica_network_t *net, const mica_layer_spec_t *spec, int32_t pinned,
-    const void *state, size_t state_size, const char *host_impl,
-    const void *host_state, size_t host_state_size);
+    const char *why, const void *state, size_t state_size,
+    const char *host_impl, const void *host_state, size_t host_state_size);
 
 struct mica_network {
     mica_context_t *ctx;

@@ -55,6 +55,7 @@ static void layer_free(mica__net_layer_t *l)
     free_strv(l->outputs, l->nb_outputs);
     mica__fields_free(&l->fields);
     free(l->host_impl);
+    free(l->saved_why);
 }
 
 void mica_network_destroy(mica_network_t *net)
@@ -284,8 +285,8 @@ mica_status_t mica_network_add_layer(mica_network_t *net,
 
 mica_status_t mica__network_add_state_layer(
     mica_network_t *net, const mica_layer_spec_t *spec, int32_t pinned,
-    const void *state, size_t state_size, const char *host_impl,
-    const void *host_state, size_t host_state_size)
+    const char *why, const void *state, size_t state_size,
+    const char *host_impl, const void *host_state, size_t host_state_size)
 {
     mica__net_layer_t l;
     char at[512];
@@ -304,7 +305,8 @@ mica_status_t mica__network_add_state_layer(
         l.host_state = (void *)host_state;
         l.host_state_size = host_state_size;
     }
-    if (host_impl && !l.host_impl) {
+    l.saved_why = mica__strdup(why);
+    if ((host_impl && !l.host_impl) || (why && !l.saved_why)) {
         layer_free(&l);
         return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
     }

@@ -16,7 +16,8 @@
  *               u32 nb_values, i32 values min/opt/max]
  *     layers (execution order): u32 n, then name, origin, ns, type,
  *               i32 version, implementation, u32 flags (bit 0: the
- *               layer pinned its implementation), u32 nb_in, names ("" for an
+ *               layer pinned its implementation), why it was chosen,
+ *               u32 nb_in, names ("" for an
  *               omitted input), u32 nb_out, names, bytes state,
  *               host implementation ("" if none), bytes host state
  *     outputs, shape outputs: u32 n, names
@@ -145,6 +146,7 @@ static mica_status_t put_layers(mica_engine_t *e, out_t *o)
         put_u32(o, (uint32_t)l->info.version);
         put_str(o, l->info.implementation);
         put_u32(o, (uint32_t)l->layer_pinned); /* flags: bit 0, pinned */
+        put_str(o, l->why);
         put_u32(o, (uint32_t)l->nb_inputs);
         for (i = 0; i < l->nb_inputs; i++)
             put_str(o, l->inputs[i] >= 0 ? e->tensors[l->inputs[i]].name : "");

@@ -231,5 +231,20 @@ run "$mica" run "$tmp/nothing.yaml" --output-dir "$tmp/n"
 is 1 "$rc" "missing manifest: exits 1"
 has "$tmp/err" "^mica: cannot open manifest" "  and says so"
 
+# ---- deploy-time implementation choice ---------------------------------------
+run "$mica" inspect "$hello" --device cpu
+has "$tmp/out" '^  2  add .*reference .*the highest priority for cpu' \
+    "inspect says why each implementation was chosen"
+run "$mica" inspect "$hello" --device cpu --prefer ElementWise=reference
+has "$tmp/out" '^  2  add .*reference .*the deploy-time choice' \
+    "--prefer Type=impl is the deploy-time choice"
+run "$mica" inspect "$hello" --device cpu --prefer ElementWise=nope
+is 0 "$rc" "--prefer of an implementation that does not exist: still builds"
+has "$tmp/err" "implementation 'nope' of ElementWise .* is not usable" \
+    "  with a warning"
+run "$mica" inspect "$hello" --prefer ElementWise
+is 2 "$rc" "--prefer without =impl: usage error (2)"
+has "$tmp/err" "expected Type=implementation" "  and says so"
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -357,7 +357,8 @@ static void test_choice(void)
     chosen(NULL, NULL, NULL);
     is_string("fast", reloaded(last_engine, NULL), "a loaded engine keeps "
               "its saved implementation");
-    contains(why, "chosen at build time (saved)", "  and says so");
+    contains(why, "the highest priority for cpu", "  and the reason it was "
+             "chosen then");
     is_string("reference", reloaded(last_engine, "Twin=reference"),
               "the deploy-time choice replaces it on load");
     contains(why, "the deploy-time choice", "  and says so");

@@ -98,6 +98,23 @@ const char *cli_dims_str(const mica_dims_t *d, char *buf, size_t len)
     return buf;
 }
 
+/* Deploy-time implementation choices from --prefer, "Type=impl,...". */
+static char prefer[1024];
+
+int cli_add_prefer(const char *cmd, const char *v)
+{
+    const char *eq = strchr(v, '=');
+    size_t n = strlen(prefer);
+
+    if (!eq || eq == v || !eq[1] || strchr(v, ','))
+        return cli_usage_error(cmd, "--prefer '%s': expected Type=implementation",
+                               v);
+    if (n + strlen(v) + 2 > sizeof prefer)
+        return cli_usage_error(cmd, "too many --prefer choices");
+    snprintf(prefer + n, sizeof prefer - n, "%s%s", n ? "," : "", v);
+    return CLI_OK;
+}
+
 int cli_context(mica_context_t **ctx, char **paths, int nb_paths, int quiet)
 {
     mica_status_t st;
@@ -108,6 +125,8 @@ int cli_context(mica_context_t **ctx, char **paths, int nb_paths, int quiet)
         return cli_error("cannot create a context: %s", mica_status_name(st));
     if (quiet)
         mica_context_set_logger(*ctx, quiet_log, NULL, MICA_LOG_ERROR);
+    if (prefer[0] && (st = mica_context_set_prefer(*ctx, prefer)) != MICA_OK)
+        goto fail;
     st = mica_context_load_default_modules(*ctx);
     if (st != MICA_OK)
         goto fail;

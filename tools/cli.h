@@ -53,6 +53,13 @@ const char *cli_dims_str(const mica_dims_t *d, char *buf, size_t len);
  */
 int cli_context(mica_context_t **ctx, char **paths, int nb_paths, int quiet);
 
+/*
+ * Record a --prefer Type=impl choice of command `cmd`; cli_context gives
+ * them to the context (the deploy-time choice, in place of MICA_PREFER).
+ * CLI_OK, or CLI_USAGE after a message.
+ */
+int cli_add_prefer(const char *cmd, const char *v);
+
 /* Subcommands: argv[0] is the subcommand's name. */
 int cmd_run(int argc, char **argv);
 int cmd_build(int argc, char **argv);

@@ -19,7 +19,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: mica build MANIFEST -o ENGINE [--device auto|cpu|cuda]\n"
-        "                  [--module-path DIR]...\n\n"
+        "                  [--prefer T=I]... [--module-path DIR]...\n\n"
         "Build the engine of MANIFEST (choose an implementation for every\n"
         "layer, infer shapes, plan memory) and save it as the engine file\n"
         "ENGINE, which 'mica run' and 'mica inspect' take in place of the\n"
@@ -28,6 +28,9 @@ static void usage(FILE *f)
         "are installed.\n\n"
         "  -o, --output ENGINE    the engine file to write (replaced whole)\n"
         "  --device D             auto, cpu or cuda (default: the manifest's)\n"
+        "  --prefer TYPE=IMPL     use implementation IMPL for layers of TYPE\n"
+        "                         that do not pin one (repeatable; replaces\n"
+        "                         $MICA_PREFER)\n"
         "  --module-path DIR      another folder of modules (repeatable; also\n"
         "                         $MICA_MODULE_PATH, colon-separated)\n\n"
         "On any error nothing is written and the status is 1.\n");
@@ -70,6 +73,10 @@ int cmd_build(int argc, char **argv)
                 rc = cli_usage_error("build", "-o needs a file name");
             else
                 output = v;
+        } else if (cli_is_opt(a, "--prefer")) {
+            if (!(v = cli_opt_value("build", argc, argv, &i, "--prefer")) ||
+                cli_add_prefer("build", v) != CLI_OK)
+                return CLI_USAGE;
         } else if (cli_is_opt(a, "--module-path")) {
             if (!(v = cli_opt_value("build", argc, argv, &i,
                                     "--module-path")))

@@ -19,7 +19,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: mica inspect MANIFEST|ENGINE [--device auto|cpu|cuda]\n"
-        "                    [--module-path DIR]...\n\n"
+        "                    [--prefer T=I]... [--module-path DIR]...\n\n"
         "Build the engine of MANIFEST, or load ENGINE (an engine file that\n"
         "'mica build' wrote; it runs on the device it was built for, and\n"
         "another --device is refused), and print its device, arena size,\n"
@@ -79,9 +79,9 @@ static const char *tensor_name(mica_engine_t *engine, int32_t index,
 static int print_layers(mica_engine_t *engine)
 {
     int32_t n = mica_engine_nb_layers(engine), i, k;
-    cli_table_t *t = cli_table_new(6);
-    const char *head[6] = {"#", "LAYER", "TYPE", "VERSION", "IMPLEMENTATION",
-                           "INPUTS -> OUTPUTS"};
+    cli_table_t *t = cli_table_new(7);
+    const char *head[7] = {"#", "LAYER", "TYPE", "VERSION", "IMPLEMENTATION",
+                           "INPUTS -> OUTPUTS", "CHOSEN BECAUSE"};
     if (!t || cli_table_add(t, head))
         return cli_error("out of memory");
     for (i = 0; i < n; i++) {
@@ -89,7 +89,7 @@ static int print_layers(mica_engine_t *engine)
         mica_tensor_info_t ti;
         char idx[16], ver[16], io[2048], impl[256], type[256];
         size_t len = 0;
-        const char *row[6];
+        const char *row[7];
         memset(&li, 0, sizeof(li));
         li.struct_size = sizeof(li);
         if (mica_engine_layer(engine, i, &li) != MICA_OK)
@@ -123,6 +123,7 @@ static int print_layers(mica_engine_t *engine)
         row[3] = ver;
         row[4] = impl;
         row[5] = io;
+        row[6] = li.choice && li.choice[0] ? li.choice : "-";
         if (cli_table_add(t, row)) {
             cli_table_free(t);
             return cli_error("out of memory");
@@ -145,7 +146,7 @@ static int print_tensors(mica_engine_t *engine)
     for (i = 0; i < n; i++) {
         mica_tensor_info_t ti;
         char shape[256], arena[64], role[64];
-        const char *row[6];
+        const char *row[7];
         size_t len = 0;
         memset(&ti, 0, sizeof(ti));
         ti.struct_size = sizeof(ti);
@@ -273,6 +274,10 @@ int cmd_inspect(int argc, char **argv)
             usage(stdout);
             free(paths);
             return CLI_OK;
+        } else if (cli_is_opt(a, "--prefer")) {
+            if (!(v = cli_opt_value("inspect", argc, argv, &i, "--prefer")) ||
+                cli_add_prefer("inspect", v) != CLI_OK)
+                return CLI_USAGE;
         } else if (cli_is_opt(a, "--module-path")) {
             if (!(v = cli_opt_value("inspect", argc, argv, &i,
                                     "--module-path")))

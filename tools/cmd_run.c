@@ -27,7 +27,7 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: mica run MANIFEST|ENGINE --input NAME=FILE.npy ...\n"
         "                --output-dir DIR [--device auto|cpu|cuda]\n"
-        "                [--profile K] [--module-path DIR]...\n\n"
+        "                [--profile K] [--prefer T=I]... [--module-path DIR]...\n\n"
         "Run the network of MANIFEST (built here) or of ENGINE (an engine\n"
         "file that 'mica build' wrote) once and write every network output and\n"
         "every output for shapes as DIR/NAME.npy (DIR is created if missing),\n"
@@ -41,6 +41,9 @@ static void usage(FILE *f)
         "                         an engine only on the device it was built for)\n"
         "  --profile K            the optimization profile to use (default: the\n"
         "                         first that admits the inputs' shapes)\n"
+        "  --prefer TYPE=IMPL     use implementation IMPL for layers of TYPE\n"
+        "                         that do not pin one (repeatable; replaces\n"
+        "                         $MICA_PREFER)\n"
         "  --module-path DIR      another folder of modules (repeatable; also\n"
         "                         $MICA_MODULE_PATH, colon-separated; an\n"
         "                         engine needs the modules it was built with)\n\n"
@@ -114,6 +117,10 @@ static int parse(run_t *r, int argc, char **argv, int *help)
             if (errno || *end || end == v || r->profile < 0)
                 return cli_usage_error("run", "--profile '%s': expected a "
                                        "profile number (0, 1, ...)", v);
+        } else if (cli_is_opt(a, "--prefer")) {
+            if (!(v = cli_opt_value("run", argc, argv, &i, "--prefer")) ||
+                cli_add_prefer("run", v) != CLI_OK)
+                return CLI_USAGE;
         } else if (cli_is_opt(a, "--module-path")) {
             if (!(v = cli_opt_value("run", argc, argv, &i, "--module-path")))
                 return CLI_USAGE;
