@@ -5,6 +5,7 @@
  */
 #include <config.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,6 +293,69 @@ static void test_missing_module(void)
     mica_engine_destroy(e);
 }
 
+/* One thread's share: many runs of its own context, checked each time. */
+typedef struct worker {
+    mica_exec_t *x;
+    int64_t rows;
+    int good;
+} worker_t;
+
+static void *work(void *arg)
+{
+    worker_t *w = arg;
+    static const float bias[4] = {0.5f, -1.0f, 2.0f, -3.0f};
+    float in[8 * 4];
+    mica_dims_t d;
+    mica_tensor_desc_t desc;
+    const float *out;
+    int r, i;
+
+    memset(&d, 0, sizeof d);
+    d.nb_dims = 2;
+    d.d[0] = w->rows;
+    d.d[1] = 4;
+    w->good = 1;
+    for (r = 0; r < 200 && w->good; r++) {
+        for (i = 0; i < w->rows * 4; i++)
+            in[i] = (float)((r + i * 3) % 9) - 4.0f;
+        if (mica_exec_set_input(w->x, "x", &d, in) != MICA_OK ||
+            mica_exec_run(w->x) != MICA_OK ||
+            mica_exec_get_output(w->x, "y", &desc, (const void **)&out) !=
+                MICA_OK || desc.dims.d[0] != w->rows) {
+            w->good = 0;
+            break;
+        }
+        for (i = 0; i < w->rows * 4; i++) {
+            float want = in[i] + bias[i % 4];
+            if (out[i] != (want > 0 ? want : 0.0f))
+                w->good = 0;
+        }
+    }
+    return NULL;
+}
+
+/* Two execution contexts of one engine, on two threads at once. */
+static void test_threads(uint32_t device, const char *dev)
+{
+    mica_engine_t *e = build(device);
+    worker_t w[2] = {{NULL, 3, 0}, {NULL, 7, 0}};
+    pthread_t th[2];
+    int i, started = 0;
+
+    for (i = 0; e && i < 2; i++)
+        if (mica_exec_create(e, &w[i].x) != MICA_OK)
+            diag("exec: %s", err());
+    for (i = 0; e && w[0].x && w[1].x && i < 2; i++)
+        started += pthread_create(&th[i], NULL, work, &w[i]) == 0;
+    for (i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    ok(started == 2 && w[0].good && w[1].good,
+       "%s: two contexts of one engine on two threads, 200 runs each", dev);
+    for (i = 0; i < 2; i++)
+        mica_exec_destroy(w[i].x);
+    mica_engine_destroy(e);
+}
+
 int main(void)
 {
     plan_lazy();
@@ -299,9 +363,12 @@ int main(void)
     test_round_trip(MICA_DEVICE_CPU, "cpu");
     test_damage();
     test_missing_module();
-    if (th_cuda())
+    test_threads(MICA_DEVICE_CPU, "cpu");
+    if (th_cuda()) {
         test_round_trip(MICA_DEVICE_CUDA, "cuda");
-    else
-        skip_block(6, "cuda: no usable GPU");
+        test_threads(MICA_DEVICE_CUDA, "cuda");
+    } else {
+        skip_block(7, "cuda: no usable GPU");
+    }
     return exit_status();
 }

@@ -4,6 +4,7 @@
  */
 #include <config.h>
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -316,6 +317,47 @@ static const char *reloaded(mica_engine_t *e, const char *pref)
     return impl;
 }
 
+/* initialize and terminate: once per clone, around its enqueues. */
+static void test_lifecycle(const char *path)
+{
+    void *handle = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+    int *init = handle ? dlsym(handle, "choice_initialized") : NULL;
+    int *term = handle ? dlsym(handle, "choice_terminated") : NULL;
+    mica_exec_t *x = NULL, *y = NULL;
+    mica_dims_t d;
+    float in[4] = {1, 2, 3, 4};
+    int i0, t0;
+
+    if (!init || !term) {
+        skip_block(4, "cannot read the choice module's counters");
+        if (handle)
+            dlclose(handle);
+        return;
+    }
+    keep_engine = 1;
+    chosen(NULL, NULL, NULL);
+    keep_engine = 0;
+    memset(&d, 0, sizeof d);
+    d.nb_dims = 1;
+    d.d[0] = 4;
+    i0 = *init;
+    t0 = *term;
+    mica_exec_create(last_engine, &x);
+    mica_exec_create(last_engine, &y);
+    ok(*init == i0, "initialize waits for the first run");
+    ok(mica_exec_set_input(x, "x", &d, in) == MICA_OK &&
+       mica_exec_run(x) == MICA_OK && mica_exec_run(x) == MICA_OK &&
+       mica_exec_set_input(y, "x", &d, in) == MICA_OK &&
+       mica_exec_run(y) == MICA_OK && *init == i0 + 2,
+       "initialize: once per execution context");
+    mica_exec_destroy(x);
+    ok(*term == t0 + 1, "terminate when a context goes");
+    mica_exec_destroy(y);
+    mica_engine_destroy(last_engine);
+    ok(*term == t0 + 2 && *init == i0 + 2, "and for each context, once");
+    dlclose(handle);
+}
+
 /* Which implementation a build takes, in each case of precedence. */
 static void test_choice(void)
 {
@@ -326,7 +368,7 @@ static void test_choice(void)
              top ? top : ".");
     if (mica_context_load_file(th_context(), path) != MICA_OK) {
         diag("%s", err());
-        skip_block(19, "the choice test module is not built");
+        skip_block(23, "the choice test module is not built");
         return;
     }
     is_string("fast", chosen(NULL, NULL, NULL),
@@ -368,6 +410,7 @@ static void test_choice(void)
               "but not a layer's own pin");
     mica_engine_destroy(last_engine);
     keep_engine = 0;
+    test_lifecycle(path);
     ok(mica_context_set_prefer(th_context(), "Twin") != MICA_OK,
        "a deploy-time choice must be Type=implementation");
     contains(mica_context_error(th_context()), "'Twin' is not "

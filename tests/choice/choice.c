@@ -83,6 +83,25 @@ static mica_status_t twin_enqueue(mica_layer_t *layer,
     return MICA_OK;
 }
 
+/* Lifecycle counts, read by the test through dlsym. */
+MICA_EXPORT int choice_initialized, choice_terminated;
+
+static mica_status_t twin_initialize(mica_layer_t *layer, void *stream,
+                                     mica_error_t *err)
+{
+    (void)layer;
+    (void)stream;
+    (void)err;
+    choice_initialized++;
+    return MICA_OK;
+}
+
+static void twin_terminate(mica_layer_t *layer)
+{
+    (void)layer;
+    choice_terminated++;
+}
+
 static const mica_layer_ops_t twin_ops = {
     .struct_size = sizeof(mica_layer_ops_t),
     .nb_outputs = twin_nb_outputs,
@@ -93,6 +112,8 @@ static const mica_layer_ops_t twin_ops = {
     .serialize = mica__mod_layer_serialize,
     .clone = mica__mod_layer_clone,
     .destroy = mica__mod_layer_destroy,
+    .initialize = twin_initialize,
+    .terminate = twin_terminate,
 };
 
 static const mica_layer_ops_t fast_ops = {
@@ -105,6 +126,8 @@ static const mica_layer_ops_t fast_ops = {
     .serialize = mica__mod_layer_serialize,
     .clone = mica__mod_layer_clone,
     .destroy = mica__mod_layer_destroy,
+    .initialize = twin_initialize,
+    .terminate = twin_terminate,
 };
 
 static const mica_layer_creator_t reference =
