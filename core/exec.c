@@ -22,7 +22,9 @@ struct mica_exec {
     mica_engine_t *e;
     mica_context_t *ctx;
     const mica__device_t *dev;
-    void *stream;
+    void *stream;               /* the one enqueue uses */
+    void *own_stream;           /* the context's */
+    void **bound;               /* per tensor: caller memory, or NULL */
     unsigned char *arena;
     int64_t arena_cap;
     mica_layer_t **instances;   /* device clones, NULL for host-only layers */
@@ -69,6 +71,7 @@ static mica_status_t alloc_state(mica_exec_t *x)
         total += e->layers[s].nb_inputs + e->layers[s].nb_outputs;
     x->instances = calloc((size_t)e->nb_layers + 1, sizeof *x->instances);
     x->host = calloc((size_t)e->nb_layers + 1, sizeof *x->host);
+    x->bound = calloc((size_t)e->nb_tensors + 1, sizeof *x->bound);
     x->host_owned = calloc((size_t)e->nb_layers + 1, sizeof *x->host_owned);
     x->descs = calloc((size_t)total + 1, sizeof *x->descs);
     x->ptrs = calloc((size_t)total + 1, sizeof *x->ptrs);
@@ -80,7 +83,8 @@ static mica_status_t alloc_state(mica_exec_t *x)
     x->out_data = calloc((size_t)e->nb_outputs + 1, sizeof *x->out_data);
     x->out_cap = calloc((size_t)e->nb_outputs + 1, sizeof *x->out_cap);
     x->out_ready = calloc((size_t)e->nb_outputs + 1, sizeof *x->out_ready);
-    if (!x->instances || !x->host || !x->host_owned || !x->descs ||
+    if (!x->instances || !x->host || !x->host_owned || !x->bound ||
+        !x->descs ||
         !x->ptrs || !x->first || !x->skip ||
         !x->in_dims || !x->in_data || !x->in_set || !x->out_data ||
         !x->out_cap || !x->out_ready)
@@ -186,11 +190,12 @@ mica_status_t mica_exec_create(mica_engine_t *engine, mica_exec_t **out)
     x->profile = -1;
     x->dirty = 1;
     if ((st = alloc_state(x)) != MICA_OK ||
-        (st = x->dev->stream_create(x->ctx, &x->stream)) != MICA_OK ||
+        (st = x->dev->stream_create(x->ctx, &x->own_stream)) != MICA_OK ||
         (st = clone_layers(x)) != MICA_OK)
         goto fail;
     for (i = 0; i < engine->nb_inputs; i++)
         x->in_dims[i] = engine->tensors[engine->input_index[i]].dims;
+    x->stream = x->own_stream;
     *out = x;
     return MICA_OK;
 fail:
@@ -205,6 +210,8 @@ void mica_exec_destroy(mica_exec_t *x)
         return;
     if (x->stream)
         x->dev->sync(x->ctx, x->stream);
+    if (x->own_stream && x->own_stream != x->stream)
+        x->dev->sync(x->ctx, x->own_stream);
     for (i = 0; x->instances && i < x->e->nb_layers; i++) {
         if (x->host && x->host_owned[i])
             release(x, x->host[i]);
@@ -214,8 +221,9 @@ void mica_exec_destroy(mica_exec_t *x)
         free(x->out_data[i]);
     if (x->arena)
         x->dev->free(x->arena);
-    if (x->stream)
-        x->dev->stream_destroy(x->stream);
+    if (x->own_stream)
+        x->dev->stream_destroy(x->own_stream);
+    free(x->bound);
     mica__shapes_free(x->e, &x->shapes);
     free(x->instances);
     free(x->host);
@@ -233,28 +241,61 @@ void mica_exec_destroy(mica_exec_t *x)
     free(x);
 }
 
+/* The position of network input `name`, -1 if none. */
+static int32_t input_of(const mica_exec_t *x, const char *name)
+{
+    int32_t i;
+    for (i = 0; i < x->e->nb_inputs; i++)
+        if (strcmp(x->e->tensors[x->e->input_index[i]].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* Check dims against input i and take them; marks phase 1 to redo. */
+static mica_status_t take_dims(mica_exec_t *x, int32_t i,
+                               const mica_dims_t *dims)
+{
+    const mica__tensor_t *t = &x->e->tensors[x->e->input_index[i]];
+    char got[256];
+    int32_t k;
+
+    mica__dims_text(dims, got, sizeof got);
+    if (dims->nb_dims != t->dims.nb_dims)
+        goto mismatch;
+    for (k = 0; k < dims->nb_dims; k++)
+        if (dims->d[k] < 0 || (t->dims.d[k] >= 0 && dims->d[k] != t->dims.d[k]))
+            goto mismatch;
+    for (k = 0; k < dims->nb_dims; k++)
+        if (dims->d[k] != x->in_dims[i].d[k])
+            x->dirty = 1;
+    x->in_dims[i] = *dims;
+    x->in_set[i] = 1;
+    return MICA_OK;
+mismatch:
+    return mica__fail(x->ctx, MICA_ERR_INVALID,
+                      "input '%s': shape %s does not match the engine's %s",
+                      t->name, got, t->shape_text);
+}
+
 mica_status_t mica_exec_set_input(mica_exec_t *x, const char *name,
                                   const mica_dims_t *dims, const void *data)
 {
     mica_engine_t *e = x->e;
-    int32_t i, k;
-    char got[256];
+    int32_t i = input_of(x, name);
+    mica_status_t st;
 
-    for (i = 0; i < e->nb_inputs; i++) {
+    if (i >= 0) {
         const mica__tensor_t *t = &e->tensors[e->input_index[i]];
-        int64_t n;
-        if (strcmp(t->name, name) != 0)
-            continue;
-        mica__dims_text(dims, got, sizeof got);
-        if (dims->nb_dims != t->dims.nb_dims)
-            goto mismatch;
-        for (k = 0; k < dims->nb_dims; k++)
-            if (dims->d[k] < 0 || (t->dims.d[k] >= 0 && dims->d[k] != t->dims.d[k]))
-                goto mismatch;
-        n = mica_dims_volume(dims);
+        int64_t n = mica_dims_volume(dims);
         if (!data && n > 0)
             return mica__fail(x->ctx, MICA_ERR_INVALID, "input '%s': no data",
                               name);
+        if ((st = take_dims(x, i, dims)) != MICA_OK)
+            return st;
+        if (x->bound[e->input_index[i]]) {
+            x->bound[e->input_index[i]] = NULL; /* data instead of binding */
+            x->dirty = 1;
+        }
         if (t->is_shape_input) {
             /* Shape values are read now: phase 1 needs them on the host. */
             int32_t ti = e->input_index[i];
@@ -271,20 +312,71 @@ mica_status_t mica_exec_set_input(mica_exec_t *x, const char *name,
             data = x->shapes.host[ti];
             x->dirty = 1;
         }
-        for (k = 0; k < dims->nb_dims; k++)
-            if (dims->d[k] != x->in_dims[i].d[k])
-                x->dirty = 1;
-        x->in_dims[i] = *dims;
         x->in_data[i] = data;
-        x->in_set[i] = 1;
         return MICA_OK;
-    mismatch:
-        return mica__fail(x->ctx, MICA_ERR_INVALID,
-                          "input '%s': shape %s does not match the engine's "
-                          "%s", name, got, t->shape_text);
     }
     return mica__fail(x->ctx, MICA_ERR_NOT_FOUND,
                       "'%s' is not an input of this network", name);
+}
+
+mica_status_t mica_exec_bind(mica_exec_t *x, const char *name,
+                             const mica_dims_t *dims, void *ptr)
+{
+    mica_engine_t *e = x->e;
+    int32_t i = input_of(x, name), t = -1;
+    mica_status_t st;
+
+    if (i >= 0) {
+        t = e->input_index[i];
+        if (e->tensors[t].is_shape_input)
+            return mica__fail(x->ctx, MICA_ERR_INVALID, "input '%s' is a "
+                              "shape tensor: give its values with "
+                              "mica_exec_set_input", name);
+        if (!dims && ptr)
+            return mica__fail(x->ctx, MICA_ERR_INVALID, "binding input '%s' "
+                              "needs its dims", name);
+        if (ptr && (st = take_dims(x, i, dims)) != MICA_OK)
+            return st;
+        x->in_data[i] = NULL;
+    } else {
+        for (i = 0; i < e->nb_outputs && t < 0; i++)
+            if (strcmp(e->tensors[e->output_index[i]].name, name) == 0)
+                t = e->output_index[i];
+        if (t < 0)
+            return mica__fail(x->ctx, MICA_ERR_NOT_FOUND, "'%s' is neither "
+                              "an input nor an output of this network", name);
+    }
+    x->bound[t] = ptr;
+    x->dirty = 1; /* pointers are refreshed with phase 1 */
+    return MICA_OK;
+}
+
+mica_status_t mica_exec_set_stream(mica_exec_t *x, void *stream)
+{
+    mica_status_t st;
+    if (stream && x->e->device != MICA_DEVICE_CUDA)
+        return mica__fail(x->ctx, MICA_ERR_INVALID, "a stream is for a CUDA "
+                          "engine; this one runs on the CPU");
+    /* Work queued on the old stream finishes first. */
+    if ((st = x->dev->sync(x->ctx, x->stream)) != MICA_OK)
+        return st;
+    x->stream = stream ? stream : x->own_stream;
+    return MICA_OK;
+}
+
+mica_status_t mica_exec_tensor_dims(mica_exec_t *x, const char *name,
+                                    mica_dims_t *dims)
+{
+    int32_t t = mica_engine_find_tensor(x->e, name);
+    mica_status_t st;
+
+    if (t < 0)
+        return mica__fail(x->ctx, MICA_ERR_NOT_FOUND, "'%s' is not a tensor "
+                          "of this network", name);
+    if ((st = mica_exec_infer_shapes(x)) != MICA_OK)
+        return st;
+    *dims = x->shapes.dims[t];
+    return MICA_OK;
 }
 
 mica_status_t mica_exec_set_profile(mica_exec_t *x, int32_t profile)
@@ -395,6 +487,8 @@ static void refresh(mica_exec_t *x)
                 ptr[i] = NULL;
             else if (kind == MICA_INPUT_SHAPE)
                 ptr[i] = x->shapes.host[t];
+            else if (x->bound[t])
+                ptr[i] = x->bound[t];
             else
                 ptr[i] = p->offset[t] >= 0 ? x->arena + p->offset[t] : NULL;
             if (i >= l->nb_inputs && e->tensors[t].need_e &&
@@ -472,7 +566,7 @@ mica_status_t mica_exec_upload(mica_exec_t *x)
         int32_t t = e->input_index[i];
         int64_t bytes = mica_dims_volume(&x->in_dims[i]) *
                         (int64_t)mica_dtype_size(e->tensors[t].dtype);
-        if (!e->tensors[t].need_e || bytes == 0)
+        if (!e->tensors[t].need_e || bytes == 0 || x->bound[t])
             continue;
         if (!x->in_data[i])
             return mica__fail(x->ctx, MICA_ERR_INVALID,
@@ -535,7 +629,7 @@ mica_status_t mica_exec_download(mica_exec_t *x)
             x->out_cap[i] = bytes;
         }
         x->out_ready[i] = 1;
-        if (bytes == 0)
+        if (bytes == 0 || x->bound[t])
             continue;
         st = x->dev->download(x->ctx, x->out_data[i],
                               x->arena + e->profiles[x->profile].offset[t],
@@ -581,6 +675,9 @@ mica_status_t mica_exec_get_output(mica_exec_t *x, const char *name,
     if (t < 0)
         return mica__fail(x->ctx, MICA_ERR_NOT_FOUND,
                           "'%s' is not an output of this network", name);
+    if (x->bound[t])
+        return mica__fail(x->ctx, MICA_ERR_INVALID, "output '%s' is bound to "
+                          "the caller's memory: read it there", name);
     if (!p)
         return mica__fail(x->ctx, MICA_ERR_INVALID,
                           "output '%s': the network has not run with the "

@@ -30,4 +30,4 @@ tests_test_dynamic_LDADD = $(MICA_TEST_LIBS)
 check_PROGRAMS += tests/test_engine
 TESTS += tests/test_engine
 tests_test_engine_SOURCES = tests/test_engine.c core/checksum.c
-tests_test_engine_LDADD = $(MICA_TEST_LIBS)
+tests_test_engine_LDADD = $(MICA_TEST_LIBS) $(MICA_CUDA_LIBS)

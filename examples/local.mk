@@ -4,7 +4,7 @@
 # example with pkg-config, and runs its manifest with the mica command.
 
 EXTRA_DIST += examples/bar/bar.c examples/bar/Makefile examples/bar/bar.yaml \
-	examples/bar/bar_dynamic.yaml
+	examples/bar/bar_dynamic.yaml examples/app/app.c examples/app/Makefile
 
 TESTS += tests/test_example.sh
 EXTRA_DIST += tests/test_example.sh

@@ -12,6 +12,10 @@
 
 #include "harness.h"
 
+#ifdef MICA_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 static mica_context_t *ctx;
 
 static const char *err(void)
@@ -293,6 +297,72 @@ static void test_missing_module(void)
     mica_engine_destroy(e);
 }
 
+/*
+ * Bindings: input and output in the caller's memory on the engine's
+ * device, and (CUDA) the caller's stream.
+ */
+static void test_bind(uint32_t device, const char *dev)
+{
+    static const float bias[4] = {0.5f, -1.0f, 2.0f, -3.0f};
+    mica_engine_t *e = build(device);
+    mica_exec_t *x = NULL;
+    mica_dims_t d, yd;
+    float in[5 * 4], out[5 * 4];
+    void *din = in, *dout = out, *stream = NULL;
+    int i, good = 1;
+    mica_tensor_desc_t desc;
+    const void *p;
+
+    memset(&d, 0, sizeof d);
+    d.nb_dims = 2;
+    d.d[0] = 5;
+    d.d[1] = 4;
+    for (i = 0; i < 20; i++)
+        in[i] = (float)(i % 7) - 3.0f;
+#ifdef MICA_HAVE_CUDA
+    if (device == MICA_DEVICE_CUDA &&
+        (cudaMalloc(&din, sizeof in) != cudaSuccess ||
+         cudaMalloc(&dout, sizeof out) != cudaSuccess ||
+         cudaMemcpy(din, in, sizeof in, cudaMemcpyHostToDevice) != cudaSuccess ||
+         cudaStreamCreate((cudaStream_t *)&stream) != cudaSuccess))
+        bail("cuda setup failed");
+#endif
+    ok(e && mica_exec_create(e, &x) == MICA_OK &&
+       mica_exec_bind(x, "x", &d, din) == MICA_OK &&
+       mica_exec_tensor_dims(x, "y", &yd) == MICA_OK && yd.d[0] == 5 &&
+       mica_exec_bind(x, "y", NULL, dout) == MICA_OK &&
+       (!stream || mica_exec_set_stream(x, stream) == MICA_OK) &&
+       mica_exec_run(x) == MICA_OK, "%s: a run with bound input and output%s",
+       dev, stream ? " on the caller's stream" : "");
+#ifdef MICA_HAVE_CUDA
+    if (device == MICA_DEVICE_CUDA &&
+        cudaMemcpy(out, dout, sizeof out, cudaMemcpyDeviceToHost) != cudaSuccess)
+        good = 0;
+#endif
+    for (i = 0; i < 20; i++) {
+        float want = in[i] + bias[i % 4];
+        good &= out[i] == (want > 0 ? want : 0.0f);
+    }
+    ok(good, "%s:   writes the caller's output memory", dev);
+    ok(x && mica_exec_get_output(x, "y", &desc, &p) != MICA_OK &&
+       strstr(err(), "bound to the caller's memory"),
+       "%s:   and get_output points there", dev);
+    ok(x && mica_exec_set_stream(x, device == MICA_DEVICE_CPU ? (void *)1 : NULL) ==
+               (device == MICA_DEVICE_CPU ? MICA_ERR_INVALID : MICA_OK),
+       "%s: %s", dev, device == MICA_DEVICE_CPU
+                          ? "a stream is refused on the CPU"
+                          : "back to the context's own stream");
+    mica_exec_destroy(x);
+    mica_engine_destroy(e);
+#ifdef MICA_HAVE_CUDA
+    if (device == MICA_DEVICE_CUDA) {
+        cudaFree(din);
+        cudaFree(dout);
+        cudaStreamDestroy((cudaStream_t)stream);
+    }
+#endif
+}
+
 /* One thread's share: many runs of its own context, checked each time. */
 typedef struct worker {
     mica_exec_t *x;
@@ -364,11 +434,13 @@ int main(void)
     test_damage();
     test_missing_module();
     test_threads(MICA_DEVICE_CPU, "cpu");
+    test_bind(MICA_DEVICE_CPU, "cpu");
     if (th_cuda()) {
         test_round_trip(MICA_DEVICE_CUDA, "cuda");
         test_threads(MICA_DEVICE_CUDA, "cuda");
+        test_bind(MICA_DEVICE_CUDA, "cuda");
     } else {
-        skip_block(7, "cuda: no usable GPU");
+        skip_block(11, "cuda: no usable GPU");
     }
     return exit_status();
 }

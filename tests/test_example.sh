@@ -32,7 +32,7 @@ for tool in "$CC" pkg-config; do
     fi
 done
 
-echo "1..16"
+echo "1..19"
 n=0
 failed=0
 
@@ -170,6 +170,28 @@ grep -q "concat .*\[N+1, 3\]" "$tmp/inspect.log"
 st=$?
 ok $st "  and inspect shows its shape as [N+1, 3]"
 [ $st -eq 0 ] || show "$tmp/inspect.log"
+
+# ---- 3c. an application against the installed library ---------------------
+"$CC" -std=c99 -pedantic -Wall -Wextra -Werror \
+    $(pkg-config --cflags mica) -o "$tmp/app" "$top_src/examples/app/app.c" \
+    $(pkg-config --libs mica) >"$tmp/app-cc.log" 2>&1
+st=$?
+ok $st "examples/app builds against the installed library (pkg-config mica)"
+[ $st -eq 0 ] || show "$tmp/app-cc.log"
+moddir=$(dirname "$(find "$tmp/root" -name 'mica_elementwise.so' | head -n 1)")
+libdir=$(dirname "$(find "$tmp/root" -name 'libmica.so' | head -n 1)")
+LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+    MICA_MODULE_DIR=$moddir MICA_MODULE_PATH= \
+    "$tmp/app" "$top_src/examples/dynamic.yaml" "$tmp/app.engine" \
+    >"$tmp/app.log" 2>&1
+st=$?
+ok $st "it builds, saves, loads and runs an engine"
+[ $st -eq 0 ] || show "$tmp/app.log"
+# x rows: [-1 0 1] [2 -1 0] [1 2 -1] [0 1 2] [-1 0 1]; + bias [1 -2 3]:
+# [0 -2 4] [3 -3 3] [2 0 2] [1 -1 5] [0 -2 4]; relu, row sums: 4 6 4 6 4.
+is "a: 4 6
+b: 4 6 4 6 4" "$(cat "$tmp/app.log")" \
+    "  with host data in one context and bound memory in another"
 
 # ---- 4. listing and failure -------------------------------------------------
 MICA_MODULE_DIR= MICA_MODULE_PATH=$tmp/plugins "$mica" modules \

@@ -441,6 +441,32 @@ MICA_EXPORT int32_t mica_exec_profile(const mica_exec_t *exec);
  */
 MICA_EXPORT mica_status_t mica_exec_infer_shapes(mica_exec_t *exec);
 
+/*
+ * Bind input or output `name` to memory the caller owns on the engine's
+ * device (CUDA device memory, or host memory for a CPU engine): layers
+ * read or write it there directly, and upload or download skip it.  For an
+ * input, dims are its dimensions now (as with set_input); for an output,
+ * dims is NULL and the memory must hold the output at the current shapes
+ * (see mica_exec_tensor_dims).  ptr NULL unbinds.  Shape-tensor inputs
+ * cannot be bound: their values are needed on the host.
+ */
+MICA_EXPORT mica_status_t mica_exec_bind(mica_exec_t *exec, const char *name,
+                                         const mica_dims_t *dims, void *ptr);
+
+/*
+ * Enqueue on `stream` (a cudaStream_t for a CUDA engine) instead of the
+ * context's own stream; NULL returns to its own.  The caller keeps it
+ * alive while the context uses it and synchronizes it (mica_exec_sync
+ * does).
+ */
+MICA_EXPORT mica_status_t mica_exec_set_stream(mica_exec_t *exec,
+                                               void *stream);
+
+/* The dimensions of tensor `name` for the inputs as set (runs phase 1). */
+MICA_EXPORT mica_status_t mica_exec_tensor_dims(mica_exec_t *exec,
+                                                const char *name,
+                                                mica_dims_t *dims);
+
 /* Run once: upload inputs, enqueue every layer, download outputs, wait. */
 MICA_EXPORT mica_status_t mica_exec_run(mica_exec_t *exec);
 
