@@ -191,7 +191,7 @@ ok $st "it builds, saves, loads and runs an engine"
 # [0 -2 4] [3 -3 3] [2 0 2] [1 -1 5] [0 -2 4]; relu, row sums: 4 6 4 6 4.
 is "a: 4 6
 b: 4 6 4 6 4" "$(cat "$tmp/app.log")" \
-    "  with host data in one context and bound memory in another"
+    "  with host data in one context and step by step in another"
 
 # ---- 4. listing and failure -------------------------------------------------
 MICA_MODULE_DIR= MICA_MODULE_PATH=$tmp/plugins "$mica" modules \
