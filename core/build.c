@@ -583,7 +583,13 @@ static mica_status_t build(mica_network_t *net, const mica_build_config_t *cfg,
     memset(&b, 0, sizeof b);
     b.net = net;
     b.ctx = net->ctx;
-    b.cfg = cfg && cfg->struct_size >= sizeof(mica_build_config_t) ? cfg : NULL;
+    /* Version 1's first layout ends before `autotune`. */
+    b.cfg = cfg && cfg->struct_size >= offsetof(mica_build_config_t, autotune)
+                ? cfg : NULL;
+    b.autotune = b.cfg && b.cfg->struct_size >=
+                              offsetof(mica_build_config_t, autotune) +
+                                  sizeof b.cfg->autotune &&
+                 b.cfg->autotune;
     b.validate_only = validate_only;
     b.e = calloc(1, sizeof *b.e);
     if (!b.e)

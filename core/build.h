@@ -20,6 +20,7 @@ typedef struct mica__build {
     mica_engine_t *e;
     const mica_build_config_t *cfg;
     int validate_only;
+    int autotune;            /* time the candidate implementations */
     mica__name_map_t names;  /* tensor name -> tensor index */
     int32_t *def_layer;      /* per tensor: network layer index, -1 inputs */
     int32_t *def_slot;       /* per tensor: output position */
@@ -44,7 +45,20 @@ mica_status_t mica__infer_host_instances(mica__build_t *b);
 mica_status_t mica__infer_layer(mica__build_t *b, int32_t step);
 mica_status_t mica__infer_check_inputs(mica__build_t *b);
 
+/* The other implementations of layer l's (namespace, type, version) for
+ * the engine's device, best priority first (infer.c); *n gets their
+ * number.  Free the array. */
+mica_creator_info_t *mica__alternatives(mica__build_t *b,
+                                        const mica__layer_t *l, int32_t *n);
+/* An instance of layer `step` from creator c (its fields or state). */
+mica_layer_t *mica__instance_of(mica__build_t *b, int32_t step,
+                                const mica_layer_creator_t *c);
+
 /* profile.c */
 mica_status_t mica__build_profiles(mica__build_t *b);
+
+/* autotune.c: keep the fastest implementation of each tunable layer,
+ * timed at profile 0's opt shapes (measured, not yet configured). */
+mica_status_t mica__autotune(mica__build_t *b);
 
 #endif

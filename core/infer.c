@@ -510,12 +510,8 @@ static int by_priority(const void *a, const void *b)
     return strcmp(x->implementation, y->implementation);
 }
 
-/*
- * The other implementations of layer l's (namespace, type, version) that
- * run on the engine's device, best first.  *n gets their number.
- */
-static mica_creator_info_t *alternatives(mica__build_t *b,
-                                         const mica__layer_t *l, int32_t *n)
+mica_creator_info_t *mica__alternatives(mica__build_t *b,
+                                        const mica__layer_t *l, int32_t *n)
 {
     int32_t i, count = mica_registry_count(b->ctx);
     mica_creator_info_t *v = calloc((size_t)count + 1, sizeof *v);
@@ -537,9 +533,8 @@ static mica_creator_info_t *alternatives(mica__build_t *b,
     return v;
 }
 
-/* Make an instance of layer `step` with creator c (fields or state). */
-static mica_layer_t *instance_of(mica__build_t *b, int32_t step,
-                                 const mica_layer_creator_t *c)
+mica_layer_t *mica__instance_of(mica__build_t *b, int32_t step,
+                                const mica_layer_creator_t *c)
 {
     const mica__net_layer_t *nl = mica__net_layer(b, step);
     mica_error_t err;
@@ -577,9 +572,9 @@ mica_status_t mica__infer_layer(mica__build_t *b, int32_t step)
     if (st != MICA_ERR_UNSUPPORTED || l->pinned)
         return st;
     snprintf(msg, sizeof msg, "%s", mica_context_error(b->ctx));
-    alt = alternatives(b, l, &n);
+    alt = mica__alternatives(b, l, &n);
     for (i = 0; alt && i < n; i++) {
-        mica_layer_t *inst = instance_of(b, step, alt[i].creator);
+        mica_layer_t *inst = mica__instance_of(b, step, alt[i].creator);
         if (!inst)
             continue;
         swap_in(l, &alt[i], inst);

@@ -6,7 +6,7 @@ libmica_la_SOURCES = \
 	core/abi_layout.c core/fields.c core/expr.c core/network.c \
 	core/build.c core/infer.c core/profile.c core/shapes.c core/plan.c \
 	core/engine.c core/exec.c core/device.c core/serialize.c \
-	core/deserialize.c core/checksum.c \
+	core/deserialize.c core/checksum.c core/autotune.c \
 	core/cpu/device.c
 libmica_la_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS)
 libmica_la_CFLAGS = $(AM_CFLAGS) $(MICA_VISIBILITY_CFLAGS)

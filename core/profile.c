@@ -461,6 +461,9 @@ mica_status_t mica__build_profiles(mica__build_t *b)
         if ((st = alloc_profile(b, k)) != MICA_OK ||
             (st = measure(b, k, &s, input_dims)) != MICA_OK)
             break;
+        if (k == 0 && b->autotune && !b->validate_only &&
+            (st = mica__autotune(b)) != MICA_OK)
+            break;
         if (!b->validate_only &&
             ((st = configure(b, k)) != MICA_OK ||
              (st = mica__plan_memory(e, k)) != MICA_OK))

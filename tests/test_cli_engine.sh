@@ -556,5 +556,28 @@ else
     skip "cuda: build and run engines for CUDA" "no usable GPU"
 fi
 
+# ---- autotune ---------------------------------------------------------------
+# tests/choice has three CPU implementations of Twin whose speeds run
+# against their priorities: the autotuner must pick the fastest, "alt".
+cat >"$tmp/twin.yaml" <<'EOY'
+mica: 1
+device: cpu
+inputs:
+  x: {dtype: float32, shape: [64]}
+layers:
+  - {name: twin, type: Twin, inputs: [x], outputs: [y]}
+outputs: [y]
+EOY
+run "$mica" build "$tmp/twin.yaml" -o "$tmp/twin.engine" \
+    --module-path "$top_build/tests/choice/.libs"
+run "$mica" inspect "$tmp/twin.engine" --module-path "$top_build/tests/choice/.libs"
+has "$tmp/out" '^  0  twin .* fast ' "without --autotune: the highest priority"
+run "$mica" build "$tmp/twin.yaml" -o "$tmp/twin.engine" --autotune \
+    --module-path "$top_build/tests/choice/.libs"
+is 0 "$rc" "build --autotune exits 0"
+run "$mica" inspect "$tmp/twin.engine" --module-path "$top_build/tests/choice/.libs"
+has "$tmp/out" '^  0  twin .* alt .*the fastest measured: fast [0-9.]* us' \
+    "  keeps the fastest, and the engine says why with the times"
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

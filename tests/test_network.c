@@ -237,6 +237,7 @@ static void test_chain(void)
 }
 
 static char why[256];
+static int autotune;
 static mica_engine_t *last_engine; /* kept by chosen() when asked */
 static int keep_engine;
 
@@ -268,6 +269,7 @@ static const char *chosen_as(mica_dtype_t dtype, const char *pin,
     cfg.struct_size = sizeof cfg;
     cfg.device = MICA_DEVICE_CPU;
     cfg.nb_prefer = cfg_prefer ? 1 : 0;
+    cfg.autotune = autotune;
     cfg.prefer_types = types;
     cfg.prefer_impls = impls;
     if (env)
@@ -368,7 +370,7 @@ static void test_choice(void)
              top ? top : ".");
     if (mica_context_load_file(th_context(), path) != MICA_OK) {
         diag("%s", err());
-        skip_block(23, "the choice test module is not built");
+        skip_block(26, "the choice test module is not built");
         return;
     }
     is_string("fast", chosen(NULL, NULL, NULL),
@@ -411,6 +413,13 @@ static void test_choice(void)
     mica_engine_destroy(last_engine);
     keep_engine = 0;
     test_lifecycle(path);
+    autotune = 1;
+    is_string("alt", chosen(NULL, NULL, NULL),
+              "autotune keeps the fastest measured implementation");
+    contains(why, "the fastest measured: fast", "  and says so, with times");
+    is_string("reference", chosen("reference", NULL, NULL),
+              "  but not over the layer's own pin");
+    autotune = 0;
     ok(mica_context_set_prefer(th_context(), "Twin") != MICA_OK,
        "a deploy-time choice must be Type=implementation");
     contains(mica_context_error(th_context()), "'Twin' is not "

@@ -100,6 +100,13 @@ const char *cli_dims_str(const mica_dims_t *d, char *buf, size_t len)
 
 /* Deploy-time implementation choices from --prefer, "Type=impl,...". */
 static char prefer[1024];
+/* mica build --autotune. */
+static int autotune;
+
+void cli_set_autotune(int on)
+{
+    autotune = on;
+}
 
 int cli_add_prefer(const char *cmd, const char *v)
 {
@@ -156,6 +163,8 @@ int cli_build(mica_context_t *ctx, const char *manifest, uint32_t device,
     cfg = *mica_manifest_config(*m);
     if (device != CLI_DEVICE_MANIFEST)
         cfg.device = device;
+    cfg.struct_size = sizeof cfg;
+    cfg.autotune = autotune;
     st = mica_engine_build(mica_manifest_network(*m), &cfg, engine);
     if (st != MICA_OK) {
         cli_error("%s", mica_context_error(ctx));

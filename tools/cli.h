@@ -60,6 +60,9 @@ int cli_context(mica_context_t **ctx, char **paths, int nb_paths, int quiet);
  */
 int cli_add_prefer(const char *cmd, const char *v);
 
+/* Builds from manifests time the candidate implementations (--autotune). */
+void cli_set_autotune(int on);
+
 /* Subcommands: argv[0] is the subcommand's name. */
 int cmd_run(int argc, char **argv);
 int cmd_build(int argc, char **argv);

@@ -268,6 +268,13 @@ typedef struct mica_build_config {
     int32_t reserved_;
     const char *const *prefer_types;
     const char *const *prefer_impls;
+    /* Non-zero: among the implementations a layer may take (it pinned
+     * none and no preference names one), time each on the device at the
+     * first profile's opt shapes and keep the fastest (mica build
+     * --autotune).  Added after version 1's first layout: read only when
+     * struct_size covers it. */
+    int32_t autotune;
+    int32_t reserved2_;
 } mica_build_config_t;
 
 /*
