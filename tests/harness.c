@@ -267,6 +267,32 @@ static mica_status_t failed(mica_status_t st, mica_context_t *ctx)
     return st;
 }
 
+void th_add_layer(mica_network_t *net, const char *name, const char *type,
+                  const char *key, const char *value, const char *a,
+                  const char *b, const char *out)
+{
+    mica_field_t f;
+    mica_fields_t fields = {key ? 1 : 0, &f};
+    const char *ins[2] = {a, b}, *outs[1] = {out};
+    mica_layer_spec_t spec;
+
+    f.name = key;
+    f.type = MICA_FIELD_STRING;
+    f.count = 1;
+    f.data = &value;
+    memset(&spec, 0, sizeof spec);
+    spec.struct_size = sizeof spec;
+    spec.name = name;
+    spec.type = type;
+    spec.nb_inputs = b ? 2 : 1;
+    spec.inputs = ins;
+    spec.nb_outputs = 1;
+    spec.outputs = outs;
+    spec.fields = &fields;
+    if (mica_network_add_layer(net, &spec) != MICA_OK)
+        bail("layer %s: %s", name, mica_context_error(th_context()));
+}
+
 /* A shape-tensor input whose one profile admits exactly its values. */
 static mica_status_t add_shape_input(mica_network_t *net, const char *name,
                                      const th_tensor_t *t)

@@ -66,6 +66,15 @@ mica_context_t *th_context(void);
 int th_cuda(void);
 
 /*
+ * Add layer `name` of `type` to net, reading input a (and b if not
+ * NULL), defining `out`, with one string field key=value (key NULL: no
+ * field).  Bails with the context's message if the layer is refused.
+ */
+void th_add_layer(mica_network_t *net, const char *name, const char *type,
+                  const char *key, const char *value, const char *a,
+                  const char *b, const char *out);
+
+/*
  * Build the one-layer network and run it on `device`.  Outputs are
  * allocated into out[0..nb_out-1].  On failure returns the status and
  * th_error() holds the message.

@@ -29,33 +29,6 @@ static const char *err(void)
     return mica_context_error(ctx);
 }
 
-/* Add layer `name` of `type` with one string field and 1 or 2 inputs. */
-static void layer(mica_network_t *net, const char *name, const char *type,
-                  const char *key, const char *value, const char *a,
-                  const char *b, const char *out)
-{
-    mica_field_t f;
-    mica_fields_t fields = {key ? 1 : 0, &f};
-    const char *ins[2] = {a, b}, *outs[1] = {out};
-    mica_layer_spec_t spec;
-
-    f.name = key;
-    f.type = MICA_FIELD_STRING;
-    f.count = 1;
-    f.data = &value;
-    memset(&spec, 0, sizeof spec);
-    spec.struct_size = sizeof spec;
-    spec.name = name;
-    spec.type = type;
-    spec.nb_inputs = b ? 2 : 1;
-    spec.inputs = ins;
-    spec.nb_outputs = 1;
-    spec.outputs = outs;
-    spec.fields = &fields;
-    if (mica_network_add_layer(net, &spec) != MICA_OK)
-        bail("layer %s: %s", name, err());
-}
-
 static mica_engine_t *build(mica_network_t *net, uint32_t device)
 {
     mica_build_config_t cfg;
@@ -78,8 +51,8 @@ static mica_network_t *relu_net(int two_profiles)
 
     mica_network_create(ctx, &net);
     mica_network_add_input(net, "x", MICA_FLOAT32, &x, NULL);
-    layer(net, "relu", "Activation", "type", "relu", "x", NULL, "r");
-    layer(net, "twice", "ElementWise", "op", "sum", "r", "r", "y");
+    th_add_layer(net, "relu", "Activation", "type", "relu", "x", NULL, "r");
+    th_add_layer(net, "twice", "ElementWise", "op", "sum", "r", "r", "y");
     mica_network_mark_output(net, "y", NULL);
     mica_network_add_profile(net, &k);
     if (two_profiles) {
@@ -238,8 +211,8 @@ static void test_shape_tensors(uint32_t device, const char *dev)
     spec.outputs = outs;
     spec.fields = &fields;
     mica_network_add_layer(net, &spec);
-    layer(net, "sum", "ElementWise", "op", "sum", "n", "c", "s");
-    layer(net, "square", "ElementWise", "op", "prod", "c", "c", "v");
+    th_add_layer(net, "sum", "ElementWise", "op", "sum", "n", "c", "s");
+    th_add_layer(net, "square", "ElementWise", "op", "prod", "c", "c", "v");
     mica_network_mark_shape_output(net, "s", NULL);
     mica_network_mark_output(net, "v", NULL);
     mica_network_add_profile(net, &k);
@@ -299,7 +272,7 @@ static void test_empty(uint32_t device, const char *dev)
 
     mica_network_create(ctx, &net);
     mica_network_add_input(net, "x", MICA_FLOAT32, &xd, NULL);
-    layer(net, "relu", "Activation", "type", "relu", "x", NULL, "r");
+    th_add_layer(net, "relu", "Activation", "type", "relu", "x", NULL, "r");
     f[0].name = "op";
     f[0].type = MICA_FIELD_STRING;
     f[0].count = 1;
@@ -352,7 +325,7 @@ static void test_errors(void)
 
     mica_network_create(ctx, &net);
     mica_network_add_input(net, "x", MICA_FLOAT32, &xd, "t.yaml:3:3");
-    layer(net, "relu", "Activation", "type", "relu", "x", NULL, "y");
+    th_add_layer(net, "relu", "Activation", "type", "relu", "x", NULL, "y");
     mica_network_mark_output(net, "y", NULL);
     ok(mica_engine_build(net, NULL, &e) != MICA_OK,
        "a runtime dimension without a profile is refused");
@@ -366,7 +339,7 @@ static void test_errors(void)
 
     mica_network_create(ctx, &net);
     mica_network_add_input(net, "f", MICA_INT32, &fd, "t.yaml:4:3");
-    layer(net, "sum", "ElementWise", "op", "sum", "f", "f", "y");
+    th_add_layer(net, "sum", "ElementWise", "op", "sum", "f", "f", "y");
     mica_network_mark_shape_output(net, "y", NULL);
     ok(mica_engine_build(net, NULL, &e) != MICA_OK,
        "a network input used as a shape tensor must be declared one");
@@ -377,7 +350,7 @@ static void test_errors(void)
     mica_network_create(ctx, &net);
     mica_network_add_shape_input(net, "n", &fd, NULL);
     mica_network_add_input(net, "f", MICA_FLOAT32, &fd, NULL);
-    layer(net, "id", "Identity", "dtype", "float32", "n", NULL, "y");
+    th_add_layer(net, "id", "Identity", "dtype", "float32", "n", NULL, "y");
     mica_network_mark_shape_output(net, "y", "t.yaml:9:17");
     mica_network_add_profile(net, &k);
     {
@@ -438,7 +411,7 @@ static void test_runtime_length(void)
     spec.origin = "t.yaml:7:5";
     if (mica_network_add_layer(net, &spec) != MICA_OK)
         bail("slice: %s", err());
-    layer(net, "reshape", "Shuffle", NULL, NULL, "x", "s", "y");
+    th_add_layer(net, "reshape", "Shuffle", NULL, NULL, "x", "s", "y");
     mica_network_mark_output(net, "y", NULL);
     mica_network_add_profile(net, &k);
     mica_network_set_profile_values(net, k, "n", 1, lo, hi, hi, NULL);

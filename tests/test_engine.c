@@ -23,32 +23,6 @@ static const char *err(void)
     return mica_context_error(ctx);
 }
 
-static void layer(mica_network_t *net, const char *name, const char *type,
-                  const char *key, const char *value, const char *a,
-                  const char *b, const char *out)
-{
-    mica_field_t f;
-    mica_fields_t fields = {key ? 1 : 0, &f};
-    const char *ins[2] = {a, b}, *outs[1] = {out};
-    mica_layer_spec_t spec;
-
-    f.name = key;
-    f.type = MICA_FIELD_STRING;
-    f.count = 1;
-    f.data = &value;
-    memset(&spec, 0, sizeof spec);
-    spec.struct_size = sizeof spec;
-    spec.name = name;
-    spec.type = type;
-    spec.nb_inputs = b ? 2 : 1;
-    spec.inputs = ins;
-    spec.nb_outputs = 1;
-    spec.outputs = outs;
-    spec.fields = &fields;
-    if (mica_network_add_layer(net, &spec) != MICA_OK)
-        bail("layer %s: %s", name, err());
-}
-
 /*
  * x[-1, 4] + c (a Constant [1, 4] of weights) -> relu -> y, profile
  * [1..8, 4].  The weights travel in the Constant's saved state.
@@ -94,8 +68,8 @@ static mica_network_t *network(void)
     spec.origin = "net.yaml:9:5";
     if (mica_network_add_layer(net, &spec) != MICA_OK)
         bail("constant: %s", err());
-    layer(net, "add", "ElementWise", "op", "sum", "x", "c", "s");
-    layer(net, "relu", "Activation", "type", "relu", "s", NULL, "y");
+    th_add_layer(net, "add", "ElementWise", "op", "sum", "x", "c", "s");
+    th_add_layer(net, "relu", "Activation", "type", "relu", "s", NULL, "y");
     mica_network_mark_output(net, "y", NULL);
     mica_network_add_profile(net, &k);
     mica_network_set_profile_dims(net, k, "x", &lo, &hi, &hi, NULL);
