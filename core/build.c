@@ -326,16 +326,26 @@ const char *mica__deploy_choice(const mica_context_t *ctx, const char *type,
                     buf, len);
 }
 
-/* Record why layer l got its implementation (a phrase for inspect). */
-static mica_status_t because(build_t *b, mica__layer_t *l, int pinned,
-                             const char *fmt, const char *arg)
+/*
+ * Record why layer l got its implementation (a phrase for inspect), with
+ * the network layer's note if it has one.
+ */
+static mica_status_t because_of(build_t *b, const mica__net_layer_t *nl,
+                                mica__layer_t *l, int pinned, const char *fmt,
+                                const char *arg)
 {
+    char *why = mica__asprintf(fmt, arg);
     free(l->why);
-    l->why = mica__asprintf(fmt, arg);
+    l->why = why && nl->note ? mica__asprintf("%s; %s", why, nl->note) : why;
+    if (l->why != why)
+        free(why);
     l->pinned = pinned;
     return l->why ? MICA_OK
                   : mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
 }
+
+#define because(b, l, pinned, fmt, arg) \
+    because_of((b), nl, (l), (pinned), (fmt), (arg))
 
 /* Choose the creator of network layer nl for the engine's device. */
 static mica_status_t choose(build_t *b, const mica__net_layer_t *nl,
@@ -625,10 +635,43 @@ mica_status_t mica_network_validate(mica_network_t *net)
     return build(net, NULL, 1, NULL);
 }
 
+/* The precisions cfg allows, as bits; float32 always. */
+static uint32_t precisions(const mica_build_config_t *cfg)
+{
+    uint32_t bits = 1u << MICA_FLOAT32;
+    if (cfg && cfg->struct_size >= offsetof(mica_build_config_t, precisions) +
+                                       sizeof cfg->precisions)
+        bits |= cfg->precisions;
+    return bits;
+}
+
 mica_status_t mica_engine_build(mica_network_t *net,
                                 const mica_build_config_t *cfg,
                                 mica_engine_t **out)
 {
+    uint32_t allowed = precisions(cfg);
+    mica_network_t *half = NULL;
+    mica_status_t st;
+    int32_t i, asked = 0;
+
     *out = NULL;
-    return build(net, cfg, 0, out);
+    for (i = 0; i < net->nb_layers; i++)
+        asked |= net->layers[i].precision == MICA_FLOAT16 + 1;
+    if ((st = build(net, cfg, 0, out)) != MICA_OK ||
+        !(asked || (allowed & (1u << MICA_FLOAT16))))
+        return st;
+    /* Float16: rewrite the network with what the float32 build knows of
+     * each implementation, then build the rewritten one. */
+    st = mica__precision_rewrite(net, *out, allowed, &half);
+    if (st == MICA_OK && half) {
+        mica_engine_destroy(*out);
+        *out = NULL;
+        st = build(half, cfg, 0, out);
+        mica_network_destroy(half);
+    }
+    if (st != MICA_OK) {
+        mica_engine_destroy(*out);
+        *out = NULL;
+    }
+    return st;
 }

@@ -42,6 +42,8 @@ typedef struct mica__profile {
 typedef struct mica__net_layer {
     char *name, *type, *ns, *implementation, *origin, *loop, *conditional;
     int32_t version;          /* as asked: 0 = highest */
+    int32_t precision;        /* 1 + mica_dtype_t asked for, 0: any */
+    char *note;               /* added to why its implementation was chosen */
     int32_t nb_inputs, nb_outputs;
     char **inputs;            /* NULL entries: omitted optional inputs */
     char **input_origins;     /* entries may be NULL */
@@ -66,6 +68,16 @@ typedef struct mica__net_layer {
  */
 const char *mica__deploy_choice(const mica_context_t *ctx, const char *type,
                                 char *buf, size_t len);
+
+/*
+ * The network rewritten so that layers run in float16 where `allowed`
+ * (bits 1 << dtype) and their own precision let them and their
+ * implementations in the float32 engine e take it, with casts inserted
+ * (core/precision.c).  *out is NULL when no layer changes.
+ */
+mica_status_t mica__precision_rewrite(mica_network_t *net,
+                                      const mica_engine_t *e,
+                                      uint32_t allowed, mica_network_t **out);
 
 /* The checksum engine files carry (core/serialize.c). */
 uint64_t mica__checksum(const unsigned char *p, size_t n);

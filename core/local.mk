@@ -6,7 +6,7 @@ libmica_la_SOURCES = \
 	core/abi_layout.c core/fields.c core/expr.c core/network.c \
 	core/build.c core/infer.c core/profile.c core/shapes.c core/plan.c \
 	core/engine.c core/exec.c core/device.c core/serialize.c \
-	core/deserialize.c core/checksum.c core/autotune.c \
+	core/deserialize.c core/checksum.c core/autotune.c core/precision.c \
 	core/cpu/device.c
 libmica_la_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS)
 libmica_la_CFLAGS = $(AM_CFLAGS) $(MICA_VISIBILITY_CFLAGS)
@@ -31,3 +31,7 @@ check_PROGRAMS += tests/test_engine
 TESTS += tests/test_engine
 tests_test_engine_SOURCES = tests/test_engine.c core/checksum.c
 tests_test_engine_LDADD = $(MICA_TEST_LIBS) $(MICA_CUDA_LIBS)
+check_PROGRAMS += tests/test_precision
+TESTS += tests/test_precision
+tests_test_precision_SOURCES = tests/test_precision.c
+tests_test_precision_LDADD = $(MICA_TEST_LIBS)

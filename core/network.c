@@ -56,6 +56,7 @@ static void layer_free(mica__net_layer_t *l)
     mica__fields_free(&l->fields);
     free(l->host_impl);
     free(l->saved_why);
+    free(l->note);
 }
 
 void mica_network_destroy(mica_network_t *net)
@@ -233,6 +234,20 @@ static mica_status_t append(mica_network_t *net, const mica_layer_spec_t *spec,
     l->origin = mica__strdup(spec->origin);
     l->loop = mica__strdup(spec->loop);
     l->conditional = mica__strdup(spec->conditional);
+    if (spec->struct_size >= offsetof(mica_layer_spec_t, precision) +
+                                 sizeof spec->precision && spec->precision) {
+        mica_dtype_t dt;
+        if (mica_dtype_parse(spec->precision, &dt) != MICA_OK ||
+            (dt != MICA_FLOAT32 && dt != MICA_FLOAT16)) {
+            char at[512];
+            layer_free(l);
+            return mica__fail(net->ctx, MICA_ERR_INVALID,
+                              "%slayer '%s': precision '%s' is not float32 "
+                              "or float16", mica__at(spec->origin, at, sizeof at),
+                              spec->name, spec->precision);
+        }
+        l->precision = (int32_t)dt + 1;
+    }
     l->inputs = dup_strv(spec->inputs, spec->nb_inputs, &failed);
     l->input_origins = dup_strv(spec->input_origins, spec->nb_inputs, &failed);
     l->outputs = dup_strv(spec->outputs, spec->nb_outputs, &failed);
@@ -259,7 +274,7 @@ mica_status_t mica_network_add_layer(mica_network_t *net,
     const char *where;
     mica_status_t st;
 
-    if (!spec || spec->struct_size < sizeof(mica_layer_spec_t))
+    if (!spec || spec->struct_size < offsetof(mica_layer_spec_t, precision))
         return mica__fail(ctx, MICA_ERR_INVALID,
                           "mica_network_add_layer: spec.struct_size must be "
                           "sizeof(mica_layer_spec_t)");

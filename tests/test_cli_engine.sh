@@ -556,6 +556,28 @@ else
     skip "cuda: build and run engines for CUDA" "no usable GPU"
 fi
 
+# ---- float16 ----------------------------------------------------------------
+run "$mica" build "$hello" -o "$tmp/h16.engine" --fp16 --device cpu
+is 0 "$rc" "build --fp16 exits 0"
+run "$mica" inspect "$tmp/h16.engine"
+has "$tmp/out" '^  [0-9]  add .*runs in float16' "  ElementWise runs in float16"
+has "$tmp/out" '^  [0-9]  cast:y .*a cast inserted for float16' \
+    "  with a cast back to the output's float32"
+mkdir -p "$tmp/o16" "$tmp/o32"
+run "$mica" run "$tmp/h16.engine" --output-dir "$tmp/o16"
+run "$mica" run "$hello" --device cpu --output-dir "$tmp/o32"
+same_outputs "$tmp/o32" "$tmp/o16" 1e-2
+ok $? "  its outputs are float32, within float16's precision of float32's"
+sed -e 's/^name: hello$/name: hello\nprecision: [float32, float16]/' \
+    -e 's/^  - {name: relu, \(.*\)}$/  - {name: relu, \1, precision: float32}/' \
+    "$hello" >"$tmp/h16.yaml"
+cp "$top_src/examples/hello_x.npy" "$tmp/"
+run "$mica" inspect "$tmp/h16.yaml" --device cpu
+has "$tmp/out" '^  [0-9]  add .*runs in float16' \
+    "manifest precision [float32, float16]: float16 where allowed"
+has "$tmp/out" '^  [0-9]  relu .*the highest priority for cpu$' \
+    "  but not for a layer with precision: float32"
+
 # ---- autotune ---------------------------------------------------------------
 # tests/choice has three CPU implementations of Twin whose speeds run
 # against their priorities: the autotuner must pick the fastest, "alt".

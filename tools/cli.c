@@ -100,12 +100,17 @@ const char *cli_dims_str(const mica_dims_t *d, char *buf, size_t len)
 
 /* Deploy-time implementation choices from --prefer, "Type=impl,...". */
 static char prefer[1024];
-/* mica build --autotune. */
-static int autotune;
+/* mica build --autotune and --fp16. */
+static int autotune, fp16;
 
 void cli_set_autotune(int on)
 {
     autotune = on;
+}
+
+void cli_set_fp16(int on)
+{
+    fp16 = on;
 }
 
 int cli_add_prefer(const char *cmd, const char *v)
@@ -165,6 +170,8 @@ int cli_build(mica_context_t *ctx, const char *manifest, uint32_t device,
         cfg.device = device;
     cfg.struct_size = sizeof cfg;
     cfg.autotune = autotune;
+    if (fp16)
+        cfg.precisions |= 1u << MICA_FLOAT16;
     st = mica_engine_build(mica_manifest_network(*m), &cfg, engine);
     if (st != MICA_OK) {
         cli_error("%s", mica_context_error(ctx));

@@ -62,6 +62,8 @@ int cli_add_prefer(const char *cmd, const char *v);
 
 /* Builds from manifests time the candidate implementations (--autotune). */
 void cli_set_autotune(int on);
+/* Builds from manifests may run layers in float16 (--fp16). */
+void cli_set_fp16(int on);
 
 /* Subcommands: argv[0] is the subcommand's name. */
 int cmd_run(int argc, char **argv);

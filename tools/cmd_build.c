@@ -18,8 +18,8 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: mica build MANIFEST -o ENGINE [--device auto|cpu|cuda] [--autotune]\n"
-        "                  [--prefer T=I]... [--module-path DIR]...\n\n"
+        "usage: mica build MANIFEST -o ENGINE [--device auto|cpu|cuda] [--fp16]\n"
+        "                  [--autotune] [--prefer T=I]... [--module-path DIR]...\n\n"
         "Build the engine of MANIFEST (choose an implementation for every\n"
         "layer, infer shapes, plan memory) and save it as the engine file\n"
         "ENGINE, which 'mica run' and 'mica inspect' take in place of the\n"
@@ -28,6 +28,8 @@ static void usage(FILE *f)
         "are installed.\n\n"
         "  -o, --output ENGINE    the engine file to write (replaced whole)\n"
         "  --device D             auto, cpu or cuda (default: the manifest's)\n"
+        "  --fp16                 let layers run in float16 where their\n"
+        "                         implementations take it (casts are added)\n"
         "  --autotune             time every implementation a layer may take\n"
         "                         and keep the fastest (else: by priority)\n"
         "  --prefer TYPE=IMPL     use implementation IMPL for layers of TYPE\n"
@@ -87,6 +89,8 @@ int cmd_build(int argc, char **argv)
                 paths[nb_paths++] = (char *)v;
         } else if (cli_is_opt(a, "--autotune")) {
             cli_set_autotune(1);
+        } else if (cli_is_opt(a, "--fp16")) {
+            cli_set_fp16(1);
         } else if (cli_is_opt(a, "--device")) {
             if (!(v = cli_opt_value("build", argc, argv, &i, "--device")))
                 rc = CLI_USAGE;

@@ -194,6 +194,10 @@ typedef struct mica_layer_spec {
     const char *const *input_origins; /* per input, may be NULL */
     const char *loop;           /* loop boundary layers: the loop's name */
     const char *conditional;    /* conditional boundary layers: its name */
+    /* The precision the layer must run in ("float32", "float16"), NULL:
+     * the builder's choice.  Added after version 1's first layout: read
+     * only when struct_size covers it. */
+    const char *precision;
 } mica_layer_spec_t;
 
 /*
@@ -274,7 +278,12 @@ typedef struct mica_build_config {
      * --autotune).  Added after version 1's first layout: read only when
      * struct_size covers it. */
     int32_t autotune;
-    int32_t reserved2_;
+    /* Precisions the builder may run layers in, as bits (1u << dtype):
+     * with MICA_FLOAT16's bit, a layer whose implementation takes float16
+     * runs in float16 and casts are inserted where float32 and float16
+     * tensors meet (manifest `precision`, mica build --fp16).  0: float32
+     * only.  Read only when struct_size covers it. */
+    uint32_t precisions;
 } mica_build_config_t;
 
 /*

@@ -208,6 +208,7 @@ static mica_status_t one_layer(mica__mf_t *mf, int32_t index,
     spec.input_origins = (const char *const *)in_origins;
     spec.loop = loop;
     spec.conditional = cond;
+    spec.precision = ml->has_precision ? mica_dtype_name(ml->precision) : NULL;
     st = mica_network_add_layer(m->net, &spec);
     if (st != MICA_OK)
         st = mica__mf_core_fail(mf, st, node, what);

@@ -83,6 +83,7 @@ static mica_status_t precision(mica__mf_t *mf, yaml_node_t *v)
                                          mica__mf_seq_item(mf, v, j), lc,
                                          sizeof(lc)));
         m->precisions[m->nb_precisions++] = dt;
+        m->config.precisions |= 1u << (unsigned)dt;
     }
     return MICA_OK;
 }
