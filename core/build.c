@@ -520,6 +520,18 @@ static mica_status_t setup_layers(build_t *b)
         e->output_index[i] = map_get(&b->names, net->outputs[i]);
         e->tensors[e->output_index[i]].is_output = 1;
     }
+    for (t = 0; t < e->nb_tensors; t++)
+        e->tensors[t].scale = 1.0f;
+    for (i = 0; i < net->nb_scales; i++) {
+        char at[512];
+        t = map_get(&b->names, net->scale_names[i]);
+        if (t < 0)
+            return mica__fail(b->ctx, MICA_ERR_INVALID,
+                              "%sscale of '%s': no such tensor",
+                              mica__at(net->scale_origins[i], at, sizeof at),
+                              net->scale_names[i]);
+        e->tensors[t].scale = net->scales[i];
+    }
     e->nb_shape_outputs = net->nb_shape_outputs;
     e->shape_output_index = calloc((size_t)(net->nb_shape_outputs + 1),
                                    sizeof *e->shape_output_index);

@@ -344,8 +344,21 @@ static mica_status_t read_payload(load_t *l)
         return mica__fail(l->ctx, MICA_ERR_NOMEM, "out of host memory");
     for (i = 0; i < l->nb_plan; i++)
         l->plan[i] = get_i64(&l->r);
+    n = get_count(&l->r, 8);
+    for (i = 0; i < n && !l->r.bad; i++) {
+        char *name = get_str(&l->r);
+        const void *p = take(&l->r, sizeof(float));
+        float scale = 0;
+        if (p)
+            memcpy(&scale, p, sizeof scale);
+        st = name && p ? mica_network_set_scale(l->net, name, scale, NULL)
+                       : corrupt(l, "scale");
+        free(name);
+        if (st != MICA_OK)
+            return st;
+    }
     if (l->r.bad || l->r.pos != l->r.len)
-        return corrupt(l, "memory plan");
+        return corrupt(l, "memory plan or scales");
     return MICA_OK;
 }
 

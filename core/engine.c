@@ -27,6 +27,7 @@ void mica__layer_descs(const mica_engine_t *e, const mica__layer_t *l,
         }
         io[i].dtype = e->tensors[t].dtype;
         io[i].dims = dims[t];
+        io[i].scale = e->tensors[t].scale;
     }
 }
 

@@ -686,7 +686,7 @@ mica_status_t mica_exec_get_output(mica_exec_t *x, const char *name,
     desc->dtype = e->tensors[t].dtype;
     desc->format = MICA_FORMAT_LINEAR;
     desc->dims = x->shapes.dims[t];
-    desc->scale = 1.0f;
+    desc->scale = e->tensors[t].scale;
     *data = p;
     return MICA_OK;
 }

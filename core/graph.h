@@ -106,6 +106,10 @@ struct mica_network {
     int32_t nb_shape_outputs;
     mica__profile_t *profiles;
     int32_t nb_profiles;
+    char **scale_names;       /* tensors given a quantization scale */
+    char **scale_origins;
+    float *scales;
+    int32_t nb_scales;
 };
 
 /* "ORIGIN: " or "" for messages, written into buf (len > 0). */
@@ -126,6 +130,7 @@ typedef struct mica__tensor {
     int32_t need_dims;         /* a running layer reads its dims (Shape) */
     int32_t last_use;          /* last step that reads it on the device */
     int32_t first_symbol;      /* computed values: its first symbol, or -1 */
+    float scale;               /* quantization scale, 1 if none */
 } mica__tensor_t;
 
 /* What a symbol stands for. */

@@ -480,8 +480,10 @@ static mica_status_t infer_once(mica__build_t *b, int32_t step)
         io[i].format = MICA_FORMAT_LINEAR;
         io[i].scale = 1.0f;
         io[i].dtype = t >= 0 ? e->tensors[t].dtype : MICA_FLOAT32;
-        if (t >= 0)
+        if (t >= 0) {
             io[i].dims = e->tensors[t].dims;
+            io[i].scale = e->tensors[t].scale;
+        }
     }
     for (i = 0; i < nin + nout; i++) {
         const mica__tensor_t *t;

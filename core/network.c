@@ -70,6 +70,9 @@ void mica_network_destroy(mica_network_t *net)
         free(net->profiles[i].ranges);
     }
     free(net->profiles);
+    free_strv(net->scale_names, net->nb_scales);
+    free_strv(net->scale_origins, net->nb_scales);
+    free(net->scales);
     free_strv(net->shape_outputs, net->nb_shape_outputs);
     free_strv(net->shape_output_origins, net->nb_shape_outputs);
     for (i = 0; i < net->nb_inputs; i++) {
@@ -361,6 +364,40 @@ static mica_status_t add_output(mica_network_t *net, char ***list,
         return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
     }
     (*n)++;
+    return MICA_OK;
+}
+
+mica_status_t mica_network_set_scale(mica_network_t *net, const char *name,
+                                     float scale, const char *origin)
+{
+    char at[512], **names, **origins;
+    float *scales;
+    int32_t i;
+
+    if (!valid_name(name) || !(scale > 0.0f) || scale > 3.4e38f)
+        return mica__fail(net->ctx, MICA_ERR_INVALID,
+                          "%sscale of '%s': %g is not a finite positive number",
+                          mica__at(origin, at, sizeof at), name ? name : "",
+                          (double)scale);
+    for (i = 0; i < net->nb_scales; i++)
+        if (strcmp(net->scale_names[i], name) == 0) {
+            net->scales[i] = scale;
+            return MICA_OK;
+        }
+    names = realloc(net->scale_names, sizeof *names * (size_t)(i + 1));
+    if (names)
+        net->scale_names = names;
+    origins = realloc(net->scale_origins, sizeof *origins * (size_t)(i + 1));
+    if (origins)
+        net->scale_origins = origins;
+    scales = realloc(net->scales, sizeof *scales * (size_t)(i + 1));
+    if (scales)
+        net->scales = scales;
+    if (!names || !origins || !scales || !(names[i] = mica__strdup(name)))
+        return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
+    origins[i] = mica__strdup(origin);
+    scales[i] = scale;
+    net->nb_scales++;
     return MICA_OK;
 }
 

@@ -210,6 +210,9 @@ static mica_status_t copy_frame(const mica_network_t *net, mica_network_t *out)
                                                      r->origin);
         }
     }
+    for (i = 0; i < net->nb_scales && st == MICA_OK; i++)
+        st = mica_network_set_scale(out, net->scale_names[i], net->scales[i],
+                                    net->scale_origins[i]);
     for (i = 0; i < net->nb_outputs && st == MICA_OK; i++)
         st = mica_network_mark_output(out, net->outputs[i],
                                       net->output_origins[i]);

@@ -22,6 +22,7 @@
  *               host implementation ("" if none), bytes host state
  *     outputs, shape outputs: u32 n, names
  *     plan:     u32 n, i64 arena bytes per profile
+ *     scales:   u32 n, then name, f32 scale (tensors whose scale is not 1)
  *   strings and bytes are u32 length + data; dims are u32 rank + i64s.
  *
  * Loading reads the whole payload into a network (layers made from their
@@ -191,7 +192,7 @@ mica_status_t mica_engine_serialize(const mica_engine_t *engine, void **data,
     mica_engine_t *e = (mica_engine_t *)engine;
     out_t o = {NULL, 0, 0, 0};
     uint64_t payload, sum;
-    uint32_t v;
+    uint32_t v, n;
     int32_t i;
     mica_status_t st;
 
@@ -224,6 +225,14 @@ mica_status_t mica_engine_serialize(const mica_engine_t *engine, void **data,
     put_u32(&o, (uint32_t)e->nb_profiles);
     for (i = 0; i < e->nb_profiles; i++)
         put_i64(&o, e->profiles[i].arena_bytes);
+    for (i = n = 0; i < e->nb_tensors; i++)
+        n += e->tensors[i].scale != 1.0f;
+    put_u32(&o, n);
+    for (i = 0; i < e->nb_tensors; i++)
+        if (e->tensors[i].scale != 1.0f) {
+            put_str(&o, e->tensors[i].name);
+            put(&o, &e->tensors[i].scale, sizeof(float));
+        }
     if (o.failed) {
         st = mica__fail(e->ctx, MICA_ERR_NOMEM, "out of host memory");
         goto fail;

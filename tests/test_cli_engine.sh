@@ -601,5 +601,30 @@ run "$mica" inspect "$tmp/twin.engine" --module-path "$top_build/tests/choice/.l
 has "$tmp/out" '^  0  twin .* alt .*the fastest measured: fast [0-9.]* us' \
     "  keeps the fastest, and the engine says why with the times"
 
+# ---- int8 scales ------------------------------------------------------------
+cat >"$tmp/dq.yaml" <<'EOY'
+mica: 1
+device: cpu
+inputs:
+  x: {dtype: int8, shape: [4]}
+layers:
+  - {name: dq, type: Dequant, inputs: [x], outputs: [y]}
+outputs: [y]
+scales: {x: 0.5, y: 0.25}
+EOY
+"$npy" make "$tmp/q.npy" int8 4 -4,2,7,100
+run "$mica" build "$tmp/dq.yaml" -o "$tmp/dq.engine" \
+    --module-path "$top_build/tests/choice/.libs"
+run "$mica" run "$tmp/dq.engine" --input "x=$tmp/q.npy" --output-dir "$tmp/dq" \
+    --module-path "$top_build/tests/choice/.libs"
+is 0 "$rc" "scales: a manifest's int8 scales, through an engine file"
+is "float32 [4] -8 4 14 200" "$("$npy" dump "$tmp/dq/y.npy" 2>&1)" \
+    "  reach the layer's descriptors (x * 0.5 / 0.25)"
+sed 's/^scales: {x: 0.5, y: 0.25}$/scales: {x: -1}/' "$tmp/dq.yaml" >"$tmp/dq2.yaml"
+run "$mica" inspect "$tmp/dq2.yaml" --module-path "$top_build/tests/choice/.libs"
+is 1 "$rc" "a negative scale is refused"
+has "$tmp/err" "dq2.yaml:8:13: scales: 'x' needs a positive number" \
+    "  with its line and column"
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -360,6 +360,49 @@ static void test_lifecycle(const char *path)
     dlclose(handle);
 }
 
+/* Int8 scales reach the layers' descriptors, and engine files keep them. */
+static void test_scales(void)
+{
+    mica_dims_t d;
+    mica_engine_t *e = NULL, *back = NULL;
+    mica_exec_t *x = NULL;
+    mica_tensor_desc_t desc;
+    const float *out = NULL;
+    int8_t in[4] = {-4, 2, 7, 100};
+    void *data = NULL;
+    size_t size = 0;
+
+    fresh(4, MICA_INT8);
+    th_add_layer(net, "dq", "Dequant", NULL, NULL, "x", NULL, "y");
+    mica_network_mark_output(net, "y", NULL);
+    ok(mica_network_set_scale(net, "x", 0.5f, NULL) == MICA_OK &&
+       mica_network_set_scale(net, "y", 0.25f, NULL) == MICA_OK,
+       "scales set on an input and an output");
+    memset(&d, 0, sizeof d);
+    d.nb_dims = 1;
+    d.d[0] = 4;
+    ok(mica_engine_build(net, NULL, &e) == MICA_OK &&
+       mica_engine_serialize(e, &data, &size) == MICA_OK &&
+       mica_engine_deserialize(th_context(), data, size, &back) == MICA_OK &&
+       mica_exec_create(back, &x) == MICA_OK &&
+       mica_exec_set_input(x, "x", &d, in) == MICA_OK &&
+       mica_exec_run(x) == MICA_OK &&
+       mica_exec_get_output(x, "y", &desc, (const void **)&out) == MICA_OK &&
+       out[0] == -8 && out[1] == 4 && out[2] == 14 && out[3] == 200 &&
+       desc.scale == 0.25f,
+       "the layer sees them (x * 0.5 / 0.25), through an engine file too");
+    ok(mica_network_set_scale(net, "nope", 2.0f, "t.yaml:3:1") == MICA_OK &&
+       mica_network_validate(net) != MICA_OK &&
+       strstr(err(), "t.yaml:3:1: scale of 'nope': no such tensor"),
+       "a scale for a tensor that does not exist: refused at build");
+    ok(mica_network_set_scale(net, "x", -1.0f, NULL) != MICA_OK,
+       "a negative scale: refused");
+    mica_exec_destroy(x);
+    mica_engine_destroy(back);
+    mica_engine_destroy(e);
+    mica_free(data);
+}
+
 /* Which implementation a build takes, in each case of precedence. */
 static void test_choice(void)
 {
@@ -370,7 +413,7 @@ static void test_choice(void)
              top ? top : ".");
     if (mica_context_load_file(th_context(), path) != MICA_OK) {
         diag("%s", err());
-        skip_block(26, "the choice test module is not built");
+        skip_block(30, "the choice test module is not built");
         return;
     }
     is_string("fast", chosen(NULL, NULL, NULL),
@@ -413,6 +456,7 @@ static void test_choice(void)
     mica_engine_destroy(last_engine);
     keep_engine = 0;
     test_lifecycle(path);
+    test_scales();
     autotune = 1;
     is_string("alt", chosen(NULL, NULL, NULL),
               "autotune keeps the fastest measured implementation");

@@ -238,6 +238,16 @@ MICA_EXPORT mica_status_t mica_network_set_profile_values(
     const int32_t *min, const int32_t *opt, const int32_t *max,
     const char *origin);
 
+/*
+ * The quantization scale of tensor `name` (TensorRT's int8 I/O scale: a
+ * real value is the stored integer times scale).  Layers see it in their
+ * tensor descriptors (mica_tensor_desc_t.scale); a tensor without one has
+ * scale 1.  The tensor need not exist yet; the build checks that it does.
+ */
+MICA_EXPORT mica_status_t mica_network_set_scale(mica_network_t *net,
+                                                 const char *name, float scale,
+                                                 const char *origin);
+
 /* Mark a tensor as a network output. */
 MICA_EXPORT mica_status_t mica_network_mark_output(mica_network_t *net,
                                                    const char *name,

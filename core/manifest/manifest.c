@@ -14,7 +14,7 @@
 
 static const char *const top_keys[] = {
     "mica", "name", "device", "precision", "modules", "inputs", "profiles",
-    "weights", "layers", "outputs", "shape_outputs", NULL};
+    "weights", "layers", "outputs", "shape_outputs", "scales", NULL};
 static const char *const module_keys[] = {"paths", "load", "prefer", NULL};
 
 /* ---- top-level fields ------------------------------------------------- */
@@ -86,6 +86,34 @@ static mica_status_t precision(mica__mf_t *mf, yaml_node_t *v)
         m->config.precisions |= 1u << (unsigned)dt;
     }
     return MICA_OK;
+}
+
+/*
+ * `scales`: tensor name -> quantization scale (int8 I/O, as TensorRT's
+ * dynamic ranges; layers read it in their tensor descriptors).
+ */
+static mica_status_t scales(mica__mf_t *mf, yaml_node_t *node)
+{
+    yaml_node_pair_t *p;
+    mica_status_t st = mica__mf_check_map(mf, node, NULL, "scales");
+
+    for (p = node->data.mapping.pairs.start;
+         st == MICA_OK && p < node->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = mica__mf_node(mf, p->key);
+        yaml_node_t *v = mica__mf_node(mf, p->value);
+        char *origin;
+        double d;
+        if (!mica__mf_to_float(v, &d) || !(d > 0) || d > 3.4e38)
+            return mica__mf_fail(mf, v, "scales: '%s' needs a positive "
+                                 "number, not '%s'", mica__mf_scalar(k),
+                                 mica__mf_scalar(v) ? mica__mf_scalar(v)
+                                                    : "(not a scalar)");
+        origin = mica__mf_origin(mf, k);
+        st = mica_network_set_scale(mf->m->net, mica__mf_scalar(k), (float)d,
+                                    origin);
+        free(origin);
+    }
+    return st;
 }
 
 /* ---- modules ---------------------------------------------------------- */
@@ -274,6 +302,9 @@ static mica_status_t load(mica__mf_t *mf)
         return st;
     if ((v = mica__mf_get(mf, root, "shape_outputs", NULL))
         && (st = mica__mf_outputs(mf, v, 1)) != MICA_OK)
+        return st;
+    if ((v = mica__mf_get(mf, root, "scales", NULL))
+        && (st = scales(mf, v)) != MICA_OK)
         return st;
     return validate(mf, root);
 }

@@ -149,6 +149,71 @@ static const mica_layer_ops_t fast_ops = {
     .terminate = twin_terminate,
 };
 
+/*
+ * "Dequant": int8 in, float32 out, real = stored * the input's scale (the
+ * scale comes from the tensor descriptor, as TensorRT's int8 I/O scales),
+ * divided by the output's scale.
+ */
+static mica_status_t dq_output_dtypes(const mica_layer_t *layer,
+                                      const mica_dtype_t *in, int32_t nb_in,
+                                      mica_dtype_t *out, int32_t nb_out,
+                                      mica_error_t *err)
+{
+    (void)layer;
+    (void)in;
+    if (nb_in != 1 || nb_out != 1)
+        return MOD_FAIL(err, "Dequant takes 1 input and gives 1 output");
+    out[0] = MICA_FLOAT32;
+    return MICA_OK;
+}
+
+static int32_t dq_supports_format(const mica_layer_t *layer, int32_t pos,
+                                  const mica_tensor_desc_t *io, int32_t nb_in,
+                                  int32_t nb_out)
+{
+    (void)layer;
+    (void)nb_in;
+    (void)nb_out;
+    return io[pos].dtype == (pos == 0 ? MICA_INT8 : MICA_FLOAT32);
+}
+
+static mica_status_t dq_enqueue(mica_layer_t *layer,
+                                const mica_tensor_desc_t *in, int32_t nb_in,
+                                const mica_tensor_desc_t *out, int32_t nb_out,
+                                const void *const *inputs, void *const *outputs,
+                                void *workspace, void *stream,
+                                mica_error_t *err)
+{
+    int64_t i, n = mica_dims_volume(&in[0].dims);
+    (void)layer;
+    (void)nb_in;
+    (void)nb_out;
+    (void)workspace;
+    (void)stream;
+    (void)err;
+    for (i = 0; i < n; i++)
+        ((float *)outputs[0])[i] =
+            (float)((const int8_t *)inputs[0])[i] * in[0].scale / out[0].scale;
+    return MICA_OK;
+}
+
+static const mica_layer_ops_t dq_ops = {
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = twin_nb_outputs,
+    .output_dtypes = dq_output_dtypes,
+    .output_dims = twin_output_dims,
+    .supports_format = dq_supports_format,
+    .enqueue = dq_enqueue,
+    .serialize = mica__mod_layer_serialize,
+    .clone = mica__mod_layer_clone,
+    .destroy = mica__mod_layer_destroy,
+};
+
+static const mica_layer_creator_t dequant =
+    MICA__MOD_CREATOR("Dequant", "reference", MICA_DEVICE_CPU, 0,
+                      MICA_ROLE_NONE, NULL, 0, mica__mod_layer_create,
+                      &dq_ops);
+
 static const mica_layer_creator_t reference =
     MICA__MOD_CREATOR("Twin", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
                       NULL, 0, mica__mod_layer_create, &twin_ops);
@@ -160,7 +225,7 @@ static const mica_layer_creator_t fast =
                       NULL, 0, mica__mod_layer_create, &fast_ops);
 
 static const mica_layer_creator_t *const creators[] = {&reference, &alt,
-                                                       &fast};
+                                                       &fast, &dequant};
 
 MICA__MOD_ENTRY("choice", "three CPU implementations of Twin, for tests",
                 creators)
