@@ -5,7 +5,9 @@
  * few runs, the time to build from a network, to serialize, to read the
  * file, and to load from the bytes (deserialize: checks, layer states,
  * the build).  Issue 5 asks for a load under 50 ms plus the read, and a
- * build under 100 ms.
+ * build under 100 ms.  The first round of each device is reported apart
+ * (cold: the process's first touches of 100 MB of fresh memory); the
+ * figures are the median of the rounds after it.
  */
 #include <config.h>
 
@@ -84,13 +86,14 @@ static mica_network_t *network(mica_context_t *ctx, float *w)
 static void run(mica_context_t *ctx, uint32_t device, const char *name,
                 float *w)
 {
-    double t_build[REPS], t_ser[REPS], t_read[REPS], t_load[REPS];
+    double t_build[REPS + 1], t_ser[REPS + 1], t_read[REPS + 1];
+    double t_load[REPS + 1], cold_build = 0, cold_load = 0;
     char path[256];
     int r;
 
     snprintf(path, sizeof path, "%s/bench-engine-%s.mica",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", name);
-    for (r = 0; r < REPS; r++) {
+    for (r = 0; r <= REPS; r++) {
         mica_network_t *net = network(ctx, w);
         mica_engine_t *e, *back = NULL;
         void *data = NULL;
@@ -122,7 +125,7 @@ static void run(mica_context_t *ctx, uint32_t device, const char *name,
         bench_check(ctx, mica_engine_deserialize(ctx, file, size, &back),
                     "deserialize");
         t_load[r] = bench_now() - t0;
-        if (r == 0)
+        if (r == 1)
             printf("%-6s engine file: %.1f MB, %d layers\n", name,
                    (double)size / 1e6, mica_engine_nb_layers(back));
         free(file);
@@ -132,9 +135,14 @@ static void run(mica_context_t *ctx, uint32_t device, const char *name,
         mica_network_destroy(net);
     }
     remove(path);
-    printf("%-6s %12.1f %12.1f %12.1f %12.1f\n", name,
-           1e3 * bench_median(t_build, REPS), 1e3 * bench_median(t_ser, REPS),
-           1e3 * bench_median(t_read, REPS), 1e3 * bench_median(t_load, REPS));
+    cold_build = t_build[0];
+    cold_load = t_load[0];
+    printf("%-6s %12.1f %12.1f %12.1f %12.1f %12.1f %12.1f\n", name,
+           1e3 * bench_median(t_build + 1, REPS),
+           1e3 * bench_median(t_ser + 1, REPS),
+           1e3 * bench_median(t_read + 1, REPS),
+           1e3 * bench_median(t_load + 1, REPS), 1e3 * cold_build,
+           1e3 * cold_load);
 }
 
 int main(void)
@@ -149,8 +157,9 @@ int main(void)
         w[i] = (float)(i % 97) * 0.01f;
     printf("%d layers, %.0f MB of float32 weights, median of %d runs (ms)\n",
            2 * PAIRS, (double)PAIRS * N * 4 / 1e6, REPS);
-    printf("%-6s %12s %12s %12s %12s\n", "device", "build", "serialize",
-           "read file", "load bytes");
+    printf("%-6s %12s %12s %12s %12s %12s %12s\n", "device", "build",
+           "serialize", "read file", "load bytes", "cold build",
+           "cold load");
     run(ctx, MICA_DEVICE_CPU, "cpu", w);
     if (mica_device_usable(MICA_DEVICE_CUDA))
         run(ctx, MICA_DEVICE_CUDA, "cuda", w);

@@ -448,6 +448,16 @@ run env MICA_MODULE_DIR="$tmp/nomods" "$mica" run "$eng" \
     --module-path "$MICA_MODULE_DIR" --output-dir "$tmp/mp"
 is 0 "$rc" "--module-path gives the engine its modules"
 same_outputs "$tmp/hm" "$tmp/mp"
+
+# A deploy-time swap of a module file: another file that provides the same
+# (type, version, implementation) needs no rebuild.
+mkdir "$tmp/swapped"
+cp "$tmp/noreduce/"*.so "$tmp/swapped/"
+cp "$MICA_MODULE_DIR/mica_reduce.so" "$tmp/swapped/vendor_reduce_build2.so"
+run env MICA_MODULE_DIR="$tmp/swapped" "$mica" run "$eng" --output-dir "$tmp/sw"
+is 0 "$rc" "the Reduce module swapped for another file: the engine runs"
+same_outputs "$tmp/hm" "$tmp/sw"
+ok $? "  with the same outputs"
 ok $? "  and it gives the manifest's outputs"
 
 # ---- build errors: exit 1, one line, no engine file ------------------------
