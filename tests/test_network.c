@@ -371,6 +371,11 @@ static void test_scales(void)
     int8_t in[4] = {-4, 2, 7, 100};
     void *data = NULL;
     size_t size = 0;
+    mica_build_config_t cpu; /* Dequant is a CPU layer */
+
+    memset(&cpu, 0, sizeof cpu);
+    cpu.struct_size = sizeof cpu;
+    cpu.device = MICA_DEVICE_CPU;
 
     fresh(4, MICA_INT8);
     th_add_layer(net, "dq", "Dequant", NULL, NULL, "x", NULL, "y");
@@ -381,7 +386,7 @@ static void test_scales(void)
     memset(&d, 0, sizeof d);
     d.nb_dims = 1;
     d.d[0] = 4;
-    ok(mica_engine_build(net, NULL, &e) == MICA_OK &&
+    ok(mica_engine_build(net, &cpu, &e) == MICA_OK &&
        mica_engine_serialize(e, &data, &size) == MICA_OK &&
        mica_engine_deserialize(th_context(), data, size, &back) == MICA_OK &&
        mica_exec_create(back, &x) == MICA_OK &&
