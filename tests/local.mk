@@ -13,3 +13,4 @@ tests_libmicatest_la_LIBADD = modules/common/libmicamodkit.la libmica.la $(LIBM)
 
 # What a test program links: the TAP helper and harness, and libmica.
 MICA_TEST_LIBS = tests/libmicatest.la libmica.la $(LIBM)
+EXTRA_DIST += tests/tap.sh

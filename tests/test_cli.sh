@@ -21,47 +21,7 @@ hello=$top_src/examples/hello.yaml
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mica-test-cli-XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-n=0
-failed=0
-# ok STATUS DESCRIPTION
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then
-        echo "ok $n - $2"
-    else
-        echo "not ok $n - $2"
-        failed=$((failed + 1))
-    fi
-}
-# is WANT GOT DESCRIPTION
-is() {
-    if [ "x$1" = "x$2" ]; then
-        ok 0 "$3"
-    else
-        ok 1 "$3"
-        echo "#     want: $1"
-        echo "#      got: $2"
-    fi
-}
-# has FILE PATTERN DESCRIPTION: a line of FILE matches the grep pattern
-has() {
-    if grep -q -e "$2" "$1"; then
-        ok 0 "$3"
-    else
-        ok 1 "$3"
-        echo "#     no line matches: $2"
-        sed 's/^/#     | /' "$1"
-    fi
-}
-# run: the command, stdout in $tmp/out, stderr in $tmp/err, status in $rc
-run() {
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    rc=$?
-}
-# empty_dir DIR: absent, or a folder with nothing in it
-empty_dir() {
-    [ ! -e "$1" ] || [ -z "$(ls -A "$1")" ]
-}
+. "$top_src/tests/tap.sh"
 
 if ! "$mica" modules 2>/dev/null | grep -q '^ElementWise '; then
     echo "1..0 # SKIP the ElementWise module is not built"

@@ -28,43 +28,7 @@ dir=$top_src/tests/manifests/dynamic
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mica-test-cli-dynamic-XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-n=0
-failed=0
-# ok STATUS DESCRIPTION
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then
-        echo "ok $n - $2"
-    else
-        echo "not ok $n - $2"
-        failed=$((failed + 1))
-    fi
-}
-# skip DESCRIPTION REASON
-skip() {
-    n=$((n + 1))
-    echo "ok $n - $1 # SKIP $2"
-}
-# is WANT GOT DESCRIPTION
-is() {
-    if [ "x$1" = "x$2" ]; then
-        ok 0 "$3"
-    else
-        ok 1 "$3"
-        echo "#     want: $1"
-        echo "#      got: $2"
-    fi
-}
-# has FILE PATTERN DESCRIPTION: a line of FILE matches the grep pattern
-has() {
-    if grep -q -e "$2" "$1"; then
-        ok 0 "$3"
-    else
-        ok 1 "$3"
-        echo "#     no line matches: $2"
-        sed 's/^/#     | /' "$1"
-    fi
-}
+. "$top_src/tests/tap.sh"
 # dump FILE: what npytool prints of it
 dump() {
     "$npy" dump "$1" 2>&1
@@ -73,16 +37,6 @@ dump() {
 mk() {
     "$npy" make "$@" || echo "# npytool make $* failed"
 }
-# run: the command, stdout in $tmp/out, stderr in $tmp/err, status in $rc
-run() {
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    rc=$?
-}
-# empty_dir DIR: absent, or a folder with nothing in it
-empty_dir() {
-    [ ! -e "$1" ] || [ -z "$(ls -A "$1")" ]
-}
-
 # The layer types built; `needs TYPE...` is true when all of them are.
 types=$("$mica" modules 2>/dev/null | awk 'NR > 1 { print $1 }' | sort -u)
 missing=

@@ -33,30 +33,7 @@ for tool in "$CC" pkg-config; do
 done
 
 echo "1..19"
-n=0
-failed=0
-
-# ok STATUS DESCRIPTION: one TAP line from a command's exit status.
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then
-        echo "ok $n - $2"
-    else
-        echo "not ok $n - $2"
-        failed=$((failed + 1))
-    fi
-}
-
-# is WANT GOT DESCRIPTION
-is() {
-    if [ "$1" = "$2" ]; then
-        ok 0 "$3"
-    else
-        ok 1 "$3"
-        echo "#   want: $1"
-        echo "#    got: $2"
-    fi
-}
+. "$top_src/tests/tap.sh"
 
 # show FILE: a log as TAP comments
 show() {
