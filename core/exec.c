@@ -137,11 +137,6 @@ static mica_status_t clone_layers(mica_exec_t *x)
     return MICA_OK;
 }
 
-/* Whether ops has the optional member m (within the module's struct). */
-#define HAS_OP(ops, m) \
-    ((ops)->struct_size >= offsetof(mica_layer_ops_t, m) + sizeof((ops)->m) && \
-     (ops)->m)
-
 /* initialize() every clone once, after its first configure. */
 static mica_status_t initialize(mica_exec_t *x)
 {
@@ -154,7 +149,7 @@ static mica_status_t initialize(mica_exec_t *x)
         for (k = 0; k < 2; k++) {
             mica_error_t err;
             mica__error_clear(&err);
-            if (inst[k] && HAS_OP(inst[k]->ops, initialize) &&
+            if (inst[k] && MICA__HAS_OP(inst[k]->ops, initialize) &&
                 inst[k]->ops->initialize(inst[k], k ? NULL : x->stream,
                                          &err) != MICA_OK)
                 return layer_error(x, s, &err, "initialize failed");
@@ -169,7 +164,7 @@ static void release(mica_exec_t *x, mica_layer_t *inst)
 {
     if (!inst)
         return;
-    if (x->initialized && HAS_OP(inst->ops, terminate))
+    if (x->initialized && MICA__HAS_OP(inst->ops, terminate))
         inst->ops->terminate(inst);
     inst->ops->destroy(inst);
 }

@@ -13,6 +13,13 @@
 #include "mica_int.h"
 #include "expr.h"
 
+/* Whether layer ops `ops` has the optional member m: set, and inside the
+ * struct the module was built with. */
+#define MICA__HAS_OP(ops, m)                                              \
+    ((ops)->struct_size >= offsetof(mica_layer_ops_t, m) +                \
+                               sizeof((ops)->m) &&                        \
+     (ops)->m)
+
 /* ---- networks ------------------------------------------------------- */
 
 typedef struct mica__net_input {

@@ -209,9 +209,7 @@ mica_status_t mica__infer_kinds(mica__build_t *b)
     for (s = 0; s < e->nb_layers; s++) {
         mica__layer_t *l = &e->layers[s];
         const mica_layer_ops_t *ops = l->instance->ops;
-        int has = ops->struct_size >= offsetof(mica_layer_ops_t, input_kind) +
-                                          sizeof ops->input_kind &&
-                  ops->input_kind;
+        int has = MICA__HAS_OP(ops, input_kind);
         for (i = 0; i < l->nb_inputs; i++) {
             int32_t k = has ? ops->input_kind(l->instance, i, l->nb_inputs)
                             : MICA_INPUT_DATA;
