@@ -120,6 +120,58 @@ typedef enum mica_input_kind {
     MICA_INPUT_DIMS = 2
 } mica_input_kind_t;
 
+/*
+ * What the core asks of a boundary layer through enqueue_boundary
+ * (mica_step_t.kind), by role.  A loop runs, for trips i = 0, 1, ...:
+ *
+ *   ENTER       once, before the first trip:
+ *               RECURRENCE: output = input 0 (the initial value).
+ *   READ        TRIP_LIMIT: before the first trip for a count loop, at the
+ *               start of every trip (after the layers computing it) for a
+ *               while loop.  CONDITION: once, before either branch.
+ *               Store the 0-D input's value (int32 count, bool predicate
+ *               as 0/1) in step->value, on the host, with any device work
+ *               finished: the core reads it when the call returns.  This
+ *               is the only read-back of a loop trip or a branch.
+ *   ITER_BEGIN  at the start of trip i: ITERATOR: output = slice i of
+ *               input 0 along its axis (slice len-1-i with `reverse`).
+ *   ITER_END    after the body of trip i: first LOOP_OUTPUT (concatenate
+ *               and reverse: store input 0 as element i of the output
+ *               along its axis; an i beyond the output's length is the
+ *               run-time error of a length smaller than the trip count),
+ *               then RECURRENCE: output = input 1 (the next value).
+ *   EXIT        once, after the last trip, step->trip_count trips run:
+ *               LOOP_OUTPUT: last_value: output = input 0; reverse: put
+ *               elements 0..trip_count-1 in reverse order; concatenate:
+ *               nothing.
+ *   SELECT      IF_OUTPUT: output = input step->branch (0: the true
+ *               value, 1: the false value) once the branch has run.
+ *
+ * IF_INPUT layers are plain layers (enqueue copies the input).  Pointers,
+ * devices and streams are those of enqueue.  `iteration` is i (0 outside
+ * ITER_BEGIN/ITER_END); `trip_count` is the number of trips when known
+ * (a count loop from ENTER on, every loop at EXIT), else -1.
+ */
+typedef enum mica_step_kind {
+    MICA_STEP_ENTER = 0,
+    MICA_STEP_READ = 1,
+    MICA_STEP_ITER_BEGIN = 2,
+    MICA_STEP_ITER_END = 3,
+    MICA_STEP_EXIT = 4,
+    MICA_STEP_SELECT = 5
+} mica_step_kind_t;
+
+typedef struct mica_step {
+    uint32_t struct_size;      /* sizeof(mica_step_t) as the core saw it */
+    uint32_t kind;             /* mica_step_kind_t */
+    int64_t iteration;
+    int64_t trip_count;
+    int32_t branch;
+    int32_t reserved_;
+    int64_t value;             /* READ: written by the layer */
+    void *reserved2_[4];
+} mica_step_t;
+
 typedef struct mica_layer mica_layer_t;
 typedef struct mica_layer_ops mica_layer_ops_t;
 typedef struct mica_layer_creator mica_layer_creator_t;
@@ -255,6 +307,22 @@ struct mica_layer_ops {
 
     /* Optional: release what initialize acquired (before destroy). */
     void (*terminate)(mica_layer_t *layer);
+
+    /*
+     * Boundary layers (every role but NONE, IF_INPUT and ASSERTION):
+     * required there, unused elsewhere.  Do what `step` asks (see
+     * mica_step_kind_t); the arguments are those of enqueue.  Called
+     * even when the tensors are empty.
+     */
+    mica_status_t (*enqueue_boundary)(mica_layer_t *layer,
+                                      mica_step_t *step,
+                                      const mica_tensor_desc_t *in,
+                                      int32_t nb_in,
+                                      const mica_tensor_desc_t *out,
+                                      int32_t nb_out,
+                                      const void *const *inputs,
+                                      void *const *outputs, void *workspace,
+                                      void *stream, mica_error_t *err);
 };
 
 /*

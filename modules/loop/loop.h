@@ -1,0 +1,54 @@
+/*
+ * modules/loop/loop.h - the CUDA launchers of the loop module.
+ */
+#ifndef MICA_MOD_LOOP_H
+#define MICA_MOD_LOOP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mica/layer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Copy `rows` rows of `width` bytes on `stream`, row r from
+ * src + r * spitch to dst + r * dpitch (device memory, rows that do not
+ * overlap).  Nothing to do when rows or width is 0.
+ */
+mica_status_t mica__loop_cuda_copy_rows(void *dst, size_t dpitch,
+                                        const void *src, size_t spitch,
+                                        size_t width, int64_t rows,
+                                        void *stream, mica_error_t *err);
+
+/*
+ * In each of `rows` rows of `pitch` bytes starting at `base` (device
+ * memory), reverse the order of the first `count` elements of `inner`
+ * bytes each, on `stream`.
+ */
+mica_status_t mica__loop_cuda_reverse(void *base, int64_t rows, size_t pitch,
+                                      size_t inner, int64_t count,
+                                      void *stream, mica_error_t *err);
+
+/*
+ * Read `bytes` (at most 8) of device memory at `src` into the pinned host
+ * buffer *pinned (allocated here if NULL, 8 bytes) and wait for `stream`:
+ * the bytes are in *pinned on return.
+ */
+mica_status_t mica__loop_cuda_fetch(void **pinned, const void *src,
+                                    size_t bytes, void *stream,
+                                    mica_error_t *err);
+
+/* Allocate an 8-byte pinned host buffer into *pinned. */
+mica_status_t mica__loop_cuda_host_alloc(void **pinned, mica_error_t *err);
+
+/* Free a buffer of mica__loop_cuda_host_alloc (NULL: nothing). */
+void mica__loop_cuda_host_free(void *pinned);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

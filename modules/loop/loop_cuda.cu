@@ -1,0 +1,172 @@
+/*
+ * modules/loop/loop_cuda.cu - data movement of the loop boundary layers
+ * on CUDA: strided row copies (Iterator, LoopOutput, Recurrence), the
+ * in-place reversal of LoopOutput 'reverse', and the read-back of a trip
+ * limit through a pinned host buffer.  Pure data movement: every element
+ * type is moved as words of the widest size (8, 4, 2 or 1 bytes) that
+ * divides every address, pitch and width involved.
+ */
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+
+#include "cuda_check.h"
+#include "loop.h"
+
+/* The widest word (8, 4, 2, 1 bytes) dividing every bit of `bits`. */
+static size_t word_of(uintptr_t bits)
+{
+    if (bits % 8 == 0)
+        return 8;
+    if (bits % 4 == 0)
+        return 4;
+    return bits % 2 == 0 ? 2 : 1;
+}
+
+/* dst row r, word c = src row r, word c; pitches and width in words. */
+template <typename T>
+static __global__ void copy_rows_kernel(T *dst, int64_t dpitch, const T *src,
+                                        int64_t spitch, int64_t width,
+                                        int64_t n)
+{
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (; i < n; i += step) {
+        int64_t r = i / width, c = i - r * width;
+        dst[r * dpitch + c] = src[r * spitch + c];
+    }
+}
+
+template <typename T>
+static mica_status_t copy_rows_as(void *dst, size_t dpitch, const void *src,
+                                  size_t spitch, size_t width, int64_t rows,
+                                  cudaStream_t s, mica_error_t *err)
+{
+    const unsigned threads = 256;
+    int64_t w = (int64_t)(width / sizeof(T)), n = rows * w;
+    copy_rows_kernel<T><<<mica__grid(n, threads), threads, 0, s>>>(
+        (T *)dst, (int64_t)(dpitch / sizeof(T)), (const T *)src,
+        (int64_t)(spitch / sizeof(T)), w, n);
+    CUDA_CHECK(cudaGetLastError());
+    return MICA_OK;
+}
+
+extern "C" mica_status_t mica__loop_cuda_copy_rows(void *dst, size_t dpitch,
+                                                   const void *src,
+                                                   size_t spitch, size_t width,
+                                                   int64_t rows, void *stream,
+                                                   mica_error_t *err)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+
+    if (rows <= 0 || width == 0)
+        return MICA_OK;
+    if (rows == 1 || (dpitch == width && spitch == width)) {
+        CUDA_CHECK(cudaMemcpyAsync(dst, src, (size_t)rows * width,
+                                   cudaMemcpyDeviceToDevice, s));
+        return MICA_OK;
+    }
+    switch (word_of((uintptr_t)dst | (uintptr_t)src | dpitch | spitch |
+                    width)) {
+    case 8:
+        return copy_rows_as<uint64_t>(dst, dpitch, src, spitch, width, rows,
+                                      s, err);
+    case 4:
+        return copy_rows_as<uint32_t>(dst, dpitch, src, spitch, width, rows,
+                                      s, err);
+    case 2:
+        return copy_rows_as<uint16_t>(dst, dpitch, src, spitch, width, rows,
+                                      s, err);
+    default:
+        return copy_rows_as<uint8_t>(dst, dpitch, src, spitch, width, rows,
+                                     s, err);
+    }
+}
+
+/*
+ * Swap element k with element count-1-k (k < half) of every row; pitch
+ * and inner (the element's size) in words.  n = rows * half * inner.
+ */
+template <typename T>
+static __global__ void reverse_kernel(T *base, int64_t pitch, int64_t inner,
+                                      int64_t count, int64_t half, int64_t n)
+{
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (; i < n; i += step) {
+        int64_t per_row = half * inner;
+        int64_t r = i / per_row, rem = i - r * per_row;
+        int64_t k = rem / inner, c = rem - k * inner;
+        T *a = base + r * pitch + k * inner + c;
+        T *b = base + r * pitch + (count - 1 - k) * inner + c;
+        T t = *a;
+        *a = *b;
+        *b = t;
+    }
+}
+
+template <typename T>
+static mica_status_t reverse_as(void *base, int64_t rows, size_t pitch,
+                                size_t inner, int64_t count, cudaStream_t s,
+                                mica_error_t *err)
+{
+    const unsigned threads = 256;
+    int64_t w = (int64_t)(inner / sizeof(T)), half = count / 2;
+    int64_t n = rows * half * w;
+    reverse_kernel<T><<<mica__grid(n, threads), threads, 0, s>>>(
+        (T *)base, (int64_t)(pitch / sizeof(T)), w, count, half, n);
+    CUDA_CHECK(cudaGetLastError());
+    return MICA_OK;
+}
+
+extern "C" mica_status_t mica__loop_cuda_reverse(void *base, int64_t rows,
+                                                 size_t pitch, size_t inner,
+                                                 int64_t count, void *stream,
+                                                 mica_error_t *err)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+
+    if (rows <= 0 || inner == 0 || count < 2)
+        return MICA_OK;
+    switch (word_of((uintptr_t)base | pitch | inner)) {
+    case 8:
+        return reverse_as<uint64_t>(base, rows, pitch, inner, count, s, err);
+    case 4:
+        return reverse_as<uint32_t>(base, rows, pitch, inner, count, s, err);
+    case 2:
+        return reverse_as<uint16_t>(base, rows, pitch, inner, count, s, err);
+    default:
+        return reverse_as<uint8_t>(base, rows, pitch, inner, count, s, err);
+    }
+}
+
+extern "C" mica_status_t mica__loop_cuda_host_alloc(void **pinned,
+                                                    mica_error_t *err)
+{
+    CUDA_CHECK(cudaHostAlloc(pinned, 8, cudaHostAllocDefault));
+    return MICA_OK;
+}
+
+extern "C" void mica__loop_cuda_host_free(void *pinned)
+{
+    if (pinned)
+        cudaFreeHost(pinned);
+}
+
+extern "C" mica_status_t mica__loop_cuda_fetch(void **pinned,
+                                               const void *src, size_t bytes,
+                                               void *stream, mica_error_t *err)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+
+    if (bytes > 8)
+        return MOD_FAIL(err, "cannot read back %zu bytes (8 at most)", bytes);
+    if (!*pinned) {
+        mica_status_t st = mica__loop_cuda_host_alloc(pinned, err);
+        if (st != MICA_OK)
+            return st;
+    }
+    CUDA_CHECK(cudaMemcpyAsync(*pinned, src, bytes, cudaMemcpyDeviceToHost,
+                               s));
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    return MICA_OK;
+}

@@ -1,0 +1,984 @@
+/*
+ * tests/test_mod_loop.c - the loop boundary layers (TripLimit, Iterator,
+ * Recurrence, LoopOutput), called directly: their types, shapes and
+ * formats, then every step kind of enqueue_boundary on the CPU against
+ * hand-computed values and, where a GPU is usable, on CUDA against the
+ * CPU bit for bit (TAP skips without one).
+ *
+ * Fields go through the core's own check (defaults applied, enum names
+ * to indices) and shapes through its expression builder, as in a build.
+ */
+#include <config.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef MICA_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#include "expr.h"
+#include "harness.h"
+#include "mica_int.h"
+
+#define LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#define CPU MICA_DEVICE_CPU
+#define GPU MICA_DEVICE_CUDA
+
+static mica_expr_builder_t *eb;
+static char why[MICA_ERROR_MAX + 256];
+static int alias_next; /* step(): input 1 is output 0's memory */
+
+/* ---- calling the layers --------------------------------------------------- */
+
+/* An instance of `type` on `dev` from checked fields; NULL, why set. */
+static mica_layer_t *make(const char *type, uint32_t dev, th_fields_t *f)
+{
+    mica_creator_info_t info;
+    mica__fields_t checked;
+    mica_error_t err;
+    mica_layer_t *l = NULL;
+
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    memset(&checked, 0, sizeof checked);
+    if (mica_registry_find(th_context(), NULL, type, 0,
+                           dev == GPU ? "cuda" : "reference", dev,
+                           &info) != MICA_OK) {
+        snprintf(why, sizeof why, "%s", mica_context_error(th_context()));
+    } else if (mica__fields_check(info.creator, th_fields_view(f), &checked,
+                                  why, sizeof why) == MICA_OK) {
+        mica__error_clear(&err);
+        l = info.creator->create(info.creator, type, &checked.view, &err);
+        if (!l)
+            snprintf(why, sizeof why, "%s",
+                     mica__error_msg(&err, "create failed"));
+        mica__fields_free(&checked);
+    }
+    th_fields_free(f);
+    return l;
+}
+
+static mica_tensor_desc_t desc(const th_tensor_t *t)
+{
+    mica_tensor_desc_t d;
+    memset(&d, 0, sizeof d);
+    d.dtype = t->dtype;
+    d.format = MICA_FORMAT_LINEAR;
+    d.dims = t->dims;
+    d.scale = 1.0f;
+    return d;
+}
+
+static size_t bytes_of(const th_tensor_t *t)
+{
+    return (size_t)th_volume(t) * mica_dtype_size(t->dtype);
+}
+
+#ifdef MICA_HAVE_CUDA
+static cudaStream_t stream;
+
+static void *upload(const th_tensor_t *t)
+{
+    void *p;
+    size_t n = bytes_of(t);
+    if (cudaMalloc(&p, n ? n : 1) != cudaSuccess ||
+        cudaMemcpy(p, t->data, n, cudaMemcpyHostToDevice) != cudaSuccess)
+        bail("cannot copy %zu bytes to the GPU", n);
+    return p;
+}
+#endif
+
+/*
+ * Run step `s` on l (on `dev`) with host tensors in[] (shape-tensor
+ * inputs stay on the host) and out[] (read and written back).  Returns the
+ * status; why holds the message.
+ */
+static mica_status_t step(mica_layer_t *l, uint32_t dev, mica_step_t *s,
+                          int nb_in, th_tensor_t *in, int nb_out,
+                          th_tensor_t *out)
+{
+    mica_tensor_desc_t d[8];
+    const void *ip[4];
+    void *op[4];
+    void *strm = NULL;
+    mica_error_t err;
+    mica_status_t st;
+    int i;
+
+    for (i = 0; i < nb_in; i++) {
+        d[i] = desc(&in[i]);
+        ip[i] = in[i].data;
+    }
+    for (i = 0; i < nb_out; i++) {
+        d[nb_in + i] = desc(&out[i]);
+        op[i] = out[i].data;
+    }
+#ifdef MICA_HAVE_CUDA
+    if (dev == GPU) {
+        if (!stream && cudaStreamCreate(&stream) != cudaSuccess)
+            bail("cannot create a CUDA stream");
+        strm = stream;
+        for (i = 0; i < nb_in; i++)
+            if (!in[i].is_shape && !(alias_next && i == 1))
+                ip[i] = upload(&in[i]);
+        for (i = 0; i < nb_out; i++)
+            op[i] = upload(&out[i]);
+    }
+#endif
+    if (alias_next)
+        ip[1] = op[0];
+    mica__error_clear(&err);
+    st = l->ops->enqueue_boundary(l, s, d, nb_in, d + nb_in, nb_out, ip, op,
+                                  NULL, strm, &err);
+    snprintf(why, sizeof why, "%s", mica__error_msg(&err, "no message"));
+#ifdef MICA_HAVE_CUDA
+    if (dev == GPU) {
+        if (cudaStreamSynchronize(stream) != cudaSuccess)
+            bail("the CUDA stream failed");
+        for (i = 0; i < nb_out; i++)
+            if (cudaMemcpy(out[i].data, op[i], bytes_of(&out[i]),
+                           cudaMemcpyDeviceToHost) != cudaSuccess)
+                bail("cannot copy back from the GPU");
+        for (i = 0; i < nb_in; i++)
+            if (!in[i].is_shape && !(alias_next && i == 1))
+                cudaFree((void *)ip[i]);
+        for (i = 0; i < nb_out; i++)
+            cudaFree(op[i]);
+    }
+#else
+    (void)dev;
+#endif
+    return st;
+}
+
+static mica_step_t mkstep(mica_step_kind_t kind, int64_t i, int64_t trips)
+{
+    mica_step_t s;
+    memset(&s, 0, sizeof s);
+    s.struct_size = sizeof s;
+    s.kind = kind;
+    s.iteration = i;
+    s.trip_count = trips;
+    return s;
+}
+
+/* Shapes of in[] as constant expressions (values too, for shape tensors). */
+static void shapes(int nb_in, const th_tensor_t *in, mica_shape_expr_t *se,
+                   const mica_expr_t *vals[][4])
+{
+    int i, k;
+    for (i = 0; i < nb_in; i++) {
+        memset(&se[i], 0, sizeof se[i]);
+        if (!in[i].data) {
+            se[i].nb_dims = -1;
+            continue;
+        }
+        se[i].nb_dims = in[i].dims.nb_dims;
+        for (k = 0; k < in[i].dims.nb_dims; k++)
+            se[i].d[k] = mica__expr_constant(eb, in[i].dims.d[k]);
+        if (in[i].is_shape) {
+            se[i].nb_values = (int32_t)th_volume(&in[i]);
+            for (k = 0; k < se[i].nb_values && k < 4; k++)
+                vals[i][k] = mica__expr_constant(eb, (int64_t)th_get(&in[i],
+                                                                     k));
+            se[i].values = vals[i];
+        }
+    }
+}
+
+/* Output 0's dims from output_dims on constant shapes; why on failure. */
+static mica_status_t out_dims(mica_layer_t *l, int nb_in,
+                              const th_tensor_t *in, mica_dims_t *dims)
+{
+    mica_shape_expr_t se[4], o;
+    const mica_expr_t *vals[4][4];
+    mica_error_t err;
+    mica_status_t st;
+    int k;
+
+    shapes(nb_in, in, se, vals);
+    memset(&o, 0, sizeof o);
+    mica__error_clear(&err);
+    st = l->ops->output_dims(l, 0, se, nb_in, eb, &o, &err);
+    if (st != MICA_OK) {
+        snprintf(why, sizeof why, "%s", mica__error_msg(&err, "no message"));
+        return st;
+    }
+    dims->nb_dims = o.nb_dims;
+    for (k = 0; k < o.nb_dims; k++) {
+        if (!mica__expr_is_constant(o.d[k])) {
+            snprintf(why, sizeof why, "dimension %d is not constant", k);
+            return MICA_ERR_INVALID;
+        }
+        dims->d[k] = mica__expr_constant_value(o.d[k]);
+    }
+    return MICA_OK;
+}
+
+/* Slice i of `t` along axis 0, as a tensor of its own. */
+static th_tensor_t slice0(const th_tensor_t *t, int64_t i)
+{
+    th_tensor_t s;
+    size_t n;
+    int k;
+    memset(&s, 0, sizeof s);
+    s.dtype = t->dtype;
+    s.dims.nb_dims = t->dims.nb_dims - 1;
+    for (k = 1; k < t->dims.nb_dims; k++)
+        s.dims.d[k - 1] = t->dims.d[k];
+    n = bytes_of(&s);
+    s.data = malloc(n ? n : 1);
+    if (!s.data)
+        bail("out of memory");
+    memcpy(s.data, (const char *)t->data + (size_t)i * n, n);
+    return s;
+}
+
+static th_tensor_t failed(mica_layer_t *l)
+{
+    th_tensor_t t = th_none();
+    if (l)
+        l->ops->destroy(l);
+    return t;
+}
+
+/* ---- comparisons ------------------------------------------------------------ */
+
+static void check_cpu(const char *label, const th_tensor_t *want,
+                      const th_tensor_t *got)
+{
+    char w[256];
+    if (!got->data)
+        ok(0, "%s: cpu: %s", label, why);
+    else if (!th_same(want, got, 0, 0, w, sizeof w))
+        ok(0, "%s: cpu: %s", label, w);
+    else
+        ok(1, "%s: cpu", label);
+}
+
+static void check_gpu(const char *label, const th_tensor_t *cpu,
+                      const th_tensor_t *gpu)
+{
+    char w[256];
+    if (!gpu->data)
+        ok(0, "%s: cuda: %s", label, why);
+    else if (!cpu->data || !th_same(cpu, gpu, 0, 0, w, sizeof w))
+        ok(0, "%s: cuda against cpu: %s", label, cpu->data ? w : "no cpu");
+    else
+        ok(!memcmp(cpu->data, gpu->data, bytes_of(cpu)),
+           "%s: cuda = cpu bit for bit", label);
+}
+
+/* `expr` (a th_tensor_t of `dev`) on the CPU against want, on CUDA against
+ * the CPU. */
+#define BOTH(label, want, expr)                                              \
+    do {                                                                     \
+        uint32_t dev = CPU;                                                  \
+        th_tensor_t cpu_ = (expr), gpu_;                                     \
+        check_cpu((label), (want), &cpu_);                                   \
+        if (th_cuda()) {                                                     \
+            dev = GPU;                                                       \
+            gpu_ = (expr);                                                   \
+            check_gpu((label), &cpu_, &gpu_);                                \
+            th_free(&gpu_);                                                  \
+        } else {                                                             \
+            skip("%s: cuda: no usable GPU", (label));                        \
+        }                                                                    \
+        th_free(&cpu_);                                                      \
+    } while (0)
+
+/* `expr` (a th_tensor_t of `dev`) fails on both devices, why containing
+ * `needle`. */
+#define FAILS(label, needle, expr)                                           \
+    do {                                                                     \
+        uint32_t dev = CPU;                                                  \
+        th_tensor_t t_ = (expr);                                             \
+        ok(!t_.data && strstr(why, (needle)), "%s: cpu (%s)", (label),       \
+           t_.data ? "succeeded" : why);                                     \
+        th_free(&t_);                                                        \
+        if (th_cuda()) {                                                     \
+            dev = GPU;                                                       \
+            t_ = (expr);                                                     \
+            ok(!t_.data && strstr(why, (needle)), "%s: cuda (%s)", (label),  \
+               t_.data ? "succeeded" : why);                                 \
+            th_free(&t_);                                                    \
+        } else {                                                             \
+            skip("%s: cuda: no usable GPU", (label));                        \
+        }                                                                    \
+    } while (0)
+
+/* ---- scenarios: each returns its result, or th_none() with why set -------- */
+
+/*
+ * An Iterator over x: READ (must give the length), then ITER_BEGIN for
+ * every trip; the slices stacked along a new axis 0.  `extra` > 0 asks for
+ * one trip too many at the end (an error).
+ */
+static th_tensor_t iterate(uint32_t dev, const th_tensor_t *x, int64_t axis,
+                           int reverse, int extra)
+{
+    mica_layer_t *l = make("Iterator", dev,
+                           th_f_bool(th_f_int(th_fields(), "axis", axis),
+                                     "reverse", reverse));
+    th_tensor_t in = *x, o, trace;
+    mica_dims_t od;
+    mica_step_t s = mkstep(MICA_STEP_READ, 0, -1);
+    int64_t i, len;
+    int k;
+
+    if (!l || out_dims(l, 1, &in, &od) != MICA_OK)
+        return failed(l);
+    if (step(l, dev, &s, 1, &in, 0, NULL) != MICA_OK)
+        return failed(l);
+    len = s.value;
+    if (len != x->dims.d[axis]) {
+        snprintf(why, sizeof why, "READ gave %lld, not the length %lld",
+                 (long long)len, (long long)x->dims.d[axis]);
+        return failed(l);
+    }
+    o = th_tensor(x->dtype, od.nb_dims, od.d, NULL);
+    trace = o;
+    trace.dims.nb_dims = od.nb_dims + 1;
+    trace.dims.d[0] = len;
+    for (k = 0; k < od.nb_dims; k++)
+        trace.dims.d[k + 1] = od.d[k];
+    trace = th_tensor(x->dtype, trace.dims.nb_dims, trace.dims.d, NULL);
+    for (i = 0; i < len + extra; i++) {
+        s = mkstep(MICA_STEP_ITER_BEGIN, i, len);
+        if (step(l, dev, &s, 1, &in, 1, &o) != MICA_OK) {
+            th_free(&o);
+            th_free(&trace);
+            return failed(l);
+        }
+        memcpy((char *)trace.data + (size_t)i * bytes_of(&o), o.data,
+               bytes_of(&o));
+    }
+    th_free(&o);
+    l->ops->destroy(l);
+    return trace;
+}
+
+/*
+ * A LoopOutput fed the slices of xs (axis 0: one per trip, T of them),
+ * with a length (-1: none), its output first filled with -1; ITER_END for
+ * every trip, then EXIT with trip_count T.
+ */
+static th_tensor_t collect(uint32_t dev, const char *kind, int64_t axis,
+                           const th_tensor_t *xs, int64_t length)
+{
+    mica_layer_t *l = make("LoopOutput", dev,
+                           th_f_int(th_f_str(th_fields(), "kind", kind),
+                                    "axis", axis));
+    th_tensor_t in[2], out;
+    double lv = (double)length;
+    mica_dims_t od;
+    mica_step_t s;
+    int64_t i, T = xs->dims.d[0];
+    int nb_in = length >= 0 ? 2 : 1;
+
+    in[0] = slice0(xs, 0);
+    in[1] = th_shape(th_t(MICA_INT32, &lv, 0));
+    if (!l || out_dims(l, nb_in, in, &od) != MICA_OK) {
+        th_free(&in[0]);
+        th_free(&in[1]);
+        return failed(l);
+    }
+    out = th_tensor(xs->dtype, od.nb_dims, od.d, NULL);
+    for (i = 0; i < th_volume(&out); i++)
+        th_set(&out, i, -1);
+    for (i = 0; i <= T; i++) {
+        if (i < T) {
+            th_free(&in[0]);
+            in[0] = slice0(xs, i);
+            s = mkstep(MICA_STEP_ITER_END, i, T);
+        } else {
+            s = mkstep(MICA_STEP_EXIT, 0, T);
+        }
+        if (step(l, dev, &s, nb_in, in, 1, &out) != MICA_OK) {
+            th_free(&out);
+            out = th_none();
+            break;
+        }
+    }
+    th_free(&in[0]);
+    th_free(&in[1]);
+    l->ops->destroy(l);
+    return out;
+}
+
+/*
+ * A Recurrence: ENTER with `initial`, then ITER_END with each slice of
+ * nexts; the output after each step stacked along a new axis 0.
+ */
+static th_tensor_t recur(uint32_t dev, const th_tensor_t *initial,
+                         const th_tensor_t *nexts)
+{
+    mica_layer_t *l = make("Recurrence", dev, th_fields());
+    th_tensor_t in[2], out, trace;
+    mica_dims_t od;
+    mica_step_t s;
+    int64_t i, T = nexts->dims.d[0];
+    int k;
+
+    in[0] = *initial;
+    in[1] = *initial; /* the core passes a copy of in[0] at build time */
+    if (!l || out_dims(l, 2, in, &od) != MICA_OK)
+        return failed(l);
+    out = th_tensor(initial->dtype, od.nb_dims, od.d, NULL);
+    trace = out;
+    trace.dims.nb_dims = od.nb_dims + 1;
+    trace.dims.d[0] = T + 1;
+    for (k = 0; k < od.nb_dims; k++)
+        trace.dims.d[k + 1] = od.d[k];
+    trace = th_tensor(initial->dtype, trace.dims.nb_dims, trace.dims.d, NULL);
+    for (i = 0; i <= T; i++) {
+        mica_status_t st;
+        if (i == 0) {
+            s = mkstep(MICA_STEP_ENTER, 0, T);
+            st = step(l, dev, &s, 2, in, 1, &out);
+        } else {
+            in[1] = slice0(nexts, i - 1);
+            s = mkstep(MICA_STEP_ITER_END, i - 1, T);
+            st = step(l, dev, &s, 2, in, 1, &out);
+            th_free(&in[1]);
+        }
+        if (st != MICA_OK) {
+            th_free(&out);
+            th_free(&trace);
+            return failed(l);
+        }
+        memcpy((char *)trace.data + (size_t)i * bytes_of(&out), out.data,
+               bytes_of(&out));
+    }
+    th_free(&out);
+    l->ops->destroy(l);
+    return trace;
+}
+
+/* A TripLimit's READ of t; `init`: call initialize first. */
+static mica_status_t trip_read(uint32_t dev, const char *kind,
+                               const th_tensor_t *t, int init, int64_t *v)
+{
+    mica_layer_t *l = make("TripLimit", dev,
+                           kind ? th_f_str(th_fields(), "kind", kind)
+                                : th_fields());
+    th_tensor_t in = *t;
+    mica_step_t s = mkstep(MICA_STEP_READ, 0, -1);
+    mica_error_t err;
+    mica_status_t st;
+
+    if (!l)
+        return MICA_ERR_INVALID;
+    mica__error_clear(&err);
+    if (init && l->ops->initialize &&
+        (st = l->ops->initialize(l, NULL, &err)) != MICA_OK) {
+        snprintf(why, sizeof why, "%s", mica__error_msg(&err, "no message"));
+        l->ops->destroy(l);
+        return st;
+    }
+    s.value = -12345;
+    st = step(l, dev, &s, 1, &in, 0, NULL);
+    *v = s.value;
+    if (init && l->ops->terminate)
+        l->ops->terminate(l);
+    l->ops->destroy(l);
+    return st;
+}
+
+static void reads(const char *label, const char *kind, mica_dtype_t dt,
+                  double value, int64_t want)
+{
+    th_tensor_t t = th_t(dt, &value, 0);
+    int64_t v = 0;
+    mica_status_t st;
+    int init;
+
+    st = trip_read(CPU, kind, &t, 0, &v);
+    ok(st == MICA_OK && v == want, "%s: cpu READ gives %lld (got %lld)",
+       label, (long long)want, (long long)v);
+    for (init = 0; init < 2; init++) {
+        if (!th_cuda()) {
+            skip("%s: cuda: no usable GPU", label);
+            continue;
+        }
+        v = 0;
+        st = trip_read(GPU, kind, &t, init, &v);
+        ok(st == MICA_OK && v == want, "%s: cuda READ gives %lld (got "
+           "%lld)%s", label, (long long)want, (long long)v,
+           init ? " after initialize" : " (lazy buffer)");
+    }
+    th_free(&t);
+}
+
+/* ---- build-time questions ------------------------------------------------- */
+
+static int formats(mica_layer_t *l, int pos, int nb_in, int nb_out,
+                   const mica_dtype_t *types)
+{
+    mica_tensor_desc_t io[4];
+    int i;
+    memset(io, 0, sizeof io);
+    for (i = 0; i < nb_in + nb_out; i++) {
+        io[i].dtype = types[i];
+        io[i].format = MICA_FORMAT_LINEAR;
+    }
+    return l->ops->supports_format(l, pos, io, nb_in, nb_out);
+}
+
+static mica_status_t dtypes(mica_layer_t *l, int nb_in,
+                            const mica_dtype_t *in, int nb_out,
+                            mica_dtype_t *out)
+{
+    mica_error_t err;
+    mica_status_t st;
+    mica__error_clear(&err);
+    st = l->ops->output_dtypes(l, in, nb_in, out, nb_out, &err);
+    snprintf(why, sizeof why, "%s", mica__error_msg(&err, "no message"));
+    return st;
+}
+
+static void questions(void)
+{
+    mica_layer_t *l;
+    mica_dtype_t t[4], o[2];
+    mica_dims_t d;
+    mica_error_t err;
+    th_tensor_t x = th_t(MICA_FLOAT32, NULL, 2, 3, 4);
+    th_tensor_t y = th_t(MICA_INT32, NULL, 2, 4, 3);
+    th_tensor_t s = th_t(MICA_FLOAT32, NULL, 0);
+
+    /* TripLimit */
+    l = make("TripLimit", CPU, th_fields());
+    if (!l)
+        bail("TripLimit: %s", why);
+    is_int(0, l->ops->nb_outputs(l), "TripLimit has no outputs");
+    t[0] = MICA_INT32;
+    ok(dtypes(l, 1, t, 0, o) == MICA_OK, "TripLimit count (the default) "
+       "takes int32");
+    t[0] = MICA_BOOL;
+    ok(dtypes(l, 1, t, 0, o) != MICA_OK &&
+       strstr(why, "input 0 (the trip limit) has type bool but a 'count' "
+              "trip limit must be int32"), "TripLimit count refuses bool: %s",
+       why);
+    ok(formats(l, 0, 1, 0, t) == 0, "TripLimit count: bool not supported");
+    t[0] = MICA_INT32;
+    ok(formats(l, 0, 1, 0, t) == 1, "TripLimit count: int32 supported");
+    mica__error_clear(&err);
+    ok(l->ops->enqueue(l, NULL, 1, NULL, 0, NULL, NULL, NULL, NULL, &err) !=
+       MICA_OK && strstr(mica__error_msg(&err, ""), "boundary layer: run by "
+                         "the core through enqueue_boundary"),
+       "TripLimit: the ordinary enqueue refuses");
+    l->ops->destroy(l);
+    l = make("TripLimit", CPU, th_f_str(th_fields(), "kind", "while"));
+    t[0] = MICA_BOOL;
+    ok(l && dtypes(l, 1, t, 0, o) == MICA_OK && formats(l, 0, 1, 0, t) == 1,
+       "TripLimit while takes bool");
+    t[0] = MICA_INT32;
+    ok(l && dtypes(l, 1, t, 0, o) != MICA_OK && formats(l, 0, 1, 0, t) == 0,
+       "TripLimit while refuses int32: %s", why);
+    if (l)
+        l->ops->destroy(l);
+    ok(!make("TripLimit", CPU, th_f_str(th_fields(), "kind", "until")) &&
+       strstr(why, "until"), "TripLimit: unknown kind refused: %s", why);
+
+    /* Iterator */
+    l = make("Iterator", CPU, th_fields());
+    if (!l)
+        bail("Iterator: %s", why);
+    t[0] = MICA_INT64;
+    ok(dtypes(l, 1, t, 1, o) == MICA_OK && o[0] == MICA_INT64,
+       "Iterator: output type is the input's");
+    ok(out_dims(l, 1, &x, &d) == MICA_OK && d.nb_dims == 1 && d.d[0] == 4,
+       "Iterator axis 0 (the default) on [3,4] gives [4]");
+    ok(out_dims(l, 1, &s, &d) != MICA_OK &&
+       strstr(why, "the input is 0-D but must have rank 1 or more"),
+       "Iterator refuses a 0-D input: %s", why);
+    t[0] = MICA_FLOAT16; t[1] = MICA_FLOAT16;
+    ok(formats(l, 1, 1, 1, t) == 1, "Iterator: float16 to float16");
+    t[1] = MICA_FLOAT32;
+    ok(formats(l, 1, 1, 1, t) == 0, "Iterator: float16 to float32 refused");
+    l->ops->destroy(l);
+    l = make("Iterator", CPU, th_f_int(th_fields(), "axis", 1));
+    ok(l && out_dims(l, 1, &x, &d) == MICA_OK && d.nb_dims == 1 &&
+       d.d[0] == 3, "Iterator axis 1 on [3,4] gives [3]");
+    if (l)
+        l->ops->destroy(l);
+    l = make("Iterator", CPU, th_f_int(th_fields(), "axis", 2));
+    ok(l && out_dims(l, 1, &x, &d) != MICA_OK &&
+       strstr(why, "axis 2 is out of range for an input of rank 2 (axes are "
+              "in [0, 2))"), "Iterator: axis 2 of rank 2 refused: %s", why);
+    if (l)
+        l->ops->destroy(l);
+    l = make("Iterator", CPU, th_f_int(th_fields(), "axis", -1));
+    ok(l && out_dims(l, 1, &x, &d) != MICA_OK &&
+       strstr(why, "axis -1 is out of range"), "Iterator: axis -1 refused: "
+       "%s", why);
+    if (l)
+        l->ops->destroy(l);
+
+    /* Recurrence: only input 0 decides */
+    l = make("Recurrence", CPU, th_fields());
+    if (!l)
+        bail("Recurrence: %s", why);
+    t[0] = MICA_FLOAT32; t[1] = MICA_INT32;
+    ok(dtypes(l, 2, t, 1, o) == MICA_OK && o[0] == MICA_FLOAT32,
+       "Recurrence: output type from input 0 alone");
+    {
+        th_tensor_t in[2];
+        in[0] = x;
+        in[1] = y;
+        ok(out_dims(l, 2, in, &d) == MICA_OK && d.nb_dims == 2 &&
+           d.d[0] == 3 && d.d[1] == 4, "Recurrence: output dims from input "
+           "0 alone");
+    }
+    t[0] = MICA_INT8; t[1] = MICA_INT8; t[2] = MICA_INT8;
+    ok(formats(l, 0, 2, 1, t) && formats(l, 1, 2, 1, t) &&
+       formats(l, 2, 2, 1, t), "Recurrence: int8 throughout");
+    t[1] = MICA_UINT8;
+    ok(!formats(l, 1, 2, 1, t), "Recurrence: next of another type refused");
+    t[1] = MICA_INT8; t[2] = MICA_BOOL;
+    ok(!formats(l, 2, 2, 1, t), "Recurrence: output of another type "
+       "refused");
+    l->ops->destroy(l);
+
+    /* LoopOutput */
+    {
+        double three = 3;
+        th_tensor_t in[2];
+        mica_shape_expr_t se[2], so;
+        const mica_expr_t *vals[2][4], *n;
+
+        in[0] = x;
+        in[1] = th_shape(th_t(MICA_INT32, &three, 0));
+        l = make("LoopOutput", CPU, th_fields());
+        if (!l)
+            bail("LoopOutput: %s", why);
+        ok(out_dims(l, 1, in, &d) == MICA_OK && d.nb_dims == 2 &&
+           d.d[0] == 3 && d.d[1] == 4, "LoopOutput last_value (the "
+           "default): the input's dims");
+        ok(out_dims(l, 2, in, &d) != MICA_OK &&
+           strstr(why, "LoopOutput 'last_value' takes no length"),
+           "LoopOutput last_value refuses a length: %s", why);
+        ok(l->ops->input_kind(l, 1, 2) == MICA_INPUT_SHAPE &&
+           l->ops->input_kind(l, 0, 2) == MICA_INPUT_DATA,
+           "LoopOutput: input 1 is a shape input");
+        l->ops->destroy(l);
+
+        l = make("LoopOutput", CPU, th_f_str(th_fields(), "kind",
+                                              "concatenate"));
+        if (!l)
+            bail("LoopOutput: %s", why);
+        ok(out_dims(l, 2, in, &d) == MICA_OK && d.nb_dims == 3 &&
+           d.d[0] == 3 && d.d[1] == 3 && d.d[2] == 4,
+           "LoopOutput concatenate axis 0 on [3,4] with length 3: [3,3,4]");
+        ok(out_dims(l, 1, in, &d) != MICA_OK &&
+           strstr(why, "LoopOutput 'concatenate' needs the 0-D int32 length "
+                  "as its second input"), "LoopOutput concatenate without "
+           "length: %s", why);
+        {
+            th_tensor_t none[2];
+            none[0] = x;
+            none[1] = th_none();
+            ok(out_dims(l, 2, none, &d) != MICA_OK &&
+               strstr(why, "needs the 0-D int32 length"),
+               "LoopOutput concatenate with the length left out: %s", why);
+        }
+        /* a symbolic length goes in as it is */
+        shapes(2, in, se, vals);
+        n = mica__expr_symbol(eb, 0, "N");
+        se[1].values = &n;
+        mica__error_clear(&err);
+        ok(l->ops->output_dims(l, 0, se, 2, eb, &so, &err) == MICA_OK &&
+           so.nb_dims == 3 && so.d[0] == n, "LoopOutput: a symbolic length "
+           "becomes the new axis");
+        t[0] = MICA_BFLOAT16; t[1] = MICA_INT32; t[2] = MICA_BFLOAT16;
+        ok(formats(l, 0, 2, 1, t) && formats(l, 1, 2, 1, t) &&
+           formats(l, 2, 2, 1, t), "LoopOutput: bfloat16 with an int32 "
+           "length");
+        t[1] = MICA_INT64;
+        ok(!formats(l, 1, 2, 1, t), "LoopOutput: an int64 length refused");
+        t[1] = MICA_INT32; t[2] = MICA_FLOAT16;
+        ok(!formats(l, 2, 2, 1, t), "LoopOutput: output of another type "
+           "refused");
+        l->ops->destroy(l);
+
+        l = make("LoopOutput", CPU,
+                 th_f_int(th_f_str(th_fields(), "kind", "reverse"), "axis",
+                          2));
+        ok(l && out_dims(l, 2, in, &d) == MICA_OK && d.nb_dims == 3 &&
+           d.d[0] == 3 && d.d[1] == 4 && d.d[2] == 3,
+           "LoopOutput reverse axis 2 (= rank) on [3,4]: [3,4,3]");
+        if (l)
+            l->ops->destroy(l);
+        l = make("LoopOutput", CPU,
+                 th_f_int(th_f_str(th_fields(), "kind", "reverse"), "axis",
+                          3));
+        ok(l && out_dims(l, 2, in, &d) != MICA_OK &&
+           strstr(why, "axis 3 is out of range for an input of rank 2 (axes "
+                  "are in [0, 2])"), "LoopOutput: axis 3 refused: %s", why);
+        if (l)
+            l->ops->destroy(l);
+        th_free(&in[1]);
+    }
+    th_free(&x);
+    th_free(&y);
+    th_free(&s);
+}
+
+/* ---- runs ------------------------------------------------------------------ */
+
+static void iterators(void)
+{
+    static const double m[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+    static const double rows_rev[] = {8, 9, 10, 11, 4, 5, 6, 7, 0, 1, 2, 3};
+    static const double cols[] = {0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11};
+    static const double cols_rev[] = {3, 7, 11, 2, 6, 10, 1, 5, 9, 0, 4, 8};
+    /* x [2,3,2] = 0..11: along axis 1, slice i is x[:, i, :] */
+    static const double ax1[] = {0, 1, 6, 7, 2, 3, 8, 9, 4, 5, 10, 11};
+    static const double ax2_rev[] = {1, 3, 5, 7, 9, 11, 0, 2, 4, 6, 8, 10};
+    static const mica_dtype_t types[] = {MICA_FLOAT32, MICA_INT8,
+                                         MICA_FLOAT16, MICA_INT64};
+    int k;
+
+    for (k = 0; k < LEN(types); k++) {
+        th_tensor_t x = th_t(types[k], m, 2, 3, 4);
+        th_tensor_t w;
+        char label[128];
+        const char *tn = mica_dtype_name(types[k]);
+
+        w = th_t(types[k], m, 2, 3, 4);
+        snprintf(label, sizeof label, "Iterator %s [3,4] by rows", tn);
+        BOTH(label, &w, iterate(dev, &x, 0, 0, 0));
+        th_free(&w);
+        w = th_t(types[k], rows_rev, 2, 3, 4);
+        snprintf(label, sizeof label, "Iterator %s [3,4] by rows, reverse",
+                 tn);
+        BOTH(label, &w, iterate(dev, &x, 0, 1, 0));
+        th_free(&w);
+        w = th_t(types[k], cols, 2, 4, 3);
+        snprintf(label, sizeof label, "Iterator %s [3,4] by columns", tn);
+        BOTH(label, &w, iterate(dev, &x, 1, 0, 0));
+        th_free(&w);
+        w = th_t(types[k], cols_rev, 2, 4, 3);
+        snprintf(label, sizeof label, "Iterator %s [3,4] by columns, "
+                 "reverse", tn);
+        BOTH(label, &w, iterate(dev, &x, 1, 1, 0));
+        th_free(&w);
+        th_free(&x);
+    }
+    {
+        th_tensor_t x = th_t(MICA_FLOAT32, m, 3, 2, 3, 2);
+        th_tensor_t w = th_t(MICA_FLOAT32, ax1, 3, 3, 2, 2);
+        BOTH("Iterator [2,3,2] along axis 1", &w, iterate(dev, &x, 1, 0, 0));
+        th_free(&w);
+        w = th_t(MICA_FLOAT32, ax2_rev, 3, 2, 2, 3);
+        BOTH("Iterator [2,3,2] along axis 2, reverse", &w,
+             iterate(dev, &x, 2, 1, 0));
+        th_free(&w);
+        w = th_t(MICA_FLOAT32, m, 3, 2, 3, 2);
+        BOTH("Iterator [2,3,2] along axis 0", &w, iterate(dev, &x, 0, 0, 0));
+        th_free(&w);
+        FAILS("Iterator: a trip beyond the input's length",
+              "trip 3 is out of range: the input has 3 slices along axis 1",
+              iterate(dev, &x, 1, 0, 1));
+        th_free(&x);
+    }
+    {
+        static const double b[] = {1, 0, 0, 1, 1, 1};
+        static const double bt[] = {1, 1, 0, 1, 0, 1};
+        th_tensor_t x = th_t(MICA_BOOL, b, 2, 2, 3);
+        th_tensor_t w = th_t(MICA_BOOL, bt, 2, 3, 2);
+        BOTH("Iterator bool [2,3] by columns", &w, iterate(dev, &x, 1, 0, 0));
+        th_free(&w);
+        th_free(&x);
+    }
+    {
+        th_tensor_t x = th_t(MICA_FLOAT32, NULL, 2, 0, 4);
+        th_tensor_t w = th_t(MICA_FLOAT32, NULL, 2, 4, 0);
+        BOTH("Iterator [0,4] by columns: empty slices", &w,
+             iterate(dev, &x, 1, 0, 0));
+        th_free(&w);
+        th_free(&x);
+    }
+}
+
+static void outputs(void)
+{
+    static const double xs[] = {1, 2, 3, 4, 5, 6};       /* 3 trips of [2] */
+    static const double cat1[] = {1, 3, 5, 2, 4, 6};
+    static const double rev0[] = {5, 6, 3, 4, 1, 2};
+    static const double rev1[] = {5, 3, 1, 6, 4, 2};
+    static const double rev0_long[] = {5, 6, 3, 4, 1, 2, -1, -1};
+    static const double cat1_long[] = {1, 3, 5, -1, 2, 4, 6, -1};
+    static const double last[] = {5, 6};
+    /* 2 trips of [2,2], trip axis 1 in the middle */
+    static const double ys[] = {1, 2, 3, 4, 5, 6, 7, 8};
+    static const double mid[] = {1, 2, 5, 6, 3, 4, 7, 8};
+    static const double mid_rev[] = {5, 6, 1, 2, 7, 8, 3, 4};
+    static const mica_dtype_t types[] = {MICA_FLOAT32, MICA_INT8,
+                                         MICA_BFLOAT16, MICA_INT64};
+    int k;
+
+    for (k = 0; k < LEN(types); k++) {
+        const char *tn = mica_dtype_name(types[k]);
+        th_tensor_t x = th_t(types[k], xs, 2, 3, 2), w;
+        char label[128];
+
+        w = th_t(types[k], xs, 2, 3, 2);
+        snprintf(label, sizeof label, "LoopOutput %s concatenate axis 0", tn);
+        BOTH(label, &w, collect(dev, "concatenate", 0, &x, 3));
+        th_free(&w);
+        w = th_t(types[k], cat1, 2, 2, 3);
+        snprintf(label, sizeof label, "LoopOutput %s concatenate axis 1", tn);
+        BOTH(label, &w, collect(dev, "concatenate", 1, &x, 3));
+        th_free(&w);
+        w = th_t(types[k], rev0, 2, 3, 2);
+        snprintf(label, sizeof label, "LoopOutput %s reverse axis 0", tn);
+        BOTH(label, &w, collect(dev, "reverse", 0, &x, 3));
+        th_free(&w);
+        w = th_t(types[k], rev1, 2, 2, 3);
+        snprintf(label, sizeof label, "LoopOutput %s reverse axis 1", tn);
+        BOTH(label, &w, collect(dev, "reverse", 1, &x, 3));
+        th_free(&w);
+        w = th_t(types[k], last, 1, 2);
+        snprintf(label, sizeof label, "LoopOutput %s last_value", tn);
+        BOTH(label, &w, collect(dev, "last_value", 0, &x, -1));
+        th_free(&w);
+        th_free(&x);
+    }
+    {
+        th_tensor_t x = th_t(MICA_FLOAT32, xs, 2, 3, 2), w;
+        w = th_t(MICA_FLOAT32, rev0_long, 2, 4, 2);
+        BOTH("LoopOutput reverse, length 4 > 3 trips: the tail is left", &w,
+             collect(dev, "reverse", 0, &x, 4));
+        th_free(&w);
+        w = th_t(MICA_FLOAT32, cat1_long, 2, 2, 4);
+        BOTH("LoopOutput concatenate axis 1, length 4 > 3 trips", &w,
+             collect(dev, "concatenate", 1, &x, 4));
+        th_free(&w);
+        FAILS("LoopOutput concatenate: length 2 < 3 trips",
+              "the loop ran more trips (3) than the output's length along "
+              "axis 0 (2): a length smaller than the trip count",
+              collect(dev, "concatenate", 0, &x, 2));
+        FAILS("LoopOutput reverse: length 2 < 3 trips",
+              "the loop ran more trips (3) than the output's length along "
+              "axis 1 (2)", collect(dev, "reverse", 1, &x, 2));
+        FAILS("LoopOutput concatenate without a length",
+              "LoopOutput 'concatenate' needs the 0-D int32 length",
+              collect(dev, "concatenate", 0, &x, -1));
+        th_free(&x);
+    }
+    {
+        th_tensor_t y = th_t(MICA_FLOAT32, ys, 3, 2, 2, 2), w;
+        w = th_t(MICA_FLOAT32, mid, 3, 2, 2, 2);
+        BOTH("LoopOutput concatenate [2,2] bodies along axis 1", &w,
+             collect(dev, "concatenate", 1, &y, 2));
+        th_free(&w);
+        w = th_t(MICA_FLOAT32, mid_rev, 3, 2, 2, 2);
+        BOTH("LoopOutput reverse [2,2] bodies along axis 1", &w,
+             collect(dev, "reverse", 1, &y, 2));
+        th_free(&w);
+        th_free(&y);
+    }
+    {
+        static const double b[] = {1, 0, 0, 0, 1, 1}; /* 3 trips of [2] */
+        static const double r[] = {1, 0, 1, 1, 0, 0};
+        th_tensor_t x = th_t(MICA_BOOL, b, 2, 3, 2);
+        th_tensor_t w = th_t(MICA_BOOL, r, 2, 2, 3);
+        /* out[a][i] = b[2-i][a] */
+        BOTH("LoopOutput bool reverse axis 1", &w,
+             collect(dev, "reverse", 1, &x, 3));
+        th_free(&w);
+        th_free(&x);
+    }
+}
+
+static void recurrences(void)
+{
+    static const double init[] = {1, 2, 3, 4, 5, 6};
+    static const double nexts[] = {10, 20, 30, 40, 50, 60,
+                                   -1, -2, -3, -4, -5, -6};
+    static const double trace[] = {1, 2, 3, 4, 5, 6,
+                                   10, 20, 30, 40, 50, 60,
+                                   -1, -2, -3, -4, -5, -6};
+    static const mica_dtype_t types[] = {MICA_FLOAT32, MICA_INT8,
+                                         MICA_FLOAT16, MICA_INT64,
+                                         MICA_INT32};
+    int k;
+
+    for (k = 0; k < LEN(types); k++) {
+        th_tensor_t x = th_t(types[k], init, 2, 2, 3);
+        th_tensor_t n = th_t(types[k], nexts, 3, 2, 2, 3);
+        th_tensor_t w = th_t(types[k], trace, 3, 3, 2, 3);
+        char label[128];
+        snprintf(label, sizeof label, "Recurrence %s [2,3]: ENTER, then "
+                 "ITER_END twice", mica_dtype_name(types[k]));
+        BOTH(label, &w, recur(dev, &x, &n));
+        th_free(&x);
+        th_free(&n);
+        th_free(&w);
+    }
+    {
+        th_tensor_t x = th_t(MICA_FLOAT32, init, 2, 2, 3);
+        th_tensor_t n = th_t(MICA_FLOAT32, init, 3, 1, 2, 3);
+        th_tensor_t w = th_t(MICA_FLOAT32, trace, 3, 2, 2, 3);
+        /* next is the output's own memory: ITER_END leaves it */
+        memcpy((char *)w.data + 24, w.data, 24);
+        alias_next = 1;
+        BOTH("Recurrence: next in the output's memory", &w,
+             recur(dev, &x, &n));
+        alias_next = 0;
+        th_free(&x);
+        th_free(&n);
+        th_free(&w);
+    }
+}
+
+static void trip_limits(void)
+{
+    reads("TripLimit count 5", NULL, MICA_INT32, 5, 5);
+    reads("TripLimit count 0", "count", MICA_INT32, 0, 0);
+    reads("TripLimit count -3 means 0 trips", "count", MICA_INT32, -3, 0);
+    reads("TripLimit count 2147483647", "count", MICA_INT32, 2147483647.0,
+          2147483647);
+    reads("TripLimit while true", "while", MICA_BOOL, 1, 1);
+    reads("TripLimit while false", "while", MICA_BOOL, 0, 0);
+    {
+        static const double v[] = {2, 3};
+        th_tensor_t t = th_t(MICA_INT32, v, 1, 2);
+        int64_t got;
+        ok(trip_read(CPU, "count", &t, 0, &got) != MICA_OK &&
+           strstr(why, "the trip limit has rank 1 but must be 0-D"),
+           "TripLimit: a 1-D count refused at READ: %s", why);
+        th_free(&t);
+        t = th_t(MICA_BOOL, v, 0);
+        ok(trip_read(CPU, "count", &t, 0, &got) != MICA_OK &&
+           strstr(why, "has type bool but a 'count' trip limit must be "
+                  "int32"), "TripLimit: a bool count refused at READ: %s",
+           why);
+        th_free(&t);
+    }
+}
+
+int main(void)
+{
+    plan_lazy();
+    th_context();
+    if (mica__expr_builder_create(&eb) != MICA_OK)
+        bail("no expression builder");
+
+    questions();
+    trip_limits();
+    iterators();
+    recurrences();
+    outputs();
+
+    mica__expr_builder_destroy(eb);
+#ifdef MICA_HAVE_CUDA
+    if (stream)
+        cudaStreamDestroy(stream);
+#endif
+    return exit_status();
+}
