@@ -72,6 +72,17 @@ static void map_put(name_map_t *m, const char *key, int32_t value)
 
 typedef mica__build_t build_t;
 
+int32_t mica__tensor_of(const mica__build_t *b, const char *name)
+{
+    return map_get(&b->names, name);
+}
+
+/* Whether input j of network layer i is a Recurrence's back edge. */
+static int back_edge(const build_t *b, int32_t i, int32_t j)
+{
+    return j == 1 && b->role[i] == MICA_ROLE_RECURRENCE;
+}
+
 static const char *layer_at(const mica__net_layer_t *l, char *buf, size_t n)
 {
     return mica__at(l->origin, buf, n);
@@ -222,7 +233,7 @@ static mica_status_t order_layers(build_t *b)
                                 l->inputs[j]);
                 break;
             }
-            if (b->def_layer[t] >= 0)
+            if (b->def_layer[t] >= 0 && !back_edge(b, i, j))
                 indegree[i]++;
         }
     }
@@ -255,7 +266,8 @@ static mica_status_t order_layers(build_t *b)
                 const mica__net_layer_t *c = &net->layers[k];
                 int32_t m;
                 for (m = 0; m < c->nb_inputs; m++)
-                    if (c->inputs[m] && strcmp(c->inputs[m], l->outputs[j]) == 0 &&
+                    if (c->inputs[m] && !back_edge(b, k, m) &&
+                        strcmp(c->inputs[m], l->outputs[j]) == 0 &&
                         --indegree[k] == 0)
                         queue[tail++] = k;
             }
@@ -421,8 +433,6 @@ static mica_status_t instantiate(build_t *b, const mica__net_layer_t *nl,
     int32_t n;
 
     if (nl->from_state) {
-        if (c->role != MICA_ROLE_NONE && c->role != MICA_ROLE_ASSERTION)
-            goto boundary;
         if (!c->deserialize)
             return mica__fail(b->ctx, MICA_ERR_UNSUPPORTED,
                               "%slayer '%s': %s v%d (implementation '%s') "
@@ -447,8 +457,6 @@ static mica_status_t instantiate(build_t *b, const mica__net_layer_t *nl,
                               layer_at(nl, at, sizeof at), nl->name, msg);
         l->params = &l->fields.view;
     }
-    if (c->role != MICA_ROLE_NONE && c->role != MICA_ROLE_ASSERTION)
-        goto boundary;
     mica__error_clear(&err);
     l->instance = c->create(c, nl->name, l->params, &err);
     if (!l->instance)
@@ -464,11 +472,6 @@ created:
                           nl->name, nl->type, (int)n, n == 1 ? "" : "s",
                           (int)nl->nb_outputs);
     return MICA_OK;
-boundary:
-    return mica__fail(b->ctx, MICA_ERR_UNSUPPORTED,
-                      "%slayer '%s' (%s): loop and conditional boundary "
-                      "layers are not supported by this version",
-                      layer_at(nl, at, sizeof at), nl->name, nl->type);
 }
 
 /* Name every tensor, lay out the engine's layers in execution order. */
@@ -497,6 +500,8 @@ static mica_status_t setup_layers(build_t *b)
         mica__layer_t *l = &e->layers[s];
         l->name = mica__strdup(nl->name);
         l->origin = mica__strdup(nl->origin);
+        l->construct = b->step_construct[s];
+        l->branch = b->step_branch[s];
         l->nb_inputs = nl->nb_inputs;
         l->nb_outputs = nl->nb_outputs;
         l->inputs = calloc((size_t)(nl->nb_inputs + 1), sizeof *l->inputs);
@@ -574,7 +579,9 @@ static mica_status_t run_build(build_t *b)
     if ((st = mica__expr_builder_create(&b->e->eb)) != MICA_OK)
         return mica__fail(b->ctx, st, "out of host memory");
     if ((st = define_tensors(b)) != MICA_OK ||
+        (st = mica__control_roles(b)) != MICA_OK ||
         (st = order_layers(b)) != MICA_OK ||
+        (st = mica__control_plan(b)) != MICA_OK ||
         (st = setup_layers(b)) != MICA_OK ||
         (st = mica__infer_inputs(b)) != MICA_OK)
         return st;
@@ -589,8 +596,10 @@ static mica_status_t run_build(build_t *b)
     for (s = 0; s < b->e->nb_layers; s++)
         if ((st = mica__infer_layer(b, s)) != MICA_OK)
             return st;
-    if ((st = mica__infer_check_inputs(b)) != MICA_OK)
+    if ((st = mica__infer_check_inputs(b)) != MICA_OK ||
+        (st = mica__control_check(b)) != MICA_OK)
         return st;
+    mica__control_lifetimes(b->e);
     return mica__build_profiles(b);
 }
 
@@ -629,6 +638,9 @@ done:
     free(b.def_layer);
     free(b.def_slot);
     free(b.order);
+    free(b.role);
+    free(b.step_construct);
+    free(b.step_branch);
     if (st != MICA_OK || validate_only) {
         mica__engine_free(b.e);
         b.e = NULL;

@@ -25,7 +25,30 @@ typedef struct mica__build {
     int32_t *def_layer;      /* per tensor: network layer index, -1 inputs */
     int32_t *def_slot;       /* per tensor: output position */
     int32_t *order;          /* network layer indices in execution order */
+    int32_t *role;           /* per network layer: mica_layer_role_t of
+                                its type, as the registry has it */
+    int32_t *step_construct; /* per step: innermost construct, -1 */
+    int32_t *step_branch;    /* per step: branch of its conditional, -1 */
 } mica__build_t;
+
+/* The tensor named `name`, -1 if none. */
+int32_t mica__tensor_of(const mica__build_t *b, const char *name);
+
+/* control.c */
+/* Every layer's role (b->role), from the registry. */
+mica_status_t mica__control_roles(mica__build_t *b);
+/*
+ * Loops and conditionals: find them from the boundary layers and the
+ * data flow, check their nesting, and put b->order in an order where
+ * each one's layers are contiguous; write the engine's constructs and
+ * program.  b->order holds a topological order (back edges left out) on
+ * entry.
+ */
+mica_status_t mica__control_plan(mica__build_t *b);
+/* After the kinds: what must hold of the layers in loops and
+ * conditionals (back edges of the right type and shape, no shape tensor
+ * computed inside); the constructs' liveness. */
+mica_status_t mica__control_check(mica__build_t *b);
 
 /* The network layer behind engine layer `step`. */
 static inline const mica__net_layer_t *mica__net_layer(const mica__build_t *b,

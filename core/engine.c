@@ -101,6 +101,7 @@ void mica__engine_free(mica_engine_t *e)
     for (i = 0; e->profiles && i < e->nb_profiles; i++)
         profile_free(e, &e->profiles[i]);
     free(e->profiles);
+    mica__constructs_free(e);
     mica__expr_builder_destroy(e->eb);
     free(e);
 }
@@ -188,6 +189,34 @@ mica_status_t mica_engine_layer(const mica_engine_t *engine, int32_t index,
     info->outputs = l->outputs;
     info->workspace = engine->profiles ? engine->profiles[0].workspace[index] : 0;
     info->choice = l->why ? l->why : "";
+    info->construct = l->construct;
+    info->branch = l->branch;
+    return MICA_OK;
+}
+
+int32_t mica_engine_nb_constructs(const mica_engine_t *engine)
+{
+    return engine->nb_constructs;
+}
+
+mica_status_t mica_engine_construct(const mica_engine_t *engine,
+                                    int32_t index, mica_construct_info_t *info)
+{
+    const mica__construct_t *c;
+    if (index < 0 || index >= engine->nb_constructs)
+        return mica__fail(engine->ctx, MICA_ERR_INVALID,
+                          "construct index %d out of range (the engine has "
+                          "%d loops and conditionals)", (int)index,
+                          (int)engine->nb_constructs);
+    c = &engine->constructs[index];
+    memset(info, 0, sizeof *info);
+    info->struct_size = sizeof *info;
+    info->kind = (uint32_t)c->kind;
+    info->name = c->name;
+    info->parent = c->parent;
+    info->first_layer = c->begin;
+    info->end_layer = c->end;
+    info->branch = c->branch;
     return MICA_OK;
 }
 

@@ -12,43 +12,15 @@
  */
 #include <config.h>
 
-#include "graph.h"
+#include "exec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct mica_exec {
-    mica_engine_t *e;
-    mica_context_t *ctx;
-    const mica__device_t *dev;
-    void *stream;               /* the one enqueue uses */
-    void *own_stream;           /* the context's */
-    void **bound;               /* per tensor: caller memory, or NULL */
-    unsigned char *arena;
-    int64_t arena_cap;
-    mica_layer_t **instances;   /* device clones, NULL for host-only layers */
-    mica_layer_t **host;        /* phase-1 instances, NULL where none */
-    int32_t *host_owned;        /* host[s] is a clone of its own */
-    int initialized;            /* initialize() ran on the clones */
-    int32_t fixed_profile;      /* -1: automatic */
-    int32_t profile;            /* the one configured, -1 before any */
-    int dirty;                  /* input shapes or shape values changed */
-    mica__shapes_t shapes;
-    mica_dims_t *in_dims;       /* per network input */
-    const void **in_data;
-    int32_t *in_set;
-    void **out_data;            /* per network output: host copies */
-    size_t *out_cap;
-    int32_t *out_ready;
-    mica_tensor_desc_t *descs;  /* per layer: inputs then outputs */
-    void **ptrs;                /* same layout */
-    int32_t *first;             /* per layer: index into descs and ptrs */
-    int32_t *skip;              /* per layer: not run on the device now */
-};
 
-static mica_status_t layer_error(mica_exec_t *x, int32_t s,
-                                 const mica_error_t *err, const char *what)
+mica_status_t mica__exec_layer_error(mica_exec_t *x, int32_t s,
+                                     const mica_error_t *err, const char *what)
 {
     const mica__layer_t *l = &x->e->layers[s];
     char at[512];
@@ -83,7 +55,10 @@ static mica_status_t alloc_state(mica_exec_t *x)
     x->out_data = calloc((size_t)e->nb_outputs + 1, sizeof *x->out_data);
     x->out_cap = calloc((size_t)e->nb_outputs + 1, sizeof *x->out_cap);
     x->out_ready = calloc((size_t)e->nb_outputs + 1, sizeof *x->out_ready);
-    if (!x->instances || !x->host || !x->host_owned || !x->bound ||
+    x->trips = calloc((size_t)e->nb_constructs + 1, sizeof *x->trips);
+    x->iter = calloc((size_t)e->nb_constructs + 1, sizeof *x->iter);
+    x->branch = calloc((size_t)e->nb_constructs + 1, sizeof *x->branch);
+    if (!x->trips || !x->iter || !x->branch || !x->instances || !x->host || !x->host_owned || !x->bound ||
         !x->descs ||
         !x->ptrs || !x->first || !x->skip ||
         !x->in_dims || !x->in_data || !x->in_set || !x->out_data ||
@@ -114,7 +89,7 @@ static mica_status_t clone_layers(mica_exec_t *x)
         if (l->run_device) {
             x->instances[s] = l->instance->ops->clone(l->instance, &err);
             if (!x->instances[s])
-                return layer_error(x, s, &err, "clone failed");
+                return mica__exec_layer_error(x, s, &err, "clone failed");
         }
         if (!l->run_host)
             continue;
@@ -124,7 +99,7 @@ static mica_status_t clone_layers(mica_exec_t *x)
         }
         x->host[s] = l->host_instance->ops->clone(l->host_instance, &err);
         if (!x->host[s])
-            return layer_error(x, s, &err, "clone failed");
+            return mica__exec_layer_error(x, s, &err, "clone failed");
         x->host_owned[s] = 1;
         if (!x->host[s]->ops->configure)
             continue;
@@ -132,7 +107,7 @@ static mica_status_t clone_layers(mica_exec_t *x)
         if (x->host[s]->ops->configure(x->host[s], all, l->nb_inputs,
                                        all + l->nb_inputs, l->nb_outputs,
                                        &err) != MICA_OK)
-            return layer_error(x, s, &err, "configure failed");
+            return mica__exec_layer_error(x, s, &err, "configure failed");
     }
     return MICA_OK;
 }
@@ -152,7 +127,7 @@ static mica_status_t initialize(mica_exec_t *x)
             if (inst[k] && MICA__HAS_OP(inst[k]->ops, initialize) &&
                 inst[k]->ops->initialize(inst[k], k ? NULL : x->stream,
                                          &err) != MICA_OK)
-                return layer_error(x, s, &err, "initialize failed");
+                return mica__exec_layer_error(x, s, &err, "initialize failed");
         }
     }
     x->initialized = 1;
@@ -233,6 +208,9 @@ void mica_exec_destroy(mica_exec_t *x)
     free(x->ptrs);
     free(x->first);
     free(x->skip);
+    free(x->trips);
+    free(x->iter);
+    free(x->branch);
     free(x);
 }
 
@@ -453,7 +431,7 @@ static mica_status_t use_profile(mica_exec_t *x, int32_t k)
         if (x->instances[s]->ops->configure(x->instances[s], dyn, l->nb_inputs,
                                             dyn + l->nb_inputs, l->nb_outputs,
                                             &err) != MICA_OK)
-            return layer_error(x, s, &err, "configure failed");
+            return mica__exec_layer_error(x, s, &err, "configure failed");
     }
     x->profile = k;
     return x->initialized ? MICA_OK : initialize(x);
@@ -540,7 +518,8 @@ mica_status_t mica_exec_infer_shapes(mica_exec_t *x)
     if ((st = pick_profile(x, &k)) != MICA_OK ||
         (k != x->profile && (st = use_profile(x, k)) != MICA_OK) ||
         (st = mica__shapes_run(e, &x->shapes, x->in_dims, 1, x->host)) != MICA_OK ||
-        (st = check_plan(x, k)) != MICA_OK)
+        (st = check_plan(x, k)) != MICA_OK ||
+        (st = mica__flow_check_dims(x)) != MICA_OK)
         return st;
     refresh(x);
     for (i = 0; i < e->nb_outputs; i++)
@@ -576,30 +555,11 @@ mica_status_t mica_exec_upload(mica_exec_t *x)
 
 mica_status_t mica_exec_enqueue(mica_exec_t *x)
 {
-    mica_engine_t *e = x->e;
-    int32_t s;
     mica_status_t st;
 
     if ((st = mica_exec_infer_shapes(x)) != MICA_OK)
         return st;
-    for (s = 0; s < e->nb_layers; s++) {
-        const mica__layer_t *l = &e->layers[s];
-        int32_t f = x->first[s];
-        int64_t ws = e->profiles[x->profile].workspace[s];
-        mica_error_t err;
-        if (!l->run_device || x->skip[s])
-            continue;
-        mica__error_clear(&err);
-        if (x->instances[s]->ops->enqueue(
-                x->instances[s], x->descs + f, l->nb_inputs,
-                x->descs + f + l->nb_inputs, l->nb_outputs,
-                (const void *const *)(x->ptrs + f), x->ptrs + f + l->nb_inputs,
-                ws > 0 ? x->arena + e->profiles[x->profile].workspace_offset[s]
-                       : NULL,
-                x->stream, &err) != MICA_OK)
-            return layer_error(x, s, &err, "enqueue failed");
-    }
-    return MICA_OK;
+    return mica__flow_run(x);
 }
 
 mica_status_t mica_exec_download(mica_exec_t *x)

@@ -138,6 +138,8 @@ typedef struct mica__tensor {
     int32_t last_use;          /* last step that reads it on the device */
     int32_t first_symbol;      /* computed values: its first symbol, or -1 */
     float scale;               /* quantization scale, 1 if none */
+    int32_t live_from, live_to; /* steps it occupies the arena (plan.c),
+                                   set by mica__control_lifetimes */
 } mica__tensor_t;
 
 /* What a symbol stands for. */
@@ -191,7 +193,56 @@ typedef struct mica__layer {
                                   device: fatal if it must run there */
     int32_t run_host;          /* phase 1: some output is a shape tensor */
     int32_t run_device;        /* phase 2: some output is an execution one */
+    int32_t construct;         /* innermost loop or conditional, -1 */
+    int32_t branch;            /* in a conditional's branch: 0 true,
+                                  1 false; -1 otherwise */
 } mica__layer_t;
+
+/*
+ * A loop or a conditional (core/control.c).  Its layers are the steps
+ * [begin, end) of the execution order, nested constructs included; its
+ * boundary layers are listed by role, as steps.
+ */
+typedef struct mica__construct {
+    char *name;
+    int32_t kind;              /* MICA_CONSTRUCT_LOOP or _CONDITIONAL */
+    int32_t parent;            /* enclosing construct, -1 at top level */
+    int32_t branch;            /* its branch in the parent conditional */
+    int32_t begin, end;
+    int32_t live;              /* some layer of it runs on the device */
+    int32_t trip_limit;        /* loop: TripLimit step, -1 if none */
+    int32_t read_at_entry;     /* loop: the TripLimit's input comes from
+                                  outside: read once, when it starts */
+    int32_t condition;         /* conditional: Condition step */
+    int32_t *heads;            /* loop: Recurrence steps (ITER_END order),
+                                  conditional: IfConditionalInput steps */
+    int32_t nb_heads;
+    int32_t *iterators;        /* loop: Iterator steps */
+    int32_t nb_iterators;
+    int32_t *exits;            /* LoopOutput / IfConditionalOutput steps */
+    int32_t nb_exits;
+} mica__construct_t;
+
+/* One instruction of an engine's program (core/control.c builds it,
+ * core/flow.c runs it).  `target` is an instruction index. */
+typedef enum mica__op_kind {
+    MICA__OP_RUN = 0,          /* enqueue step `arg` */
+    MICA__OP_LOOP_ENTER = 1,   /* loop `arg`: bound, ENTER; dead: target */
+    MICA__OP_LOOP_TEST = 2,    /* trips done: target; else ITER_BEGIN */
+    MICA__OP_LOOP_WHILE = 3,   /* READ the predicate; false: target */
+    MICA__OP_LOOP_NEXT = 4,    /* ITER_END, next trip: target */
+    MICA__OP_LOOP_EXIT = 5,    /* EXIT */
+    MICA__OP_IF = 6,           /* conditional `arg`: READ; dead: target */
+    MICA__OP_BRANCH = 7,       /* false: target */
+    MICA__OP_SELECT = 8        /* SELECT `branch`, then on to target */
+} mica__op_kind_t;
+
+typedef struct mica__op {
+    int32_t kind;
+    int32_t arg;
+    int32_t target;
+    int32_t branch;
+} mica__op_t;
 
 typedef struct mica__device mica__device_t;
 
@@ -215,7 +266,37 @@ struct mica_engine {
     mica__eprofile_t *profiles;
     int32_t nb_profiles;
     int32_t nb_user_profiles;  /* 0 for a static network (one implicit) */
+    mica__construct_t *constructs;
+    int32_t nb_constructs;
+    mica__op_t *prog;          /* what enqueue runs, in order */
+    int32_t nb_prog;
 };
+
+/* ---- loops and conditionals (core/control.c) ------------------------ */
+
+/* Whether input `i` of layer l is a Recurrence's back edge. */
+static inline int mica__back_edge(const mica__layer_t *l, int32_t i)
+{
+    return i == 1 && l->info.role == MICA_ROLE_RECURRENCE;
+}
+
+/* Whether step s lies in construct k (nested ones included). */
+static inline int mica__in_construct(const mica_engine_t *e, int32_t k,
+                                     int32_t s)
+{
+    return s >= e->constructs[k].begin && s < e->constructs[k].end;
+}
+
+/*
+ * The arena lifetime of every execution tensor (live_from, live_to),
+ * from producers and last readers, stretched over the loops it crosses:
+ * a value read in a loop but made before it, a Recurrence's state, a
+ * LoopOutput's output and a Recurrence's next value live for the whole
+ * loop.  Call after the kinds are known.
+ */
+void mica__control_lifetimes(mica_engine_t *e);
+
+void mica__constructs_free(mica_engine_t *e);
 
 /*
  * Fill the tensor descriptors (`io` holds inputs then outputs) of layer

@@ -201,6 +201,8 @@ static int32_t reader(const mica_engine_t *e, int32_t t, int32_t kind,
     return -1;
 }
 
+static int mark_needs(mica_engine_t *e);
+
 mica_status_t mica__infer_kinds(mica__build_t *b)
 {
     mica_engine_t *e = b->e;
@@ -221,14 +223,51 @@ mica_status_t mica__infer_kinds(mica__build_t *b)
         e->tensors[e->output_index[i]].need_e = 1;
     for (i = 0; i < e->nb_shape_outputs; i++)
         e->tensors[e->shape_output_index[i]].need_s = 1;
-    /* Consumers come later in execution order: one backward pass. */
+    /* Consumers come later in execution order, but for a Recurrence's
+     * back edge and for what a construct's TripLimit or Condition reads
+     * once something inside it runs: backward passes until nothing
+     * changes. */
+    while (mark_needs(e))
+        ;
+    return MICA_OK;
+}
+
+/* Whether some layer of construct k other than its TripLimit or
+ * Condition runs on the device. */
+static int construct_live(const mica_engine_t *e, int32_t k)
+{
+    int32_t s;
+    for (s = e->constructs[k].begin; s < e->constructs[k].end; s++)
+        if (e->layers[s].run_device &&
+            e->layers[s].info.role != MICA_ROLE_TRIP_LIMIT &&
+            e->layers[s].info.role != MICA_ROLE_CONDITION)
+            return 1;
+    return 0;
+}
+
+/* One backward pass of the needs; whether anything changed. */
+static int mark_needs(mica_engine_t *e)
+{
+    int32_t s, i, k;
+    int changed = 0;
+
+    for (k = 0; k < e->nb_constructs; k++)
+        e->constructs[k].live = construct_live(e, k);
     for (s = e->nb_layers - 1; s >= 0; s--) {
         mica__layer_t *l = &e->layers[s];
-        int need_s = l->nb_outputs == 0, need_e = 0;
+        uint32_t role = l->info.role;
+        int reads = role == MICA_ROLE_TRIP_LIMIT || role == MICA_ROLE_CONDITION;
+        /* A layer with no output is a check, run on the host; a
+         * TripLimit or Condition is read on the device when its construct
+         * runs at all. */
+        int need_s = l->nb_outputs == 0 && !reads;
+        int need_e = reads && l->construct >= 0 &&
+                     e->constructs[l->construct].live;
         for (i = 0; i < l->nb_outputs; i++) {
             need_s |= e->tensors[l->outputs[i]].need_s;
             need_e |= e->tensors[l->outputs[i]].need_e;
         }
+        changed |= l->run_host != need_s || l->run_device != need_e;
         l->run_host = need_s;
         l->run_device = need_e;
         for (i = 0; i < l->nb_inputs; i++) {
@@ -239,9 +278,11 @@ mica_status_t mica__infer_kinds(mica__build_t *b)
             if (need_s || need_e)
                 t->need_dims = 1;
             if (l->input_kinds[i] == MICA_INPUT_SHAPE) {
+                changed |= (need_s || need_e) && !t->need_s;
                 if (need_s || need_e)
                     t->need_s = 1;
             } else if (l->input_kinds[i] == MICA_INPUT_DATA) {
+                changed |= (need_e && !t->need_e) || (need_s && !t->need_s);
                 t->need_e |= need_e;
                 t->need_s |= need_s;
             }
@@ -250,7 +291,7 @@ mica_status_t mica__infer_kinds(mica__build_t *b)
                 t->last_use = s;
         }
     }
-    return MICA_OK;
+    return changed;
 }
 
 /*
@@ -424,7 +465,10 @@ static mica_status_t infer_once(mica__build_t *b, int32_t step)
                           nl->name);
     memset(in_shapes, 0, sizeof in_shapes);
     for (i = 0; i < nin; i++) {
-        const mica__tensor_t *t = l->inputs[i] >= 0 ? &e->tensors[l->inputs[i]] : NULL;
+        /* A back edge is not known yet: the layer sees its initial value
+         * there (mica__control_check compares the two afterwards). */
+        int32_t ti = mica__back_edge(l, i) ? l->inputs[0] : l->inputs[i];
+        const mica__tensor_t *t = ti >= 0 ? &e->tensors[ti] : NULL;
         in_types[i] = t ? t->dtype : MICA_FLOAT32;
         if (t)
             in_shapes[i] = t->shape;
@@ -474,7 +518,9 @@ static mica_status_t infer_once(mica__build_t *b, int32_t step)
     }
     memset(io, 0, sizeof io);
     for (i = 0; i < nin + nout; i++) {
-        int32_t t = i < nin ? l->inputs[i] : l->outputs[i - nin];
+        int32_t t = i < nin ? (mica__back_edge(l, i) ? l->inputs[0]
+                                                      : l->inputs[i])
+                            : l->outputs[i - nin];
         io[i].format = MICA_FORMAT_LINEAR;
         io[i].scale = 1.0f;
         io[i].dtype = t >= 0 ? e->tensors[t].dtype : MICA_FLOAT32;

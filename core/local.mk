@@ -2,11 +2,13 @@
 # building, memory planning, engines, execution and the devices.
 lib_LTLIBRARIES += libmica.la
 libmica_la_SOURCES = \
-	core/mica_int.h core/graph.h core/expr.h core/build.h \
+	core/mica_int.h core/graph.h core/expr.h core/build.h core/exec.h \
+	core/control.h \
 	core/abi_layout.c core/fields.c core/expr.c core/network.c \
 	core/build.c core/infer.c core/profile.c core/shapes.c core/plan.c \
 	core/engine.c core/exec.c core/device.c core/serialize.c \
 	core/deserialize.c core/checksum.c core/autotune.c core/precision.c \
+	core/control.c core/control_order.c core/control_check.c core/flow.c \
 	core/cpu/device.c
 libmica_la_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS)
 libmica_la_CFLAGS = $(AM_CFLAGS) $(MICA_VISIBILITY_CFLAGS)
@@ -35,3 +37,35 @@ check_PROGRAMS += tests/test_precision
 TESTS += tests/test_precision
 tests_test_precision_SOURCES = tests/test_precision.c
 tests_test_precision_LDADD = $(MICA_TEST_LIBS)
+
+# Loops and conditionals end to end, on the manifests of
+# tests/manifests/control/ (the seed examples and the errors).
+check_PROGRAMS += tests/test_control
+TESTS += tests/test_control
+tests_test_control_SOURCES = tests/test_control.c
+tests_test_control_LDADD = $(MICA_TEST_LIBS)
+EXTRA_DIST += $(CONTROL_MANIFESTS)
+CONTROL_MANIFESTS = tests/manifests/control/for_loop.yaml \
+	tests/manifests/control/iterate.yaml \
+	tests/manifests/control/while_loop.yaml \
+	tests/manifests/control/nested_loop.yaml \
+	tests/manifests/control/simple_if.yaml \
+	tests/manifests/control/select_like.yaml \
+	tests/manifests/control/sum_even.yaml \
+	tests/manifests/control/cond_in_cond.yaml \
+	tests/manifests/control/lstm.yaml \
+	tests/manifests/control/bad/count_inside.yaml \
+	tests/manifests/control/bad/cross_branch.yaml \
+	tests/manifests/control/bad/inner_output.yaml \
+	tests/manifests/control/bad/kind_clash.yaml \
+	tests/manifests/control/bad/nested_output.yaml \
+	tests/manifests/control/bad/next_shape.yaml \
+	tests/manifests/control/bad/no_bound.yaml \
+	tests/manifests/control/bad/no_condition.yaml \
+	tests/manifests/control/bad/no_output.yaml \
+	tests/manifests/control/bad/short_length.yaml \
+	tests/manifests/control/bad/stray_loop.yaml \
+	tests/manifests/control/bad/two_conditions.yaml \
+	tests/manifests/control/bad/two_trip.yaml \
+	tests/manifests/control/bad/unclean.yaml \
+	tests/manifests/control/bad/unnamed.yaml

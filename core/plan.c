@@ -5,8 +5,9 @@
  * Every execution tensor and every workspace is a block with a lifetime in
  * execution steps: a network input lives from before the first step to its
  * last reader on the device; a layer's output from its producer to its
- * last reader (a network output to the end); a workspace only during its
- * layer's step.  Blocks are placed largest first at the lowest offset that
+ * last reader (a network output to the end), stretched over the loops it
+ * crosses (mica__control_lifetimes); a workspace only during its layer's
+ * step, or its whole construct for a boundary layer.  Blocks are placed largest first at the lowest offset that
  * does not overlap any placed block whose lifetime overlaps (greedy by
  * size, as in TensorRT's and TFLite's planners).  Sizes are the profile's
  * largest; offsets are aligned to 256 bytes.
@@ -66,9 +67,8 @@ mica_status_t mica__plan_memory(mica_engine_t *e, int32_t k)
         if (!t->need_e)
             continue;
         b->bytes = align_up(p->bytes[i]);
-        b->start = t->is_input ? -1 : t->producer;
-        b->end = t->is_output ? e->nb_layers
-                              : (t->last_use > b->start ? t->last_use : b->start);
+        b->start = t->live_from;
+        b->end = t->live_to;
         b->target = &p->offset[i];
         if (b->bytes > 0)
             n++;
@@ -77,8 +77,14 @@ mica_status_t mica__plan_memory(mica_engine_t *e, int32_t k)
     }
     for (i = 0; i < e->nb_layers; i++) {
         block_t *b = &blocks[n];
+        const mica__layer_t *l = &e->layers[i];
         b->bytes = align_up(p->workspace[i]);
         b->start = b->end = i;
+        if (l->construct >= 0 && l->info.role != MICA_ROLE_NONE) {
+            /* A boundary layer works at several points of its construct. */
+            b->start = e->constructs[l->construct].begin;
+            b->end = e->constructs[l->construct].end - 1;
+        }
         b->target = &p->workspace_offset[i];
         if (b->bytes > 0)
             n++;

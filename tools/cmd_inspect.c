@@ -26,7 +26,9 @@ static void usage(FILE *f)
         "layers in execution order with the implementation chosen for each,\n"
         "tensors with their dtype, shape and kind (E: execution tensor, S:\n"
         "shape tensor, E+S: both, unused: read by nothing), the symbols of\n"
-        "the shapes (N = x[0]: N is dimension 0 of input x), and the\n"
+        "the shapes (N = x[0]: N is dimension 0 of input x), each loop and\n"
+        "conditional with its boundary layers and the layers inside it (by\n"
+        "branch for a conditional), and the\n"
         "optimization profiles with the min/opt/max dimensions (or values,\n"
         "for a shape-tensor input) of every input and the arena each needs.\n");
 }
@@ -132,6 +134,83 @@ static int print_layers(mica_engine_t *engine)
     printf("layers (%d, in execution order):\n", (int)n);
     cli_table_print(t, stdout, "  ");
     cli_table_free(t);
+    return CLI_OK;
+}
+
+/* Append ", WHAT" (or WHAT first) to buf of capacity len. */
+static void add_item(char *buf, size_t len, const char *what)
+{
+    size_t n = strlen(buf);
+    if (n < len)
+        snprintf(buf + n, len - n, "%s%s", n ? ", " : "", what);
+}
+
+/* Each loop and conditional: where it is, its boundary layers, and what
+ * runs inside it (by branch for a conditional). */
+static int print_constructs(mica_engine_t *engine)
+{
+    int32_t n = mica_engine_nb_constructs(engine), k, i, j;
+
+    if (n == 0)
+        return CLI_OK;
+    printf("\nloops and conditionals (%d):\n", (int)n);
+    for (k = 0; k < n; k++) {
+        mica_construct_info_t ci, pi;
+        char where[256], boundary[2048] = "", part[3][2048] = {"", "", ""};
+        memset(&ci, 0, sizeof(ci));
+        ci.struct_size = sizeof(ci);
+        if (mica_engine_construct(engine, k, &ci) != MICA_OK)
+            continue;
+        snprintf(where, sizeof(where), "top level");
+        if (ci.parent >= 0 &&
+            mica_engine_construct(engine, ci.parent, &pi) == MICA_OK)
+            snprintf(where, sizeof(where), "in %s %s",
+                     pi.kind == MICA_CONSTRUCT_LOOP ? "loop" : "conditional",
+                     pi.name);
+        for (i = ci.first_layer; i < ci.end_layer; i++) {
+            mica_layer_info_t li;
+            char item[512];
+            memset(&li, 0, sizeof(li));
+            li.struct_size = sizeof(li);
+            if (mica_engine_layer(engine, i, &li) != MICA_OK)
+                continue;
+            if (li.construct == k) {
+                snprintf(item, sizeof(item), "%s (%s)", li.name, li.type);
+                if (li.role)
+                    add_item(boundary, sizeof(boundary), item);
+                else
+                    add_item(part[li.branch >= 0 ? li.branch : 2],
+                             sizeof(part[0]), li.name);
+            }
+        }
+        /* Constructs right inside this one, in their branch. */
+        for (j = 0; j < n; j++) {
+            mica_construct_info_t ni;
+            char item[512];
+            memset(&ni, 0, sizeof(ni));
+            ni.struct_size = sizeof(ni);
+            if (mica_engine_construct(engine, j, &ni) != MICA_OK ||
+                ni.parent != k)
+                continue;
+            snprintf(item, sizeof(item), "%s %s",
+                     ni.kind == MICA_CONSTRUCT_LOOP ? "loop" : "conditional",
+                     ni.name);
+            add_item(part[ni.branch >= 0 ? ni.branch : 2], sizeof(part[0]),
+                     item);
+        }
+        printf("  %s %s (%s): layers %d-%d\n",
+               ci.kind == MICA_CONSTRUCT_LOOP ? "loop" : "conditional",
+               ci.name, where, (int)ci.first_layer, (int)ci.end_layer - 1);
+        printf("    boundary: %s\n", boundary[0] ? boundary : "-");
+        if (ci.kind == MICA_CONSTRUCT_CONDITIONAL) {
+            printf("    true:     %s\n", part[0][0] ? part[0] : "-");
+            printf("    false:    %s\n", part[1][0] ? part[1] : "-");
+            if (part[2][0])
+                printf("    unused:   %s\n", part[2]);
+        } else {
+            printf("    inside:   %s\n", part[2][0] ? part[2] : "-");
+        }
+    }
     return CLI_OK;
 }
 
@@ -324,6 +403,8 @@ int cmd_inspect(int argc, char **argv)
                (int)mica_engine_nb_inputs(engine),
                (int)mica_engine_nb_outputs(engine));
         rc = print_layers(engine);
+        if (rc == CLI_OK)
+            rc = print_constructs(engine);
         if (rc == CLI_OK) {
             printf("\n");
             rc = print_tensors(engine);

@@ -349,7 +349,32 @@ typedef struct mica_layer_info {
     const int32_t *outputs;
     int64_t workspace;          /* bytes */
     const char *choice;         /* why this implementation, one phrase */
+    int32_t construct;          /* innermost loop or conditional, -1 */
+    int32_t branch;             /* in a conditional's branch: 0 true,
+                                   1 false; -1 otherwise */
 } mica_layer_info_t;
+
+/*
+ * Loops and conditionals of an engine.  Each covers the layers
+ * [first_layer, end_layer) in execution order: its boundary layers (those
+ * whose construct is this one and whose role is not MICA_ROLE_NONE), the
+ * layers inside it, and the constructs nested in it.
+ */
+typedef enum mica_construct_kind {
+    MICA_CONSTRUCT_LOOP = 0,
+    MICA_CONSTRUCT_CONDITIONAL = 1
+} mica_construct_kind_t;
+
+typedef struct mica_construct_info {
+    uint32_t struct_size;
+    uint32_t kind;              /* mica_construct_kind_t */
+    const char *name;
+    int32_t parent;             /* enclosing construct, -1 at top level */
+    int32_t first_layer;
+    int32_t end_layer;
+    int32_t branch;             /* inside a conditional: the branch it is
+                                   in, 0 true, 1 false; -1 otherwise */
+} mica_construct_info_t;
 
 MICA_EXPORT int32_t mica_engine_nb_tensors(const mica_engine_t *engine);
 MICA_EXPORT mica_status_t mica_engine_tensor(const mica_engine_t *engine,
@@ -363,6 +388,10 @@ MICA_EXPORT int32_t mica_engine_nb_layers(const mica_engine_t *engine);
 MICA_EXPORT mica_status_t mica_engine_layer(const mica_engine_t *engine,
                                             int32_t index,
                                             mica_layer_info_t *info);
+MICA_EXPORT int32_t mica_engine_nb_constructs(const mica_engine_t *engine);
+MICA_EXPORT mica_status_t mica_engine_construct(const mica_engine_t *engine,
+                                                int32_t index,
+                                                mica_construct_info_t *info);
 /* Network inputs and outputs, by position. Return tensor indices. */
 MICA_EXPORT int32_t mica_engine_nb_inputs(const mica_engine_t *engine);
 MICA_EXPORT int32_t mica_engine_input(const mica_engine_t *engine, int32_t i);
