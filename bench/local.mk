@@ -12,7 +12,12 @@ noinst_PROGRAMS += bench/bench_engine
 bench_bench_engine_SOURCES = bench/bench_engine.c bench/bench_util.c \
 	bench/bench_util.h
 bench_bench_engine_LDADD = libmica.la
-MICA_BENCHES = bench/bench_overhead bench/bench_shapes bench/bench_engine
+noinst_PROGRAMS += bench/bench_loop
+bench_bench_loop_SOURCES = bench/bench_loop.c bench/bench_util.c \
+	bench/bench_util.h
+bench_bench_loop_LDADD = libmica.la
+MICA_BENCHES = bench/bench_overhead bench/bench_shapes bench/bench_engine \
+	bench/bench_loop
 if MICA_CUDA
 noinst_PROGRAMS += bench/bench_elementwise bench/bench_matmul
 bench_bench_elementwise_SOURCES = bench/bench_elementwise.c \

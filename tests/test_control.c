@@ -32,6 +32,8 @@ static const char *path(const char *file)
     return buf;
 }
 
+static int fp16; /* build with float16 allowed */
+
 static mica_engine_t *build(const char *file, uint32_t device)
 {
     mica_manifest_t *m = NULL;
@@ -44,6 +46,8 @@ static mica_engine_t *build(const char *file, uint32_t device)
     }
     cfg = *mica_manifest_config(m);
     cfg.device = device;
+    if (fp16)
+        cfg.precisions = 1u << MICA_FLOAT16;
     if (mica_engine_build(mica_manifest_network(m), &cfg, &e) != MICA_OK)
         diag("%s: %s", file, mica_context_error(ctx));
     mica_manifest_destroy(m);
@@ -321,7 +325,7 @@ static double sigm(double v)
     return 1.0 / (1.0 + exp(-v));
 }
 
-static void test_lstm(int dev)
+static void test_lstm(int dev, int half)
 {
     float xv[LT * LI], h0[LH], c0[LH], w[LI * 4 * LH], r[LH * 4 * LH];
     float bias[4 * LH];
@@ -329,10 +333,15 @@ static void test_lstm(int dev)
     input_t in[3] = {{"x", MICA_FLOAT32, 2, {LT, LI}, xv},
                      {"h0", MICA_FLOAT32, 2, {1, LH}, h0},
                      {"c0", MICA_FLOAT32, 2, {1, LH}, c0}};
-    mica_engine_t *e = build("lstm.yaml", device_of(dev));
+    mica_engine_t *e;
     mica_exec_t *x;
     char label[64];
+    double tol = half ? 1e-2 : 1e-5;
     int t, k, j;
+
+    fp16 = half;
+    e = build("lstm.yaml", device_of(dev));
+    fp16 = 0;
 
     for (k = 0; k < LI * 4 * LH; k++)
         w[k] = (float)(0.5 * sin(0.37 * k + 0.1));
@@ -364,11 +373,54 @@ static void test_lstm(int dev)
         }
     }
     x = run(e, in, 3);
-    snprintf(label, sizeof label, "%s: LSTM cell, %d steps", dev_name(dev),
-             LT);
-    check(x, "h_all", hs, LT * LH, 1e-5, label);
-    check(x, "h_n", h, LH, 1e-5, label);
-    check(x, "c_n", c, LH, 1e-5, label);
+    snprintf(label, sizeof label, "%s: LSTM cell, %d steps%s", dev_name(dev),
+             LT, half ? ", float16 allowed" : "");
+    check(x, "h_all", hs, LT * LH, tol, label);
+    check(x, "h_n", h, LH, tol, label);
+    check(x, "c_n", c, LH, tol, label);
+    mica_exec_destroy(x);
+    mica_engine_destroy(e);
+}
+
+/* float16 inside a loop: the LSTM and the for loop built with float16
+ * allowed run their layers in float16 where the implementations take it
+ * (casts at the loop's edges), within float16's precision. */
+static void test_float16(int dev)
+{
+    float j[2] = {1.5f, -2.0f}, k[2] = {0.5f, 3.0f};
+    int32_t n = 6, t;
+    input_t in[3] = {{"j", MICA_FLOAT32, 1, {2}, j},
+                     {"k", MICA_FLOAT32, 1, {2}, k},
+                     {"n", MICA_INT32, 0, {0}, &n}};
+    double last[2], seq[12];
+    mica_engine_t *e;
+    mica_exec_t *x;
+    int32_t i, halves = 0;
+    char label[64];
+
+    fp16 = 1;
+    e = build("for_loop.yaml", device_of(dev));
+    fp16 = 0;
+    for (i = 0; e && i < mica_engine_nb_tensors(e); i++) {
+        mica_tensor_info_t ti;
+        memset(&ti, 0, sizeof ti);
+        ti.struct_size = sizeof ti;
+        if (mica_engine_tensor(e, i, &ti) == MICA_OK &&
+            ti.dtype == MICA_FLOAT16)
+            halves++;
+    }
+    diag("%s: for loop with float16 allowed: %d float16 tensors",
+         dev_name(dev), (int)halves);
+    for (t = 0; t < n; t++) {
+        seq[2 * t] = j[0] + t * k[0];
+        seq[2 * t + 1] = j[1] + t * k[1];
+    }
+    last[0] = j[0] + n * k[0];
+    last[1] = j[1] + n * k[1];
+    x = run(e, in, 3);
+    snprintf(label, sizeof label, "%s: float16 for loop", dev_name(dev));
+    check(x, "i_last", last, 2, 2e-3, label);
+    check(x, "i_seq", seq, 2 * (int64_t)n, 2e-3, label);
     mica_exec_destroy(x);
     mica_engine_destroy(e);
 }
@@ -545,7 +597,9 @@ int main(void)
         test_simple_if(dev);
         test_sum_even(dev);
         test_cond_in_cond(dev);
-        test_lstm(dev);
+        test_lstm(dev, 0);
+        test_lstm(dev, 1);
+        test_float16(dev);
         test_run_errors(dev);
     }
     test_build_errors();

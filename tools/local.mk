@@ -45,10 +45,13 @@ DYNAMIC_MANIFESTS = tests/manifests/dynamic/reshape_like.yaml \
 	tests/manifests/dynamic/empty_shuffle.yaml \
 	tests/manifests/dynamic/classify.yaml
 
+# Loops and conditionals through the command (tests/manifests/control/).
+TESTS += tests/test_cli_control.sh
+
 # Engine files end to end: mica build, then run and inspect of the engine
 # against the manifest, and the refusals of a damaged or unloadable engine.
 TESTS += tests/test_cli_engine.sh
 
 EXTRA_DIST += tests/test_cli.sh tests/test_cli_dynamic.sh \
-	tests/test_cli_engine.sh $(DYNAMIC_MANIFESTS) \
+	tests/test_cli_engine.sh tests/test_cli_control.sh $(DYNAMIC_MANIFESTS) \
 	examples/hello.yaml examples/hello_x.npy examples/dynamic.yaml
