@@ -55,6 +55,32 @@ static mica_status_t check_recurrence(mica__build_t *b, int32_t s)
     return MICA_OK;
 }
 
+/* A LoopOutput without a length (last_value) reads a Recurrence's output
+ * of its own loop: the value after the last trip (seed 000's X_n). */
+static mica_status_t check_last_value(mica__build_t *b, int32_t s)
+{
+    const mica_engine_t *e = b->e;
+    const mica__layer_t *l = &e->layers[s];
+    int32_t t = l->nb_inputs > 0 ? l->inputs[0] : -1, p;
+    char at[512];
+
+    if (l->nb_inputs > 1 && l->inputs[1] >= 0)
+        return MICA_OK; /* concatenate or reverse */
+    p = t >= 0 ? e->tensors[t].producer : -1;
+    if (p >= 0 && e->layers[p].info.role == MICA_ROLE_RECURRENCE &&
+        e->layers[p].construct == l->construct)
+        return MICA_OK;
+    return mica__fail(b->ctx, MICA_ERR_INVALID,
+                      "%slayer '%s' (LoopOutput): a last_value output reads "
+                      "the output of a Recurrence of loop '%s', but '%s' "
+                      "is %s%s%s", mica__at(l->origin, at, sizeof at),
+                      l->name, e->constructs[l->construct].name,
+                      t >= 0 ? e->tensors[t].name : "~",
+                      p >= 0 ? "made by layer '" : "not",
+                      p >= 0 ? e->layers[p].name : " a layer's output",
+                      p >= 0 ? "'" : "");
+}
+
 mica_status_t mica__control_check(mica__build_t *b)
 {
     mica_engine_t *e = b->e;
@@ -95,6 +121,9 @@ mica_status_t mica__control_check(mica__build_t *b)
                                       k->name, e->tensors[l->outputs[i]].name);
         if (l->info.role == MICA_ROLE_RECURRENCE &&
             (st = check_recurrence(b, s)) != MICA_OK)
+            return st;
+        if (l->info.role == MICA_ROLE_LOOP_OUTPUT &&
+            (st = check_last_value(b, s)) != MICA_OK)
             return st;
         if (l->info.role == MICA_ROLE_TRIP_LIMIT && !k->read_at_entry &&
             l->nb_inputs > 0 && l->inputs[0] >= 0 &&

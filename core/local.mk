@@ -58,6 +58,7 @@ CONTROL_MANIFESTS = tests/manifests/control/for_loop.yaml \
 	tests/manifests/control/bad/cross_branch.yaml \
 	tests/manifests/control/bad/inner_output.yaml \
 	tests/manifests/control/bad/kind_clash.yaml \
+	tests/manifests/control/bad/last_value.yaml \
 	tests/manifests/control/bad/nested_output.yaml \
 	tests/manifests/control/bad/next_shape.yaml \
 	tests/manifests/control/bad/no_bound.yaml \
