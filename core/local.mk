@@ -54,6 +54,7 @@ CONTROL_MANIFESTS = tests/manifests/control/for_loop.yaml \
 	tests/manifests/control/sum_even.yaml \
 	tests/manifests/control/cond_in_cond.yaml \
 	tests/manifests/control/lstm.yaml \
+	tests/manifests/control/dynamic_rows.yaml \
 	tests/manifests/control/bad/count_inside.yaml \
 	tests/manifests/control/bad/cross_branch.yaml \
 	tests/manifests/control/bad/inner_output.yaml \

@@ -231,6 +231,34 @@ static void test_nested_loop(int dev)
     mica_engine_destroy(e);
 }
 
+/* Runtime dimensions: the rows of x [N, 3] for several N of one profile. */
+static void test_dynamic_rows(int dev)
+{
+    mica_engine_t *e = build("dynamic_rows.yaml", device_of(dev));
+    int64_t rows[3] = {4, 1, 8};
+    int c, i;
+
+    for (c = 0; c < 3; c++) {
+        float xv[24];
+        double sums[3] = {0, 0, 0}, running[24];
+        input_t in[1] = {{"x", MICA_FLOAT32, 2, {rows[c], 3}, xv}};
+        mica_exec_t *x;
+        char label[64];
+        for (i = 0; i < rows[c] * 3; i++) {
+            xv[i] = (float)(i % 5) - 1.5f;
+            sums[i % 3] += xv[i];
+            running[i] = sums[i % 3];
+        }
+        x = run(e, in, 1);
+        snprintf(label, sizeof label, "%s: loop over %d rows", dev_name(dev),
+                 (int)rows[c]);
+        check(x, "sums", sums, 3, 1e-6, label);
+        check(x, "running", running, rows[c] * 3, 1e-6, label);
+        mica_exec_destroy(x);
+    }
+    mica_engine_destroy(e);
+}
+
 /* ---- seed 001: conditionals -------------------------------------------- */
 
 static void test_simple_if(int dev)
@@ -597,6 +625,7 @@ int main(void)
         test_iterate(dev);
         test_while(dev);
         test_nested_loop(dev);
+        test_dynamic_rows(dev);
         test_simple_if(dev);
         test_sum_even(dev);
         test_cond_in_cond(dev);
