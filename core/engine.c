@@ -102,6 +102,9 @@ void mica__engine_free(mica_engine_t *e)
         profile_free(e, &e->profiles[i]);
     free(e->profiles);
     mica__expr_builder_destroy(e->eb);
+    /* Last: the layers destroyed above may have pointed into them. */
+    if (e->bytes)
+        mica__bytes_release(e->bytes, e->bytes_size, e->bytes_unmap);
     free(e);
 }
 
