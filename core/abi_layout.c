@@ -45,6 +45,9 @@ static_assert(offsetof(mica_layer_creator_t, type) == 8, "creator v1");
 static_assert(offsetof(mica_layer_creator_t, fields) == 48, "creator v1");
 static_assert(offsetof(mica_layer_creator_t, create) == 64, "creator v1");
 static_assert(offsetof(mica_layer_creator_t, user_data) == 80, "creator v1");
+/* Appended later: after every member of version 1. */
+static_assert(offsetof(mica_layer_creator_t, deserialize_ex) == 88,
+              "creator: deserialize_ex appended");
 static_assert(offsetof(mica_host_t, log) == 8, "host v1");
 static_assert(offsetof(mica_host_t, expr_constant) == 24, "host v1");
 static_assert(offsetof(mica_host_t, status_name) == 64, "host v1");

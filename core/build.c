@@ -423,6 +423,28 @@ static mica_status_t check_devices(build_t *b)
     return MICA_OK;
 }
 
+mica_layer_t *mica__from_state(const mica_layer_creator_t *c,
+                               const mica__net_layer_t *nl, int host,
+                               mica_error_t *err)
+{
+    const void *data = nl->state;
+    size_t size = nl->state_size;
+
+    if (host && nl->host_state) {
+        data = nl->host_state;
+        size = nl->host_state_size;
+    }
+    if (MICA__HAS_CREATOR_OP(c, deserialize_ex))
+        return c->deserialize_ex(c, nl->name, data, size, nl->state_flags,
+                                 err);
+    if (c->deserialize)
+        return c->deserialize(c, nl->name, data, size, err);
+    mica__host()->set_error(err, "%s v%d (implementation '%s') cannot be "
+                         "deserialized (no deserialize)", c->type,
+                         (int)c->version, c->implementation);
+    return NULL;
+}
+
 /* Create the instance and check that its output count matches. */
 static mica_status_t instantiate(build_t *b, const mica__net_layer_t *nl,
                                  mica__layer_t *l)
@@ -433,15 +455,14 @@ static mica_status_t instantiate(build_t *b, const mica__net_layer_t *nl,
     int32_t n;
 
     if (nl->from_state) {
-        if (!c->deserialize)
+        if (!c->deserialize && !MICA__HAS_CREATOR_OP(c, deserialize_ex))
             return mica__fail(b->ctx, MICA_ERR_UNSUPPORTED,
                               "%slayer '%s': %s v%d (implementation '%s') "
                               "cannot be deserialized (no deserialize)",
                               layer_at(nl, at, sizeof at), nl->name, c->type,
                               (int)c->version, c->implementation);
         mica__error_clear(&err);
-        l->instance = c->deserialize(c, nl->name, nl->state, nl->state_size,
-                                     &err);
+        l->instance = mica__from_state(c, nl, 0, &err);
         if (!l->instance)
             return mica__fail(b->ctx, MICA_ERR_INVALID, "%slayer '%s' (%s): %s",
                               layer_at(nl, at, sizeof at), nl->name, nl->type,

@@ -8,25 +8,43 @@
  * implementation and version pinned, and that network is built for the
  * saved device.  Whatever the bytes, the result is an engine or one line
  * saying what is wrong.
+ *
+ * Nothing here copies a layer's state: layers get pointers into the
+ * bytes.  mica_engine_load maps the file (or, where it cannot, reads it
+ * into one buffer) and gives the mapping to the engine, which releases it
+ * after its layers; so do the caller's bytes given to
+ * mica_engine_deserialize_borrow.  In both cases layers are told
+ * MICA_STATE_PERSISTENT and may use their weights in place; after
+ * mica_engine_deserialize they copy what they keep.
  */
 #include <config.h>
 
 #include "graph.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#if defined(HAVE_SYS_MMAN_H) && defined(HAVE_MMAP)
+#include <sys/mman.h>
+#define MICA__MMAP 1
+#endif
 
 #define ENGINE_MAGIC "MICAENG"
-#define ENGINE_FORMAT 1
+#define ENGINE_FORMAT 2      /* the newest format read (and written) */
+#define ENGINE_FORMAT_MIN 1  /* the oldest read: 2 without state padding */
 #define HEADER_BYTES 32
+#define STATE_ALIGN 64
 #define MAX_ITEMS 1000000
 
 typedef struct in {
-    const unsigned char *p;
+    const unsigned char *p;  /* the payload, HEADER_BYTES into the data */
     size_t len, pos;
+    uint32_t format;
     int bad;
 } in_t;
 
@@ -78,6 +96,31 @@ static const void *get_bytes(in_t *r, size_t *n)
     return p;
 }
 
+/*
+ * A layer state as a pointer into the data: a length, then (format 2,
+ * when not empty) zero padding up to a multiple of STATE_ALIGN from the
+ * start of the data.
+ */
+static const void *get_state(in_t *r, size_t *n)
+{
+    uint32_t len = get_u32(r);
+    const unsigned char *pad;
+    const void *p;
+    size_t k, gap = 0;
+
+    if (r->format >= 2 && len) {
+        gap = (STATE_ALIGN - (HEADER_BYTES + r->pos) % STATE_ALIGN) %
+              STATE_ALIGN;
+        pad = take(r, gap);
+        for (k = 0; pad && k < gap; k++)
+            if (pad[k])
+                r->bad = 1;
+    }
+    p = take(r, len);
+    *n = p ? len : 0;
+    return p;
+}
+
 /* A string copied into a fresh NUL-terminated buffer (NULL if bad). */
 static char *get_str(in_t *r)
 {
@@ -119,6 +162,7 @@ static void get_dims(in_t *r, mica_dims_t *d)
 typedef struct load {
     mica_context_t *ctx;
     const char *what;       /* "engine file 'x.engine'" or "engine" */
+    uint32_t state_flags;   /* for the layers' deserialize_ex */
     in_t r;
     mica_network_t *net;
     uint32_t device;
@@ -231,7 +275,10 @@ static mica_status_t read_layer(load_t *l)
     uint32_t version = get_u32(&l->r), nb_in, nb_out, i;
     char *impl = get_str(&l->r);
     uint32_t flags = get_u32(&l->r);
-    char *why = get_str(&l->r), **ins = read_names(&l->r, &nb_in);
+    char *why = get_str(&l->r);
+    char *loop = l->r.format >= 2 ? get_str(&l->r) : mica__strdup("");
+    char *cond = l->r.format >= 2 ? get_str(&l->r) : mica__strdup("");
+    char **ins = read_names(&l->r, &nb_in);
     char **outs = read_names(&l->r, &nb_out), *host_impl;
     const void *state, *host_state;
     const char *missing, *choice;
@@ -240,10 +287,11 @@ static mica_status_t read_layer(load_t *l)
     mica_creator_info_t info;
     mica_status_t st;
 
-    state = get_bytes(&l->r, &state_size);
+    state = get_state(&l->r, &state_size);
     host_impl = get_str(&l->r);
-    host_state = get_bytes(&l->r, &host_size);
+    host_state = get_state(&l->r, &host_size);
     if (l->r.bad || !name || !ns || !type || !impl || !host_impl || !why ||
+        !loop || !cond ||
         version < 1 || version > INT32_MAX || flags > 1) {
         st = corrupt(l, "layer");
         goto done;
@@ -284,6 +332,8 @@ static mica_status_t read_layer(load_t *l)
     spec.ns = ns;
     spec.version = (int32_t)version;
     spec.implementation = impl;
+    spec.loop = loop[0] ? loop : NULL;
+    spec.conditional = cond[0] ? cond : NULL;
     spec.nb_inputs = (int32_t)nb_in;
     spec.inputs = (const char *const *)ins;
     spec.nb_outputs = (int32_t)nb_out;
@@ -292,7 +342,8 @@ static mica_status_t read_layer(load_t *l)
     st = mica__network_add_state_layer(l->net, &spec, (int32_t)flags, why,
                                        state, state_size,
                                        host_impl[0] ? host_impl : NULL,
-                                       host_state, host_size);
+                                       host_state, host_size,
+                                       l->state_flags);
 done:
     free(name);
     free(origin);
@@ -301,6 +352,8 @@ done:
     free(impl);
     free(why);
     free(host_impl);
+    free(loop);
+    free(cond);
     free_names(ins, nb_in);
     free_names(outs, nb_out);
     return st;
@@ -380,10 +433,11 @@ static mica_status_t check_header(load_t *l, const unsigned char *data,
     memcpy(&abi, data + 12, 4);
     memcpy(&payload, data + 16, 8);
     memcpy(&sum, data + 24, 8);
-    if (format > ENGINE_FORMAT || format == 0)
+    if (format > ENGINE_FORMAT || format < ENGINE_FORMAT_MIN)
         return mica__fail(l->ctx, MICA_ERR_UNSUPPORTED, "%s has format "
-                          "version %u; this mica reads version %d", l->what,
-                          (unsigned)format, ENGINE_FORMAT);
+                          "version %u; this mica reads versions %d to %d",
+                          l->what, (unsigned)format, ENGINE_FORMAT_MIN,
+                          ENGINE_FORMAT);
     if (abi > MICA_ABI_VERSION || abi < MICA_ABI_VERSION_MIN)
         return mica__fail(l->ctx, MICA_ERR_ABI, "%s was built with ABI "
                           "version %u; this mica supports %d..%d", l->what,
@@ -400,12 +454,22 @@ static mica_status_t check_header(load_t *l, const unsigned char *data,
                           "checksum does not match its contents", l->what);
     l->r.p = data + HEADER_BYTES;
     l->r.len = size - HEADER_BYTES;
+    l->r.format = format;
     return MICA_OK;
 }
 
+/*
+ * The engine of `size` bytes at `data`, built for its saved device.
+ * `keep` says what the engine takes over on success: 0 nothing (the
+ * caller's bytes: mica_engine_deserialize, whose layers must copy what
+ * they keep, or mica_engine_deserialize_borrow, which tells them they need
+ * not), 1 a malloc'd buffer, 2 a mapping.  With keep, or `persistent`, the
+ * layers are told MICA_STATE_PERSISTENT.  On failure the bytes stay the
+ * caller's.
+ */
 static mica_status_t load_bytes(mica_context_t *ctx, const char *what,
-                                const void *data, size_t size,
-                                mica_engine_t **out)
+                                const void *data, size_t size, int keep,
+                                int persistent, mica_engine_t **out)
 {
     load_t l;
     mica_build_config_t cfg;
@@ -416,6 +480,7 @@ static mica_status_t load_bytes(mica_context_t *ctx, const char *what,
     memset(&l, 0, sizeof l);
     l.ctx = ctx;
     l.what = what;
+    l.state_flags = keep || persistent ? MICA_STATE_PERSISTENT : 0;
     if ((st = check_header(&l, data, size)) != MICA_OK ||
         (st = mica_network_create(ctx, &l.net)) != MICA_OK ||
         (st = read_payload(&l)) != MICA_OK)
@@ -428,6 +493,11 @@ static mica_status_t load_bytes(mica_context_t *ctx, const char *what,
         snprintf(msg, sizeof msg, "%s", mica_context_error(ctx));
         st = mica__fail(ctx, st, "%s: %s", what, msg);
         goto done;
+    }
+    if (keep) {
+        (*out)->bytes = (void *)data;
+        (*out)->bytes_size = size;
+        (*out)->bytes_unmap = keep == 2;
     }
     for (k = 0; k < l.nb_plan && (int32_t)k < (*out)->nb_profiles; k++)
         if (l.plan[k] != (*out)->profiles[k].arena_bytes)
@@ -445,37 +515,118 @@ done:
 mica_status_t mica_engine_deserialize(mica_context_t *ctx, const void *data,
                                       size_t size, mica_engine_t **out)
 {
-    return load_bytes(ctx, "engine", data, size, out);
+    return load_bytes(ctx, "engine", data, size, 0, 0, out);
 }
 
-/* The whole file in a fresh buffer. */
-static mica_status_t read_file(mica_context_t *ctx, const char *path,
-                               unsigned char **data, size_t *size)
+mica_status_t mica_engine_deserialize_borrow(mica_context_t *ctx,
+                                             const void *data, size_t size,
+                                             mica_engine_t **out)
 {
-    FILE *f = fopen(path, "rb");
-    long n = 0;
+    return load_bytes(ctx, "engine", data, size, 0, 1, out);
+}
+
+void mica__bytes_release(void *p, size_t size, int32_t unmap)
+{
+#ifdef MICA__MMAP
+    if (unmap) {
+        munmap(p, size);
+        return;
+    }
+#else
+    (void)size;
+    (void)unmap;
+#endif
+    free(p);
+}
+
+/* The rest of fd (at its start) read into a fresh buffer; `hint` bytes
+ * expected. */
+static mica_status_t read_all(mica_context_t *ctx, const char *path, int fd,
+                              size_t hint, unsigned char **data, size_t *size)
+{
+    size_t cap = hint + 1, len = 0;
+    unsigned char *buf = malloc(cap), *grown;
+    ssize_t n = 0;
     mica_status_t st = MICA_OK;
+
+    while (buf && (n = read(fd, buf + len, cap - len)) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            break;
+        len += (size_t)n;
+        if (len == cap) {
+            if (!(grown = realloc(buf, 2 * cap)))
+                break;
+            buf = grown;
+            cap *= 2;
+        }
+    }
+    if (!buf || (n > 0 && len == cap))
+        st = mica__fail(ctx, MICA_ERR_NOMEM, "out of host memory for '%s'",
+                        path);
+    else if (n < 0)
+        st = mica__fail(ctx, MICA_ERR_IO, "cannot read engine file '%s': %s",
+                        path, strerror(errno));
+    if (st != MICA_OK) {
+        free(buf);
+        buf = NULL;
+        len = 0;
+    }
+    *data = buf;
+    *size = len;
+    return st;
+}
+
+/*
+ * The whole file: mapped read-only (*unmap 1) where it can be, else read
+ * into a fresh buffer (*unmap 0).  Release with mica__bytes_release.
+ */
+static mica_status_t map_file(mica_context_t *ctx, const char *path,
+                              unsigned char **data, size_t *size, int *unmap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    mica_status_t st;
 
     *data = NULL;
     *size = 0;
-    if (!f)
+    *unmap = 0;
+    if (fd < 0)
         return mica__fail(ctx, MICA_ERR_IO, "cannot open engine file '%s': %s",
                           path, strerror(errno));
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 ||
-        fseek(f, 0, SEEK_SET) != 0) {
-        st = mica__fail(ctx, MICA_ERR_IO, "cannot read engine file '%s'", path);
-    } else if (!(*data = malloc((size_t)n + 1))) {
-        st = mica__fail(ctx, MICA_ERR_NOMEM, "out of host memory for '%s'",
-                        path);
-    } else if (fread(*data, 1, (size_t)n, f) != (size_t)n) {
-        st = mica__fail(ctx, MICA_ERR_IO, "cannot read engine file '%s'", path);
+    if (fstat(fd, &sb) != 0) {
+        st = mica__fail(ctx, MICA_ERR_IO, "cannot read engine file '%s': %s",
+                        path, strerror(errno));
+        goto done;
     }
-    fclose(f);
-    if (st != MICA_OK) {
-        free(*data);
-        *data = NULL;
+#ifdef MICA__MMAP
+    if (S_ISREG(sb.st_mode) && sb.st_size > 0 &&
+        (uintmax_t)sb.st_size <= SIZE_MAX) {
+        void *p;
+        int populate = 0;
+#ifdef MAP_POPULATE
+        /* The checksum reads every page next: map them all at once. */
+        populate = MAP_POPULATE;
+#endif
+        p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE | populate,
+                 fd, 0);
+        if (p != MAP_FAILED) {
+            *data = p;
+            *size = (size_t)sb.st_size;
+            *unmap = 1;
+            st = MICA_OK;
+            goto done;
+        }
     }
-    *size = (size_t)(st == MICA_OK ? n : 0);
+#endif
+    /* Not a regular file, or no mapping: read it. */
+    st = read_all(ctx, path, fd,
+                  S_ISREG(sb.st_mode) && sb.st_size > 0 ? (size_t)sb.st_size
+                                                        : 65536,
+                  data, size);
+done:
+    close(fd);
     return st;
 }
 
@@ -484,17 +635,19 @@ mica_status_t mica_engine_load(mica_context_t *ctx, const char *path,
 {
     unsigned char *data = NULL;
     size_t size = 0;
-    char *what;
+    char *what = NULL;
+    int unmap = 0;
     mica_status_t st;
 
     *out = NULL;
-    if ((st = read_file(ctx, path, &data, &size)) != MICA_OK)
+    if ((st = map_file(ctx, path, &data, &size, &unmap)) != MICA_OK)
         return st;
     what = mica__asprintf("engine file '%s'", path);
-    st = what ? load_bytes(ctx, what, data, size, out)
+    st = what ? load_bytes(ctx, what, data, size, unmap ? 2 : 1, 1, out)
               : mica__fail(ctx, MICA_ERR_NOMEM, "out of host memory");
+    if (st != MICA_OK)
+        mica__bytes_release(data, size, unmap);
     free(what);
-    free(data);
     return st;
 }
 

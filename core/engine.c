@@ -103,6 +103,9 @@ void mica__engine_free(mica_engine_t *e)
     free(e->profiles);
     mica__constructs_free(e);
     mica__expr_builder_destroy(e->eb);
+    /* Last: the layers destroyed above may have pointed into them. */
+    if (e->bytes)
+        mica__bytes_release(e->bytes, e->bytes_size, e->bytes_unmap);
     free(e);
 }
 

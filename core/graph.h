@@ -20,6 +20,12 @@
                                sizeof((ops)->m) &&                        \
      (ops)->m)
 
+/* The same for a member appended to a creator (mica_layer_creator_t). */
+#define MICA__HAS_CREATOR_OP(c, m)                                        \
+    ((c)->struct_size >= offsetof(mica_layer_creator_t, m) +              \
+                             sizeof((c)->m) &&                            \
+     (c)->m)
+
 /* ---- networks ------------------------------------------------------- */
 
 typedef struct mica__net_input {
@@ -64,6 +70,7 @@ typedef struct mica__net_layer {
     char *saved_why;           /* why it was chosen at build time */
     void *state;               /* borrowed from the loader's bytes */
     size_t state_size;
+    uint32_t state_flags;      /* mica_state_flags_t for deserialize_ex */
     char *host_impl;
     void *host_state;
     size_t host_state_size;
@@ -86,6 +93,10 @@ mica_status_t mica__precision_rewrite(mica_network_t *net,
                                       const mica_engine_t *e,
                                       uint32_t allowed, mica_network_t **out);
 
+/* Release an engine's bytes (mica_engine_t.bytes): munmap them if
+ * `unmap`, else free them (core/deserialize.c). */
+void mica__bytes_release(void *p, size_t size, int32_t unmap);
+
 /* The checksum engine files carry (core/serialize.c). */
 uint64_t mica__checksum(const unsigned char *p, size_t n);
 
@@ -93,11 +104,15 @@ uint64_t mica__checksum(const unsigned char *p, size_t n);
  * Add a layer made from saved state (implementation and version pinned).
  * The state bytes are borrowed, not copied: they must outlive the network
  * (the loader builds and destroys it while it holds the file's bytes).
+ * `state_flags` (mica_state_flags_t) is what deserialize_ex is told about
+ * them: MICA_STATE_PERSISTENT only when they also outlive the engine
+ * built from the network.
  */
 mica_status_t mica__network_add_state_layer(
     mica_network_t *net, const mica_layer_spec_t *spec, int32_t pinned,
     const char *why, const void *state, size_t state_size,
-    const char *host_impl, const void *host_state, size_t host_state_size);
+    const char *host_impl, const void *host_state, size_t host_state_size,
+    uint32_t state_flags);
 
 struct mica_network {
     mica_context_t *ctx;
@@ -270,6 +285,14 @@ struct mica_engine {
     int32_t nb_constructs;
     mica__op_t *prog;          /* what enqueue runs, in order */
     int32_t nb_prog;
+    /* The bytes of the file a loaded engine's layers may point into
+     * (deserialize_ex with MICA_STATE_PERSISTENT), NULL if the engine
+     * owns none (built, or from the caller's bytes): released after
+     * every layer instance is destroyed.  `bytes_unmap`: a mapping of
+     * the file, else malloc'd. */
+    void *bytes;
+    size_t bytes_size;
+    int32_t bytes_unmap;
 };
 
 /* ---- loops and conditionals (core/control.c) ------------------------ */

@@ -356,12 +356,10 @@ mica_status_t mica__infer_host_instances(mica__build_t *b)
                               nl->type, what, msg);
         }
         mica__error_clear(&err);
-        if (nl->from_state && l->host_info.creator->deserialize)
-            l->host_instance = l->host_info.creator->deserialize(
-                l->host_info.creator, nl->name,
-                nl->host_state ? nl->host_state : nl->state,
-                nl->host_state ? nl->host_state_size : nl->state_size, &err);
-        else if (!nl->from_state)
+        if (nl->from_state)
+            l->host_instance = mica__from_state(l->host_info.creator, nl, 1,
+                                                &err);
+        else
             l->host_instance = l->host_info.creator->create(
                 l->host_info.creator, nl->name, l->params, &err);
         if (!l->host_instance)
@@ -587,9 +585,7 @@ mica_layer_t *mica__instance_of(mica__build_t *b, int32_t step,
 
     mica__error_clear(&err);
     if (nl->from_state)
-        return c->deserialize ? c->deserialize(c, nl->name, nl->state,
-                                               nl->state_size, &err)
-                              : NULL;
+        return mica__from_state(c, nl, 0, &err);
     return c->create(c, nl->name, b->e->layers[step].params, &err);
 }
 

@@ -33,6 +33,18 @@ check_PROGRAMS += tests/test_engine
 TESTS += tests/test_engine
 tests_test_engine_SOURCES = tests/test_engine.c core/checksum.c
 tests_test_engine_LDADD = $(MICA_TEST_LIBS) $(MICA_CUDA_LIBS)
+# Loading without copies: what creators are told, mapped files, format 1.
+check_PROGRAMS += tests/test_engine_load
+TESTS += tests/test_engine_load
+tests_test_engine_load_SOURCES = tests/test_engine_load.c core/checksum.c
+tests_test_engine_load_LDADD = $(MICA_TEST_LIBS)
+# Its module of Probe layers, which report how the host made them; not
+# installed, found through $MICA_TOP_BUILDDIR.
+check_LTLIBRARIES += tests/probe/probe.la
+tests_probe_probe_la_SOURCES = tests/probe/probe.c
+tests_probe_probe_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_probe_probe_la_LIBADD = modules/common/libmicamodkit.la
+EXTRA_DIST += tests/engines/hello-v1.engine
 check_PROGRAMS += tests/test_precision
 TESTS += tests/test_precision
 tests_test_precision_SOURCES = tests/test_precision.c

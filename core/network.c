@@ -304,7 +304,8 @@ mica_status_t mica_network_add_layer(mica_network_t *net,
 mica_status_t mica__network_add_state_layer(
     mica_network_t *net, const mica_layer_spec_t *spec, int32_t pinned,
     const char *why, const void *state, size_t state_size,
-    const char *host_impl, const void *host_state, size_t host_state_size)
+    const char *host_impl, const void *host_state, size_t host_state_size,
+    uint32_t state_flags)
 {
     mica__net_layer_t l;
     char at[512];
@@ -318,6 +319,7 @@ mica_status_t mica__network_add_state_layer(
     l.state_pinned = pinned;
     l.state = (void *)state;
     l.state_size = state_size;
+    l.state_flags = state_flags;
     if (host_impl) {
         l.host_impl = mica__strdup(host_impl);
         l.host_state = (void *)host_state;

@@ -5,7 +5,7 @@
  *
  *   header, 32 bytes:
  *     8   magic "MICAENG\0"
- *     u32 format version (1)
+ *     u32 format version (2)
  *     u32 ABI version the engine's modules were used through
  *     u64 payload bytes
  *     u64 checksum of the payload (mica__checksum)
@@ -17,13 +17,21 @@
  *     layers (execution order): u32 n, then name, origin, ns, type,
  *               i32 version, implementation, u32 flags (bit 0: the
  *               layer pinned its implementation), why it was chosen,
- *               u32 nb_in, names ("" for an
- *               omitted input), u32 nb_out, names, bytes state,
- *               host implementation ("" if none), bytes host state
+ *               the loop and the conditional a boundary layer names
+ *               ("" if none; not in format 1), u32 nb_in, names ("" for an
+ *               omitted input), u32 nb_out, names, state,
+ *               host implementation ("" if none), host state
  *     outputs, shape outputs: u32 n, names
  *     plan:     u32 n, i64 arena bytes per profile
  *     scales:   u32 n, then name, f32 scale (tensors whose scale is not 1)
  *   strings and bytes are u32 length + data; dims are u32 rank + i64s.
+ *   A state is a u32 length, then, if the length is not 0, zero bytes up
+ *   to the next multiple of 64 from the start of the file, then the
+ *   state's bytes: a loader that keeps the file (mapped at a page
+ *   boundary) hands each layer 64-byte aligned state to use in place.
+ *
+ * Format 1 (read, no longer written) is format 2 without the padding
+ * and without loops and conditionals.
  *
  * Loading reads the whole payload into a network (layers made from their
  * state, implementation and version pinned) before building anything, and
@@ -40,8 +48,9 @@
 #include <unistd.h>
 
 #define ENGINE_MAGIC "MICAENG"
-#define ENGINE_FORMAT 1
+#define ENGINE_FORMAT 2
 #define HEADER_BYTES 32
+#define STATE_ALIGN 64
 
 void mica_free(void *p)
 {
@@ -100,11 +109,18 @@ static void put_dims(out_t *o, const mica_dims_t *d)
         put_i64(o, d->d[i]);
 }
 
-/* A layer instance's state, appended as bytes. */
+/* Zero bytes up to the next multiple of STATE_ALIGN from the start. */
+static void put_pad(out_t *o)
+{
+    static const unsigned char zeros[STATE_ALIGN];
+    put(o, zeros, (STATE_ALIGN - o->len % STATE_ALIGN) % STATE_ALIGN);
+}
+
+/* A layer instance's state, appended as a state (length, padding). */
 static mica_status_t put_state(mica_engine_t *e, out_t *o,
                                const mica__layer_t *l, mica_layer_t *inst)
 {
-    size_t size = 0, len_at;
+    size_t size = 0, len_at, at;
     unsigned char *buf;
     uint32_t v;
 
@@ -113,22 +129,43 @@ static mica_status_t put_state(mica_engine_t *e, out_t *o,
                           "layer '%s' (%s, implementation '%s') cannot be "
                           "serialized", l->name, l->info.type,
                           l->info.implementation);
+    if (size > UINT32_MAX)
+        return mica__fail(e->ctx, MICA_ERR_UNSUPPORTED, "layer '%s': its "
+                          "state of %zu bytes is over the 4 GiB an engine "
+                          "file holds per layer", l->name, size);
     /* Written in place: room for the length and the state, then the
-     * layer fills it and the length is set to what it wrote. */
+     * layer fills it and the length is set to what it wrote; an empty
+     * state has no padding. */
     put_u32(o, 0);
     len_at = o->len - 4;
+    if (size)
+        put_pad(o);
+    at = o->len;
     put(o, NULL, size);
     if (o->failed)
         return mica__fail(e->ctx, MICA_ERR_NOMEM, "out of host memory");
-    buf = o->p + len_at + 4;
+    buf = o->p + at;
     if (inst->ops->serialize(inst, buf, &size) != MICA_OK ||
-        size > o->len - len_at - 4)
+        size > o->len - at)
         return mica__fail(e->ctx, MICA_ERR_INTERNAL,
                           "layer '%s': serialize failed", l->name);
-    o->len = len_at + 4 + size;
+    if (!size)
+        at = len_at + 4; /* wrote nothing after all: no padding either */
+    o->len = at + size;
     v = (uint32_t)size;
     memcpy(o->p + len_at, &v, 4);
     return MICA_OK;
+}
+
+/* The loop or conditional (of `kind`) that boundary layer l names, "" for
+ * other layers. */
+static const char *construct_of(const mica_engine_t *e, const mica__layer_t *l,
+                                int32_t kind)
+{
+    if (l->info.role == MICA_ROLE_NONE || l->info.role == MICA_ROLE_ASSERTION ||
+        l->construct < 0 || e->constructs[l->construct].kind != kind)
+        return "";
+    return e->constructs[l->construct].name;
 }
 
 static mica_status_t put_layers(mica_engine_t *e, out_t *o)
@@ -148,6 +185,8 @@ static mica_status_t put_layers(mica_engine_t *e, out_t *o)
         put_str(o, l->info.implementation);
         put_u32(o, (uint32_t)l->layer_pinned); /* flags: bit 0, pinned */
         put_str(o, l->why);
+        put_str(o, construct_of(e, l, MICA_CONSTRUCT_LOOP));
+        put_str(o, construct_of(e, l, MICA_CONSTRUCT_CONDITIONAL));
         put_u32(o, (uint32_t)l->nb_inputs);
         for (i = 0; i < l->nb_inputs; i++)
             put_str(o, l->inputs[i] >= 0 ? e->tensors[l->inputs[i]].name : "");
@@ -160,7 +199,7 @@ static mica_status_t put_layers(mica_engine_t *e, out_t *o)
         if (twin && (st = put_state(e, o, l, l->host_instance)) != MICA_OK)
             return st;
         if (!twin)
-            put_bytes(o, NULL, 0);
+            put_u32(o, 0); /* an empty state */
     }
     return MICA_OK;
 }

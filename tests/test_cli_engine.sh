@@ -128,6 +128,13 @@ sed "s|$tmp/he/|DIR/|" "$tmp/out" >"$tmp/out.e"
     | sed "s|$tmp/hm/|DIR/|" >"$tmp/out.m"
 same "$tmp/out.m" "$tmp/out.e" "  and so is what it prints"
 
+# An engine file of format 1 (hello.yaml built before format 2) still runs.
+run "$mica" run "$top_src/tests/engines/hello-v1.engine" --output-dir "$tmp/h1"
+is 0 "$rc" "run of a format-1 engine file exits 0"
+[ "$rc" -eq 0 ] || sed 's/^/#     | /' "$tmp/err"
+same_outputs "$tmp/hm" "$tmp/h1"
+ok $? "  with the outputs of the manifest"
+
 run "$mica" run "$tmp/eng/hello.engine" --device cpu --output-dir "$tmp/he2"
 is 0 "$rc" "run ENGINE --device cpu (the engine's device) exits 0"
 run "$mica" run "$tmp/eng/hello.engine" --device auto --output-dir "$tmp/he3"

@@ -218,11 +218,24 @@ static void test_damage(void)
     ok(survived, "damage behind a valid checksum: an engine or a message, "
        "never a crash");
     memcpy(copy, data, size);
-    v = 2;
+    v = 3;
     memcpy(copy + 8, &v, 4);
     ok(mica_engine_deserialize(ctx, copy, size, &out) != MICA_OK,
        "a format version from the future: refused");
-    contains(err(), "format version 2; this mica reads version 1", "  saying so");
+    contains(err(), "format version 3; this mica reads versions 1 to 2",
+             "  saying so");
+    v = 0;
+    memcpy(copy + 8, &v, 4);
+    ok(mica_engine_deserialize(ctx, copy, size, &out) != MICA_OK,
+       "format version 0: refused");
+    contains(err(), "format version 0; this mica reads versions 1 to 2",
+             "  saying so");
+    /* The format is in the header, outside the checksum. */
+    v = 1;
+    memcpy(copy + 8, &v, 4);
+    ok(mica_engine_deserialize(ctx, copy, size, &out) != MICA_OK &&
+       strstr(err(), "is corrupt"), "a format-2 file labelled format 1: "
+       "refused as corrupt (its padding is not format 1)");
     memcpy(copy, data, size);
     v = 99;
     memcpy(copy + 12, &v, 4);

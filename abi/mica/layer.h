@@ -15,7 +15,7 @@
  *
  * Lifecycle (TensorRT's plugin lifecycle), in the order the core calls:
  *
- *   create (or deserialize)       the builder's instance, from fields/state
+ *   create (or deserialize[_ex])  the builder's instance, from fields/state
  *   nb_outputs, output_dtypes, output_dims, output_values, supports_format,
  *   input_kind                    questions, any number of times
  *   configure, workspace_size     for each optimization profile
@@ -354,14 +354,58 @@ struct mica_layer_creator {
                             const char *name, const mica_fields_t *fields,
                             mica_error_t *err);
 
-    /* Make an instance from the bytes its serialize() wrote. */
+    /*
+     * Make an instance from the bytes its serialize() wrote.  The bytes
+     * are valid only during the call: copy whatever the instance keeps.
+     */
     mica_layer_t *(*deserialize)(const mica_layer_creator_t *creator,
                                  const char *name, const void *data,
                                  size_t size, mica_error_t *err);
 
     /* For the module's own use. */
     void *user_data;
+
+    /* ---- appended after ABI version 1's members (read only when
+     * struct_size covers them) ---- */
+
+    /*
+     * Optional: deserialize, told how long `data` lives (flags, bits of
+     * mica_state_flags_t).  When set, the host calls it instead of
+     * deserialize; otherwise (NULL, or a creator built before it
+     * existed) it calls deserialize.  Set both to load engines in hosts
+     * older than this member too.  With
+     * MICA_STATE_PERSISTENT the instance, and every clone made from it,
+     * may keep pointers into `data` (weights used in place) instead of
+     * copying; without it, as deserialize.
+     */
+    mica_layer_t *(*deserialize_ex)(const mica_layer_creator_t *creator,
+                                    const char *name, const void *data,
+                                    size_t size, uint32_t flags,
+                                    mica_error_t *err);
 };
+
+/*
+ * What deserialize_ex is told about the state bytes.
+ *
+ * MICA_STATE_PERSISTENT: the bytes stay valid and unchanged (read-only:
+ * they may be a read-only mapping of the engine file) until the engine
+ * being loaded is destroyed, which happens after every instance made
+ * from them during the load, and every clone of those, is destroyed.
+ * The host sets it when it keeps the engine's bytes for the engine's
+ * lifetime (mica_engine_load, mica_engine_deserialize_borrow); a
+ * mica_engine_deserialize of the caller's bytes does not.
+ *
+ * Alignment: an engine file (format 2) places every layer state at a
+ * multiple of 64 bytes from the start of the file, and mica_engine_load
+ * maps the file at a page boundary, so `data` is then 64-byte aligned; a
+ * module that lays out its own state with the same rule (offsets within
+ * the state that are multiples of 64) gets aligned weights in place.
+ * Otherwise `data` has the alignment of wherever the caller's bytes are,
+ * plus a multiple of 64: check before using a pointer in place.
+ */
+typedef enum mica_state_flags {
+    MICA_STATE_PERSISTENT = 1u << 0
+} mica_state_flags_t;
 
 #ifdef __cplusplus
 }

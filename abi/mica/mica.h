@@ -443,15 +443,39 @@ MICA_EXPORT mica_status_t mica_engine_symbol(const mica_engine_t *engine,
 /* The engine as bytes: *data is malloc'd (free it with mica_free). */
 MICA_EXPORT mica_status_t mica_engine_serialize(const mica_engine_t *engine,
                                                 void **data, size_t *size);
-/* An engine from bytes that mica_engine_serialize wrote. */
+/*
+ * An engine from bytes that mica_engine_serialize wrote.  The bytes are
+ * only read during the call: the caller may free them as soon as it
+ * returns, and the layers copy what they keep (their weights included).
+ */
 MICA_EXPORT mica_status_t mica_engine_deserialize(mica_context_t *ctx,
                                                   const void *data,
                                                   size_t size,
                                                   mica_engine_t **out);
+/*
+ * As mica_engine_deserialize, without copying: the engine's layers (and
+ * their clones in execution contexts) may keep pointers into the bytes,
+ * weights used in place, so they must stay valid and unchanged until
+ * mica_engine_destroy(*out) returns.  The caller keeps them and frees
+ * them after that (after a failed call, at once).  Give them an address
+ * aligned at 64 bytes (aligned_alloc, a mapping) for weights aligned as
+ * in a loaded file; a module copies what is not aligned enough for it.
+ */
+MICA_EXPORT mica_status_t mica_engine_deserialize_borrow(mica_context_t *ctx,
+                                                         const void *data,
+                                                         size_t size,
+                                                         mica_engine_t **out);
 /* Write an engine file (complete or absent: written aside, then renamed). */
 MICA_EXPORT mica_status_t mica_engine_save(const mica_engine_t *engine,
                                            const char *path);
-/* Read an engine file. */
+/*
+ * Read an engine file: the file is mapped read-only (or, where it cannot
+ * be, read into one buffer) and the engine keeps the mapping until it is
+ * destroyed, its layers using their weights in place in it, as with
+ * mica_engine_deserialize_borrow.  The file must not be changed in place
+ * while the engine lives (replacing it, as mica_engine_save and
+ * `mica build` do, is fine).
+ */
 MICA_EXPORT mica_status_t mica_engine_load(mica_context_t *ctx,
                                            const char *path,
                                            mica_engine_t **out);
@@ -464,6 +488,11 @@ MICA_EXPORT void mica_free(void *p);
  * Execution contexts
  * ------------------------------------------------------------------- */
 
+/*
+ * An execution context of an engine: a clone of every layer, an arena, a
+ * stream.  Destroy it before the engine (the clones may share the
+ * engine's weights).
+ */
 MICA_EXPORT mica_status_t mica_exec_create(mica_engine_t *engine,
                                            mica_exec_t **out);
 MICA_EXPORT void mica_exec_destroy(mica_exec_t *exec);

@@ -280,19 +280,20 @@ static mica_layer_t *bar_deserialize(const mica_layer_creator_t *creator,
     return bar_new(name, err);
 }
 
+/* Members by name: those the ABI appends later stay NULL. */
 static const mica_layer_creator_t bar_creator = {
-    sizeof(mica_layer_creator_t), 0,
-    "BarPlugin",        /* type */
-    1,                  /* version */
-    0,                  /* priority */
-    "",                 /* namespace */
-    "reference",        /* implementation */
-    MICA_DEVICE_CPU,    /* devices */
-    MICA_ROLE_NONE,
-    NULL, 0, 0,         /* no fields */
-    bar_create,
-    bar_deserialize,
-    NULL,
+    .struct_size = sizeof(mica_layer_creator_t),
+    .type = "BarPlugin",
+    .version = 1,
+    .priority = 0,
+    .ns = "",
+    .implementation = "reference",
+    .devices = MICA_DEVICE_CPU,
+    .role = MICA_ROLE_NONE,
+    .fields = NULL, /* no fields */
+    .nb_fields = 0,
+    .create = bar_create,
+    .deserialize = bar_deserialize,
 };
 
 static const mica_layer_creator_t *const bar_creators[] = {&bar_creator};

@@ -53,19 +53,35 @@ uint16_t mica__float_to_half(float f);
 /* ---- the field-state layer base ------------------------------------- */
 
 /*
- * An owned, serializable copy of fields.  mica__mod_fields_copy deep
- * copies (weights included); the blob functions write and read a flat
- * little-endian byte form.
+ * A serializable, immutable, reference-counted set of fields.
+ * mica__mod_fields_copy deep copies (weights included); the blob
+ * functions write and read a flat little-endian byte form in which every
+ * weights' values start at a multiple of 64 bytes from the blob's start.
+ * A layer and its clones share one (mica__mod_fields_share); each holder
+ * drops its reference with mica__mod_fields_free, the last one frees it.
+ * The count is atomic: clones may be made and destroyed on several
+ * threads at once.
  */
 typedef struct mica__mod_fields mica__mod_fields_t;
 
 mica__mod_fields_t *mica__mod_fields_copy(const mica_fields_t *f);
 const mica_fields_t *mica__mod_fields_view(const mica__mod_fields_t *f);
+/* Another reference to f (returned). */
+mica__mod_fields_t *mica__mod_fields_share(mica__mod_fields_t *f);
+/* Drop a reference; the last frees f.  NULL is ignored. */
 void mica__mod_fields_free(mica__mod_fields_t *f);
 /* buf NULL: *size gets the size; else *size is capacity in, used out. */
 mica_status_t mica__mod_fields_save(const mica__mod_fields_t *f, void *buf,
                                     size_t *size);
-mica__mod_fields_t *mica__mod_fields_load(const void *buf, size_t size);
+/*
+ * Fields read from a blob (either form this kit wrote: the current one or
+ * the unpadded one of engine files of format 1); NULL if it is corrupt or
+ * memory runs out.  With `borrow` (the bytes stay valid and unchanged for
+ * the fields' whole life: MICA_STATE_PERSISTENT), weights whose values
+ * lie aligned for their element type are used in place, not copied.
+ */
+mica__mod_fields_t *mica__mod_fields_load(const void *buf, size_t size,
+                                          int borrow);
 
 /*
  * A layer whose whole state follows from its fields.  Embed it first in
@@ -73,12 +89,17 @@ mica__mod_fields_t *mica__mod_fields_load(const void *buf, size_t size);
  *
  *     typedef struct { mica__mod_layer_t base; int op; } my_layer_t;
  *
- * and build with mica__mod_layer_init() from the creator's create().
+ * and build with mica__mod_layer_new() from the creator's create().
  * The ops table uses mica__mod_layer_serialize / _clone / _destroy and
- * the creator's deserialize is mica__mod_layer_deserialize, which calls
- * the creator's create() with the stored fields.  `fini`, if set, frees
- * what the derived layer owns (device buffers, handles) before the base
- * is freed.
+ * the creator's deserialize(_ex) is mica__mod_layer_deserialize(_ex),
+ * which calls the creator's create() with the stored fields; create()
+ * then keeps those fields through mica__mod_layer_new instead of copying
+ * them, and a clone shares its layer's (create() again, with the
+ * fields taken over the same way): the weights exist once per engine,
+ * in place in the engine's bytes when loaded with MICA_STATE_PERSISTENT.
+ * A create() must therefore treat its fields as read-only and shared.
+ * `fini`, if set, frees what the derived layer owns (device buffers,
+ * handles) before the base is freed.
  */
 typedef struct mica__mod_layer {
     mica_layer_t layer;
@@ -114,11 +135,18 @@ void mica__mod_layer_destroy(mica_layer_t *layer);
 mica_layer_t *mica__mod_layer_deserialize(const mica_layer_creator_t *c,
                                           const char *name, const void *data,
                                           size_t size, mica_error_t *err);
+/* With MICA_STATE_PERSISTENT in flags, weights are borrowed in place. */
+mica_layer_t *mica__mod_layer_deserialize_ex(const mica_layer_creator_t *c,
+                                             const char *name,
+                                             const void *data, size_t size,
+                                             uint32_t flags,
+                                             mica_error_t *err);
 
 /*
  * A creator of version 1 in the default namespace whose layers are
  * field-state layers (mica__mod_layer_t): they deserialize through
- * mica__mod_layer_deserialize, and `user_data` usually carries the ops.
+ * mica__mod_layer_deserialize(_ex), and `user_data` usually carries the
+ * ops.
  * Designated initializers, so that members the ABI appends stay zero.
  */
 #define MICA__MOD_CREATOR(type_, impl_, devices_, priority_, role_,          \
@@ -135,7 +163,8 @@ mica_layer_t *mica__mod_layer_deserialize(const mica_layer_creator_t *c,
      .nb_fields = (nb_fields_),                                             \
      .create = (create_),                                                   \
      .deserialize = mica__mod_layer_deserialize,                            \
-     .user_data = (void *)(user_data_)}
+     .user_data = (void *)(user_data_),                                     \
+     .deserialize_ex = mica__mod_layer_deserialize_ex}
 
 /*
  * The module's descriptor and entry point, for an in-tree module named

@@ -1,21 +1,29 @@
 /*
- * modules/common/modkit_layer.c - owned field copies in a flat byte form,
- * and the layer base whose state is its fields (see modkit.h).
+ * modules/common/modkit_layer.c - field copies in a flat byte form, and
+ * the layer base whose state is its fields (see modkit.h).
  *
  * The byte form, native little-endian:
- *   u32 magic "MFL1", u32 nb_fields, then per field:
+ *   u32 magic "MFL2", u32 nb_fields, then per field:
  *   u32 name length, name bytes, u32 type, i32 count, and the values:
  *   int64 or double elements; strings as u32 length + bytes; weights as
- *   u32 dtype, i64 count, u32 nb_dims, nb_dims i64 dims, raw values.
- * A copy is made by writing this form and reading it back, so copying and
- * deserializing share one path.
+ *   u32 dtype, i64 count, u32 nb_dims, nb_dims i64 dims, zero bytes up to
+ *   a multiple of 64 from the start of the form, raw values.
+ * "MFL1" (read, no longer written) is the same without the zero bytes.
+ *
+ * Read from bytes that outlive the layer (MICA_STATE_PERSISTENT), weights
+ * aligned for their element type are borrowed in place; everything else
+ * is copied.  A fields object is shared by a layer and its clones,
+ * counted, and never changed after it is made.
  */
 #include "modkit.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define FIELDS_MAGIC 0x314c464du /* "MFL1" */
+#define FIELDS_MAGIC_V1 0x314c464du /* "MFL1" */
+#define FIELDS_MAGIC 0x324c464du    /* "MFL2" */
+#define WEIGHTS_ALIGN 64
 
 struct mica__mod_fields {
     mica_fields_t view;
@@ -23,6 +31,7 @@ struct mica__mod_fields {
     void **owned;
     int32_t nb_owned;
     int32_t cap_owned;
+    atomic_int refs;      /* the layers (a layer and its clones) sharing it */
 };
 
 /* ---- writing ---------------------------------------------------------- */
@@ -41,6 +50,13 @@ static void put(writer_t *w, const void *p, size_t n)
 
 static void put_u32(writer_t *w, uint32_t v) { put(w, &v, sizeof v); }
 static void put_i64(writer_t *w, int64_t v) { put(w, &v, sizeof v); }
+
+/* Zero bytes up to the next multiple of WEIGHTS_ALIGN. */
+static void put_pad(writer_t *w)
+{
+    static const unsigned char zeros[WEIGHTS_ALIGN];
+    put(w, zeros, (WEIGHTS_ALIGN - w->pos % WEIGHTS_ALIGN) % WEIGHTS_ALIGN);
+}
 
 static void put_field(writer_t *w, const mica_field_t *f)
 {
@@ -72,6 +88,7 @@ static void put_field(writer_t *w, const mica_field_t *f)
             put_u32(w, (uint32_t)wt->dims.nb_dims);
             for (d = 0; d < wt->dims.nb_dims; d++)
                 put_i64(w, wt->dims.d[d]);
+            put_pad(w);
             put(w, wt->values, (size_t)wt->count * mica_dtype_size(wt->dtype));
         }
         break;
@@ -99,6 +116,8 @@ static size_t write_fields(const mica_fields_t *f, unsigned char *buf,
 typedef struct reader {
     const unsigned char *buf;
     size_t size, pos;
+    int padded;  /* MFL2: weights values after zero padding */
+    int borrow;  /* the bytes outlive the fields: weights may stay there */
     int bad;
 } reader_t;
 
@@ -160,6 +179,31 @@ static void *own_copy(mica__mod_fields_t *f, reader_t *r, size_t n)
     return dst;
 }
 
+/*
+ * `bytes` of weight values of element size `esize`: borrowed in place
+ * when the reader may and they are aligned for their type, else copied.
+ */
+static const void *weight_values(mica__mod_fields_t *f, reader_t *r,
+                                 size_t bytes, size_t esize)
+{
+    const unsigned char *pad;
+    size_t k, gap;
+
+    if (r->padded) {
+        gap = (WEIGHTS_ALIGN - r->pos % WEIGHTS_ALIGN) % WEIGHTS_ALIGN;
+        pad = take(r, gap);
+        for (k = 0; pad && k < gap; k++)
+            if (pad[k])
+                r->bad = 1;
+    }
+    if (r->bad)
+        return NULL;
+    if (!r->borrow || bytes == 0 ||
+        (uintptr_t)(r->buf + r->pos) % esize != 0)
+        return own_copy(f, r, bytes);
+    return take(r, bytes);
+}
+
 static int read_field(mica__mod_fields_t *f, reader_t *r, mica_field_t *out)
 {
     uint32_t nlen = get_u32(r);
@@ -200,9 +244,10 @@ static int read_field(mica__mod_fields_t *f, reader_t *r, mica_field_t *out)
             for (d = 0; d < ws[i].dims.nb_dims; d++)
                 ws[i].dims.d[d] = get_i64(r);
             esize = mica_dtype_size(ws[i].dtype);
-            if (!esize)
+            if (!esize || (uint64_t)ws[i].count > SIZE_MAX / esize)
                 return -1;
-            ws[i].values = own_copy(f, r, (size_t)ws[i].count * esize);
+            ws[i].values = weight_values(f, r, (size_t)ws[i].count * esize,
+                                         esize);
             if (!ws[i].values)
                 return -1;
         }
@@ -219,16 +264,20 @@ static int read_field(mica__mod_fields_t *f, reader_t *r, mica_field_t *out)
     return out->data && !r->bad ? 0 : -1;
 }
 
-mica__mod_fields_t *mica__mod_fields_load(const void *buf, size_t size)
+mica__mod_fields_t *mica__mod_fields_load(const void *buf, size_t size,
+                                          int borrow)
 {
-    reader_t r = {buf, size, 0, 0};
+    reader_t r = {buf, size, 0, 0, borrow, 0};
     mica__mod_fields_t *f = calloc(1, sizeof *f);
-    uint32_t n, i;
+    uint32_t n, i, magic;
 
     if (!f)
         return NULL;
-    if (get_u32(&r) != FIELDS_MAGIC)
+    atomic_init(&f->refs, 1);
+    magic = get_u32(&r);
+    if (magic != FIELDS_MAGIC && magic != FIELDS_MAGIC_V1)
         goto fail;
+    r.padded = magic == FIELDS_MAGIC;
     n = get_u32(&r);
     if (r.bad || n > size)
         goto fail;
@@ -304,8 +353,10 @@ static int copy_field(mica__mod_fields_t *f, const mica_field_t *src,
     }
 }
 
-/* A copy being adopted by the next mica__mod_layer_new of this thread
- * (set by mica__mod_layer_deserialize, which has just made it). */
+/* A reference to fields that the next mica__mod_layer_new of this thread
+ * takes over instead of copying them (set by mica__mod_layer_deserialize_ex,
+ * which has just read them, and by mica__mod_layer_clone, which shares
+ * its layer's). */
 static _Thread_local mica__mod_fields_t *adoptable;
 
 mica__mod_fields_t *mica__mod_fields_copy(const mica_fields_t *fields)
@@ -320,6 +371,7 @@ mica__mod_fields_t *mica__mod_fields_copy(const mica_fields_t *fields)
     }
     if (!(f = calloc(1, sizeof *f)))
         return NULL;
+    atomic_init(&f->refs, 1);
     f->items = own(f, sizeof *f->items * (size_t)n);
     if (!f->items)
         goto fail;
@@ -339,10 +391,16 @@ const mica_fields_t *mica__mod_fields_view(const mica__mod_fields_t *f)
     return &f->view;
 }
 
+mica__mod_fields_t *mica__mod_fields_share(mica__mod_fields_t *f)
+{
+    atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
+    return f;
+}
+
 void mica__mod_fields_free(mica__mod_fields_t *f)
 {
     int32_t i;
-    if (!f)
+    if (!f || atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) > 1)
         return;
     for (i = 0; i < f->nb_owned; i++)
         free(f->owned[i]);
@@ -417,8 +475,20 @@ mica_layer_t *mica__mod_layer_clone(const mica_layer_t *layer,
                                     mica_error_t *err)
 {
     const mica__mod_layer_t *l = (const mica__mod_layer_t *)layer;
-    return l->creator->create(l->creator, l->name,
-                              mica__mod_fields_view(l->fields), err);
+    mica__mod_fields_t *f = mica__mod_fields_share(l->fields);
+    mica_layer_t *copy;
+
+    /* The clone shares the fields (weights included) instead of copying
+     * them: its create() takes this reference through
+     * mica__mod_layer_new; if it never gets there, it is dropped here. */
+    adoptable = f;
+    copy = l->creator->create(l->creator, l->name, mica__mod_fields_view(f),
+                              err);
+    if (adoptable == f) {
+        adoptable = NULL;
+        mica__mod_fields_free(f);
+    }
+    return copy;
 }
 
 void mica__mod_layer_destroy(mica_layer_t *layer)
@@ -437,7 +507,16 @@ mica_layer_t *mica__mod_layer_deserialize(const mica_layer_creator_t *c,
                                           const char *name, const void *data,
                                           size_t size, mica_error_t *err)
 {
-    mica__mod_fields_t *f = mica__mod_fields_load(data, size);
+    return mica__mod_layer_deserialize_ex(c, name, data, size, 0, err);
+}
+
+mica_layer_t *mica__mod_layer_deserialize_ex(const mica_layer_creator_t *c,
+                                             const char *name,
+                                             const void *data, size_t size,
+                                             uint32_t flags, mica_error_t *err)
+{
+    mica__mod_fields_t *f = mica__mod_fields_load(
+        data, size, (flags & MICA_STATE_PERSISTENT) != 0);
     mica_layer_t *layer;
 
     if (!f) {

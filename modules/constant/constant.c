@@ -7,9 +7,13 @@
  * Constant whose type is int32 or int64 can feed shape inputs, so the layer
  * also answers output_values with its values as constant expressions.
  *
- * CUDA: the values are uploaded to device memory once, in configure (or on
- * the first enqueue of an instance that was never configured), and every
- * enqueue is one device-to-device cudaMemcpyAsync.
+ * The values stay where the fields keep them (shared by an instance and
+ * its clones; in place in the engine's bytes for a loaded engine).  CUDA:
+ * each execution context's clone uploads them to device memory once, in
+ * initialize (or on the first enqueue of an instance that was never
+ * initialized), and every enqueue is one device-to-device
+ * cudaMemcpyAsync.  The builder's instance, which never runs, uploads
+ * nothing: building or loading an engine moves no weights to the device.
  */
 #include <config.h>
 
@@ -223,14 +227,10 @@ static mica_status_t constant_upload(constant_layer_t *l, mica_error_t *err)
                                       &l->dev, err);
 }
 
-static mica_status_t constant_configure_cuda(mica_layer_t *layer,
-                                             const mica_dyn_desc_t *in,
-                                             int32_t nb_in,
-                                             const mica_dyn_desc_t *out,
-                                             int32_t nb_out,
-                                             mica_error_t *err)
+static mica_status_t constant_initialize_cuda(mica_layer_t *layer,
+                                              void *stream, mica_error_t *err)
 {
-    (void)in; (void)nb_in; (void)out; (void)nb_out;
+    (void)stream;
     return constant_upload((constant_layer_t *)layer, err);
 }
 
@@ -260,12 +260,12 @@ static const mica_layer_ops_t constant_ops_cuda = {
     .output_dtypes = constant_output_dtypes,
     .output_dims = constant_output_dims,
     .supports_format = constant_supports_format,
-    .configure = constant_configure_cuda,
     .enqueue = constant_enqueue_cuda,
     .serialize = mica__mod_layer_serialize,
     .clone = mica__mod_layer_clone,
     .destroy = mica__mod_layer_destroy,
     .output_values = constant_output_values,
+    .initialize = constant_initialize_cuda,
 };
 
 static void constant_fini(mica__mod_layer_t *self)

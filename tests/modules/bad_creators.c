@@ -20,19 +20,23 @@ static const mica_layer_creator_t cog =
 static const mica_layer_creator_t cog_v0 =
     FAKE_CREATOR("Cog", 0, 0, "", "reference", MICA_DEVICE_CPU);
 static const mica_layer_creator_t cog_enum = {
-    sizeof(mica_layer_creator_t), 0, "Cog", 2, 0, "", "reference",
-    MICA_DEVICE_CPU, MICA_ROLE_NONE, enum_empty, 1, 0, fake_create, NULL,
-    NULL};
+    .struct_size = sizeof(mica_layer_creator_t), .type = "Cog", .version = 2,
+    .ns = "", .implementation = "reference", .devices = MICA_DEVICE_CPU,
+    .role = MICA_ROLE_NONE, .fields = enum_empty, .nb_fields = 1,
+    .create = fake_create};
 static const mica_layer_creator_t cog_twice = {
-    sizeof(mica_layer_creator_t), 0, "Cog", 3, 0, "", "reference",
-    MICA_DEVICE_CPU, MICA_ROLE_NONE, twice, 2, 0, fake_create, NULL, NULL};
+    .struct_size = sizeof(mica_layer_creator_t), .type = "Cog", .version = 3,
+    .ns = "", .implementation = "reference", .devices = MICA_DEVICE_CPU,
+    .role = MICA_ROLE_NONE, .fields = twice, .nb_fields = 2,
+    .create = fake_create};
 static const mica_layer_creator_t cog_nodev =
     FAKE_CREATOR("Cog", 4, 0, "", "reference", 0);
 static const mica_layer_creator_t untyped =
     FAKE_CREATOR("", 1, 0, "", "reference", MICA_DEVICE_CPU);
 static const mica_layer_creator_t cog_nocreate = {
-    sizeof(mica_layer_creator_t), 0, "Cog", 5, 0, "", "reference",
-    MICA_DEVICE_CPU, MICA_ROLE_NONE, NULL, 0, 0, NULL, NULL, NULL};
+    .struct_size = sizeof(mica_layer_creator_t), .type = "Cog", .version = 5,
+    .ns = "", .implementation = "reference", .devices = MICA_DEVICE_CPU,
+    .role = MICA_ROLE_NONE};
 
 static const mica_layer_creator_t *const creators[] = {
     &cog_v0, &cog_enum, &cog_twice, &cog_nodev, NULL, &untyped,

@@ -20,9 +20,11 @@ static mica_layer_t *fake_create(const mica_layer_creator_t *creator,
 }
 
 /* A creator literal: type, version, priority, ns, implementation, devices. */
-#define FAKE_CREATOR(type, version, priority, ns, impl, devices) \
-    { sizeof(mica_layer_creator_t), 0, type, version, priority, ns, impl, \
-      devices, MICA_ROLE_NONE, NULL, 0, 0, fake_create, NULL, NULL }
+#define FAKE_CREATOR(type_, version_, priority_, ns_, impl_, devices_) \
+    { .struct_size = sizeof(mica_layer_creator_t), .type = (type_), \
+      .version = (version_), .priority = (priority_), .ns = (ns_), \
+      .implementation = (impl_), .devices = (devices_), \
+      .role = MICA_ROLE_NONE, .create = fake_create }
 
 /* A descriptor literal for `creators` (an array of pointers). */
 #define FAKE_DESC(name, creators, fini) \

@@ -30,9 +30,10 @@ static const mica_layer_creator_t w1_cuda =
 static const mica_layer_creator_t w2_ref =
     FAKE_CREATOR("Widget", 2, 0, "", "reference", MICA_DEVICE_CPU);
 static const mica_layer_creator_t gadget = {
-    sizeof(mica_layer_creator_t), 0, "Gadget", 1, 0, "acme", "reference",
-    MICA_DEVICE_CPU | MICA_DEVICE_CUDA, MICA_ROLE_NONE, gadget_fields, 2, 0,
-    fake_create, NULL, NULL};
+    .struct_size = sizeof(mica_layer_creator_t), .type = "Gadget",
+    .version = 1, .ns = "acme", .implementation = "reference",
+    .devices = MICA_DEVICE_CPU | MICA_DEVICE_CUDA, .role = MICA_ROLE_NONE,
+    .fields = gadget_fields, .nb_fields = 2, .create = fake_create};
 
 /* Out of key order on purpose: the registry sorts. */
 static const mica_layer_creator_t *const creators[] = {
