@@ -15,212 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef MICA_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
-
-#include "expr.h"
-#include "harness.h"
-#include "mica_int.h"
+#include "boundary.h"
 
 #define LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 #define CPU MICA_DEVICE_CPU
 #define GPU MICA_DEVICE_CUDA
-
-static mica_expr_builder_t *eb;
-static char why[MICA_ERROR_MAX + 256];
-static int alias_next; /* step(): input 1 is output 0's memory */
-
-/* ---- calling the layers --------------------------------------------------- */
-
-/* An instance of `type` on `dev` from checked fields; NULL, why set. */
-static mica_layer_t *make(const char *type, uint32_t dev, th_fields_t *f)
-{
-    mica_creator_info_t info;
-    mica__fields_t checked;
-    mica_error_t err;
-    mica_layer_t *l = NULL;
-
-    memset(&info, 0, sizeof info);
-    info.struct_size = sizeof info;
-    memset(&checked, 0, sizeof checked);
-    if (mica_registry_find(th_context(), NULL, type, 0,
-                           dev == GPU ? "cuda" : "reference", dev,
-                           &info) != MICA_OK) {
-        snprintf(why, sizeof why, "%s", mica_context_error(th_context()));
-    } else if (mica__fields_check(info.creator, th_fields_view(f), &checked,
-                                  why, sizeof why) == MICA_OK) {
-        mica__error_clear(&err);
-        l = info.creator->create(info.creator, type, &checked.view, &err);
-        if (!l)
-            snprintf(why, sizeof why, "%s",
-                     mica__error_msg(&err, "create failed"));
-        mica__fields_free(&checked);
-    }
-    th_fields_free(f);
-    return l;
-}
-
-static mica_tensor_desc_t desc(const th_tensor_t *t)
-{
-    mica_tensor_desc_t d;
-    memset(&d, 0, sizeof d);
-    d.dtype = t->dtype;
-    d.format = MICA_FORMAT_LINEAR;
-    d.dims = t->dims;
-    d.scale = 1.0f;
-    return d;
-}
-
-static size_t bytes_of(const th_tensor_t *t)
-{
-    return (size_t)th_volume(t) * mica_dtype_size(t->dtype);
-}
-
-#ifdef MICA_HAVE_CUDA
-static cudaStream_t stream;
-
-static void *upload(const th_tensor_t *t)
-{
-    void *p;
-    size_t n = bytes_of(t);
-    if (cudaMalloc(&p, n ? n : 1) != cudaSuccess ||
-        cudaMemcpy(p, t->data, n, cudaMemcpyHostToDevice) != cudaSuccess)
-        bail("cannot copy %zu bytes to the GPU", n);
-    return p;
-}
-#endif
-
-/*
- * Run step `s` on l (on `dev`; s NULL: the ordinary enqueue) with host
- * tensors in[] (shape-tensor inputs stay on the host) and out[] (read and
- * written back).  Returns the status; why holds the message.
- */
-static mica_status_t step(mica_layer_t *l, uint32_t dev, mica_step_t *s,
-                          int nb_in, th_tensor_t *in, int nb_out,
-                          th_tensor_t *out)
-{
-    mica_tensor_desc_t d[8];
-    const void *ip[4];
-    void *op[4];
-    void *strm = NULL;
-    mica_error_t err;
-    mica_status_t st;
-    int i;
-
-    for (i = 0; i < nb_in; i++) {
-        d[i] = desc(&in[i]);
-        ip[i] = in[i].data;
-    }
-    for (i = 0; i < nb_out; i++) {
-        d[nb_in + i] = desc(&out[i]);
-        op[i] = out[i].data;
-    }
-#ifdef MICA_HAVE_CUDA
-    if (dev == GPU) {
-        if (!stream && cudaStreamCreate(&stream) != cudaSuccess)
-            bail("cannot create a CUDA stream");
-        strm = stream;
-        for (i = 0; i < nb_in; i++)
-            if (!in[i].is_shape && !(alias_next && i == 1))
-                ip[i] = upload(&in[i]);
-        for (i = 0; i < nb_out; i++)
-            op[i] = upload(&out[i]);
-    }
-#endif
-    if (alias_next)
-        ip[1] = op[0];
-    mica__error_clear(&err);
-    if (s)
-        st = l->ops->enqueue_boundary(l, s, d, nb_in, d + nb_in, nb_out, ip,
-                                      op, NULL, strm, &err);
-    else
-        st = l->ops->enqueue(l, d, nb_in, d + nb_in, nb_out, ip, op, NULL,
-                             strm, &err);
-    snprintf(why, sizeof why, "%s", mica__error_msg(&err, "no message"));
-#ifdef MICA_HAVE_CUDA
-    if (dev == GPU) {
-        if (cudaStreamSynchronize(stream) != cudaSuccess)
-            bail("the CUDA stream failed");
-        for (i = 0; i < nb_out; i++)
-            if (cudaMemcpy(out[i].data, op[i], bytes_of(&out[i]),
-                           cudaMemcpyDeviceToHost) != cudaSuccess)
-                bail("cannot copy back from the GPU");
-        for (i = 0; i < nb_in; i++)
-            if (!in[i].is_shape && !(alias_next && i == 1))
-                cudaFree((void *)ip[i]);
-        for (i = 0; i < nb_out; i++)
-            cudaFree(op[i]);
-    }
-#else
-    (void)dev;
-#endif
-    return st;
-}
-
-static mica_step_t mkstep(mica_step_kind_t kind, int64_t i, int64_t trips)
-{
-    mica_step_t s;
-    memset(&s, 0, sizeof s);
-    s.struct_size = sizeof s;
-    s.kind = kind;
-    s.iteration = i;
-    s.trip_count = trips;
-    return s;
-}
-
-/* Shapes of in[] as constant expressions (values too, for shape tensors). */
-static void shapes(int nb_in, const th_tensor_t *in, mica_shape_expr_t *se,
-                   const mica_expr_t *vals[][4])
-{
-    int i, k;
-    for (i = 0; i < nb_in; i++) {
-        memset(&se[i], 0, sizeof se[i]);
-        if (!in[i].data) {
-            se[i].nb_dims = -1;
-            continue;
-        }
-        se[i].nb_dims = in[i].dims.nb_dims;
-        for (k = 0; k < in[i].dims.nb_dims; k++)
-            se[i].d[k] = mica__expr_constant(eb, in[i].dims.d[k]);
-        if (in[i].is_shape) {
-            se[i].nb_values = (int32_t)th_volume(&in[i]);
-            for (k = 0; k < se[i].nb_values && k < 4; k++)
-                vals[i][k] = mica__expr_constant(eb, (int64_t)th_get(&in[i],
-                                                                     k));
-            se[i].values = vals[i];
-        }
-    }
-}
-
-/* Output 0's dims from output_dims on constant shapes; why on failure. */
-static mica_status_t out_dims(mica_layer_t *l, int nb_in,
-                              const th_tensor_t *in, mica_dims_t *dims)
-{
-    mica_shape_expr_t se[4], o;
-    const mica_expr_t *vals[4][4];
-    mica_error_t err;
-    mica_status_t st;
-    int k;
-
-    shapes(nb_in, in, se, vals);
-    memset(&o, 0, sizeof o);
-    mica__error_clear(&err);
-    st = l->ops->output_dims(l, 0, se, nb_in, eb, &o, &err);
-    if (st != MICA_OK) {
-        snprintf(why, sizeof why, "%s", mica__error_msg(&err, "no message"));
-        return st;
-    }
-    dims->nb_dims = o.nb_dims;
-    for (k = 0; k < o.nb_dims; k++) {
-        if (!mica__expr_is_constant(o.d[k])) {
-            snprintf(why, sizeof why, "dimension %d is not constant", k);
-            return MICA_ERR_INVALID;
-        }
-        dims->d[k] = mica__expr_constant_value(o.d[k]);
-    }
-    return MICA_OK;
-}
 
 static th_tensor_t failed(mica_layer_t *l)
 {
@@ -237,7 +36,7 @@ static void check_cpu(const char *label, const th_tensor_t *want,
 {
     char w[256];
     if (!got->data)
-        ok(0, "%s: cpu: %s", label, why);
+        ok(0, "%s: cpu: %s", label, tb_why);
     else if (!th_same(want, got, 0, 0, w, sizeof w))
         ok(0, "%s: cpu: %s", label, w);
     else
@@ -249,11 +48,11 @@ static void check_gpu(const char *label, const th_tensor_t *cpu,
 {
     char w[256];
     if (!gpu->data)
-        ok(0, "%s: cuda: %s", label, why);
+        ok(0, "%s: cuda: %s", label, tb_why);
     else if (!cpu->data || !th_same(cpu, gpu, 0, 0, w, sizeof w))
         ok(0, "%s: cuda against cpu: %s", label, cpu->data ? w : "no cpu");
     else
-        ok(!memcmp(cpu->data, gpu->data, bytes_of(cpu)),
+        ok(!memcmp(cpu->data, gpu->data, tb_bytes_of(cpu)),
            "%s: cuda = cpu bit for bit", label);
 }
 
@@ -281,14 +80,14 @@ static void check_gpu(const char *label, const th_tensor_t *cpu,
     do {                                                                     \
         uint32_t dev = CPU;                                                  \
         th_tensor_t t_ = (expr);                                             \
-        ok(!t_.data && strstr(why, (needle)), "%s: cpu (%s)", (label),       \
-           t_.data ? "succeeded" : why);                                     \
+        ok(!t_.data && strstr(tb_why, (needle)), "%s: cpu (%s)", (label),       \
+           t_.data ? "succeeded" : tb_why);                                     \
         th_free(&t_);                                                        \
         if (th_cuda()) {                                                     \
             dev = GPU;                                                       \
             t_ = (expr);                                                     \
-            ok(!t_.data && strstr(why, (needle)), "%s: cuda (%s)", (label),  \
-               t_.data ? "succeeded" : why);                                 \
+            ok(!t_.data && strstr(tb_why, (needle)), "%s: cuda (%s)", (label),  \
+               t_.data ? "succeeded" : tb_why);                                 \
             th_free(&t_);                                                    \
         } else {                                                             \
             skip("%s: cuda: no usable GPU", (label));                        \
@@ -301,9 +100,9 @@ static void check_gpu(const char *label, const th_tensor_t *cpu,
 static mica_status_t cond_read(uint32_t dev, const th_tensor_t *c, int init,
                                int64_t *v)
 {
-    mica_layer_t *l = make("Condition", dev, th_fields());
+    mica_layer_t *l = tb_make("Condition", dev, th_fields());
     th_tensor_t in = *c;
-    mica_step_t s = mkstep(MICA_STEP_READ, 0, -1);
+    mica_step_t s = tb_mkstep(MICA_STEP_READ, 0, -1);
     mica_error_t err;
     mica_status_t st;
 
@@ -312,12 +111,12 @@ static mica_status_t cond_read(uint32_t dev, const th_tensor_t *c, int init,
     mica__error_clear(&err);
     if (init && l->ops->initialize &&
         (st = l->ops->initialize(l, NULL, &err)) != MICA_OK) {
-        snprintf(why, sizeof why, "%s", mica__error_msg(&err, "no message"));
+        snprintf(tb_why, sizeof tb_why, "%s", mica__error_msg(&err, "no message"));
         l->ops->destroy(l);
         return st;
     }
     s.value = -12345;
-    st = step(l, dev, &s, 1, &in, 0, NULL);
+    st = tb_step(l, dev, &s, 1, &in, 0, NULL);
     *v = s.value;
     if (init && l->ops->terminate)
         l->ops->terminate(l);
@@ -352,17 +151,17 @@ static void reads(const char *label, double value, int64_t want)
 /* IfConditionalInput's enqueue on x; the output is filled with -1 first. */
 static th_tensor_t pass(uint32_t dev, const th_tensor_t *x)
 {
-    mica_layer_t *l = make("IfConditionalInput", dev, th_fields());
+    mica_layer_t *l = tb_make("IfConditionalInput", dev, th_fields());
     th_tensor_t in = *x, out;
     mica_dims_t od;
     int64_t i;
 
-    if (!l || out_dims(l, 1, &in, &od) != MICA_OK)
+    if (!l || tb_out_dims(l, 1, &in, &od) != MICA_OK)
         return failed(l);
     out = th_tensor(x->dtype, od.nb_dims, od.d, NULL);
     for (i = 0; i < th_volume(&out); i++)
         th_set(&out, i, -1);
-    if (step(l, dev, NULL, 1, &in, 1, &out) != MICA_OK) {
+    if (tb_step(l, dev, NULL, 1, &in, 1, &out) != MICA_OK) {
         th_free(&out);
         return failed(l);
     }
@@ -378,21 +177,21 @@ static th_tensor_t pass(uint32_t dev, const th_tensor_t *x)
 static th_tensor_t choose(uint32_t dev, const th_tensor_t *t,
                           const th_tensor_t *f, int32_t branch)
 {
-    mica_layer_t *l = make("IfConditionalOutput", dev, th_fields());
+    mica_layer_t *l = tb_make("IfConditionalOutput", dev, th_fields());
     th_tensor_t in[2], out;
-    mica_step_t s = mkstep(MICA_STEP_SELECT, 0, -1);
+    mica_step_t s = tb_mkstep(MICA_STEP_SELECT, 0, -1);
     mica_dims_t od;
     int64_t i;
 
     in[0] = *t;
     in[1] = *f;
-    if (!l || out_dims(l, 2, in, &od) != MICA_OK)
+    if (!l || tb_out_dims(l, 2, in, &od) != MICA_OK)
         return failed(l);
     out = th_tensor(t->dtype, od.nb_dims, od.d, NULL);
     for (i = 0; i < th_volume(&out); i++)
         th_set(&out, i, -1);
     s.branch = branch;
-    if (step(l, dev, &s, 2, in, 1, &out) != MICA_OK) {
+    if (tb_step(l, dev, &s, 2, in, 1, &out) != MICA_OK) {
         th_free(&out);
         return failed(l);
     }
@@ -423,7 +222,7 @@ static mica_status_t dtypes(mica_layer_t *l, int nb_in,
     mica_status_t st;
     mica__error_clear(&err);
     st = l->ops->output_dtypes(l, in, nb_in, out, nb_out, &err);
-    snprintf(why, sizeof why, "%s", mica__error_msg(&err, "no message"));
+    snprintf(tb_why, sizeof tb_why, "%s", mica__error_msg(&err, "no message"));
     return st;
 }
 
@@ -452,18 +251,18 @@ static void questions(void)
        "IfConditionalOutput: role IF_OUTPUT");
 
     /* Condition */
-    l = make("Condition", CPU, th_fields());
+    l = tb_make("Condition", CPU, th_fields());
     if (!l)
-        bail("Condition: %s", why);
+        bail("Condition: %s", tb_why);
     is_int(0, l->ops->nb_outputs(l), "Condition has no outputs");
     t[0] = MICA_BOOL;
     ok(dtypes(l, 1, t, 0, o) == MICA_OK && formats(l, 0, 1, 0, t) == 1,
        "Condition takes bool");
     t[0] = MICA_INT32;
     ok(dtypes(l, 1, t, 0, o) != MICA_OK &&
-       strstr(why, "input 0 (the condition) has type int32 but must be "
+       strstr(tb_why, "input 0 (the condition) has type int32 but must be "
               "bool") && formats(l, 0, 1, 0, t) == 0,
-       "Condition refuses int32: %s", why);
+       "Condition refuses int32: %s", tb_why);
     mica__error_clear(&err);
     ok(l->ops->enqueue(l, NULL, 1, NULL, 0, NULL, NULL, NULL, NULL, &err) !=
        MICA_OK && strstr(mica__error_msg(&err, ""), "boundary layer: run by "
@@ -472,14 +271,14 @@ static void questions(void)
     l->ops->destroy(l);
 
     /* IfConditionalInput */
-    l = make("IfConditionalInput", CPU, th_fields());
+    l = tb_make("IfConditionalInput", CPU, th_fields());
     if (!l)
-        bail("IfConditionalInput: %s", why);
+        bail("IfConditionalInput: %s", tb_why);
     t[0] = MICA_UINT8;
     ok(dtypes(l, 1, t, 1, o) == MICA_OK && o[0] == MICA_UINT8,
        "IfConditionalInput: output type is the input's");
     in[0] = th_t(MICA_FLOAT32, NULL, 3, 2, 1, 5);
-    ok(out_dims(l, 1, in, &d) == MICA_OK && d.nb_dims == 3 && d.d[0] == 2 &&
+    ok(tb_out_dims(l, 1, in, &d) == MICA_OK && d.nb_dims == 3 && d.d[0] == 2 &&
        d.d[1] == 1 && d.d[2] == 5, "IfConditionalInput: output dims are the "
        "input's");
     t[1] = MICA_UINT8;
@@ -493,16 +292,16 @@ static void questions(void)
     l->ops->destroy(l);
 
     /* IfConditionalOutput */
-    l = make("IfConditionalOutput", CPU, th_fields());
+    l = tb_make("IfConditionalOutput", CPU, th_fields());
     if (!l)
-        bail("IfConditionalOutput: %s", why);
+        bail("IfConditionalOutput: %s", tb_why);
     t[0] = MICA_BFLOAT16; t[1] = MICA_BFLOAT16;
     ok(dtypes(l, 2, t, 1, o) == MICA_OK && o[0] == MICA_BFLOAT16,
        "IfConditionalOutput: output type is the inputs'");
     t[1] = MICA_FLOAT16;
     ok(dtypes(l, 2, t, 1, o) != MICA_OK &&
-       strstr(why, "true and false values have different types bfloat16 and "
-              "float16"), "IfConditionalOutput: types differ: %s", why);
+       strstr(tb_why, "true and false values have different types bfloat16 and "
+              "float16"), "IfConditionalOutput: types differ: %s", tb_why);
     ok(formats(l, 1, 2, 1, t) == 0, "IfConditionalOutput: false value of "
        "another type refused");
     t[1] = MICA_BFLOAT16; t[2] = MICA_BFLOAT16;
@@ -513,30 +312,30 @@ static void questions(void)
        "type refused");
     in[0] = th_t(MICA_FLOAT32, NULL, 2, 2, 3);
     in[1] = th_t(MICA_FLOAT32, NULL, 2, 2, 3);
-    ok(out_dims(l, 2, in, &d) == MICA_OK && d.nb_dims == 2 && d.d[0] == 2 &&
+    ok(tb_out_dims(l, 2, in, &d) == MICA_OK && d.nb_dims == 2 && d.d[0] == 2 &&
        d.d[1] == 3, "IfConditionalOutput: [2,3] and [2,3] give [2,3]");
     th_free(&in[1]);
     in[1] = th_t(MICA_FLOAT32, NULL, 2, 3, 2);
-    ok(out_dims(l, 2, in, &d) != MICA_OK &&
-       strstr(why, "true and false values have different shapes [2, 3] and "
+    ok(tb_out_dims(l, 2, in, &d) != MICA_OK &&
+       strstr(tb_why, "true and false values have different shapes [2, 3] and "
               "[3, 2]"), "IfConditionalOutput: [2,3] and [3,2] refused: %s",
-       why);
+       tb_why);
     th_free(&in[1]);
     in[1] = th_t(MICA_FLOAT32, NULL, 3, 2, 3, 1);
-    ok(out_dims(l, 2, in, &d) != MICA_OK &&
-       strstr(why, "true and false values have different shapes [2, 3] and "
+    ok(tb_out_dims(l, 2, in, &d) != MICA_OK &&
+       strstr(tb_why, "true and false values have different shapes [2, 3] and "
               "[2, 3, 1]"), "IfConditionalOutput: ranks 2 and 3 refused: %s",
-       why);
+       tb_why);
     th_free(&in[1]);
     {
         /* a symbolic dimension against a constant one is fine */
         mica_shape_expr_t se[2], so;
         const mica_expr_t *vals[2][4];
         in[1] = th_t(MICA_FLOAT32, NULL, 2, 2, 3);
-        shapes(2, in, se, vals);
-        se[1].d[0] = mica__expr_symbol(eb, 0, "N");
+        tb_shapes(2, in, se, vals);
+        se[1].d[0] = mica__expr_symbol(tb_eb, 0, "N");
         mica__error_clear(&err);
-        ok(l->ops->output_dims(l, 0, se, 2, eb, &so, &err) == MICA_OK &&
+        ok(l->ops->output_dims(l, 0, se, 2, tb_eb, &so, &err) == MICA_OK &&
            so.nb_dims == 2 && so.d[0] == se[0].d[0],
            "IfConditionalOutput: [2,3] and [N,3] give input 0's dims");
         th_free(&in[1]);
@@ -563,14 +362,14 @@ static void runs(void)
         th_tensor_t c = th_t(MICA_BOOL, v, 1, 2);
         int64_t got;
         ok(cond_read(CPU, &c, 0, &got) != MICA_OK &&
-           strstr(why, "the condition has rank 1 but must be 0-D"),
-           "Condition: a 1-D condition refused at READ: %s", why);
+           strstr(tb_why, "the condition has rank 1 but must be 0-D"),
+           "Condition: a 1-D condition refused at READ: %s", tb_why);
         th_free(&c);
         c = th_t(MICA_INT32, v, 0);
         ok(cond_read(CPU, &c, 0, &got) != MICA_OK &&
-           strstr(why, "input 0 (the condition) has type int32 but must be "
+           strstr(tb_why, "input 0 (the condition) has type int32 but must be "
                   "bool"), "Condition: an int32 condition refused at READ: "
-           "%s", why);
+           "%s", tb_why);
         th_free(&c);
     }
 
@@ -609,10 +408,10 @@ static void runs(void)
         int64_t i;
         for (i = 0; i < 6; i++)
             th_set(&w, i, -1);
-        alias_next = 1;
+        tb_alias_next = 1;
         BOTH("IfConditionalOutput SELECT 1 with the false value in the "
              "output's memory", &w, choose(dev, &x, &y, 1));
-        alias_next = 0;
+        tb_alias_next = 0;
         th_free(&w);
         w = th_t(MICA_FLOAT32, NULL, 2, 0, 3);
         BOTH("IfConditionalOutput SELECT 0 of empty [0,3] values", &w,
@@ -631,16 +430,11 @@ int main(void)
 {
     plan_lazy();
     th_context();
-    if (mica__expr_builder_create(&eb) != MICA_OK)
-        bail("no expression builder");
+    tb_init();
 
     questions();
     runs();
 
-    mica__expr_builder_destroy(eb);
-#ifdef MICA_HAVE_CUDA
-    if (stream)
-        cudaStreamDestroy(stream);
-#endif
+    tb_fini();
     return exit_status();
 }

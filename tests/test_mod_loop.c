@@ -14,208 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef MICA_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
-
-#include "expr.h"
-#include "harness.h"
-#include "mica_int.h"
+#include "boundary.h"
 
 #define LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 #define CPU MICA_DEVICE_CPU
 #define GPU MICA_DEVICE_CUDA
-
-static mica_expr_builder_t *eb;
-static char why[MICA_ERROR_MAX + 256];
-static int alias_next; /* step(): input 1 is output 0's memory */
-
-/* ---- calling the layers --------------------------------------------------- */
-
-/* An instance of `type` on `dev` from checked fields; NULL, why set. */
-static mica_layer_t *make(const char *type, uint32_t dev, th_fields_t *f)
-{
-    mica_creator_info_t info;
-    mica__fields_t checked;
-    mica_error_t err;
-    mica_layer_t *l = NULL;
-
-    memset(&info, 0, sizeof info);
-    info.struct_size = sizeof info;
-    memset(&checked, 0, sizeof checked);
-    if (mica_registry_find(th_context(), NULL, type, 0,
-                           dev == GPU ? "cuda" : "reference", dev,
-                           &info) != MICA_OK) {
-        snprintf(why, sizeof why, "%s", mica_context_error(th_context()));
-    } else if (mica__fields_check(info.creator, th_fields_view(f), &checked,
-                                  why, sizeof why) == MICA_OK) {
-        mica__error_clear(&err);
-        l = info.creator->create(info.creator, type, &checked.view, &err);
-        if (!l)
-            snprintf(why, sizeof why, "%s",
-                     mica__error_msg(&err, "create failed"));
-        mica__fields_free(&checked);
-    }
-    th_fields_free(f);
-    return l;
-}
-
-static mica_tensor_desc_t desc(const th_tensor_t *t)
-{
-    mica_tensor_desc_t d;
-    memset(&d, 0, sizeof d);
-    d.dtype = t->dtype;
-    d.format = MICA_FORMAT_LINEAR;
-    d.dims = t->dims;
-    d.scale = 1.0f;
-    return d;
-}
-
-static size_t bytes_of(const th_tensor_t *t)
-{
-    return (size_t)th_volume(t) * mica_dtype_size(t->dtype);
-}
-
-#ifdef MICA_HAVE_CUDA
-static cudaStream_t stream;
-
-static void *upload(const th_tensor_t *t)
-{
-    void *p;
-    size_t n = bytes_of(t);
-    if (cudaMalloc(&p, n ? n : 1) != cudaSuccess ||
-        cudaMemcpy(p, t->data, n, cudaMemcpyHostToDevice) != cudaSuccess)
-        bail("cannot copy %zu bytes to the GPU", n);
-    return p;
-}
-#endif
-
-/*
- * Run step `s` on l (on `dev`) with host tensors in[] (shape-tensor
- * inputs stay on the host) and out[] (read and written back).  Returns the
- * status; why holds the message.
- */
-static mica_status_t step(mica_layer_t *l, uint32_t dev, mica_step_t *s,
-                          int nb_in, th_tensor_t *in, int nb_out,
-                          th_tensor_t *out)
-{
-    mica_tensor_desc_t d[8];
-    const void *ip[4];
-    void *op[4];
-    void *strm = NULL;
-    mica_error_t err;
-    mica_status_t st;
-    int i;
-
-    for (i = 0; i < nb_in; i++) {
-        d[i] = desc(&in[i]);
-        ip[i] = in[i].data;
-    }
-    for (i = 0; i < nb_out; i++) {
-        d[nb_in + i] = desc(&out[i]);
-        op[i] = out[i].data;
-    }
-#ifdef MICA_HAVE_CUDA
-    if (dev == GPU) {
-        if (!stream && cudaStreamCreate(&stream) != cudaSuccess)
-            bail("cannot create a CUDA stream");
-        strm = stream;
-        for (i = 0; i < nb_in; i++)
-            if (!in[i].is_shape && !(alias_next && i == 1))
-                ip[i] = upload(&in[i]);
-        for (i = 0; i < nb_out; i++)
-            op[i] = upload(&out[i]);
-    }
-#endif
-    if (alias_next)
-        ip[1] = op[0];
-    mica__error_clear(&err);
-    st = l->ops->enqueue_boundary(l, s, d, nb_in, d + nb_in, nb_out, ip, op,
-                                  NULL, strm, &err);
-    snprintf(why, sizeof why, "%s", mica__error_msg(&err, "no message"));
-#ifdef MICA_HAVE_CUDA
-    if (dev == GPU) {
-        if (cudaStreamSynchronize(stream) != cudaSuccess)
-            bail("the CUDA stream failed");
-        for (i = 0; i < nb_out; i++)
-            if (cudaMemcpy(out[i].data, op[i], bytes_of(&out[i]),
-                           cudaMemcpyDeviceToHost) != cudaSuccess)
-                bail("cannot copy back from the GPU");
-        for (i = 0; i < nb_in; i++)
-            if (!in[i].is_shape && !(alias_next && i == 1))
-                cudaFree((void *)ip[i]);
-        for (i = 0; i < nb_out; i++)
-            cudaFree(op[i]);
-    }
-#else
-    (void)dev;
-#endif
-    return st;
-}
-
-static mica_step_t mkstep(mica_step_kind_t kind, int64_t i, int64_t trips)
-{
-    mica_step_t s;
-    memset(&s, 0, sizeof s);
-    s.struct_size = sizeof s;
-    s.kind = kind;
-    s.iteration = i;
-    s.trip_count = trips;
-    return s;
-}
-
-/* Shapes of in[] as constant expressions (values too, for shape tensors). */
-static void shapes(int nb_in, const th_tensor_t *in, mica_shape_expr_t *se,
-                   const mica_expr_t *vals[][4])
-{
-    int i, k;
-    for (i = 0; i < nb_in; i++) {
-        memset(&se[i], 0, sizeof se[i]);
-        if (!in[i].data) {
-            se[i].nb_dims = -1;
-            continue;
-        }
-        se[i].nb_dims = in[i].dims.nb_dims;
-        for (k = 0; k < in[i].dims.nb_dims; k++)
-            se[i].d[k] = mica__expr_constant(eb, in[i].dims.d[k]);
-        if (in[i].is_shape) {
-            se[i].nb_values = (int32_t)th_volume(&in[i]);
-            for (k = 0; k < se[i].nb_values && k < 4; k++)
-                vals[i][k] = mica__expr_constant(eb, (int64_t)th_get(&in[i],
-                                                                     k));
-            se[i].values = vals[i];
-        }
-    }
-}
-
-/* Output 0's dims from output_dims on constant shapes; why on failure. */
-static mica_status_t out_dims(mica_layer_t *l, int nb_in,
-                              const th_tensor_t *in, mica_dims_t *dims)
-{
-    mica_shape_expr_t se[4], o;
-    const mica_expr_t *vals[4][4];
-    mica_error_t err;
-    mica_status_t st;
-    int k;
-
-    shapes(nb_in, in, se, vals);
-    memset(&o, 0, sizeof o);
-    mica__error_clear(&err);
-    st = l->ops->output_dims(l, 0, se, nb_in, eb, &o, &err);
-    if (st != MICA_OK) {
-        snprintf(why, sizeof why, "%s", mica__error_msg(&err, "no message"));
-        return st;
-    }
-    dims->nb_dims = o.nb_dims;
-    for (k = 0; k < o.nb_dims; k++) {
-        if (!mica__expr_is_constant(o.d[k])) {
-            snprintf(why, sizeof why, "dimension %d is not constant", k);
-            return MICA_ERR_INVALID;
-        }
-        dims->d[k] = mica__expr_constant_value(o.d[k]);
-    }
-    return MICA_OK;
-}
 
 /* Slice i of `t` along axis 0, as a tensor of its own. */
 static th_tensor_t slice0(const th_tensor_t *t, int64_t i)
@@ -228,7 +31,7 @@ static th_tensor_t slice0(const th_tensor_t *t, int64_t i)
     s.dims.nb_dims = t->dims.nb_dims - 1;
     for (k = 1; k < t->dims.nb_dims; k++)
         s.dims.d[k - 1] = t->dims.d[k];
-    n = bytes_of(&s);
+    n = tb_bytes_of(&s);
     s.data = malloc(n ? n : 1);
     if (!s.data)
         bail("out of memory");
@@ -251,7 +54,7 @@ static void check_cpu(const char *label, const th_tensor_t *want,
 {
     char w[256];
     if (!got->data)
-        ok(0, "%s: cpu: %s", label, why);
+        ok(0, "%s: cpu: %s", label, tb_why);
     else if (!th_same(want, got, 0, 0, w, sizeof w))
         ok(0, "%s: cpu: %s", label, w);
     else
@@ -263,11 +66,11 @@ static void check_gpu(const char *label, const th_tensor_t *cpu,
 {
     char w[256];
     if (!gpu->data)
-        ok(0, "%s: cuda: %s", label, why);
+        ok(0, "%s: cuda: %s", label, tb_why);
     else if (!cpu->data || !th_same(cpu, gpu, 0, 0, w, sizeof w))
         ok(0, "%s: cuda against cpu: %s", label, cpu->data ? w : "no cpu");
     else
-        ok(!memcmp(cpu->data, gpu->data, bytes_of(cpu)),
+        ok(!memcmp(cpu->data, gpu->data, tb_bytes_of(cpu)),
            "%s: cuda = cpu bit for bit", label);
 }
 
@@ -295,14 +98,14 @@ static void check_gpu(const char *label, const th_tensor_t *cpu,
     do {                                                                     \
         uint32_t dev = CPU;                                                  \
         th_tensor_t t_ = (expr);                                             \
-        ok(!t_.data && strstr(why, (needle)), "%s: cpu (%s)", (label),       \
-           t_.data ? "succeeded" : why);                                     \
+        ok(!t_.data && strstr(tb_why, (needle)), "%s: cpu (%s)", (label),       \
+           t_.data ? "succeeded" : tb_why);                                     \
         th_free(&t_);                                                        \
         if (th_cuda()) {                                                     \
             dev = GPU;                                                       \
             t_ = (expr);                                                     \
-            ok(!t_.data && strstr(why, (needle)), "%s: cuda (%s)", (label),  \
-               t_.data ? "succeeded" : why);                                 \
+            ok(!t_.data && strstr(tb_why, (needle)), "%s: cuda (%s)", (label),  \
+               t_.data ? "succeeded" : tb_why);                                 \
             th_free(&t_);                                                    \
         } else {                                                             \
             skip("%s: cuda: no usable GPU", (label));                        \
@@ -319,22 +122,22 @@ static void check_gpu(const char *label, const th_tensor_t *cpu,
 static th_tensor_t iterate(uint32_t dev, const th_tensor_t *x, int64_t axis,
                            int reverse, int extra)
 {
-    mica_layer_t *l = make("Iterator", dev,
+    mica_layer_t *l = tb_make("Iterator", dev,
                            th_f_bool(th_f_int(th_fields(), "axis", axis),
                                      "reverse", reverse));
     th_tensor_t in = *x, o, trace;
     mica_dims_t od;
-    mica_step_t s = mkstep(MICA_STEP_READ, 0, -1);
+    mica_step_t s = tb_mkstep(MICA_STEP_READ, 0, -1);
     int64_t i, len;
     int k;
 
-    if (!l || out_dims(l, 1, &in, &od) != MICA_OK)
+    if (!l || tb_out_dims(l, 1, &in, &od) != MICA_OK)
         return failed(l);
-    if (step(l, dev, &s, 1, &in, 0, NULL) != MICA_OK)
+    if (tb_step(l, dev, &s, 1, &in, 0, NULL) != MICA_OK)
         return failed(l);
     len = s.value;
     if (len != x->dims.d[axis]) {
-        snprintf(why, sizeof why, "READ gave %lld, not the length %lld",
+        snprintf(tb_why, sizeof tb_why, "READ gave %lld, not the length %lld",
                  (long long)len, (long long)x->dims.d[axis]);
         return failed(l);
     }
@@ -346,14 +149,14 @@ static th_tensor_t iterate(uint32_t dev, const th_tensor_t *x, int64_t axis,
         trace.dims.d[k + 1] = od.d[k];
     trace = th_tensor(x->dtype, trace.dims.nb_dims, trace.dims.d, NULL);
     for (i = 0; i < len + extra; i++) {
-        s = mkstep(MICA_STEP_ITER_BEGIN, i, len);
-        if (step(l, dev, &s, 1, &in, 1, &o) != MICA_OK) {
+        s = tb_mkstep(MICA_STEP_ITER_BEGIN, i, len);
+        if (tb_step(l, dev, &s, 1, &in, 1, &o) != MICA_OK) {
             th_free(&o);
             th_free(&trace);
             return failed(l);
         }
-        memcpy((char *)trace.data + (size_t)i * bytes_of(&o), o.data,
-               bytes_of(&o));
+        memcpy((char *)trace.data + (size_t)i * tb_bytes_of(&o), o.data,
+               tb_bytes_of(&o));
     }
     th_free(&o);
     l->ops->destroy(l);
@@ -368,7 +171,7 @@ static th_tensor_t iterate(uint32_t dev, const th_tensor_t *x, int64_t axis,
 static th_tensor_t collect(uint32_t dev, const char *kind, int64_t axis,
                            const th_tensor_t *xs, int64_t length)
 {
-    mica_layer_t *l = make("LoopOutput", dev,
+    mica_layer_t *l = tb_make("LoopOutput", dev,
                            th_f_int(th_f_str(th_fields(), "kind", kind),
                                     "axis", axis));
     th_tensor_t in[2], out;
@@ -380,7 +183,7 @@ static th_tensor_t collect(uint32_t dev, const char *kind, int64_t axis,
 
     in[0] = slice0(xs, 0);
     in[1] = th_shape(th_t(MICA_INT32, &lv, 0));
-    if (!l || out_dims(l, nb_in, in, &od) != MICA_OK) {
+    if (!l || tb_out_dims(l, nb_in, in, &od) != MICA_OK) {
         th_free(&in[0]);
         th_free(&in[1]);
         return failed(l);
@@ -392,11 +195,11 @@ static th_tensor_t collect(uint32_t dev, const char *kind, int64_t axis,
         if (i < T) {
             th_free(&in[0]);
             in[0] = slice0(xs, i);
-            s = mkstep(MICA_STEP_ITER_END, i, T);
+            s = tb_mkstep(MICA_STEP_ITER_END, i, T);
         } else {
-            s = mkstep(MICA_STEP_EXIT, 0, T);
+            s = tb_mkstep(MICA_STEP_EXIT, 0, T);
         }
-        if (step(l, dev, &s, nb_in, in, 1, &out) != MICA_OK) {
+        if (tb_step(l, dev, &s, nb_in, in, 1, &out) != MICA_OK) {
             th_free(&out);
             out = th_none();
             break;
@@ -415,7 +218,7 @@ static th_tensor_t collect(uint32_t dev, const char *kind, int64_t axis,
 static th_tensor_t recur(uint32_t dev, const th_tensor_t *initial,
                          const th_tensor_t *nexts)
 {
-    mica_layer_t *l = make("Recurrence", dev, th_fields());
+    mica_layer_t *l = tb_make("Recurrence", dev, th_fields());
     th_tensor_t in[2], out, trace;
     mica_dims_t od;
     mica_step_t s;
@@ -424,7 +227,7 @@ static th_tensor_t recur(uint32_t dev, const th_tensor_t *initial,
 
     in[0] = *initial;
     in[1] = *initial; /* the core passes a copy of in[0] at build time */
-    if (!l || out_dims(l, 2, in, &od) != MICA_OK)
+    if (!l || tb_out_dims(l, 2, in, &od) != MICA_OK)
         return failed(l);
     out = th_tensor(initial->dtype, od.nb_dims, od.d, NULL);
     trace = out;
@@ -436,12 +239,12 @@ static th_tensor_t recur(uint32_t dev, const th_tensor_t *initial,
     for (i = 0; i <= T; i++) {
         mica_status_t st;
         if (i == 0) {
-            s = mkstep(MICA_STEP_ENTER, 0, T);
-            st = step(l, dev, &s, 2, in, 1, &out);
+            s = tb_mkstep(MICA_STEP_ENTER, 0, T);
+            st = tb_step(l, dev, &s, 2, in, 1, &out);
         } else {
             in[1] = slice0(nexts, i - 1);
-            s = mkstep(MICA_STEP_ITER_END, i - 1, T);
-            st = step(l, dev, &s, 2, in, 1, &out);
+            s = tb_mkstep(MICA_STEP_ITER_END, i - 1, T);
+            st = tb_step(l, dev, &s, 2, in, 1, &out);
             th_free(&in[1]);
         }
         if (st != MICA_OK) {
@@ -449,8 +252,8 @@ static th_tensor_t recur(uint32_t dev, const th_tensor_t *initial,
             th_free(&trace);
             return failed(l);
         }
-        memcpy((char *)trace.data + (size_t)i * bytes_of(&out), out.data,
-               bytes_of(&out));
+        memcpy((char *)trace.data + (size_t)i * tb_bytes_of(&out), out.data,
+               tb_bytes_of(&out));
     }
     th_free(&out);
     l->ops->destroy(l);
@@ -461,11 +264,11 @@ static th_tensor_t recur(uint32_t dev, const th_tensor_t *initial,
 static mica_status_t trip_read(uint32_t dev, const char *kind,
                                const th_tensor_t *t, int init, int64_t *v)
 {
-    mica_layer_t *l = make("TripLimit", dev,
+    mica_layer_t *l = tb_make("TripLimit", dev,
                            kind ? th_f_str(th_fields(), "kind", kind)
                                 : th_fields());
     th_tensor_t in = *t;
-    mica_step_t s = mkstep(MICA_STEP_READ, 0, -1);
+    mica_step_t s = tb_mkstep(MICA_STEP_READ, 0, -1);
     mica_error_t err;
     mica_status_t st;
 
@@ -474,12 +277,12 @@ static mica_status_t trip_read(uint32_t dev, const char *kind,
     mica__error_clear(&err);
     if (init && l->ops->initialize &&
         (st = l->ops->initialize(l, NULL, &err)) != MICA_OK) {
-        snprintf(why, sizeof why, "%s", mica__error_msg(&err, "no message"));
+        snprintf(tb_why, sizeof tb_why, "%s", mica__error_msg(&err, "no message"));
         l->ops->destroy(l);
         return st;
     }
     s.value = -12345;
-    st = step(l, dev, &s, 1, &in, 0, NULL);
+    st = tb_step(l, dev, &s, 1, &in, 0, NULL);
     *v = s.value;
     if (init && l->ops->terminate)
         l->ops->terminate(l);
@@ -535,7 +338,7 @@ static mica_status_t dtypes(mica_layer_t *l, int nb_in,
     mica_status_t st;
     mica__error_clear(&err);
     st = l->ops->output_dtypes(l, in, nb_in, out, nb_out, &err);
-    snprintf(why, sizeof why, "%s", mica__error_msg(&err, "no message"));
+    snprintf(tb_why, sizeof tb_why, "%s", mica__error_msg(&err, "no message"));
     return st;
 }
 
@@ -550,18 +353,18 @@ static void questions(void)
     th_tensor_t s = th_t(MICA_FLOAT32, NULL, 0);
 
     /* TripLimit */
-    l = make("TripLimit", CPU, th_fields());
+    l = tb_make("TripLimit", CPU, th_fields());
     if (!l)
-        bail("TripLimit: %s", why);
+        bail("TripLimit: %s", tb_why);
     is_int(0, l->ops->nb_outputs(l), "TripLimit has no outputs");
     t[0] = MICA_INT32;
     ok(dtypes(l, 1, t, 0, o) == MICA_OK, "TripLimit count (the default) "
        "takes int32");
     t[0] = MICA_BOOL;
     ok(dtypes(l, 1, t, 0, o) != MICA_OK &&
-       strstr(why, "input 0 (the trip limit) has type bool but a 'count' "
+       strstr(tb_why, "input 0 (the trip limit) has type bool but a 'count' "
               "trip limit must be int32"), "TripLimit count refuses bool: %s",
-       why);
+       tb_why);
     ok(formats(l, 0, 1, 0, t) == 0, "TripLimit count: bool not supported");
     t[0] = MICA_INT32;
     ok(formats(l, 0, 1, 0, t) == 1, "TripLimit count: int32 supported");
@@ -571,57 +374,57 @@ static void questions(void)
                          "the core through enqueue_boundary"),
        "TripLimit: the ordinary enqueue refuses");
     l->ops->destroy(l);
-    l = make("TripLimit", CPU, th_f_str(th_fields(), "kind", "while"));
+    l = tb_make("TripLimit", CPU, th_f_str(th_fields(), "kind", "while"));
     t[0] = MICA_BOOL;
     ok(l && dtypes(l, 1, t, 0, o) == MICA_OK && formats(l, 0, 1, 0, t) == 1,
        "TripLimit while takes bool");
     t[0] = MICA_INT32;
     ok(l && dtypes(l, 1, t, 0, o) != MICA_OK && formats(l, 0, 1, 0, t) == 0,
-       "TripLimit while refuses int32: %s", why);
+       "TripLimit while refuses int32: %s", tb_why);
     if (l)
         l->ops->destroy(l);
-    ok(!make("TripLimit", CPU, th_f_str(th_fields(), "kind", "until")) &&
-       strstr(why, "until"), "TripLimit: unknown kind refused: %s", why);
+    ok(!tb_make("TripLimit", CPU, th_f_str(th_fields(), "kind", "until")) &&
+       strstr(tb_why, "until"), "TripLimit: unknown kind refused: %s", tb_why);
 
     /* Iterator */
-    l = make("Iterator", CPU, th_fields());
+    l = tb_make("Iterator", CPU, th_fields());
     if (!l)
-        bail("Iterator: %s", why);
+        bail("Iterator: %s", tb_why);
     t[0] = MICA_INT64;
     ok(dtypes(l, 1, t, 1, o) == MICA_OK && o[0] == MICA_INT64,
        "Iterator: output type is the input's");
-    ok(out_dims(l, 1, &x, &d) == MICA_OK && d.nb_dims == 1 && d.d[0] == 4,
+    ok(tb_out_dims(l, 1, &x, &d) == MICA_OK && d.nb_dims == 1 && d.d[0] == 4,
        "Iterator axis 0 (the default) on [3,4] gives [4]");
-    ok(out_dims(l, 1, &s, &d) != MICA_OK &&
-       strstr(why, "the input is 0-D but must have rank 1 or more"),
-       "Iterator refuses a 0-D input: %s", why);
+    ok(tb_out_dims(l, 1, &s, &d) != MICA_OK &&
+       strstr(tb_why, "the input is 0-D but must have rank 1 or more"),
+       "Iterator refuses a 0-D input: %s", tb_why);
     t[0] = MICA_FLOAT16; t[1] = MICA_FLOAT16;
     ok(formats(l, 1, 1, 1, t) == 1, "Iterator: float16 to float16");
     t[1] = MICA_FLOAT32;
     ok(formats(l, 1, 1, 1, t) == 0, "Iterator: float16 to float32 refused");
     l->ops->destroy(l);
-    l = make("Iterator", CPU, th_f_int(th_fields(), "axis", 1));
-    ok(l && out_dims(l, 1, &x, &d) == MICA_OK && d.nb_dims == 1 &&
+    l = tb_make("Iterator", CPU, th_f_int(th_fields(), "axis", 1));
+    ok(l && tb_out_dims(l, 1, &x, &d) == MICA_OK && d.nb_dims == 1 &&
        d.d[0] == 3, "Iterator axis 1 on [3,4] gives [3]");
     if (l)
         l->ops->destroy(l);
-    l = make("Iterator", CPU, th_f_int(th_fields(), "axis", 2));
-    ok(l && out_dims(l, 1, &x, &d) != MICA_OK &&
-       strstr(why, "axis 2 is out of range for an input of rank 2 (axes are "
-              "in [0, 2))"), "Iterator: axis 2 of rank 2 refused: %s", why);
+    l = tb_make("Iterator", CPU, th_f_int(th_fields(), "axis", 2));
+    ok(l && tb_out_dims(l, 1, &x, &d) != MICA_OK &&
+       strstr(tb_why, "axis 2 is out of range for an input of rank 2 (axes are "
+              "in [0, 2))"), "Iterator: axis 2 of rank 2 refused: %s", tb_why);
     if (l)
         l->ops->destroy(l);
-    l = make("Iterator", CPU, th_f_int(th_fields(), "axis", -1));
-    ok(l && out_dims(l, 1, &x, &d) != MICA_OK &&
-       strstr(why, "axis -1 is out of range"), "Iterator: axis -1 refused: "
-       "%s", why);
+    l = tb_make("Iterator", CPU, th_f_int(th_fields(), "axis", -1));
+    ok(l && tb_out_dims(l, 1, &x, &d) != MICA_OK &&
+       strstr(tb_why, "axis -1 is out of range"), "Iterator: axis -1 refused: "
+       "%s", tb_why);
     if (l)
         l->ops->destroy(l);
 
     /* Recurrence: only input 0 decides */
-    l = make("Recurrence", CPU, th_fields());
+    l = tb_make("Recurrence", CPU, th_fields());
     if (!l)
-        bail("Recurrence: %s", why);
+        bail("Recurrence: %s", tb_why);
     t[0] = MICA_FLOAT32; t[1] = MICA_INT32;
     ok(dtypes(l, 2, t, 1, o) == MICA_OK && o[0] == MICA_FLOAT32,
        "Recurrence: output type from input 0 alone");
@@ -629,7 +432,7 @@ static void questions(void)
         th_tensor_t in[2];
         in[0] = x;
         in[1] = y;
-        ok(out_dims(l, 2, in, &d) == MICA_OK && d.nb_dims == 2 &&
+        ok(tb_out_dims(l, 2, in, &d) == MICA_OK && d.nb_dims == 2 &&
            d.d[0] == 3 && d.d[1] == 4, "Recurrence: output dims from input "
            "0 alone");
     }
@@ -652,45 +455,45 @@ static void questions(void)
 
         in[0] = x;
         in[1] = th_shape(th_t(MICA_INT32, &three, 0));
-        l = make("LoopOutput", CPU, th_fields());
+        l = tb_make("LoopOutput", CPU, th_fields());
         if (!l)
-            bail("LoopOutput: %s", why);
-        ok(out_dims(l, 1, in, &d) == MICA_OK && d.nb_dims == 2 &&
+            bail("LoopOutput: %s", tb_why);
+        ok(tb_out_dims(l, 1, in, &d) == MICA_OK && d.nb_dims == 2 &&
            d.d[0] == 3 && d.d[1] == 4, "LoopOutput last_value (the "
            "default): the input's dims");
-        ok(out_dims(l, 2, in, &d) != MICA_OK &&
-           strstr(why, "LoopOutput 'last_value' takes no length"),
-           "LoopOutput last_value refuses a length: %s", why);
+        ok(tb_out_dims(l, 2, in, &d) != MICA_OK &&
+           strstr(tb_why, "LoopOutput 'last_value' takes no length"),
+           "LoopOutput last_value refuses a length: %s", tb_why);
         ok(l->ops->input_kind(l, 1, 2) == MICA_INPUT_SHAPE &&
            l->ops->input_kind(l, 0, 2) == MICA_INPUT_DATA,
            "LoopOutput: input 1 is a shape input");
         l->ops->destroy(l);
 
-        l = make("LoopOutput", CPU, th_f_str(th_fields(), "kind",
+        l = tb_make("LoopOutput", CPU, th_f_str(th_fields(), "kind",
                                               "concatenate"));
         if (!l)
-            bail("LoopOutput: %s", why);
-        ok(out_dims(l, 2, in, &d) == MICA_OK && d.nb_dims == 3 &&
+            bail("LoopOutput: %s", tb_why);
+        ok(tb_out_dims(l, 2, in, &d) == MICA_OK && d.nb_dims == 3 &&
            d.d[0] == 3 && d.d[1] == 3 && d.d[2] == 4,
            "LoopOutput concatenate axis 0 on [3,4] with length 3: [3,3,4]");
-        ok(out_dims(l, 1, in, &d) != MICA_OK &&
-           strstr(why, "LoopOutput 'concatenate' needs the 0-D int32 length "
+        ok(tb_out_dims(l, 1, in, &d) != MICA_OK &&
+           strstr(tb_why, "LoopOutput 'concatenate' needs the 0-D int32 length "
                   "as its second input"), "LoopOutput concatenate without "
-           "length: %s", why);
+           "length: %s", tb_why);
         {
             th_tensor_t none[2];
             none[0] = x;
             none[1] = th_none();
-            ok(out_dims(l, 2, none, &d) != MICA_OK &&
-               strstr(why, "needs the 0-D int32 length"),
-               "LoopOutput concatenate with the length left out: %s", why);
+            ok(tb_out_dims(l, 2, none, &d) != MICA_OK &&
+               strstr(tb_why, "needs the 0-D int32 length"),
+               "LoopOutput concatenate with the length left out: %s", tb_why);
         }
         /* a symbolic length goes in as it is */
-        shapes(2, in, se, vals);
-        n = mica__expr_symbol(eb, 0, "N");
+        tb_shapes(2, in, se, vals);
+        n = mica__expr_symbol(tb_eb, 0, "N");
         se[1].values = &n;
         mica__error_clear(&err);
-        ok(l->ops->output_dims(l, 0, se, 2, eb, &so, &err) == MICA_OK &&
+        ok(l->ops->output_dims(l, 0, se, 2, tb_eb, &so, &err) == MICA_OK &&
            so.nb_dims == 3 && so.d[0] == n, "LoopOutput: a symbolic length "
            "becomes the new axis");
         t[0] = MICA_BFLOAT16; t[1] = MICA_INT32; t[2] = MICA_BFLOAT16;
@@ -704,20 +507,20 @@ static void questions(void)
            "refused");
         l->ops->destroy(l);
 
-        l = make("LoopOutput", CPU,
+        l = tb_make("LoopOutput", CPU,
                  th_f_int(th_f_str(th_fields(), "kind", "reverse"), "axis",
                           2));
-        ok(l && out_dims(l, 2, in, &d) == MICA_OK && d.nb_dims == 3 &&
+        ok(l && tb_out_dims(l, 2, in, &d) == MICA_OK && d.nb_dims == 3 &&
            d.d[0] == 3 && d.d[1] == 4 && d.d[2] == 3,
            "LoopOutput reverse axis 2 (= rank) on [3,4]: [3,4,3]");
         if (l)
             l->ops->destroy(l);
-        l = make("LoopOutput", CPU,
+        l = tb_make("LoopOutput", CPU,
                  th_f_int(th_f_str(th_fields(), "kind", "reverse"), "axis",
                           3));
-        ok(l && out_dims(l, 2, in, &d) != MICA_OK &&
-           strstr(why, "axis 3 is out of range for an input of rank 2 (axes "
-                  "are in [0, 2])"), "LoopOutput: axis 3 refused: %s", why);
+        ok(l && tb_out_dims(l, 2, in, &d) != MICA_OK &&
+           strstr(tb_why, "axis 3 is out of range for an input of rank 2 (axes "
+                  "are in [0, 2])"), "LoopOutput: axis 3 refused: %s", tb_why);
         if (l)
             l->ops->destroy(l);
         th_free(&in[1]);
@@ -926,10 +729,10 @@ static void recurrences(void)
         th_tensor_t w = th_t(MICA_FLOAT32, trace, 3, 2, 2, 3);
         /* next is the output's own memory: ITER_END leaves it */
         memcpy((char *)w.data + 24, w.data, 24);
-        alias_next = 1;
+        tb_alias_next = 1;
         BOTH("Recurrence: next in the output's memory", &w,
              recur(dev, &x, &n));
-        alias_next = 0;
+        tb_alias_next = 0;
         th_free(&x);
         th_free(&n);
         th_free(&w);
@@ -950,14 +753,14 @@ static void trip_limits(void)
         th_tensor_t t = th_t(MICA_INT32, v, 1, 2);
         int64_t got;
         ok(trip_read(CPU, "count", &t, 0, &got) != MICA_OK &&
-           strstr(why, "the trip limit has rank 1 but must be 0-D"),
-           "TripLimit: a 1-D count refused at READ: %s", why);
+           strstr(tb_why, "the trip limit has rank 1 but must be 0-D"),
+           "TripLimit: a 1-D count refused at READ: %s", tb_why);
         th_free(&t);
         t = th_t(MICA_BOOL, v, 0);
         ok(trip_read(CPU, "count", &t, 0, &got) != MICA_OK &&
-           strstr(why, "has type bool but a 'count' trip limit must be "
+           strstr(tb_why, "has type bool but a 'count' trip limit must be "
                   "int32"), "TripLimit: a bool count refused at READ: %s",
-           why);
+           tb_why);
         th_free(&t);
     }
 }
@@ -966,8 +769,7 @@ int main(void)
 {
     plan_lazy();
     th_context();
-    if (mica__expr_builder_create(&eb) != MICA_OK)
-        bail("no expression builder");
+    tb_init();
 
     questions();
     trip_limits();
@@ -975,10 +777,6 @@ int main(void)
     recurrences();
     outputs();
 
-    mica__expr_builder_destroy(eb);
-#ifdef MICA_HAVE_CUDA
-    if (stream)
-        cudaStreamDestroy(stream);
-#endif
+    tb_fini();
     return exit_status();
 }
