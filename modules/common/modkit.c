@@ -147,3 +147,42 @@ int32_t mica__mod_linear(const mica_tensor_desc_t *io, int32_t pos)
 {
     return io[pos].format == MICA_FORMAT_LINEAR;
 }
+
+int mica__mod_any_type(mica_dtype_t t)
+{
+    switch (t) {
+    case MICA_FLOAT32: case MICA_FLOAT16: case MICA_BFLOAT16: case MICA_INT8:
+    case MICA_UINT8: case MICA_INT32: case MICA_INT64: case MICA_BOOL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int32_t mica__mod_one_output(const mica_layer_t *layer)
+{
+    (void)layer;
+    return 1;
+}
+
+int32_t mica__mod_no_outputs(const mica_layer_t *layer)
+{
+    (void)layer;
+    return 0;
+}
+
+mica_status_t mica__mod_boundary_enqueue(mica_layer_t *layer,
+                                         const mica_tensor_desc_t *in,
+                                         int32_t nb_in,
+                                         const mica_tensor_desc_t *out,
+                                         int32_t nb_out,
+                                         const void *const *inputs,
+                                         void *const *outputs,
+                                         void *workspace, void *stream,
+                                         mica_error_t *err)
+{
+    (void)layer; (void)in; (void)nb_in; (void)out; (void)nb_out;
+    (void)inputs; (void)outputs; (void)workspace; (void)stream;
+    return MOD_FAIL(err, "boundary layer: run by the core through "
+                    "enqueue_boundary");
+}

@@ -192,6 +192,28 @@ mica_layer_t *mica__mod_layer_deserialize_ex(const mica_layer_creator_t *c,
         return st_;                                                         \
     }
 
+/* ---- shared layer pieces ----------------------------------------------- */
+
+/* Every element type a pure data movement takes: float32, float16,
+ * bfloat16, int8, uint8, int32, int64, bool. */
+int mica__mod_any_type(mica_dtype_t t);
+
+/* nb_outputs of layers with one output, and with none. */
+int32_t mica__mod_one_output(const mica_layer_t *layer);
+int32_t mica__mod_no_outputs(const mica_layer_t *layer);
+
+/* The enqueue of a boundary layer, which the core never calls: it runs
+ * them through enqueue_boundary.  Fails with a message saying so. */
+mica_status_t mica__mod_boundary_enqueue(mica_layer_t *layer,
+                                         const mica_tensor_desc_t *in,
+                                         int32_t nb_in,
+                                         const mica_tensor_desc_t *out,
+                                         int32_t nb_out,
+                                         const void *const *inputs,
+                                         void *const *outputs,
+                                         void *workspace, void *stream,
+                                         mica_error_t *err);
+
 /* Default format check: LINEAR, and io[pos].dtype accepted by `ok`. */
 int32_t mica__mod_linear(const mica_tensor_desc_t *io, int32_t pos);
 

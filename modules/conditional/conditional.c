@@ -47,44 +47,6 @@ static const char *dname(mica_dtype_t t)
     return mica__mod_host->dtype_name(t);
 }
 
-static int type_ok(mica_dtype_t t)
-{
-    switch (t) {
-    case MICA_FLOAT32: case MICA_FLOAT16: case MICA_BFLOAT16: case MICA_INT8:
-    case MICA_UINT8: case MICA_INT32: case MICA_INT64: case MICA_BOOL:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-static int32_t one_output(const mica_layer_t *layer)
-{
-    (void)layer;
-    return 1;
-}
-
-static int32_t no_outputs(const mica_layer_t *layer)
-{
-    (void)layer;
-    return 0;
-}
-
-static mica_status_t boundary_enqueue(mica_layer_t *layer,
-                                      const mica_tensor_desc_t *in,
-                                      int32_t nb_in,
-                                      const mica_tensor_desc_t *out,
-                                      int32_t nb_out,
-                                      const void *const *inputs,
-                                      void *const *outputs, void *workspace,
-                                      void *stream, mica_error_t *err)
-{
-    (void)layer; (void)in; (void)nb_in; (void)out; (void)nb_out;
-    (void)inputs; (void)outputs; (void)workspace; (void)stream;
-    return MOD_FAIL(err, "boundary layer: run by the core through "
-                    "enqueue_boundary");
-}
-
 /* Copy `bytes` on the layer's device. */
 static mica_status_t copy(const cond_layer_t *l, void *dst, const void *src,
                           size_t bytes, void *stream, mica_error_t *err)
@@ -108,7 +70,7 @@ static int32_t same_type_formats(const mica_layer_t *layer, int32_t pos,
                                  int32_t nb_out)
 {
     (void)layer; (void)nb_in; (void)nb_out;
-    if (!mica__mod_linear(io, pos) || !type_ok(io[pos].dtype))
+    if (!mica__mod_linear(io, pos) || !mica__mod_any_type(io[pos].dtype))
         return 0;
     return pos == 0 || io[pos].dtype == io[0].dtype;
 }
@@ -253,7 +215,7 @@ static mica_status_t input_output_dtypes(const mica_layer_t *layer,
         return MOD_FAIL(err, "takes 1 input, got %d", (int)nb_in);
     if (nb_out != 1)
         return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
-    if (!type_ok(in[0]))
+    if (!mica__mod_any_type(in[0]))
         return MOD_FAIL(err, "input 0 has type %s, which is not supported",
                         dname(in[0]));
     out[0] = in[0];
@@ -308,7 +270,7 @@ static mica_status_t output_output_dtypes(const mica_layer_t *layer,
                         "%d", (int)nb_in);
     if (nb_out != 1)
         return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
-    if (!type_ok(in[0]))
+    if (!mica__mod_any_type(in[0]))
         return MOD_FAIL(err, "input 0 (the true value) has type %s, which "
                         "is not supported", dname(in[0]));
     if (in[1] != in[0])
@@ -433,20 +395,20 @@ static mica_status_t output_boundary(mica_layer_t *layer, mica_step_t *step,
      .enqueue_boundary = (boundary_)}
 
 static const mica_layer_ops_t condition_ops_cpu =
-    COND_OPS(no_outputs, condition_output_dtypes, condition_output_dims,
-             condition_supports_format, condition_configure, boundary_enqueue,
+    COND_OPS(mica__mod_no_outputs, condition_output_dtypes, condition_output_dims,
+             condition_supports_format, condition_configure, mica__mod_boundary_enqueue,
              NULL, NULL, condition_boundary);
 static const mica_layer_ops_t input_ops =
-    COND_OPS(one_output, input_output_dtypes, input_output_dims,
+    COND_OPS(mica__mod_one_output, input_output_dtypes, input_output_dims,
              same_type_formats, NULL, input_enqueue, NULL, NULL, NULL);
 static const mica_layer_ops_t output_ops =
-    COND_OPS(one_output, output_output_dtypes, output_output_dims,
-             same_type_formats, NULL, boundary_enqueue, NULL, NULL,
+    COND_OPS(mica__mod_one_output, output_output_dtypes, output_output_dims,
+             same_type_formats, NULL, mica__mod_boundary_enqueue, NULL, NULL,
              output_boundary);
 #ifdef MICA_HAVE_CUDA
 static const mica_layer_ops_t condition_ops_cuda =
-    COND_OPS(no_outputs, condition_output_dtypes, condition_output_dims,
-             condition_supports_format, condition_configure, boundary_enqueue,
+    COND_OPS(mica__mod_no_outputs, condition_output_dtypes, condition_output_dims,
+             condition_supports_format, condition_configure, mica__mod_boundary_enqueue,
              condition_initialize, condition_terminate, condition_boundary);
 #endif
 

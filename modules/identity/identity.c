@@ -38,17 +38,6 @@ static const mica_field_schema_t identity_fields[] = {
      "output type (default: the input's type)"},
 };
 
-static int identity_type_ok(mica_dtype_t t)
-{
-    switch (t) {
-    case MICA_FLOAT32: case MICA_FLOAT16: case MICA_BFLOAT16: case MICA_INT8:
-    case MICA_UINT8: case MICA_INT32: case MICA_INT64: case MICA_BOOL:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 /* ---- conversions on the host ------------------------------------------ */
 
 static double load(const void *p, mica_dtype_t t, int64_t i)
@@ -169,7 +158,7 @@ static int32_t identity_supports_format(const mica_layer_t *layer,
 {
     const identity_layer_t *l = (const identity_layer_t *)layer;
     (void)nb_out;
-    if (!mica__mod_linear(io, pos) || !identity_type_ok(io[pos].dtype))
+    if (!mica__mod_linear(io, pos) || !mica__mod_any_type(io[pos].dtype))
         return 0;
     if (pos == nb_in)
         return io[pos].dtype == (l->has_dtype ? l->dtype : io[0].dtype);
@@ -312,7 +301,7 @@ static mica_layer_t *identity_create(const mica_layer_creator_t *creator,
     identity_layer_t *l;
     const int64_t *dt = mica__mod_ints(fields, "dtype");
 
-    if (dt && !identity_type_ok((mica_dtype_t)dt[0])) {
+    if (dt && !mica__mod_any_type((mica_dtype_t)dt[0])) {
         mica__mod_host->set_error(err, "'dtype' %s is not supported (float32, "
                                   "float16, bfloat16, int8, uint8, int32, "
                                   "int64, bool)", mica__mod_host->dtype_name(

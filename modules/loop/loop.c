@@ -95,45 +95,7 @@ static const char *dname(mica_dtype_t t)
     return mica__mod_host->dtype_name(t);
 }
 
-static int type_ok(mica_dtype_t t)
-{
-    switch (t) {
-    case MICA_FLOAT32: case MICA_FLOAT16: case MICA_BFLOAT16: case MICA_INT8:
-    case MICA_UINT8: case MICA_INT32: case MICA_INT64: case MICA_BOOL:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-static int32_t one_output(const mica_layer_t *layer)
-{
-    (void)layer;
-    return 1;
-}
-
-static int32_t no_outputs(const mica_layer_t *layer)
-{
-    (void)layer;
-    return 0;
-}
-
 /* The ordinary enqueue of every boundary layer: never called by the core. */
-static mica_status_t boundary_enqueue(mica_layer_t *layer,
-                                      const mica_tensor_desc_t *in,
-                                      int32_t nb_in,
-                                      const mica_tensor_desc_t *out,
-                                      int32_t nb_out,
-                                      const void *const *inputs,
-                                      void *const *outputs, void *workspace,
-                                      void *stream, mica_error_t *err)
-{
-    (void)layer; (void)in; (void)nb_in; (void)out; (void)nb_out;
-    (void)inputs; (void)outputs; (void)workspace; (void)stream;
-    return MOD_FAIL(err, "boundary layer: run by the core through "
-                    "enqueue_boundary");
-}
-
 static mica_status_t bad_step(const mica_step_t *step, mica_error_t *err)
 {
     return MOD_FAIL(err, "unknown step kind %u", (unsigned)step->kind);
@@ -325,7 +287,7 @@ static mica_status_t single_input_dtype(const mica_dtype_t *in, int32_t nb_in,
         return MOD_FAIL(err, "takes 1 input, got %d", (int)nb_in);
     if (nb_out != 1)
         return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
-    if (!type_ok(in[0]))
+    if (!mica__mod_any_type(in[0]))
         return MOD_FAIL(err, "input 0 has type %s, which is not supported",
                         dname(in[0]));
     out[0] = in[0];
@@ -383,7 +345,7 @@ static int32_t same_type_formats(const mica_layer_t *layer, int32_t pos,
                                  int32_t nb_out)
 {
     (void)layer; (void)nb_in; (void)nb_out;
-    if (!mica__mod_linear(io, pos) || !type_ok(io[pos].dtype))
+    if (!mica__mod_linear(io, pos) || !mica__mod_any_type(io[pos].dtype))
         return 0;
     return pos == 0 || io[pos].dtype == io[0].dtype;
 }
@@ -452,7 +414,7 @@ static mica_status_t recurrence_output_dtypes(const mica_layer_t *layer,
                         (int)nb_in);
     if (nb_out != 1)
         return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
-    if (!type_ok(in[0]))
+    if (!mica__mod_any_type(in[0]))
         return MOD_FAIL(err, "input 0 (the initial value) has type %s, "
                         "which is not supported", dname(in[0]));
     out[0] = in[0];
@@ -527,7 +489,7 @@ static mica_status_t output_output_dtypes(const mica_layer_t *layer,
                         (int)nb_in);
     if (nb_out != 1)
         return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
-    if (!type_ok(in[0]))
+    if (!mica__mod_any_type(in[0]))
         return MOD_FAIL(err, "input 0 has type %s, which is not supported",
                         dname(in[0]));
     out[0] = in[0];
@@ -598,7 +560,7 @@ static int32_t output_supports_format(const mica_layer_t *layer, int32_t pos,
     if (!mica__mod_linear(io, pos))
         return 0;
     if (pos == 0)
-        return type_ok(io[0].dtype);
+        return mica__mod_any_type(io[0].dtype);
     if (pos < nb_in)
         return io[pos].dtype == MICA_INT32;
     return io[pos].dtype == io[0].dtype;
@@ -716,7 +678,7 @@ static mica_status_t output_boundary(mica_layer_t *layer, mica_step_t *step,
      .output_dims = (dims_),                                                \
      .supports_format = (formats_),                                         \
      .configure = (configure_),                                             \
-     .enqueue = boundary_enqueue,                                           \
+     .enqueue = mica__mod_boundary_enqueue,                                           \
      .serialize = mica__mod_layer_serialize,                                \
      .clone = mica__mod_layer_clone,                                        \
      .destroy = mica__mod_layer_destroy,                                    \
@@ -726,22 +688,22 @@ static mica_status_t output_boundary(mica_layer_t *layer, mica_step_t *step,
      .enqueue_boundary = (boundary_)}
 
 static const mica_layer_ops_t trip_ops_cpu =
-    LOOP_OPS(no_outputs, trip_output_dtypes, no_output_dims,
+    LOOP_OPS(mica__mod_no_outputs, trip_output_dtypes, no_output_dims,
              trip_supports_format, trip_configure, NULL, NULL, NULL,
              trip_boundary);
 static const mica_layer_ops_t iterator_ops =
-    LOOP_OPS(one_output, iterator_output_dtypes, iterator_output_dims,
+    LOOP_OPS(mica__mod_one_output, iterator_output_dtypes, iterator_output_dims,
              same_type_formats, NULL, NULL, NULL, NULL, iterator_boundary);
 static const mica_layer_ops_t recurrence_ops =
-    LOOP_OPS(one_output, recurrence_output_dtypes, recurrence_output_dims,
+    LOOP_OPS(mica__mod_one_output, recurrence_output_dtypes, recurrence_output_dims,
              same_type_formats, NULL, NULL, NULL, NULL, recurrence_boundary);
 static const mica_layer_ops_t output_ops =
-    LOOP_OPS(one_output, output_output_dtypes, output_output_dims,
+    LOOP_OPS(mica__mod_one_output, output_output_dtypes, output_output_dims,
              output_supports_format, NULL, output_input_kind, NULL, NULL,
              output_boundary);
 #ifdef MICA_HAVE_CUDA
 static const mica_layer_ops_t trip_ops_cuda =
-    LOOP_OPS(no_outputs, trip_output_dtypes, no_output_dims,
+    LOOP_OPS(mica__mod_no_outputs, trip_output_dtypes, no_output_dims,
              trip_supports_format, trip_configure, NULL, trip_initialize,
              trip_terminate, trip_boundary);
 #endif
