@@ -227,3 +227,36 @@ void tb_fini(void)
 #endif
     mica__expr_builder_destroy(tb_eb);
 }
+
+th_tensor_t tb_failed(mica_layer_t *l)
+{
+    th_tensor_t t = th_none();
+    if (l)
+        l->ops->destroy(l);
+    return t;
+}
+
+void tb_check_cpu(const char *label, const th_tensor_t *want,
+                      const th_tensor_t *got)
+{
+    char w[256];
+    if (!got->data)
+        ok(0, "%s: cpu: %s", label, tb_why);
+    else if (!th_same(want, got, 0, 0, w, sizeof w))
+        ok(0, "%s: cpu: %s", label, w);
+    else
+        ok(1, "%s: cpu", label);
+}
+
+void tb_check_gpu(const char *label, const th_tensor_t *cpu,
+                      const th_tensor_t *gpu)
+{
+    char w[256];
+    if (!gpu->data)
+        ok(0, "%s: cuda: %s", label, tb_why);
+    else if (!cpu->data || !th_same(cpu, gpu, 0, 0, w, sizeof w))
+        ok(0, "%s: cuda against cpu: %s", label, cpu->data ? w : "no cpu");
+    else
+        ok(!memcmp(cpu->data, gpu->data, tb_bytes_of(cpu)),
+           "%s: cuda = cpu bit for bit", label);
+}

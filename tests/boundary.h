@@ -10,6 +10,8 @@
 #include "mica_int.h"
 
 #define TB_WHY_MAX (MICA_ERROR_MAX + 256)
+#define CPU MICA_DEVICE_CPU
+#define GPU MICA_DEVICE_CUDA
 
 /* The expression builder of output_dims calls (tb_init makes it). */
 extern mica_expr_builder_t *tb_eb;
@@ -46,5 +48,53 @@ void tb_shapes(int nb_in, const th_tensor_t *in, mica_shape_expr_t *se,
 /* Output 0's dims from output_dims on constant shapes; tb_why on failure. */
 mica_status_t tb_out_dims(mica_layer_t *l, int nb_in, const th_tensor_t *in,
                           mica_dims_t *dims);
+
+/* Destroy l (if any) and return no tensor: a scenario that failed. */
+th_tensor_t tb_failed(mica_layer_t *l);
+
+/* One TAP result: the CPU's result `got` is want, exactly. */
+void tb_check_cpu(const char *label, const th_tensor_t *want,
+                  const th_tensor_t *got);
+/* One TAP result: the CUDA result `gpu` is the CPU's, bit for bit. */
+void tb_check_gpu(const char *label, const th_tensor_t *cpu,
+                  const th_tensor_t *gpu);
+
+/* `expr` (a th_tensor_t of `dev`) on the CPU against want, on CUDA against
+ * the CPU. */
+#define BOTH(label, want, expr)                                              \
+    do {                                                                     \
+        uint32_t dev = CPU;                                                  \
+        th_tensor_t cpu_ = (expr), gpu_;                                     \
+        tb_check_cpu((label), (want), &cpu_);                                \
+        if (th_cuda()) {                                                     \
+            dev = GPU;                                                       \
+            gpu_ = (expr);                                                   \
+            tb_check_gpu((label), &cpu_, &gpu_);                             \
+            th_free(&gpu_);                                                  \
+        } else {                                                             \
+            skip("%s: cuda: no usable GPU", (label));                        \
+        }                                                                    \
+        th_free(&cpu_);                                                      \
+    } while (0)
+
+/* `expr` (a th_tensor_t of `dev`) fails on both devices, why containing
+ * `needle`. */
+#define FAILS(label, needle, expr)                                           \
+    do {                                                                     \
+        uint32_t dev = CPU;                                                  \
+        th_tensor_t t_ = (expr);                                             \
+        ok(!t_.data && strstr(tb_why, (needle)), "%s: cpu (%s)", (label),    \
+           t_.data ? "succeeded" : tb_why);                                  \
+        th_free(&t_);                                                        \
+        if (th_cuda()) {                                                     \
+            dev = GPU;                                                       \
+            t_ = (expr);                                                     \
+            ok(!t_.data && strstr(tb_why, (needle)), "%s: cuda (%s)", (label), \
+               t_.data ? "succeeded" : tb_why);                              \
+            th_free(&t_);                                                    \
+        } else {                                                             \
+            skip("%s: cuda: no usable GPU", (label));                        \
+        }                                                                    \
+    } while (0)
 
 #endif

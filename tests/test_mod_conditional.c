@@ -18,81 +18,6 @@
 #include "boundary.h"
 
 #define LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
-#define CPU MICA_DEVICE_CPU
-#define GPU MICA_DEVICE_CUDA
-
-static th_tensor_t failed(mica_layer_t *l)
-{
-    th_tensor_t t = th_none();
-    if (l)
-        l->ops->destroy(l);
-    return t;
-}
-
-/* ---- comparisons ------------------------------------------------------------ */
-
-static void check_cpu(const char *label, const th_tensor_t *want,
-                      const th_tensor_t *got)
-{
-    char w[256];
-    if (!got->data)
-        ok(0, "%s: cpu: %s", label, tb_why);
-    else if (!th_same(want, got, 0, 0, w, sizeof w))
-        ok(0, "%s: cpu: %s", label, w);
-    else
-        ok(1, "%s: cpu", label);
-}
-
-static void check_gpu(const char *label, const th_tensor_t *cpu,
-                      const th_tensor_t *gpu)
-{
-    char w[256];
-    if (!gpu->data)
-        ok(0, "%s: cuda: %s", label, tb_why);
-    else if (!cpu->data || !th_same(cpu, gpu, 0, 0, w, sizeof w))
-        ok(0, "%s: cuda against cpu: %s", label, cpu->data ? w : "no cpu");
-    else
-        ok(!memcmp(cpu->data, gpu->data, tb_bytes_of(cpu)),
-           "%s: cuda = cpu bit for bit", label);
-}
-
-/* `expr` (a th_tensor_t of `dev`) on the CPU against want, on CUDA against
- * the CPU. */
-#define BOTH(label, want, expr)                                              \
-    do {                                                                     \
-        uint32_t dev = CPU;                                                  \
-        th_tensor_t cpu_ = (expr), gpu_;                                     \
-        check_cpu((label), (want), &cpu_);                                   \
-        if (th_cuda()) {                                                     \
-            dev = GPU;                                                       \
-            gpu_ = (expr);                                                   \
-            check_gpu((label), &cpu_, &gpu_);                                \
-            th_free(&gpu_);                                                  \
-        } else {                                                             \
-            skip("%s: cuda: no usable GPU", (label));                        \
-        }                                                                    \
-        th_free(&cpu_);                                                      \
-    } while (0)
-
-/* `expr` (a th_tensor_t of `dev`) fails on both devices, why containing
- * `needle`. */
-#define FAILS(label, needle, expr)                                           \
-    do {                                                                     \
-        uint32_t dev = CPU;                                                  \
-        th_tensor_t t_ = (expr);                                             \
-        ok(!t_.data && strstr(tb_why, (needle)), "%s: cpu (%s)", (label),       \
-           t_.data ? "succeeded" : tb_why);                                     \
-        th_free(&t_);                                                        \
-        if (th_cuda()) {                                                     \
-            dev = GPU;                                                       \
-            t_ = (expr);                                                     \
-            ok(!t_.data && strstr(tb_why, (needle)), "%s: cuda (%s)", (label),  \
-               t_.data ? "succeeded" : tb_why);                                 \
-            th_free(&t_);                                                    \
-        } else {                                                             \
-            skip("%s: cuda: no usable GPU", (label));                        \
-        }                                                                    \
-    } while (0)
 
 /* ---- scenarios: each returns its result, or th_none() with why set -------- */
 
@@ -157,13 +82,13 @@ static th_tensor_t pass(uint32_t dev, const th_tensor_t *x)
     int64_t i;
 
     if (!l || tb_out_dims(l, 1, &in, &od) != MICA_OK)
-        return failed(l);
+        return tb_failed(l);
     out = th_tensor(x->dtype, od.nb_dims, od.d, NULL);
     for (i = 0; i < th_volume(&out); i++)
         th_set(&out, i, -1);
     if (tb_step(l, dev, NULL, 1, &in, 1, &out) != MICA_OK) {
         th_free(&out);
-        return failed(l);
+        return tb_failed(l);
     }
     l->ops->destroy(l);
     return out;
@@ -186,14 +111,14 @@ static th_tensor_t choose(uint32_t dev, const th_tensor_t *t,
     in[0] = *t;
     in[1] = *f;
     if (!l || tb_out_dims(l, 2, in, &od) != MICA_OK)
-        return failed(l);
+        return tb_failed(l);
     out = th_tensor(t->dtype, od.nb_dims, od.d, NULL);
     for (i = 0; i < th_volume(&out); i++)
         th_set(&out, i, -1);
     s.branch = branch;
     if (tb_step(l, dev, &s, 2, in, 1, &out) != MICA_OK) {
         th_free(&out);
-        return failed(l);
+        return tb_failed(l);
     }
     l->ops->destroy(l);
     return out;

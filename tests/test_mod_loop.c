@@ -17,8 +17,6 @@
 #include "boundary.h"
 
 #define LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
-#define CPU MICA_DEVICE_CPU
-#define GPU MICA_DEVICE_CUDA
 
 /* Slice i of `t` along axis 0, as a tensor of its own. */
 static th_tensor_t slice0(const th_tensor_t *t, int64_t i)
@@ -38,79 +36,6 @@ static th_tensor_t slice0(const th_tensor_t *t, int64_t i)
     memcpy(s.data, (const char *)t->data + (size_t)i * n, n);
     return s;
 }
-
-static th_tensor_t failed(mica_layer_t *l)
-{
-    th_tensor_t t = th_none();
-    if (l)
-        l->ops->destroy(l);
-    return t;
-}
-
-/* ---- comparisons ------------------------------------------------------------ */
-
-static void check_cpu(const char *label, const th_tensor_t *want,
-                      const th_tensor_t *got)
-{
-    char w[256];
-    if (!got->data)
-        ok(0, "%s: cpu: %s", label, tb_why);
-    else if (!th_same(want, got, 0, 0, w, sizeof w))
-        ok(0, "%s: cpu: %s", label, w);
-    else
-        ok(1, "%s: cpu", label);
-}
-
-static void check_gpu(const char *label, const th_tensor_t *cpu,
-                      const th_tensor_t *gpu)
-{
-    char w[256];
-    if (!gpu->data)
-        ok(0, "%s: cuda: %s", label, tb_why);
-    else if (!cpu->data || !th_same(cpu, gpu, 0, 0, w, sizeof w))
-        ok(0, "%s: cuda against cpu: %s", label, cpu->data ? w : "no cpu");
-    else
-        ok(!memcmp(cpu->data, gpu->data, tb_bytes_of(cpu)),
-           "%s: cuda = cpu bit for bit", label);
-}
-
-/* `expr` (a th_tensor_t of `dev`) on the CPU against want, on CUDA against
- * the CPU. */
-#define BOTH(label, want, expr)                                              \
-    do {                                                                     \
-        uint32_t dev = CPU;                                                  \
-        th_tensor_t cpu_ = (expr), gpu_;                                     \
-        check_cpu((label), (want), &cpu_);                                   \
-        if (th_cuda()) {                                                     \
-            dev = GPU;                                                       \
-            gpu_ = (expr);                                                   \
-            check_gpu((label), &cpu_, &gpu_);                                \
-            th_free(&gpu_);                                                  \
-        } else {                                                             \
-            skip("%s: cuda: no usable GPU", (label));                        \
-        }                                                                    \
-        th_free(&cpu_);                                                      \
-    } while (0)
-
-/* `expr` (a th_tensor_t of `dev`) fails on both devices, why containing
- * `needle`. */
-#define FAILS(label, needle, expr)                                           \
-    do {                                                                     \
-        uint32_t dev = CPU;                                                  \
-        th_tensor_t t_ = (expr);                                             \
-        ok(!t_.data && strstr(tb_why, (needle)), "%s: cpu (%s)", (label),       \
-           t_.data ? "succeeded" : tb_why);                                     \
-        th_free(&t_);                                                        \
-        if (th_cuda()) {                                                     \
-            dev = GPU;                                                       \
-            t_ = (expr);                                                     \
-            ok(!t_.data && strstr(tb_why, (needle)), "%s: cuda (%s)", (label),  \
-               t_.data ? "succeeded" : tb_why);                                 \
-            th_free(&t_);                                                    \
-        } else {                                                             \
-            skip("%s: cuda: no usable GPU", (label));                        \
-        }                                                                    \
-    } while (0)
 
 /* ---- scenarios: each returns its result, or th_none() with why set -------- */
 
@@ -132,14 +57,14 @@ static th_tensor_t iterate(uint32_t dev, const th_tensor_t *x, int64_t axis,
     int k;
 
     if (!l || tb_out_dims(l, 1, &in, &od) != MICA_OK)
-        return failed(l);
+        return tb_failed(l);
     if (tb_step(l, dev, &s, 1, &in, 0, NULL) != MICA_OK)
-        return failed(l);
+        return tb_failed(l);
     len = s.value;
     if (len != x->dims.d[axis]) {
         snprintf(tb_why, sizeof tb_why, "READ gave %lld, not the length %lld",
                  (long long)len, (long long)x->dims.d[axis]);
-        return failed(l);
+        return tb_failed(l);
     }
     o = th_tensor(x->dtype, od.nb_dims, od.d, NULL);
     trace = o;
@@ -153,7 +78,7 @@ static th_tensor_t iterate(uint32_t dev, const th_tensor_t *x, int64_t axis,
         if (tb_step(l, dev, &s, 1, &in, 1, &o) != MICA_OK) {
             th_free(&o);
             th_free(&trace);
-            return failed(l);
+            return tb_failed(l);
         }
         memcpy((char *)trace.data + (size_t)i * tb_bytes_of(&o), o.data,
                tb_bytes_of(&o));
@@ -186,7 +111,7 @@ static th_tensor_t collect(uint32_t dev, const char *kind, int64_t axis,
     if (!l || tb_out_dims(l, nb_in, in, &od) != MICA_OK) {
         th_free(&in[0]);
         th_free(&in[1]);
-        return failed(l);
+        return tb_failed(l);
     }
     out = th_tensor(xs->dtype, od.nb_dims, od.d, NULL);
     for (i = 0; i < th_volume(&out); i++)
@@ -228,7 +153,7 @@ static th_tensor_t recur(uint32_t dev, const th_tensor_t *initial,
     in[0] = *initial;
     in[1] = *initial; /* the core passes a copy of in[0] at build time */
     if (!l || tb_out_dims(l, 2, in, &od) != MICA_OK)
-        return failed(l);
+        return tb_failed(l);
     out = th_tensor(initial->dtype, od.nb_dims, od.d, NULL);
     trace = out;
     trace.dims.nb_dims = od.nb_dims + 1;
@@ -250,7 +175,7 @@ static th_tensor_t recur(uint32_t dev, const th_tensor_t *initial,
         if (st != MICA_OK) {
             th_free(&out);
             th_free(&trace);
-            return failed(l);
+            return tb_failed(l);
         }
         memcpy((char *)trace.data + (size_t)i * tb_bytes_of(&out), out.data,
                tb_bytes_of(&out));
