@@ -123,14 +123,15 @@ static mica_status_t collect(mica__ctl_t *c)
         if (k < 0) {
             k = c->nc++;
             c->cname[k] = (char *)name;
-            c->ckind[k] = loop ? MICA_CONSTRUCT_LOOP : MICA_CONSTRUCT_CONDITIONAL;
+            c->ckind[k] = loop ? MICA_CONSTRUCT_LOOP
+                               : MICA_CONSTRUCT_CONDITIONAL;
         } else if (c->ckind[k] != (loop ? MICA_CONSTRUCT_LOOP
                                          : MICA_CONSTRUCT_CONDITIONAL)) {
             return mica__fail(c->b->ctx, MICA_ERR_INVALID,
                               "%slayer '%s' (%s) names %s '%s', but '%s' is "
                               "already a %s", at(c, i, where, sizeof where),
                               nl->name, nl->type, loop ? "loop" : "conditional",
-                              name, name, mica__ctl_kind_name(c->ckind[k]));
+                              name, name, KIND(c, k));
         }
         c->cons[i] = k;
     }
@@ -138,7 +139,8 @@ static mica_status_t collect(mica__ctl_t *c)
 }
 
 /* The boundary layers of k with role r: count, and the first two. */
-int32_t mica__ctl_with_role(const mica__ctl_t *c, int32_t k, int32_t r, int32_t *first,
+int32_t mica__ctl_with_role(const mica__ctl_t *c, int32_t k, int32_t r,
+                            int32_t *first,
                          int32_t *second)
 {
     int32_t i, n = 0;
@@ -166,7 +168,8 @@ static mica_status_t check_boundaries(mica__ctl_t *c)
             ;
         w = at(c, i, where, sizeof where); /* its first boundary layer */
         if (c->ckind[k] == MICA_CONSTRUCT_LOOP) {
-            int32_t nt = mica__ctl_with_role(c, k, MICA_ROLE_TRIP_LIMIT, &a, &z);
+            int32_t nt = mica__ctl_with_role(c, k, MICA_ROLE_TRIP_LIMIT, &a,
+                                             &z);
             if (nt > 1)
                 return mica__fail(c->b->ctx, MICA_ERR_INVALID,
                                   "%sloop '%s' has %d TripLimit layers ('%s', "
@@ -174,7 +177,8 @@ static mica_status_t check_boundaries(mica__ctl_t *c)
                                   at(c, z, where, sizeof where), name,
                                   (int)nt, c->net->layers[a].name,
                                   c->net->layers[z].name);
-            if (nt == 0 && mica__ctl_with_role(c, k, MICA_ROLE_ITERATOR, &a, &z) == 0)
+            if (nt == 0 &&
+                mica__ctl_with_role(c, k, MICA_ROLE_ITERATOR, &a, &z) == 0)
                 return mica__fail(c->b->ctx, MICA_ERR_INVALID,
                                   "%sloop '%s' has no TripLimit and no "
                                   "Iterator: nothing bounds its trips", w,
@@ -233,8 +237,8 @@ static mica_status_t inside_input(mica__ctl_t *c, int32_t k, int32_t y,
     return mica__fail(c->b->ctx, MICA_ERR_INVALID,
                       "%s%s '%s': %s '%s' is computed inside %s '%s' (by "
                       "layer '%s'), so it cannot %s it",
-                      at(c, y, where, sizeof where), mica__ctl_kind_name(c->ckind[k]),
-                      c->cname[k], what, nl->name, mica__ctl_kind_name(c->ckind[k]),
+                      at(c, y, where, sizeof where), KIND(c, k),
+                      c->cname[k], what, nl->name, KIND(c, k),
                       c->cname[k], c->net->layers[from].name,
                       r == MICA_ROLE_CONDITION || r == MICA_ROLE_IF_INPUT
                           ? "decide or feed" : "be given to");
@@ -335,8 +339,8 @@ static mica_status_t nest(mica__ctl_t *c)
                                       "%s '%s' and %s '%s' are not nested "
                                       "cleanly: each uses values defined "
                                       "inside the other (layer '%s' is in "
-                                      "both)", mica__ctl_kind_name(c->ckind[j]),
-                                      c->cname[j], mica__ctl_kind_name(c->ckind[k]),
+                                      "both)", KIND(c, j),
+                                      c->cname[j], KIND(c, k),
                                       c->cname[k], shared_layer(c, j, k));
                 CONTAINS(c, j, k) = 1;
                 changed = 1;
@@ -384,8 +388,8 @@ static mica_status_t scopes(mica__ctl_t *c)
                                   "through an IfConditionalOutput",
                                   at(c, i, where, sizeof where),
                                   c->net->layers[i].name,
-                                  mica__ctl_kind_name(c->ckind[best]), c->cname[best],
-                                  mica__ctl_kind_name(c->ckind[k]), c->cname[k]);
+                                  KIND(c, best), c->cname[best],
+                                  KIND(c, k), c->cname[k]);
             if (best < 0 || c->depth[k] > c->depth[best])
                 best = k;
         }
@@ -434,14 +438,14 @@ static mica_status_t check_outputs(mica__ctl_t *c)
                               mica__at(c->net->output_origins[i], where,
                                        sizeof where), c->net->outputs[i],
                               mica__ctl_kind_name(c->ckind[c->cons[p]]),
-                              c->cname[c->cons[p]], mica__ctl_kind_name(c->ckind[s]),
+                              c->cname[c->cons[p]], KIND(c, s),
                               c->cname[s]);
         return mica__fail(c->b->ctx, MICA_ERR_INVALID,
                           "%soutput '%s' is defined inside %s '%s' (by layer "
                           "'%s'): mark the output of a %s instead",
                           mica__at(c->net->output_origins[i], where,
                                    sizeof where), c->net->outputs[i],
-                          mica__ctl_kind_name(c->ckind[s]), c->cname[s],
+                          KIND(c, s), c->cname[s],
                           c->net->layers[p].name,
                           c->ckind[s] == MICA_CONSTRUCT_LOOP
                               ? "LoopOutput" : "IfConditionalOutput");
@@ -536,7 +540,7 @@ static mica_status_t branches(mica__ctl_t *c)
                                  "%s '%s' inside conditional '%s' feeds "
                                  "both its true and its false branch: an "
                                  "edge between the branches",
-                                 mica__ctl_kind_name(c->ckind[it - c->nl]),
+                                 KIND(c, it - c->nl),
                                  c->cname[it - c->nl], c->cname[k]);
             else if (it >= c->nl)
                 c->cbranch[it - c->nl] = m == 1 ? 0 : m == 2 ? 1 : -1;

@@ -31,11 +31,14 @@ typedef struct mica__ctl {
 } mica__ctl_t;
 
 #define IN(c, k, l) ((c)->in[(size_t)(k) * (size_t)(c)->nl + (size_t)(l)])
-#define CONTAINS(c, j, k) ((c)->contains[(size_t)(j) * (size_t)(c)->nc + (size_t)(k)])
+#define CONTAINS(c, j, k) \
+    ((c)->contains[(size_t)(j) * (size_t)(c)->nc + (size_t)(k)])
 
 #define PSEUDO_TRIP(c) ((c)->nl + (c)->nc) /* a while TripLimit, as an item */
 
 const char *mica__ctl_kind_name(int32_t kind);
+/* "loop" or "conditional" for construct k of c. */
+#define KIND(c, k) mica__ctl_kind_name((c)->ckind[k])
 
 /* The boundary layers of k with role r: count, and the first two. */
 int32_t mica__ctl_with_role(const mica__ctl_t *c, int32_t k, int32_t r,

@@ -5,15 +5,10 @@
  */
 #include <config.h>
 
-#include "build.h"
+#include "control.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-
-static const char *kind_name(int32_t kind)
-{
-    return kind == MICA_CONSTRUCT_LOOP ? "loop" : "conditional";
-}
 
 static int needs_boundary_op(uint32_t role)
 {
@@ -117,7 +112,8 @@ mica_status_t mica__control_check(mica__build_t *b)
                                       "shape tensors are computed before "
                                       "execution, outside loops and "
                                       "conditionals", at, l->name,
-                                      l->info.type, kind_name(k->kind),
+                                      l->info.type,
+                                      mica__ctl_kind_name(k->kind),
                                       k->name, e->tensors[l->outputs[i]].name);
         if (l->info.role == MICA_ROLE_RECURRENCE &&
             (st = check_recurrence(b, s)) != MICA_OK)

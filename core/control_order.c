@@ -137,7 +137,7 @@ static mica_status_t sort_items(mica__ctl_t *c, int32_t s, int32_t trip,
         if (present[k] && !done[k])
             st = mica__fail(c->b->ctx, MICA_ERR_INVALID,
                             "%s '%s': its layers depend on each other in a "
-                            "cycle", s >= 0 ? mica__ctl_kind_name(c->ckind[s]) : "network",
+                            "cycle", s >= 0 ? KIND(c, s) : "network",
                             s >= 0 ? c->cname[s] : "");
     if (st == MICA_OK) {
         *out = items;
@@ -162,7 +162,8 @@ static int32_t place(mica__ctl_t *c, int32_t l)
     return step;
 }
 
-static int32_t emit_op(mica__ctl_t *c, int32_t kind, int32_t arg, int32_t branch)
+static int32_t emit_op(mica__ctl_t *c, int32_t kind, int32_t arg,
+                       int32_t branch)
 {
     mica_engine_t *e = c->b->e;
     mica__op_t *o = &e->prog[e->nb_prog];

@@ -303,13 +303,6 @@ static inline int mica__back_edge(const mica__layer_t *l, int32_t i)
     return i == 1 && l->info.role == MICA_ROLE_RECURRENCE;
 }
 
-/* Whether step s lies in construct k (nested ones included). */
-static inline int mica__in_construct(const mica_engine_t *e, int32_t k,
-                                     int32_t s)
-{
-    return s >= e->constructs[k].begin && s < e->constructs[k].end;
-}
-
 /*
  * The arena lifetime of every execution tensor (live_from, live_to),
  * from producers and last readers, stretched over the loops it crosses:
