@@ -235,13 +235,11 @@ static mica_status_t inside_input(mica__ctl_t *c, int32_t k, int32_t y,
     if (!what)
         return MICA_OK;
     return mica__fail(c->b->ctx, MICA_ERR_INVALID,
-                      "%s%s '%s': %s '%s' is computed inside %s '%s' (by "
-                      "layer '%s'), so it cannot %s it",
+                      "%s%s '%s': %s '%s' is computed inside the %s (by "
+                      "layer '%s'); it must come from outside",
                       at(c, y, where, sizeof where), KIND(c, k),
                       c->cname[k], what, nl->name, KIND(c, k),
-                      c->cname[k], c->net->layers[from].name,
-                      r == MICA_ROLE_CONDITION || r == MICA_ROLE_IF_INPUT
-                          ? "decide or feed" : "be given to");
+                      c->net->layers[from].name);
 }
 
 /* Add to k's members what the worklist's layers reach (n entries). */

@@ -70,6 +70,7 @@ CONTROL_MANIFESTS = tests/manifests/control/for_loop.yaml \
 	tests/manifests/control/bad/count_inside.yaml \
 	tests/manifests/control/bad/cross_branch.yaml \
 	tests/manifests/control/bad/inner_output.yaml \
+	tests/manifests/control/bad/iterate_inside.yaml \
 	tests/manifests/control/bad/kind_clash.yaml \
 	tests/manifests/control/bad/last_value.yaml \
 	tests/manifests/control/bad/nested_output.yaml \

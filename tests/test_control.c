@@ -482,6 +482,9 @@ static void test_build_errors(void)
                             "initial value 'x' is float32 [2]"},
         {"count_inside.yaml", "the trip count 'cx' is computed inside loop "
                               "'L'"},
+        {"iterate_inside.yaml", "loop 'L': the tensor iterated by Iterator "
+                                "'row' is computed inside the loop (by layer "
+                                "'neg'); it must come from outside"},
         {"last_value.yaml", "layer 'last' (LoopOutput): a last_value output "
                             "reads the output of a Recurrence of loop 'L', "
                             "but 'nr' is made by layer 'neg'"},
