@@ -260,3 +260,27 @@ void tb_check_gpu(const char *label, const th_tensor_t *cpu,
         ok(!memcmp(cpu->data, gpu->data, tb_bytes_of(cpu)),
            "%s: cuda = cpu bit for bit", label);
 }
+
+int tb_formats(mica_layer_t *l, int pos, int nb_in, int nb_out,
+               const mica_dtype_t *types)
+{
+    mica_tensor_desc_t io[4];
+    int i;
+    memset(io, 0, sizeof io);
+    for (i = 0; i < nb_in + nb_out; i++) {
+        io[i].dtype = types[i];
+        io[i].format = MICA_FORMAT_LINEAR;
+    }
+    return l->ops->supports_format(l, pos, io, nb_in, nb_out);
+}
+
+mica_status_t tb_dtypes(mica_layer_t *l, int nb_in, const mica_dtype_t *in,
+                        int nb_out, mica_dtype_t *out)
+{
+    mica_error_t err;
+    mica_status_t st;
+    mica__error_clear(&err);
+    st = l->ops->output_dtypes(l, in, nb_in, out, nb_out, &err);
+    snprintf(tb_why, sizeof tb_why, "%s", mica__error_msg(&err, "no message"));
+    return st;
+}

@@ -49,6 +49,14 @@ void tb_shapes(int nb_in, const th_tensor_t *in, mica_shape_expr_t *se,
 mica_status_t tb_out_dims(mica_layer_t *l, int nb_in, const th_tensor_t *in,
                           mica_dims_t *dims);
 
+/* supports_format at pos for LINEAR tensors of the types given (inputs
+ * then outputs). */
+int tb_formats(mica_layer_t *l, int pos, int nb_in, int nb_out,
+               const mica_dtype_t *types);
+/* output_dtypes; tb_why holds the message. */
+mica_status_t tb_dtypes(mica_layer_t *l, int nb_in, const mica_dtype_t *in,
+                        int nb_out, mica_dtype_t *out);
+
 /* Destroy l (if any) and return no tensor: a scenario that failed. */
 th_tensor_t tb_failed(mica_layer_t *l);
 

@@ -126,31 +126,6 @@ static th_tensor_t choose(uint32_t dev, const th_tensor_t *t,
 
 /* ---- build-time questions ------------------------------------------------- */
 
-static int formats(mica_layer_t *l, int pos, int nb_in, int nb_out,
-                   const mica_dtype_t *types)
-{
-    mica_tensor_desc_t io[4];
-    int i;
-    memset(io, 0, sizeof io);
-    for (i = 0; i < nb_in + nb_out; i++) {
-        io[i].dtype = types[i];
-        io[i].format = MICA_FORMAT_LINEAR;
-    }
-    return l->ops->supports_format(l, pos, io, nb_in, nb_out);
-}
-
-static mica_status_t dtypes(mica_layer_t *l, int nb_in,
-                            const mica_dtype_t *in, int nb_out,
-                            mica_dtype_t *out)
-{
-    mica_error_t err;
-    mica_status_t st;
-    mica__error_clear(&err);
-    st = l->ops->output_dtypes(l, in, nb_in, out, nb_out, &err);
-    snprintf(tb_why, sizeof tb_why, "%s", mica__error_msg(&err, "no message"));
-    return st;
-}
-
 static void questions(void)
 {
     mica_layer_t *l;
@@ -181,12 +156,12 @@ static void questions(void)
         bail("Condition: %s", tb_why);
     is_int(0, l->ops->nb_outputs(l), "Condition has no outputs");
     t[0] = MICA_BOOL;
-    ok(dtypes(l, 1, t, 0, o) == MICA_OK && formats(l, 0, 1, 0, t) == 1,
+    ok(tb_dtypes(l, 1, t, 0, o) == MICA_OK && tb_formats(l, 0, 1, 0, t) == 1,
        "Condition takes bool");
     t[0] = MICA_INT32;
-    ok(dtypes(l, 1, t, 0, o) != MICA_OK &&
+    ok(tb_dtypes(l, 1, t, 0, o) != MICA_OK &&
        strstr(tb_why, "input 0 (the condition) has type int32 but must be "
-              "bool") && formats(l, 0, 1, 0, t) == 0,
+              "bool") && tb_formats(l, 0, 1, 0, t) == 0,
        "Condition refuses int32: %s", tb_why);
     mica__error_clear(&err);
     ok(l->ops->enqueue(l, NULL, 1, NULL, 0, NULL, NULL, NULL, NULL, &err) !=
@@ -200,16 +175,16 @@ static void questions(void)
     if (!l)
         bail("IfConditionalInput: %s", tb_why);
     t[0] = MICA_UINT8;
-    ok(dtypes(l, 1, t, 1, o) == MICA_OK && o[0] == MICA_UINT8,
+    ok(tb_dtypes(l, 1, t, 1, o) == MICA_OK && o[0] == MICA_UINT8,
        "IfConditionalInput: output type is the input's");
     in[0] = th_t(MICA_FLOAT32, NULL, 3, 2, 1, 5);
     ok(tb_out_dims(l, 1, in, &d) == MICA_OK && d.nb_dims == 3 && d.d[0] == 2 &&
        d.d[1] == 1 && d.d[2] == 5, "IfConditionalInput: output dims are the "
        "input's");
     t[1] = MICA_UINT8;
-    ok(formats(l, 1, 1, 1, t) == 1, "IfConditionalInput: uint8 to uint8");
+    ok(tb_formats(l, 1, 1, 1, t) == 1, "IfConditionalInput: uint8 to uint8");
     t[1] = MICA_INT8;
-    ok(formats(l, 1, 1, 1, t) == 0, "IfConditionalInput: uint8 to int8 "
+    ok(tb_formats(l, 1, 1, 1, t) == 0, "IfConditionalInput: uint8 to int8 "
        "refused");
     ok(l->ops->enqueue_boundary == NULL, "IfConditionalInput: no "
        "enqueue_boundary (a plain layer)");
@@ -221,19 +196,19 @@ static void questions(void)
     if (!l)
         bail("IfConditionalOutput: %s", tb_why);
     t[0] = MICA_BFLOAT16; t[1] = MICA_BFLOAT16;
-    ok(dtypes(l, 2, t, 1, o) == MICA_OK && o[0] == MICA_BFLOAT16,
+    ok(tb_dtypes(l, 2, t, 1, o) == MICA_OK && o[0] == MICA_BFLOAT16,
        "IfConditionalOutput: output type is the inputs'");
     t[1] = MICA_FLOAT16;
-    ok(dtypes(l, 2, t, 1, o) != MICA_OK &&
+    ok(tb_dtypes(l, 2, t, 1, o) != MICA_OK &&
        strstr(tb_why, "true and false values have different types bfloat16 and "
               "float16"), "IfConditionalOutput: types differ: %s", tb_why);
-    ok(formats(l, 1, 2, 1, t) == 0, "IfConditionalOutput: false value of "
+    ok(tb_formats(l, 1, 2, 1, t) == 0, "IfConditionalOutput: false value of "
        "another type refused");
     t[1] = MICA_BFLOAT16; t[2] = MICA_BFLOAT16;
-    ok(formats(l, 0, 2, 1, t) && formats(l, 1, 2, 1, t) &&
-       formats(l, 2, 2, 1, t), "IfConditionalOutput: bfloat16 throughout");
+    ok(tb_formats(l, 0, 2, 1, t) && tb_formats(l, 1, 2, 1, t) &&
+       tb_formats(l, 2, 2, 1, t), "IfConditionalOutput: bfloat16 throughout");
     t[2] = MICA_FLOAT32;
-    ok(formats(l, 2, 2, 1, t) == 0, "IfConditionalOutput: output of another "
+    ok(tb_formats(l, 2, 2, 1, t) == 0, "IfConditionalOutput: output of another "
        "type refused");
     in[0] = th_t(MICA_FLOAT32, NULL, 2, 2, 3);
     in[1] = th_t(MICA_FLOAT32, NULL, 2, 2, 3);

@@ -242,31 +242,6 @@ static void reads(const char *label, const char *kind, mica_dtype_t dt,
 
 /* ---- build-time questions ------------------------------------------------- */
 
-static int formats(mica_layer_t *l, int pos, int nb_in, int nb_out,
-                   const mica_dtype_t *types)
-{
-    mica_tensor_desc_t io[4];
-    int i;
-    memset(io, 0, sizeof io);
-    for (i = 0; i < nb_in + nb_out; i++) {
-        io[i].dtype = types[i];
-        io[i].format = MICA_FORMAT_LINEAR;
-    }
-    return l->ops->supports_format(l, pos, io, nb_in, nb_out);
-}
-
-static mica_status_t dtypes(mica_layer_t *l, int nb_in,
-                            const mica_dtype_t *in, int nb_out,
-                            mica_dtype_t *out)
-{
-    mica_error_t err;
-    mica_status_t st;
-    mica__error_clear(&err);
-    st = l->ops->output_dtypes(l, in, nb_in, out, nb_out, &err);
-    snprintf(tb_why, sizeof tb_why, "%s", mica__error_msg(&err, "no message"));
-    return st;
-}
-
 static void questions(void)
 {
     mica_layer_t *l;
@@ -283,16 +258,16 @@ static void questions(void)
         bail("TripLimit: %s", tb_why);
     is_int(0, l->ops->nb_outputs(l), "TripLimit has no outputs");
     t[0] = MICA_INT32;
-    ok(dtypes(l, 1, t, 0, o) == MICA_OK, "TripLimit count (the default) "
+    ok(tb_dtypes(l, 1, t, 0, o) == MICA_OK, "TripLimit count (the default) "
        "takes int32");
     t[0] = MICA_BOOL;
-    ok(dtypes(l, 1, t, 0, o) != MICA_OK &&
+    ok(tb_dtypes(l, 1, t, 0, o) != MICA_OK &&
        strstr(tb_why, "input 0 (the trip limit) has type bool but a 'count' "
               "trip limit must be int32"), "TripLimit count refuses bool: %s",
        tb_why);
-    ok(formats(l, 0, 1, 0, t) == 0, "TripLimit count: bool not supported");
+    ok(tb_formats(l, 0, 1, 0, t) == 0, "TripLimit count: bool not supported");
     t[0] = MICA_INT32;
-    ok(formats(l, 0, 1, 0, t) == 1, "TripLimit count: int32 supported");
+    ok(tb_formats(l, 0, 1, 0, t) == 1, "TripLimit count: int32 supported");
     mica__error_clear(&err);
     ok(l->ops->enqueue(l, NULL, 1, NULL, 0, NULL, NULL, NULL, NULL, &err) !=
        MICA_OK && strstr(mica__error_msg(&err, ""), "boundary layer: run by "
@@ -301,10 +276,10 @@ static void questions(void)
     l->ops->destroy(l);
     l = tb_make("TripLimit", CPU, th_f_str(th_fields(), "kind", "while"));
     t[0] = MICA_BOOL;
-    ok(l && dtypes(l, 1, t, 0, o) == MICA_OK && formats(l, 0, 1, 0, t) == 1,
+    ok(l && tb_dtypes(l, 1, t, 0, o) == MICA_OK && tb_formats(l, 0, 1, 0, t) == 1,
        "TripLimit while takes bool");
     t[0] = MICA_INT32;
-    ok(l && dtypes(l, 1, t, 0, o) != MICA_OK && formats(l, 0, 1, 0, t) == 0,
+    ok(l && tb_dtypes(l, 1, t, 0, o) != MICA_OK && tb_formats(l, 0, 1, 0, t) == 0,
        "TripLimit while refuses int32: %s", tb_why);
     if (l)
         l->ops->destroy(l);
@@ -316,7 +291,7 @@ static void questions(void)
     if (!l)
         bail("Iterator: %s", tb_why);
     t[0] = MICA_INT64;
-    ok(dtypes(l, 1, t, 1, o) == MICA_OK && o[0] == MICA_INT64,
+    ok(tb_dtypes(l, 1, t, 1, o) == MICA_OK && o[0] == MICA_INT64,
        "Iterator: output type is the input's");
     ok(tb_out_dims(l, 1, &x, &d) == MICA_OK && d.nb_dims == 1 && d.d[0] == 4,
        "Iterator axis 0 (the default) on [3,4] gives [4]");
@@ -324,9 +299,9 @@ static void questions(void)
        strstr(tb_why, "the input is 0-D but must have rank 1 or more"),
        "Iterator refuses a 0-D input: %s", tb_why);
     t[0] = MICA_FLOAT16; t[1] = MICA_FLOAT16;
-    ok(formats(l, 1, 1, 1, t) == 1, "Iterator: float16 to float16");
+    ok(tb_formats(l, 1, 1, 1, t) == 1, "Iterator: float16 to float16");
     t[1] = MICA_FLOAT32;
-    ok(formats(l, 1, 1, 1, t) == 0, "Iterator: float16 to float32 refused");
+    ok(tb_formats(l, 1, 1, 1, t) == 0, "Iterator: float16 to float32 refused");
     l->ops->destroy(l);
     l = tb_make("Iterator", CPU, th_f_int(th_fields(), "axis", 1));
     ok(l && tb_out_dims(l, 1, &x, &d) == MICA_OK && d.nb_dims == 1 &&
@@ -351,7 +326,7 @@ static void questions(void)
     if (!l)
         bail("Recurrence: %s", tb_why);
     t[0] = MICA_FLOAT32; t[1] = MICA_INT32;
-    ok(dtypes(l, 2, t, 1, o) == MICA_OK && o[0] == MICA_FLOAT32,
+    ok(tb_dtypes(l, 2, t, 1, o) == MICA_OK && o[0] == MICA_FLOAT32,
        "Recurrence: output type from input 0 alone");
     {
         th_tensor_t in[2];
@@ -362,12 +337,12 @@ static void questions(void)
            "0 alone");
     }
     t[0] = MICA_INT8; t[1] = MICA_INT8; t[2] = MICA_INT8;
-    ok(formats(l, 0, 2, 1, t) && formats(l, 1, 2, 1, t) &&
-       formats(l, 2, 2, 1, t), "Recurrence: int8 throughout");
+    ok(tb_formats(l, 0, 2, 1, t) && tb_formats(l, 1, 2, 1, t) &&
+       tb_formats(l, 2, 2, 1, t), "Recurrence: int8 throughout");
     t[1] = MICA_UINT8;
-    ok(!formats(l, 1, 2, 1, t), "Recurrence: next of another type refused");
+    ok(!tb_formats(l, 1, 2, 1, t), "Recurrence: next of another type refused");
     t[1] = MICA_INT8; t[2] = MICA_BOOL;
-    ok(!formats(l, 2, 2, 1, t), "Recurrence: output of another type "
+    ok(!tb_formats(l, 2, 2, 1, t), "Recurrence: output of another type "
        "refused");
     l->ops->destroy(l);
 
@@ -422,13 +397,13 @@ static void questions(void)
            so.nb_dims == 3 && so.d[0] == n, "LoopOutput: a symbolic length "
            "becomes the new axis");
         t[0] = MICA_BFLOAT16; t[1] = MICA_INT32; t[2] = MICA_BFLOAT16;
-        ok(formats(l, 0, 2, 1, t) && formats(l, 1, 2, 1, t) &&
-           formats(l, 2, 2, 1, t), "LoopOutput: bfloat16 with an int32 "
+        ok(tb_formats(l, 0, 2, 1, t) && tb_formats(l, 1, 2, 1, t) &&
+           tb_formats(l, 2, 2, 1, t), "LoopOutput: bfloat16 with an int32 "
            "length");
         t[1] = MICA_INT64;
-        ok(!formats(l, 1, 2, 1, t), "LoopOutput: an int64 length refused");
+        ok(!tb_formats(l, 1, 2, 1, t), "LoopOutput: an int64 length refused");
         t[1] = MICA_INT32; t[2] = MICA_FLOAT16;
-        ok(!formats(l, 2, 2, 1, t), "LoopOutput: output of another type "
+        ok(!tb_formats(l, 2, 2, 1, t), "LoopOutput: output of another type "
            "refused");
         l->ops->destroy(l);
 
