@@ -32,7 +32,9 @@
 #include <string.h>
 
 #include "modkit.h"
-#include "conditional.h"
+#ifdef MICA_HAVE_CUDA
+#include "modkit_cuda.h"
+#endif
 
 typedef struct cond_layer {
     mica__mod_layer_t base;
@@ -55,7 +57,7 @@ static mica_status_t copy(const cond_layer_t *l, void *dst, const void *src,
         return MICA_OK;
 #ifdef MICA_HAVE_CUDA
     if (l->cuda)
-        return mica__cond_cuda_copy(dst, src, bytes, stream, err);
+        return mica__mod_cuda_copy(dst, src, bytes, stream, err);
 #else
     (void)l;
 #endif
@@ -166,8 +168,8 @@ static mica_status_t condition_boundary(mica_layer_t *layer,
         return st;
 #ifdef MICA_HAVE_CUDA
     if (l->cuda) {
-        if ((st = mica__cond_cuda_fetch(&l->pinned, inputs[0], stream,
-                                        err)) != MICA_OK)
+        if ((st = mica__mod_cuda_fetch(&l->pinned, inputs[0], 1, stream,
+                                       err)) != MICA_OK)
             return st;
         p = l->pinned;
     }
@@ -186,13 +188,13 @@ static mica_status_t condition_initialize(mica_layer_t *layer, void *stream,
     (void)stream;
     if (l->pinned)
         return MICA_OK;
-    return mica__cond_cuda_host_alloc(&l->pinned, err);
+    return mica__mod_cuda_host_alloc(&l->pinned, err);
 }
 
 static void condition_terminate(mica_layer_t *layer)
 {
     cond_layer_t *l = C(layer);
-    mica__cond_cuda_host_free(l->pinned);
+    mica__mod_cuda_host_free(l->pinned);
     l->pinned = NULL;
 }
 

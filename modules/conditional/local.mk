@@ -2,13 +2,12 @@
 # IfConditionalInput, IfConditionalOutput) and its test.
 
 pkgmodule_LTLIBRARIES += modules/mica_conditional.la
-modules_mica_conditional_la_SOURCES = modules/conditional/conditional.c \
-	modules/conditional/conditional.h
+modules_mica_conditional_la_SOURCES = modules/conditional/conditional.c
 modules_mica_conditional_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
 modules_mica_conditional_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
 if MICA_CUDA
-modules_mica_conditional_la_SOURCES += modules/conditional/conditional_cuda.cu
-modules_mica_conditional_la_LIBADD += $(MICA_CUDA_LIBS)
+modules_mica_conditional_la_LIBADD += modules/common/libmicamodkit_cuda.la \
+	$(MICA_CUDA_LIBS)
 endif
 
 # As tests/test_mod_loop: direct op calls, fields and expressions through

@@ -7,7 +7,8 @@ modules_mica_loop_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
 modules_mica_loop_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
 if MICA_CUDA
 modules_mica_loop_la_SOURCES += modules/loop/loop_cuda.cu
-modules_mica_loop_la_LIBADD += $(MICA_CUDA_LIBS)
+modules_mica_loop_la_LIBADD += modules/common/libmicamodkit_cuda.la \
+	$(MICA_CUDA_LIBS)
 endif
 
 # The test calls the layers' ops directly (boundary layers run through

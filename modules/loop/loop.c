@@ -50,6 +50,9 @@
 
 #include "modkit.h"
 #include "loop.h"
+#ifdef MICA_HAVE_CUDA
+#include "modkit_cuda.h"
+#endif
 
 enum { TRIP_COUNT = 0, TRIP_WHILE = 1 };
 enum { OUT_LAST_VALUE = 0, OUT_CONCATENATE = 1, OUT_REVERSE = 2 };
@@ -234,7 +237,7 @@ static mica_status_t trip_boundary(mica_layer_t *layer, mica_step_t *step,
         return st;
 #ifdef MICA_HAVE_CUDA
     if (l->cuda) {
-        st = mica__loop_cuda_fetch(&l->pinned, inputs[0],
+        st = mica__mod_cuda_fetch(&l->pinned, inputs[0],
                                    mica_dtype_size(in[0].dtype), stream, err);
         if (st != MICA_OK)
             return st;
@@ -260,13 +263,13 @@ static mica_status_t trip_initialize(mica_layer_t *layer, void *stream,
     (void)stream;
     if (l->pinned)
         return MICA_OK;
-    return mica__loop_cuda_host_alloc(&l->pinned, err);
+    return mica__mod_cuda_host_alloc(&l->pinned, err);
 }
 
 static void trip_terminate(mica_layer_t *layer)
 {
     loop_layer_t *l = L(layer);
-    mica__loop_cuda_host_free(l->pinned);
+    mica__mod_cuda_host_free(l->pinned);
     l->pinned = NULL;
 }
 

@@ -32,21 +32,6 @@ mica_status_t mica__loop_cuda_reverse(void *base, int64_t rows, size_t pitch,
                                       size_t inner, int64_t count,
                                       void *stream, mica_error_t *err);
 
-/*
- * Read `bytes` (at most 8) of device memory at `src` into the pinned host
- * buffer *pinned (allocated here if NULL, 8 bytes) and wait for `stream`:
- * the bytes are in *pinned on return.
- */
-mica_status_t mica__loop_cuda_fetch(void **pinned, const void *src,
-                                    size_t bytes, void *stream,
-                                    mica_error_t *err);
-
-/* Allocate an 8-byte pinned host buffer into *pinned. */
-mica_status_t mica__loop_cuda_host_alloc(void **pinned, mica_error_t *err);
-
-/* Free a buffer of mica__loop_cuda_host_alloc (NULL: nothing). */
-void mica__loop_cuda_host_free(void *pinned);
-
 #ifdef __cplusplus
 }
 #endif

@@ -1,8 +1,8 @@
 /*
  * modules/loop/loop_cuda.cu - data movement of the loop boundary layers
- * on CUDA: strided row copies (Iterator, LoopOutput, Recurrence), the
- * in-place reversal of LoopOutput 'reverse', and the read-back of a trip
- * limit through a pinned host buffer.  Pure data movement: every element
+ * on CUDA: strided row copies (Iterator, LoopOutput, Recurrence) and the
+ * in-place reversal of LoopOutput 'reverse' (the trip limit's read-back is
+ * modules/common/modkit_cuda.c's).  Pure data movement: every element
  * type is moved as words of the widest size (8, 4, 2 or 1 bytes) that
  * divides every address, pitch and width involved.
  */
@@ -137,36 +137,4 @@ extern "C" mica_status_t mica__loop_cuda_reverse(void *base, int64_t rows,
     default:
         return reverse_as<uint8_t>(base, rows, pitch, inner, count, s, err);
     }
-}
-
-extern "C" mica_status_t mica__loop_cuda_host_alloc(void **pinned,
-                                                    mica_error_t *err)
-{
-    CUDA_CHECK(cudaHostAlloc(pinned, 8, cudaHostAllocDefault));
-    return MICA_OK;
-}
-
-extern "C" void mica__loop_cuda_host_free(void *pinned)
-{
-    if (pinned)
-        cudaFreeHost(pinned);
-}
-
-extern "C" mica_status_t mica__loop_cuda_fetch(void **pinned,
-                                               const void *src, size_t bytes,
-                                               void *stream, mica_error_t *err)
-{
-    cudaStream_t s = (cudaStream_t)stream;
-
-    if (bytes > 8)
-        return MOD_FAIL(err, "cannot read back %zu bytes (8 at most)", bytes);
-    if (!*pinned) {
-        mica_status_t st = mica__loop_cuda_host_alloc(pinned, err);
-        if (st != MICA_OK)
-            return st;
-    }
-    CUDA_CHECK(cudaMemcpyAsync(*pinned, src, bytes, cudaMemcpyDeviceToHost,
-                               s));
-    CUDA_CHECK(cudaStreamSynchronize(s));
-    return MICA_OK;
 }
