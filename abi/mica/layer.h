@@ -133,6 +133,11 @@ typedef enum mica_input_kind {
  *               as 0/1) in step->value, on the host, with any device work
  *               finished: the core reads it when the call returns.  This
  *               is the only read-back of a loop trip or a branch.
+ *               ITERATOR: when the loop starts, store the length of
+ *               input 0 along its axis (the trips it can feed), from
+ *               the descriptor: no device work.  A TripLimit whose
+ *               input comes from outside the loop is read once, when the
+ *               loop starts, whatever its kind.
  *   ITER_BEGIN  at the start of trip i: ITERATOR: output = slice i of
  *               input 0 along its axis (slice len-1-i with `reverse`).
  *   ITER_END    after the body of trip i: first LOOP_OUTPUT (concatenate
