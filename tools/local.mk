@@ -59,3 +59,12 @@ TESTS += tests/test_cli_engine.sh
 EXTRA_DIST += tests/test_cli.sh tests/test_cli_dynamic.sh \
 	tests/test_cli_engine.sh tests/test_cli_control.sh $(DYNAMIC_MANIFESTS) \
 	examples/hello.yaml examples/hello_x.npy examples/dynamic.yaml
+
+# `mica modules TYPE` and `--json`, on the in-tree modules and on
+# tests/odd/ (strings that need escaping, a default of every field kind;
+# in a folder of its own, apart from the fake modules test_registry loads).
+TESTS += tests/test_cli_modules.sh
+check_LTLIBRARIES += tests/odd/odd.la
+tests_odd_odd_la_SOURCES = tests/odd/odd.c
+tests_odd_odd_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+EXTRA_DIST += tests/test_cli_modules.sh

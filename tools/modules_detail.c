@@ -167,28 +167,40 @@ int cli_mod_check(mica_context_t *ctx, const cli_mod_filter_t *flt)
 
 /* ---- the detail ---------------------------------------------------------- */
 
+/* A byte that separates words: a space or a control character (which a
+ * module's strings may hold; they never reach the terminal). */
+static int is_gap(char c)
+{
+    return c && ((unsigned char)c <= ' ' || c == 0x7f);
+}
+
 /*
  * Print `text` after `label` (padded to `width`), wrapped at WRAP_COLUMN on
- * spaces, continuation lines indented to the text's column.
+ * spaces, continuation lines indented to the text's column; control
+ * characters are printed as spaces.
  */
 static void wrapped(FILE *f, int indent, int width, const char *label,
                     const char *text)
 {
     int col = indent + width, start = col;
     fprintf(f, "%*s%-*s", indent, "", width, label);
+    while (is_gap(*text))
+        text++;
     while (*text) {
-        size_t w = strcspn(text, " ");
-        if (col > start && col + 1 + (int)w > WRAP_COLUMN) {
+        int w = 0;
+        while (text[w] && !is_gap(text[w]))
+            w++;
+        if (col > start && col + 1 + w > WRAP_COLUMN) {
             fprintf(f, "\n%*s", start, "");
             col = start;
         } else if (col > start) {
             fputc(' ', f);
             col++;
         }
-        fprintf(f, "%.*s", (int)w, text);
-        col += (int)w;
+        fprintf(f, "%.*s", w, text);
+        col += w;
         text += w;
-        while (*text == ' ')
+        while (is_gap(*text))
             text++;
     }
     fputc('\n', f);
@@ -248,7 +260,7 @@ static void print_field(FILE *f, const mica_field_schema_t *s)
     size_t n = 0;
     int k;
 
-    fprintf(f, "    %s\n", s->name);
+    wrapped(f, 4, 0, "", s->name);
     wrapped(f, 6, 13, "kind", cli_field_kind(s->type));
     if (s->count == 1)
         snprintf(buf, sizeof(buf), "1");
@@ -375,14 +387,10 @@ static int print_version(FILE *f, mica_creator_info_t *v, int32_t n,
     }
 
     fprintf(f, "\n  Inputs and outputs:\n");
-    {
-        char text[512];
-        snprintf(text, sizeof(text), "not described by the module ABI, "
-                 "which declares a layer type by its params alone; the "
-                 "manifest reference (%s/manifest.md) documents those of "
-                 "mica's own layer types", MICA_DOC_DIR);
-        wrapped(f, 4, 0, "", text);
-    }
+    wrapped(f, 4, 0, "", "not described by the module ABI, which declares a "
+            "layer type by its params alone; the manifest reference "
+            "documents those of mica's own layer types:");
+    fprintf(f, "      %s/manifest.md\n", MICA_DOC_DIR);
 
     for (i = 0; i < n; i++) {
         for (j = 0; j < i && !same_fields(v[j].creator, v[i].creator); j++)
@@ -420,7 +428,7 @@ int cli_modules_detail(mica_context_t *ctx, const cli_mod_filter_t *flt,
             add_once(vers, sizeof(vers), num);
             nb++;
         }
-    fprintf(f, "Layer type %s\n", flt->type);
+    wrapped(f, 0, 11, "Layer type", flt->type);
     wrapped(f, 2, 12, "Namespaces", nss);
     wrapped(f, 2, 12, "Versions", vers);
     /* The registry is sorted by (namespace, type, version,
