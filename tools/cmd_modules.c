@@ -133,7 +133,8 @@ static int print_fields(const mica_creator_info_t *info)
         if (f->count == 1)
             snprintf(type, sizeof(type), "%s", cli_field_kind(f->type));
         else if (f->count == MICA_COUNT_ANY)
-            snprintf(type, sizeof(type), "list of %s", cli_field_kind(f->type));
+            snprintf(type, sizeof(type), "list of %s",
+                     cli_field_kind(f->type));
         else
             snprintf(type, sizeof(type), "%d %s", (int)f->count,
                      cli_field_kind(f->type));

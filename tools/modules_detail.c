@@ -13,6 +13,7 @@
 #include <config.h>
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,20 +114,22 @@ static int unknown_type(mica_context_t *ctx, const char *type)
     return cli_error("unknown layer type '%s' (closest: %s)", type, list);
 }
 
-/* Append "a, b" style: the namespace or version of c to list, once. */
-static void add_once(char *list, size_t len, const char *item)
+/* Append `item` to the ", "-separated list in buf (len bytes) unless it
+ * is there already; an item that does not fit is left out. */
+static void add_once(char *buf, size_t len, const char *item)
 {
-    size_t n = strlen(list), k = strlen(item);
-    const char *p = list;
+    size_t n = strlen(buf), k = strlen(item);
+    const char *p = buf;
     while ((p = strstr(p, item))) {
-        if ((p == list || p[-1] == ' ') && (p[k] == ',' || !p[k]))
+        if ((p == buf || p[-1] == ' ') && (p[k] == ',' || !p[k]))
             return;
         p += k;
     }
     if (n + k + 3 < len)
-        snprintf(list + n, len - n, "%s%s", n ? ", " : "", item);
+        snprintf(buf + n, len - n, "%s%s", n ? ", " : "", item);
 }
 
+/* A namespace for people: the default one is "(default)". */
 static const char *ns_label(const char *ns)
 {
     return ns && ns[0] ? ns : "(default)";
@@ -165,7 +168,7 @@ int cli_mod_check(mica_context_t *ctx, const cli_mod_filter_t *flt)
                      ns_label(flt->ns), vers);
 }
 
-/* ---- the detail ---------------------------------------------------------- */
+/* ---- the detail -------------------------------------------------------- */
 
 /* A byte that separates words: a space or a control character (which a
  * module's strings may hold; they never reach the terminal). */
@@ -206,6 +209,7 @@ static void wrapped(FILE *f, int indent, int width, const char *label,
     fputc('\n', f);
 }
 
+/* What a role means for the manifest (mica_layer_role_t, by value). */
 static const char *role_text(uint32_t role)
 {
     static const char *const text[] = {
@@ -296,6 +300,7 @@ static void print_field(FILE *f, const mica_field_schema_t *s)
         wrapped(f, 6, 13, "description", s->doc);
 }
 
+/* Every param of a creator, or "none". */
 static void print_fields(FILE *f, const mica_layer_creator_t *c)
 {
     int32_t i;
@@ -307,6 +312,7 @@ static void print_fields(FILE *f, const mica_layer_creator_t *c)
         print_field(f, &c->fields[i]);
 }
 
+/* The registry's choice order on a device: priority, then name. */
 static int by_priority(const void *pa, const void *pb)
 {
     const mica_creator_info_t *a = pa, *b = pb;
@@ -444,5 +450,8 @@ int cli_modules_detail(mica_context_t *ctx, const cli_mod_filter_t *flt,
                                              v[i].ns ? v[i].ns : ""));
     }
     free(v);
+    if (rc == CLI_OK && (fflush(f) != 0 || ferror(f)))
+        return cli_error("cannot write the description: %s",
+                         strerror(errno));
     return rc;
 }

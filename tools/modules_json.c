@@ -21,6 +21,7 @@
  */
 #include <config.h>
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,7 @@ static void json_value(FILE *f, const mica_field_schema_t *s, int32_t i)
         fprintf(f, "%lld", (long long)v);
 }
 
+/* One field of a schema as a JSON object. */
 static void json_field(FILE *f, const mica_field_schema_t *s)
 {
     int32_t i;
@@ -191,6 +193,7 @@ static void json_devices(FILE *f, uint32_t devices)
     fputc(']', f);
 }
 
+/* One creator as a JSON object, its fields as an array of objects. */
 static void json_creator(FILE *f, const mica_creator_info_t *c)
 {
     int32_t i;
@@ -215,6 +218,7 @@ static void json_creator(FILE *f, const mica_creator_info_t *c)
     fputs("]}", f);
 }
 
+/* qsort order of the "modules" array: by name, then file. */
 static int by_module(const void *pa, const void *pb)
 {
     const mica_creator_info_t *a = pa, *b = pb;
@@ -278,5 +282,8 @@ int cli_modules_json(mica_context_t *ctx, const cli_mod_filter_t *flt,
     fputs("]}\n", f);
     free(v);
     free(m);
+    if (fflush(f) != 0 || ferror(f))
+        return cli_error("cannot write the JSON document: %s",
+                         strerror(errno));
     return CLI_OK;
 }
