@@ -188,6 +188,8 @@ static void fill_info(const mica__entry_t *e, mica_creator_info_t *info)
     info->module_version = d->version ? d->version : "";
     info->module_file = e->module->path;
     info->creator = c;
+    info->module_license = d->license ? d->license : "";
+    info->module_description = d->description ? d->description : "";
 }
 
 /* Number of registered creators. */

@@ -1,7 +1,10 @@
 /*
  * tools/cmd_modules.c - `mica modules`: every registered layer creator,
  * one per line in aligned columns, then the problems met while loading
- * modules (files skipped and why).
+ * modules (files skipped and why); with --fields each type's params.
+ * `mica modules TYPE` (modules_detail.c) and `--json` (modules_json.c)
+ * are the other two views; this file parses the options and holds what
+ * the views share about fields and roles.
  */
 #include <config.h>
 
@@ -10,29 +13,56 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cmd_modules.h"
 
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: mica modules [--fields] [--module-path DIR]...\n\n"
+        "usage: mica modules [--fields] [--module-path DIR]...\n"
+        "       mica modules TYPE [--namespace NS] [--version N] "
+        "[--module-path DIR]...\n"
+        "       mica modules --json [TYPE [--namespace NS] [--version N]]\n"
+        "                    [--module-path DIR]...\n\n"
         "List every registered layer type: type, version, namespace,\n"
         "implementation, priority, devices, module file and the module's ABI\n"
         "version; then every module file that could not be used, and why.\n"
-        "With --fields, also the params each type takes (its field schema).\n"
+        "With --fields, also the params each type takes (its field schema).\n\n"
+        "With TYPE, describe that layer type: its versions and namespaces,\n"
+        "role, implementations (devices, priority, module and file) and every\n"
+        "param (kind, count, whether required, default, allowed values).\n"
+        "An unknown TYPE is an error naming the closest known types.\n\n"
+        "With --json, print the registry (modules and creators with their\n"
+        "params; only TYPE's with TYPE) and the load problems as JSON.\n\n"
         "Modules come from $MICA_MODULE_DIR (or the installed folder),\n"
         "$MICA_MODULE_PATH and each --module-path.\n");
 }
 
-static const char *field_type(mica_field_type_t t)
+const char *cli_field_kind(mica_field_type_t t)
 {
     static const char *const names[] = {"int", "float", "bool", "string",
                                         "enum", "dtype", "weights"};
     return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "?";
 }
 
-/* The default of a field as text ("-" if none). */
-static void field_default(const mica_field_schema_t *f, char *buf,
-                          size_t len)
+const char *cli_role_name(uint32_t role)
+{
+    static const char *const names[] = {
+        "none", "trip_limit", "recurrence", "iterator", "loop_output",
+        "condition", "if_input", "if_output", "assertion"};
+    return role < sizeof(names) / sizeof(names[0]) ? names[role] : "?";
+}
+
+int cli_mod_match(const cli_mod_filter_t *flt, const mica_creator_info_t *c)
+{
+    const char *ns = c->ns ? c->ns : "";
+    if (flt->type && strcmp(flt->type, c->type))
+        return 0;
+    if (flt->ns && strcmp(flt->ns, ns))
+        return 0;
+    return !flt->version || flt->version == c->version;
+}
+
+void cli_field_default(const mica_field_schema_t *f, char *buf, size_t len)
 {
     size_t n = 0;
     int32_t i;
@@ -101,13 +131,14 @@ static int print_fields(const mica_creator_info_t *info)
         size_t n = 0;
         int k;
         if (f->count == 1)
-            snprintf(type, sizeof(type), "%s", field_type(f->type));
+            snprintf(type, sizeof(type), "%s", cli_field_kind(f->type));
         else if (f->count == MICA_COUNT_ANY)
-            snprintf(type, sizeof(type), "list of %s", field_type(f->type));
+            snprintf(type, sizeof(type), "list of %s",
+                     cli_field_kind(f->type));
         else
             snprintf(type, sizeof(type), "%d %s", (int)f->count,
-                     field_type(f->type));
-        field_default(f, dflt, sizeof(dflt));
+                     cli_field_kind(f->type));
+        cli_field_default(f, dflt, sizeof(dflt));
         values[0] = '\0';
         for (k = 0; f->type == MICA_FIELD_ENUM && f->enum_values
                     && f->enum_values[k] && n < sizeof(values); k++)
@@ -131,52 +162,19 @@ static int print_fields(const mica_creator_info_t *info)
     return CLI_OK;
 }
 
-int cmd_modules(int argc, char **argv)
+/* The list view: one line per creator, with `fields` each type's params,
+ * then the load problems. */
+static int list_view(mica_context_t *ctx, int fields)
 {
-    char **paths = calloc((size_t)argc + 1, sizeof(char *));
-    int nb_paths = 0, i, rc, fields = 0;
-    mica_context_t *ctx = NULL;
-    cli_table_t *t = NULL;
+    const char *head[8] = {"TYPE", "VERSION", "NAMESPACE", "IMPLEMENTATION",
+                           "PRIORITY", "DEVICES", "ABI", "MODULE"};
+    cli_table_t *t;
     int32_t n, k;
 
-    if (!paths)
-        return cli_error("out of memory");
-    for (i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            usage(stdout);
-            free(paths);
-            return CLI_OK;
-        } else if (!strcmp(argv[i], "--fields")) {
-            fields = 1;
-        } else if (cli_is_opt(argv[i], "--module-path")) {
-            const char *v = cli_opt_value("modules", argc, argv, &i,
-                                          "--module-path");
-            if (!v) {
-                free(paths);
-                return CLI_USAGE;
-            }
-            paths[nb_paths++] = (char *)v;
-        } else {
-            rc = cli_usage_error("modules", "unexpected argument '%s'",
-                                 argv[i]);
-            free(paths);
-            return rc;
-        }
-    }
-    rc = cli_context(&ctx, paths, nb_paths, 1);
-    free(paths);
-    if (rc != CLI_OK)
-        return rc;
     t = cli_table_new(8);
-    if (!t) {
-        mica_context_destroy(ctx);
+    if (!t || cli_table_add(t, head)) {
+        cli_table_free(t);
         return cli_error("out of memory");
-    }
-    {
-        const char *head[8] = {"TYPE", "VERSION", "NAMESPACE",
-                               "IMPLEMENTATION", "PRIORITY", "DEVICES",
-                               "ABI", "MODULE"};
-        cli_table_add(t, head);
     }
     n = mica_registry_count(ctx);
     for (k = 0; k < n; k++) {
@@ -200,7 +198,6 @@ int cmd_modules(int argc, char **argv)
         row[7] = info.module_file;
         if (cli_table_add(t, row)) {
             cli_table_free(t);
-            mica_context_destroy(ctx);
             return cli_error("out of memory");
         }
     }
@@ -212,10 +209,8 @@ int cmd_modules(int argc, char **argv)
         memset(&info, 0, sizeof(info));
         info.struct_size = sizeof(info);
         if (mica_registry_get(ctx, k, &info) == MICA_OK && info.creator
-            && print_fields(&info) != CLI_OK) {
-            mica_context_destroy(ctx);
+            && print_fields(&info) != CLI_OK)
             return CLI_ERROR;
-        }
     }
     n = mica_context_nb_load_problems(ctx);
     if (n) {
@@ -223,6 +218,90 @@ int cmd_modules(int argc, char **argv)
         for (k = 0; k < n; k++)
             printf("  %s\n", mica_context_load_problem(ctx, k));
     }
-    mica_context_destroy(ctx);
     return CLI_OK;
+}
+
+/* What the command line asks for. */
+typedef struct opts {
+    int fields, json;
+    cli_mod_filter_t flt;
+    char **paths;
+    int nb_paths;
+} opts_t;
+
+/* Parse argv into o (o->paths has room for argc entries).  CLI_OK,
+ * CLI_USAGE after a message, or -1 when help was printed. */
+static int parse(int argc, char **argv, opts_t *o)
+{
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (cli_is_help(a)) {
+            usage(stdout);
+            return -1;
+        } else if (!strcmp(a, "--fields")) {
+            o->fields = 1;
+        } else if (!strcmp(a, "--json")) {
+            o->json = 1;
+        } else if (cli_is_opt(a, "--module-path")) {
+            if (!(v = cli_opt_value("modules", argc, argv, &i,
+                                    "--module-path")))
+                return CLI_USAGE;
+            o->paths[o->nb_paths++] = (char *)v;
+        } else if (cli_is_opt(a, "--namespace")) {
+            if (!(v = cli_opt_value("modules", argc, argv, &i,
+                                    "--namespace")))
+                return CLI_USAGE;
+            o->flt.ns = v;
+        } else if (cli_is_opt(a, "--version")) {
+            char *end;
+            long n;
+            if (!(v = cli_opt_value("modules", argc, argv, &i, "--version")))
+                return CLI_USAGE;
+            n = strtol(v, &end, 10);
+            if (!*v || *end || n < 1 || n > INT32_MAX)
+                return cli_usage_error("modules", "--version takes an "
+                                       "integer >= 1, not '%s'", v);
+            o->flt.version = (int32_t)n;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage_error("modules", "unexpected argument '%s'", a);
+        } else if (o->flt.type) {
+            return cli_usage_error("modules", "one TYPE at most, got '%s' "
+                                   "and '%s'", o->flt.type, a);
+        } else {
+            o->flt.type = a;
+        }
+    }
+    if (!o->flt.type && (o->flt.ns || o->flt.version))
+        return cli_usage_error("modules", "--namespace and --version go "
+                               "with a TYPE");
+    return CLI_OK;
+}
+
+int cmd_modules(int argc, char **argv)
+{
+    mica_context_t *ctx = NULL;
+    opts_t o;
+    int rc;
+
+    memset(&o, 0, sizeof(o));
+    o.paths = calloc((size_t)argc + 1, sizeof(char *));
+    if (!o.paths)
+        return cli_error("out of memory");
+    rc = parse(argc, argv, &o);
+    if (rc == CLI_OK)
+        rc = cli_context(&ctx, o.paths, o.nb_paths, 1);
+    free(o.paths);
+    if (rc != CLI_OK)
+        return rc < 0 ? CLI_OK : rc;
+    if (o.flt.type)
+        rc = cli_mod_check(ctx, &o.flt);
+    if (rc == CLI_OK && o.json)
+        rc = cli_modules_json(ctx, &o.flt, stdout);
+    else if (rc == CLI_OK && o.flt.type)
+        rc = cli_modules_detail(ctx, &o.flt, stdout);
+    else if (rc == CLI_OK)
+        rc = list_view(ctx, o.fields);
+    mica_context_destroy(ctx);
+    return rc;
 }

@@ -13,9 +13,13 @@ libmica_la_SOURCES += \
 bin_PROGRAMS += tools/mica
 tools_mica_SOURCES = tools/mica.c tools/cli.h tools/cli.c \
 	tools/cmd_run.c tools/cmd_build.c tools/cmd_inspect.c \
-	tools/cmd_modules.c \
+	tools/cmd_modules.c tools/cmd_modules.h tools/modules_detail.c \
+	tools/modules_json.c \
 	tools/npy.c tools/npy.h
 tools_mica_LDADD = libmica.la $(LIBM)
+# `mica modules TYPE` points to the installed manifest reference.
+tools_mica_CPPFLAGS = $(AM_CPPFLAGS) -DMICA_DOC_DIR='"$(docdir)"'
+
 
 # ---- tests -----------------------------------------------------------------
 check_PROGRAMS += tests/test_manifest tests/test_npy tests/npytool
@@ -55,3 +59,12 @@ TESTS += tests/test_cli_engine.sh
 EXTRA_DIST += tests/test_cli.sh tests/test_cli_dynamic.sh \
 	tests/test_cli_engine.sh tests/test_cli_control.sh $(DYNAMIC_MANIFESTS) \
 	examples/hello.yaml examples/hello_x.npy examples/dynamic.yaml
+
+# `mica modules TYPE` and `--json`, on the in-tree modules and on
+# tests/odd/ (strings that need escaping, a default of every field kind;
+# in a folder of its own, apart from the fake modules test_registry loads).
+TESTS += tests/test_cli_modules.sh
+check_LTLIBRARIES += tests/odd/odd.la
+tests_odd_odd_la_SOURCES = tests/odd/odd.c
+tests_odd_odd_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+EXTRA_DIST += tests/test_cli_modules.sh

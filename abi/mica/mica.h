@@ -123,6 +123,10 @@ typedef struct mica_creator_info {
     const char *module_version;
     const char *module_file;     /* the path it was loaded from */
     const mica_layer_creator_t *creator;
+    /* Appended: the module's license and one-line description, "" when
+     * the module gives none. */
+    const char *module_license;
+    const char *module_description;
 } mica_creator_info_t;
 
 /* Number of registered creators; index them 0..n-1 (sorted by key). */

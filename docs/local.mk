@@ -1,0 +1,17 @@
+# docs/local.mk - the manifest reference and the command's reference,
+# installed in $(docdir), and the check that the manifest reference
+# documents every layer type the in-tree modules register.
+
+dist_doc_DATA += docs/manifest.md docs/mica.md
+
+check_PROGRAMS += tests/test_docs
+TESTS += tests/test_docs
+tests_test_docs_SOURCES = tests/test_docs.c
+tests_test_docs_LDADD = $(MICA_TEST_LIBS)
+
+# `make check-docs`: that check alone, after building the modules.
+check-docs: tests/test_docs$(EXEEXT) $(pkgmodule_LTLIBRARIES)
+	@$(AM_TESTS_ENVIRONMENT) $(LIBTOOL) --mode=execute \
+	  $(builddir)/tests/test_docs $(abs_top_srcdir)/docs/manifest.md
+
+.PHONY: check-docs
