@@ -1,17 +1,34 @@
-# modules/common/local.mk - the module kit, a convenience library (PIC)
-# linked into every module: each module .so gets its own hidden copy.
+# modules/common/local.mk - the module kit (<mica/kit.h>): the sources of
+# libmica_kit.a and its installed headers.
+#
+# In-tree modules link the convenience libraries (PIC objects, hidden
+# symbols: each module .so gets its own copy); third parties link the
+# installed static archive libmica_kit.a made of the very same objects
+# (`pkg-config --libs mica-module`).  The CUDA half (device copies, scalar
+# read-backs) is a convenience library of its own, linked only by the
+# modules that use it, with the CUDA runtime.
+
+include_mica_HEADERS += abi/mica/kit.h abi/mica/kit_half.h \
+	abi/mica/kit_cuda.h
 
 noinst_LTLIBRARIES += modules/common/libmicamodkit.la
-modules_common_libmicamodkit_la_SOURCES = modules/common/modkit.c \
-	modules/common/modkit_layer.c modules/common/modkit.h \
-	modules/common/cuda_check.h
+modules_common_libmicamodkit_la_SOURCES = modules/common/kit.c \
+	modules/common/kit_fields.c modules/common/kit_layer.c \
+	modules/common/kit_lib.c
 
-# The CUDA half: device copies and scalar read-backs, linked by the
-# modules that use them (with the CUDA runtime).
+lib_LTLIBRARIES += modules/common/libmica_kit.la
+modules_common_libmica_kit_la_SOURCES =
+modules_common_libmica_kit_la_LDFLAGS = -static
+modules_common_libmica_kit_la_LIBADD = modules/common/libmicamodkit.la
+
 if MICA_CUDA
 noinst_LTLIBRARIES += modules/common/libmicamodkit_cuda.la
-modules_common_libmicamodkit_cuda_la_SOURCES = modules/common/modkit_cuda.c \
-	modules/common/modkit_cuda.h
+modules_common_libmicamodkit_cuda_la_SOURCES = modules/common/kit_cuda.c
 modules_common_libmicamodkit_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	$(MICA_CUDA_CPPFLAGS)
+modules_common_libmica_kit_la_LIBADD += modules/common/libmicamodkit_cuda.la
 endif
+
+# The old names, while the modules move to <mica/kit.h>.
+noinst_HEADERS += modules/common/modkit.h modules/common/modkit_cuda.h \
+	modules/common/cuda_check.h
