@@ -300,6 +300,12 @@ MICA_KIT_API mica_layer_t *mica_kit_layer_deserialize_ex(
 MICA_KIT_API int32_t mica_kit_one_output(const mica_layer_t *layer);
 MICA_KIT_API int32_t mica_kit_no_outputs(const mica_layer_t *layer);
 
+/* output_dims of a layer with no outputs: fails, saying so. */
+MICA_KIT_API mica_status_t mica_kit_no_output_dims(
+    const mica_layer_t *layer, int32_t index, const mica_shape_expr_t *in,
+    int32_t nb_in, mica_expr_builder_t *eb, mica_shape_expr_t *out,
+    mica_error_t *err);
+
 /* output_dtypes of a layer with one input and one output of its type. */
 MICA_KIT_API mica_status_t mica_kit_same_dtypes(const mica_layer_t *layer,
                                                 const mica_dtype_t *in,
@@ -324,6 +330,13 @@ MICA_KIT_API int32_t mica_kit_float_linear(const mica_layer_t *layer,
                                           const mica_tensor_desc_t *io,
                                           int32_t nb_in, int32_t nb_out);
 
+/* supports_format of a layer with one LINEAR bool input and no outputs
+ * (a condition: Assertion, Condition). */
+MICA_KIT_API int32_t mica_kit_bool_input(const mica_layer_t *layer,
+                                         int32_t pos,
+                                         const mica_tensor_desc_t *io,
+                                         int32_t nb_in, int32_t nb_out);
+
 /* Whether io[pos] is in the LINEAR format: 1 or 0. */
 MICA_KIT_API int32_t mica_kit_linear(const mica_tensor_desc_t *io,
                                      int32_t pos);
@@ -339,6 +352,17 @@ MICA_KIT_API mica_status_t mica_kit_boundary_enqueue(
     mica_layer_t *layer, const mica_tensor_desc_t *in, int32_t nb_in,
     const mica_tensor_desc_t *out, int32_t nb_out, const void *const *inputs,
     void *const *outputs, void *workspace, void *stream, mica_error_t *err);
+
+/* ---- text for messages --------------------------------------------------- */
+
+/* "[2, 3, 4]": n values into buf (len bytes, truncated if short); buf. */
+MICA_KIT_API const char *mica_kit_ints_text(const int64_t *v, int32_t n,
+                                            char *buf, size_t len);
+/* "[2, ?, 4]": n dimension expressions, the value of each build-time
+ * constant and "?" for the others; buf. */
+MICA_KIT_API const char *mica_kit_exprs_text(const mica_expr_t *const *v,
+                                             int32_t n, char *buf,
+                                             size_t len);
 
 /* ---- creators and the entry point ---------------------------------------- */
 
@@ -390,16 +414,22 @@ MICA_KIT_API mica_status_t mica_kit_boundary_enqueue(
  * only when MICA_KIT_CUDA is 1, `id_##_cuda`, implementation "cuda" on
  * CUDA (priority 10); user_data is ops_cpu_ / ops_cuda_ (the latter is
  * not even named without CUDA).  MICA_KIT_PAIR(id_) lists them.
+ * MICA_KIT_ROLE_PAIR is the same for a boundary layer of role `role_`
+ * (mica_layer_role_t); MICA_KIT_CREATOR_PAIR has MICA_ROLE_NONE.
  */
-#define MICA_KIT_CREATOR_PAIR(id_, type_, fields_, nb_fields_, create_,      \
-                              ops_cpu_, ops_cuda_)                           \
+#define MICA_KIT_ROLE_PAIR(id_, type_, role_, fields_, nb_fields_, create_,  \
+                           ops_cpu_, ops_cuda_)                              \
     static const mica_layer_creator_t id_##_cpu = MICA_KIT_CREATOR(          \
-        type_, "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE, fields_,     \
-        nb_fields_, create_, ops_cpu_);                                      \
+        type_, "reference", MICA_DEVICE_CPU, 0, role_, fields_, nb_fields_,  \
+        create_, ops_cpu_);                                                  \
     MICA_KIT_IF_CUDA(static const mica_layer_creator_t id_##_cuda =          \
                          MICA_KIT_CREATOR(type_, "cuda", MICA_DEVICE_CUDA,   \
-                                          10, MICA_ROLE_NONE, fields_,       \
-                                          nb_fields_, create_, ops_cuda_);)
+                                          10, role_, fields_, nb_fields_,    \
+                                          create_, ops_cuda_);)
+#define MICA_KIT_CREATOR_PAIR(id_, type_, fields_, nb_fields_, create_,      \
+                              ops_cpu_, ops_cuda_)                           \
+    MICA_KIT_ROLE_PAIR(id_, type_, MICA_ROLE_NONE, fields_, nb_fields_,      \
+                       create_, ops_cpu_, ops_cuda_)
 
 /*
  * MICA_KIT_CREATOR_PAIR of a layer whose CPU and CUDA implementations

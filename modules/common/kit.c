@@ -6,6 +6,8 @@
 
 #include "mica/kit.h"
 
+#include <stdio.h>
+
 const mica_host_t *mica_kit_host;
 
 mica_status_t mica_kit_init(const mica_host_t *host, mica_error_t *err)
@@ -112,6 +114,18 @@ int32_t mica_kit_no_outputs(const mica_layer_t *layer)
     return 0;
 }
 
+mica_status_t mica_kit_no_output_dims(const mica_layer_t *layer,
+                                      int32_t index,
+                                      const mica_shape_expr_t *in,
+                                      int32_t nb_in, mica_expr_builder_t *eb,
+                                      mica_shape_expr_t *out,
+                                      mica_error_t *err)
+{
+    (void)layer; (void)in; (void)nb_in; (void)eb; (void)out;
+    return MICA_KIT_FAIL(err, "has no outputs, asked for output %d",
+                         (int)index);
+}
+
 mica_status_t mica_kit_same_dtypes(const mica_layer_t *layer,
                                   const mica_dtype_t *in, int32_t nb_in,
                                   mica_dtype_t *out, int32_t nb_out,
@@ -156,6 +170,16 @@ int32_t mica_kit_float_linear(const mica_layer_t *layer, int32_t pos,
     return io[0].dtype == MICA_FLOAT32 || io[0].dtype == MICA_FLOAT16;
 }
 
+int32_t mica_kit_bool_input(const mica_layer_t *layer, int32_t pos,
+                            const mica_tensor_desc_t *io, int32_t nb_in,
+                            int32_t nb_out)
+{
+    (void)layer;
+    if (nb_in != 1 || nb_out != 0 || pos != 0 || !mica_kit_linear(io, pos))
+        return 0;
+    return io[0].dtype == MICA_BOOL;
+}
+
 mica_status_t mica_kit_boundary_enqueue(mica_layer_t *layer,
                                         const mica_tensor_desc_t *in,
                                         int32_t nb_in,
@@ -170,4 +194,45 @@ mica_status_t mica_kit_boundary_enqueue(mica_layer_t *layer,
     (void)inputs; (void)outputs; (void)workspace; (void)stream;
     return MICA_KIT_FAIL(err, "boundary layer: run by the core through "
                          "enqueue_boundary");
+}
+
+/* ---- text for messages ------------------------------------------------ */
+
+/* Append to buf at *pos what snprintf writes, within len. */
+#define APPEND(...)                                                         \
+    do {                                                                    \
+        if (pos < len)                                                      \
+            pos += (size_t)snprintf(buf + pos, len - pos, __VA_ARGS__);     \
+    } while (0)
+
+const char *mica_kit_ints_text(const int64_t *v, int32_t n, char *buf,
+                               size_t len)
+{
+    size_t pos = 0;
+    int32_t i;
+
+    APPEND("[");
+    for (i = 0; i < n; i++)
+        APPEND("%s%lld", i ? ", " : "", (long long)v[i]);
+    APPEND("]");
+    return buf;
+}
+
+const char *mica_kit_exprs_text(const mica_expr_t *const *v, int32_t n,
+                                char *buf, size_t len)
+{
+    const mica_host_t *h = mica_kit_host;
+    size_t pos = 0;
+    int32_t i;
+
+    APPEND("[");
+    for (i = 0; i < n; i++) {
+        if (h->expr_is_constant(v[i]))
+            APPEND("%s%lld", i ? ", " : "",
+                   (long long)h->expr_constant_value(v[i]));
+        else
+            APPEND("%s?", i ? ", " : "");
+    }
+    APPEND("]");
+    return buf;
 }

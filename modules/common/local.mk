@@ -28,7 +28,3 @@ modules_common_libmicamodkit_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	$(MICA_CUDA_CPPFLAGS)
 modules_common_libmica_kit_la_LIBADD += modules/common/libmicamodkit_cuda.la
 endif
-
-# The old names, while the modules move to <mica/kit.h>.
-noinst_HEADERS += modules/common/modkit.h modules/common/modkit_cuda.h \
-	modules/common/cuda_check.h

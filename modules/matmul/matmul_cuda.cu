@@ -19,16 +19,16 @@
 #include <limits.h>
 #include <stdint.h>
 
-#include "cuda_check.h"
+#include "mica/kit_cuda.h"
 #include "matmul.h"
 
 #define CUBLAS_CHECK(call)                                                  \
     do {                                                                    \
         cublasStatus_t cublas_check_s_ = (call);                            \
         if (cublas_check_s_ != CUBLAS_STATUS_SUCCESS) {                     \
-            mica__mod_host->set_error(err, "%s failed: %s (%s:%d)", #call,  \
-                                      cublasGetStatusString(cublas_check_s_), \
-                                      __FILE__, __LINE__);                  \
+            mica_kit_host->set_error(err, "%s failed: %s (%s:%d)", #call,  \
+                                     cublasGetStatusString(cublas_check_s_), \
+                                     __FILE__, __LINE__);                  \
             return MICA_ERR_DEVICE;                                         \
         }                                                                   \
     } while (0)
@@ -44,8 +44,8 @@ extern "C" mica_status_t mica__matmul_cuda_handle(void **handle,
     cublasStatus_t s = cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
     if (s != CUBLAS_STATUS_SUCCESS) {
         cublasDestroy(h);
-        mica__mod_host->set_error(err, "cublasSetMathMode failed: %s",
-                                  cublasGetStatusString(s));
+        mica_kit_host->set_error(err, "cublasSetMathMode failed: %s",
+                                 cublasGetStatusString(s));
         return MICA_ERR_DEVICE;
     }
     *handle = h;
@@ -94,16 +94,17 @@ extern "C" mica_status_t mica__matmul_cuda(void *handle,
     if (batch * sc_mat == 0)
         return MICA_OK;
     if (p->K == 0) { /* an empty sum: zeros */
-        CUDA_CHECK(cudaMemsetAsync(c, 0, (size_t)(batch * sc_mat) * esize, s));
+        MICA_KIT_CUDA_CHECK(
+            cudaMemsetAsync(c, 0, (size_t)(batch * sc_mat) * esize, s));
         return MICA_OK;
     }
     if (!fits_int(p->M) || !fits_int(p->N) || !fits_int(p->K) ||
         !fits_int(batch)) {
-        mica__mod_host->set_error(err, "matrix product of %lld x %lld x %lld "
-                                  "(batch %lld) is too large for cuBLAS's "
-                                  "32-bit sizes", (long long)p->M,
-                                  (long long)p->N, (long long)p->K,
-                                  (long long)batch);
+        mica_kit_host->set_error(err, "matrix product of %lld x %lld x %lld "
+                                 "(batch %lld) is too large for cuBLAS's "
+                                 "32-bit sizes", (long long)p->M,
+                                 (long long)p->N, (long long)p->K,
+                                 (long long)batch);
         return MICA_ERR_UNSUPPORTED;
     }
     CUBLAS_CHECK(cublasSetStream(h, s)); /* resets the workspace: set after */
