@@ -28,3 +28,16 @@ modules_common_libmicamodkit_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	$(MICA_CUDA_CPPFLAGS)
 modules_common_libmica_kit_la_LIBADD += modules/common/libmicamodkit_cuda.la
 endif
+
+# The kit alone, without libmica (a host table of the test's own), and
+# the proof that loading the modules maps no GPU library.
+check_PROGRAMS += tests/test_kit tests/test_kit_nogpu
+TESTS += tests/test_kit tests/test_kit_nogpu
+tests_test_kit_SOURCES = tests/test_kit.c tests/kit_host.c tests/kit_host.h \
+	tests/tap.c tests/tap.h
+tests_test_kit_LDADD = modules/common/libmicamodkit.la $(LIBM)
+tests_test_kit_nogpu_SOURCES = tests/test_kit_nogpu.c tests/kit_host.c \
+	tests/kit_host.h tests/tap.c tests/tap.h
+# Objects of their own (tap.c is also part of libmicatest.la).
+tests_test_kit_CFLAGS = $(AM_CFLAGS)
+tests_test_kit_nogpu_CFLAGS = $(AM_CFLAGS)

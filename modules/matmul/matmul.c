@@ -14,7 +14,7 @@
  * Types: float32 and float16, both inputs the same; the output has their
  * type.  The reference accumulates in double and rounds once; an empty
  * inner dimension (K = 0) gives zeros.  CUDA implementation "cublas": see
- * matmul_cuda.cu.
+ * matmul_cublas.c.
  */
 #include <config.h>
 
