@@ -20,7 +20,8 @@
 #   system libraries it needs where they are not in libc, and an rpath to
 #   the toolkit's libraries, which the kit's loader opens on first use),
 #   MICA_CUDNN_CPPFLAGS, MICA_CUDNN_LIBS, MICA_CUDA_ARCHFLAGS,
-#   MICA_NVCCFLAGS, MICA_CUDA_DIR.
+#   MICA_NVCCFLAGS, MICA_CUDA_DIR, and for mica-module.pc
+#   MICA_KIT_NVCCFLAGS and MICA_KIT_CUDA_CFLAGS (empty without CUDA).
 #   Requires MICA_WARNINGS and MICA_VISIBILITY first.
 
 AC_DEFUN([_MICA_CUDA_ARCHFLAGS], [
@@ -188,6 +189,9 @@ AS_IF([test "x$mica_cuda" = xyes], [
         [AC_MSG_RESULT([-lcudart_static${mica_cuda_static:+ $mica_cuda_static}])])
   MICA_CUDA_LIBS="$mica_cuda_base -lcudart -lcublas${mica_cuda_stdcxx:+ $mica_cuda_stdcxx}"
   MICA_CUDA_MODULE_LIBS="$mica_cuda_base -lcudart_static${mica_cuda_static:+ $mica_cuda_static}"
+  dnl What mica-module.pc tells third parties.
+  MICA_KIT_NVCCFLAGS="$MICA_CUDA_ARCHFLAGS -O3 -std=c++17 -Xcompiler -fPIC -Xcompiler -fvisibility=hidden -DMICA_KIT_CUDA=1 "'-I${includedir}'
+  MICA_KIT_CUDA_CFLAGS="-DMICA_KIT_CUDA=1 $MICA_CUDA_CPPFLAGS"
   MICA_NVCCFLAGS="$MICA_CUDA_ARCHFLAGS -O3 -std=c++17 -Xcompiler -fPIC"
   AS_IF([test -n "$MICA_VISIBILITY_CFLAGS"],
         [MICA_NVCCFLAGS="$MICA_NVCCFLAGS -Xcompiler $MICA_VISIBILITY_CFLAGS"])
@@ -235,6 +239,8 @@ AC_SUBST([MICA_CUDA_ARCHFLAGS])
 AC_SUBST([MICA_CUDA_CPPFLAGS])
 AC_SUBST([MICA_CUDA_LIBS])
 AC_SUBST([MICA_CUDA_MODULE_LIBS])
+AC_SUBST([MICA_KIT_NVCCFLAGS])
+AC_SUBST([MICA_KIT_CUDA_CFLAGS])
 AC_SUBST([MICA_CUDNN_CPPFLAGS])
 AC_SUBST([MICA_CUDNN_LIBS])
 AC_SUBST([MICA_NVCCFLAGS])

@@ -25,12 +25,22 @@
  *     cc -fPIC -shared $(pkg-config --cflags mica-module) -o foo.so foo.c \
  *         $(pkg-config --libs mica-module)
  *
- * and for CUDA kernels (see `pkg-config --print-variables mica-module`):
+ * and with CUDA kernels, from the variables of mica-module.pc (empty
+ * when mica was built without CUDA):
  *
- *     $(pkg-config --variable=nvcc mica-module) \
- *         $(pkg-config --variable=nvccflags mica-module) -c foo_cuda.cu
- *     cc ... -DMICA_KIT_CUDA=1 ... foo_cuda.o \
- *         $(pkg-config --variable=cuda_libs mica-module)
+ *     nvcc        the nvcc mica was built with
+ *     nvccflags   its flags: mica's GPU architectures, -Xcompiler -fPIC,
+ *                 hidden symbols, -std=c++17, -DMICA_KIT_CUDA=1, the
+ *                 kit's headers
+ *     cuda_cflags for the module's C files: -DMICA_KIT_CUDA=1 and the
+ *                 CUDA headers
+ *     cuda_libs   to link: the static CUDA runtime, -lstdc++ where nvcc's
+ *                 objects need it, the toolkit's run path
+ *
+ *     pc() { pkg-config "$@" mica-module; }
+ *     $(pc --variable=nvcc) $(pc --variable=nvccflags) -c foo_cuda.cu
+ *     cc -fPIC -shared $(pc --cflags) $(pc --variable=cuda_cflags) \
+ *         -o foo.so foo.c foo_cuda.o $(pc --libs) $(pc --variable=cuda_libs)
  *
  * The helper library, libmica_kit.a.  A static archive of PIC objects
  * with hidden symbols, not a header-only kit and not a shared library:
@@ -57,9 +67,9 @@
  *
  *     #include <mica/kit.h>
  *
- *     static mica_status_t twice_cpu(mica_layer_t *layer, ...) {...}
+ *     static MICA_KIT_ENQUEUE(twice_cpu) {...}
  *     #if MICA_KIT_CUDA
- *     static mica_status_t twice_cuda(mica_layer_t *layer, ...) {...}
+ *     static MICA_KIT_ENQUEUE(twice_cuda) {...}   // calls its launcher
  *     #endif
  *
  *     MICA_KIT_LAYER_PAIR(twice, "Twice", NULL, 0, mica_kit_layer_create,
@@ -157,7 +167,7 @@ MICA_KIT_API mica_status_t mica_kit_init(const mica_host_t *host,
  *     if (nb_in != 1)
  *         return MICA_KIT_FAIL(err, "Swish takes 1 input, got %d", nb_in);
  */
-#define MICA_KIT_FAIL(err, ...) \
+#define MICA_KIT_FAIL(err, ...)                                             \
     (mica_kit_host->set_error((err), __VA_ARGS__), MICA_ERR_INVALID)
 
 /* ---- fields ------------------------------------------------------------- */
@@ -364,6 +374,40 @@ MICA_KIT_API const char *mica_kit_exprs_text(const mica_expr_t *const *v,
                                              int32_t n, char *buf,
                                              size_t len);
 
+/* ---- the enqueue signature ---------------------------------------------- */
+
+/* A parameter that a callback may leave unused. */
+#if defined(__GNUC__)
+#define MICA_KIT_UNUSED __attribute__((unused))
+#else
+#define MICA_KIT_UNUSED
+#endif
+
+/*
+ * The head of an enqueue callback named fn_, with the parameters of
+ * mica_layer_ops_t's enqueue under fixed names (each may go unused):
+ * layer, in, nb_in, out, nb_out, inputs, outputs, workspace, stream, err.
+ *
+ *     static MICA_KIT_ENQUEUE(twice_cpu)
+ *     {
+ *         int64_t i, n = mica_dims_volume(&out[0].dims);
+ *         for (i = 0; i < n; i++)
+ *             ((float *)outputs[0])[i] = 2 * ((const float *)inputs[0])[i];
+ *         return MICA_OK;
+ *     }
+ */
+#define MICA_KIT_ENQUEUE(fn_)                                               \
+    mica_status_t fn_(                                                      \
+        mica_layer_t *layer MICA_KIT_UNUSED,                                \
+        const mica_tensor_desc_t *in MICA_KIT_UNUSED,                       \
+        int32_t nb_in MICA_KIT_UNUSED,                                      \
+        const mica_tensor_desc_t *out MICA_KIT_UNUSED,                      \
+        int32_t nb_out MICA_KIT_UNUSED,                                     \
+        const void *const *inputs MICA_KIT_UNUSED,                          \
+        void *const *outputs MICA_KIT_UNUSED,                               \
+        void *workspace MICA_KIT_UNUSED, void *stream MICA_KIT_UNUSED,      \
+        mica_error_t *err MICA_KIT_UNUSED)
+
 /* ---- creators and the entry point ---------------------------------------- */
 
 /*
@@ -376,7 +420,7 @@ MICA_KIT_API const char *mica_kit_exprs_text(const mica_expr_t *const *v,
  *         .nb_outputs = mica_kit_one_output, .output_dtypes = my_dtypes,
  *         .output_dims = my_dims, .supports_format = my_formats);
  */
-#define MICA_KIT_OPS(enqueue_, ...)                                          \
+#define MICA_KIT_OPS(enqueue_, ...)                                         \
     {.struct_size = sizeof(mica_layer_ops_t),                               \
      .enqueue = (enqueue_),                                                 \
      .serialize = mica_kit_layer_serialize,                                 \
@@ -391,8 +435,8 @@ MICA_KIT_API const char *mica_kit_exprs_text(const mica_expr_t *const *v,
  * `fields_` is the schema array and `nb_fields_` its length (NULL and 0
  * for none).
  */
-#define MICA_KIT_CREATOR(type_, impl_, devices_, priority_, role_,           \
-                         fields_, nb_fields_, create_, user_data_)           \
+#define MICA_KIT_CREATOR(type_, impl_, devices_, priority_, role_,          \
+                         fields_, nb_fields_, create_, user_data_)          \
     {.struct_size = sizeof(mica_layer_creator_t),                           \
      .type = (type_),                                                       \
      .version = 1,                                                          \
@@ -410,25 +454,26 @@ MICA_KIT_API const char *mica_kit_exprs_text(const mica_expr_t *const *v,
 
 /*
  * The usual pair of creators of one layer type, as static constants:
- * `id_##_cpu`, implementation "reference" on the CPU (priority 0), and,
- * only when MICA_KIT_CUDA is 1, `id_##_cuda`, implementation "cuda" on
- * CUDA (priority 10); user_data is ops_cpu_ / ops_cuda_ (the latter is
- * not even named without CUDA).  MICA_KIT_PAIR(id_) lists them.
+ * `id_##_creator_cpu`, implementation "reference" on the CPU (priority
+ * 0), and, only when MICA_KIT_CUDA is 1, `id_##_creator_cuda`,
+ * implementation "cuda" on CUDA (priority 10); user_data is ops_cpu_ /
+ * ops_cuda_ (the latter is not even named without CUDA).
+ * MICA_KIT_PAIR(id_) lists them.
  * MICA_KIT_ROLE_PAIR is the same for a boundary layer of role `role_`
  * (mica_layer_role_t); MICA_KIT_CREATOR_PAIR has MICA_ROLE_NONE.
  */
-#define MICA_KIT_ROLE_PAIR(id_, type_, role_, fields_, nb_fields_, create_,  \
-                           ops_cpu_, ops_cuda_)                              \
-    static const mica_layer_creator_t id_##_cpu = MICA_KIT_CREATOR(          \
-        type_, "reference", MICA_DEVICE_CPU, 0, role_, fields_, nb_fields_,  \
-        create_, ops_cpu_);                                                  \
-    MICA_KIT_IF_CUDA(static const mica_layer_creator_t id_##_cuda =          \
-                         MICA_KIT_CREATOR(type_, "cuda", MICA_DEVICE_CUDA,   \
-                                          10, role_, fields_, nb_fields_,    \
+#define MICA_KIT_ROLE_PAIR(id_, type_, role_, fields_, nb_fields_, create_, \
+                           ops_cpu_, ops_cuda_)                             \
+    static const mica_layer_creator_t id_##_creator_cpu =                   \
+        MICA_KIT_CREATOR(type_, "reference", MICA_DEVICE_CPU, 0, role_,     \
+                         fields_, nb_fields_, create_, ops_cpu_);           \
+    MICA_KIT_IF_CUDA(static const mica_layer_creator_t id_##_creator_cuda = \
+                         MICA_KIT_CREATOR(type_, "cuda", MICA_DEVICE_CUDA,  \
+                                          10, role_, fields_, nb_fields_,   \
                                           create_, ops_cuda_);)
-#define MICA_KIT_CREATOR_PAIR(id_, type_, fields_, nb_fields_, create_,      \
-                              ops_cpu_, ops_cuda_)                           \
-    MICA_KIT_ROLE_PAIR(id_, type_, MICA_ROLE_NONE, fields_, nb_fields_,      \
+#define MICA_KIT_CREATOR_PAIR(id_, type_, fields_, nb_fields_, create_,     \
+                              ops_cpu_, ops_cuda_)                          \
+    MICA_KIT_ROLE_PAIR(id_, type_, MICA_ROLE_NONE, fields_, nb_fields_,     \
                        create_, ops_cpu_, ops_cuda_)
 
 /*
@@ -437,8 +482,8 @@ MICA_KIT_API const char *mica_kit_exprs_text(const mica_expr_t *const *v,
  * and `id_##_ops_cuda` (MICA_KIT_OPS with the members given after the
  * enqueues) and the two creators.
  */
-#define MICA_KIT_LAYER_PAIR(id_, type_, fields_, nb_fields_, create_,        \
-                            enqueue_cpu_, enqueue_cuda_, ...)                \
+#define MICA_KIT_LAYER_PAIR(id_, type_, fields_, nb_fields_, create_,       \
+                            enqueue_cpu_, enqueue_cuda_, ...)               \
     static const mica_layer_ops_t id_##_ops_cpu =                           \
         MICA_KIT_OPS(enqueue_cpu_, __VA_ARGS__);                            \
     MICA_KIT_IF_CUDA(static const mica_layer_ops_t id_##_ops_cuda =         \
@@ -447,7 +492,8 @@ MICA_KIT_API const char *mica_kit_exprs_text(const mica_expr_t *const *v,
                           &id_##_ops_cpu, &id_##_ops_cuda)
 
 /* The creators of a pair, for the module's array of creators. */
-#define MICA_KIT_PAIR(id_) &id_##_cpu MICA_KIT_IF_CUDA(, &id_##_cuda)
+#define MICA_KIT_PAIR(id_)                                                  \
+    &id_##_creator_cpu MICA_KIT_IF_CUDA(, &id_##_creator_cuda)
 
 /*
  * The module's descriptor and its entry point mica_module_init, for the
@@ -462,7 +508,7 @@ MICA_KIT_API const char *mica_kit_exprs_text(const mica_expr_t *const *v,
         .name = (name_),                                                    \
         .version = (version_),                                              \
         .license = (license_),                                              \
-        .description = (description_),                                     \
+        .description = (description_),                                      \
         .creators = (creators_),                                            \
         .nb_creators = MICA_KIT_COUNT(creators_),                           \
     };                                                                      \
@@ -534,11 +580,11 @@ typedef struct mica_kit_sym {
     size_t offset;
 } mica_kit_sym_t;
 
-#define MICA_KIT_SYM(table_, member_, name_) \
+#define MICA_KIT_SYM(table_, member_, name_)                                \
     {(name_), offsetof(__typeof__(table_), member_)}
 #ifdef __cplusplus
 #undef MICA_KIT_SYM
-#define MICA_KIT_SYM(table_, member_, name_) \
+#define MICA_KIT_SYM(table_, member_, name_)                                \
     {(name_), offsetof(decltype(table_), member_)}
 #endif
 
@@ -553,7 +599,7 @@ typedef struct mica_kit_lib {
     void *handle_;
 } mica_kit_lib_t;
 
-#define MICA_KIT_LIB(what_, soname_, table_, syms_) \
+#define MICA_KIT_LIB(what_, soname_, table_, syms_)                         \
     {(what_), (soname_), (table_), (syms_), MICA_KIT_COUNT(syms_), 0, NULL}
 
 /*
