@@ -238,11 +238,12 @@ swish_check() {
 }
 
 mkdir "$tmp/swish-cpu" "$tmp/swish-cuda"
+swish_cflags="-O2 -std=c99 -pedantic -Wall -Wextra -Werror"
 (
     unset MAKEFLAGS MFLAGS MAKELEVEL
     cd "$tmp/swish-cpu" &&
         ${MAKE:-make} -f "$top_src/examples/swish/Makefile" CUDA=no \
-            CC="$CC" CFLAGS="-O2 -std=c99 -pedantic -Wall -Wextra -Werror" &&
+            CC="$CC" CFLAGS="$swish_cflags" &&
         test -f swish.so
 ) >"$tmp/swish-make.log" 2>&1
 st=$?
@@ -272,8 +273,8 @@ else
     (
         unset MAKEFLAGS MFLAGS MAKELEVEL
         cd "$tmp/swish-cuda" &&
-            ${MAKE:-make} -f "$top_src/examples/swish/Makefile" NVCC="$nvcc" \
-                CC="$CC" CFLAGS="-O2 -std=c99 -pedantic -Wall -Wextra -Werror" &&
+            ${MAKE:-make} -f "$top_src/examples/swish/Makefile" \
+                NVCC="$nvcc" CC="$CC" CFLAGS="$swish_cflags" &&
             test -f swish.so
     ) >"$tmp/swish-make.log" 2>&1
     st=$?

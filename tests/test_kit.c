@@ -18,7 +18,10 @@
 
 /* ---- float16 and bfloat16 ----------------------------------------------- */
 
-static int is_nan16(uint16_t h) { return (h & 0x7c00) == 0x7c00 && (h & 0x3ff); }
+static int is_nan16(uint16_t h)
+{
+    return (h & 0x7c00) == 0x7c00 && (h & 0x3ff);
+}
 
 static void test_half(void)
 {
@@ -229,7 +232,8 @@ static void test_callbacks(void)
     io[0].dtype = MICA_BOOL;
     ok(mica_kit_bool_input(NULL, 0, io, 1, 0), "bool_input: a bool input");
     ok(!mica_kit_bool_input(NULL, 0, io, 1, 1), "bool_input: no outputs");
-    ok(mica_kit_any_type(MICA_BFLOAT16) && !mica_kit_any_type(MICA_DTYPE_COUNT_),
+    ok(mica_kit_any_type(MICA_BFLOAT16) &&
+           !mica_kit_any_type(MICA_DTYPE_COUNT_),
        "any_type");
 
     is_string("[2, -1, 40]", mica_kit_ints_text(v, 3, text, sizeof text),
