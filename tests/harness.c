@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modkit.h"
+#include "mica/kit.h"
+#include "mica/kit_half.h"
 
 /* ---- tensors ---------------------------------------------------------- */
 
@@ -20,31 +21,13 @@ int64_t th_volume(const th_tensor_t *t)
     return mica_dims_volume(&t->dims);
 }
 
-static uint16_t to_bf16(float f)
-{
-    uint32_t x;
-    memcpy(&x, &f, sizeof x);
-    if ((x & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)((x >> 16) | 0x40);
-    x += 0x7fffu + ((x >> 16) & 1);
-    return (uint16_t)(x >> 16);
-}
-
-static float from_bf16(uint16_t h)
-{
-    uint32_t x = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &x, sizeof f);
-    return f;
-}
-
 double th_get(const th_tensor_t *t, int64_t i)
 {
     const unsigned char *p = t->data;
     switch (t->dtype) {
     case MICA_FLOAT32: return ((const float *)p)[i];
-    case MICA_FLOAT16: return mica__half_to_float(((const uint16_t *)p)[i]);
-    case MICA_BFLOAT16: return from_bf16(((const uint16_t *)p)[i]);
+    case MICA_FLOAT16: return mica_kit_half_to_float(((const uint16_t *)p)[i]);
+    case MICA_BFLOAT16: return mica_kit_bf16_to_float(((const uint16_t *)p)[i]);
     case MICA_INT8: return ((const int8_t *)p)[i];
     case MICA_UINT8: return ((const uint8_t *)p)[i];
     case MICA_BOOL: return p[i] != 0;
@@ -59,8 +42,12 @@ void th_set(th_tensor_t *t, int64_t i, double v)
     unsigned char *p = t->data;
     switch (t->dtype) {
     case MICA_FLOAT32: ((float *)p)[i] = (float)v; break;
-    case MICA_FLOAT16: ((uint16_t *)p)[i] = mica__float_to_half((float)v); break;
-    case MICA_BFLOAT16: ((uint16_t *)p)[i] = to_bf16((float)v); break;
+    case MICA_FLOAT16:
+        ((uint16_t *)p)[i] = mica_kit_float_to_half((float)v);
+        break;
+    case MICA_BFLOAT16:
+        ((uint16_t *)p)[i] = mica_kit_float_to_bf16((float)v);
+        break;
     case MICA_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
     case MICA_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
     case MICA_BOOL: p[i] = v != 0; break;
