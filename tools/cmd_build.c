@@ -53,7 +53,7 @@ int cmd_build(int argc, char **argv)
     char **paths = calloc((size_t)argc + 1, sizeof(char *));
     const char *manifest = NULL, *output = NULL, *v;
     uint32_t device = CLI_DEVICE_MANIFEST;
-    int nb_paths = 0, i, rc = CLI_OK;
+    int nb_paths = 0, i, rc = CLI_OK, taken;
     mica_context_t *ctx = NULL;
     mica_manifest_t *m = NULL;
     mica_engine_t *engine = NULL;
@@ -97,6 +97,9 @@ int cmd_build(int argc, char **argv)
             else if (cli_parse_device(v, &device))
                 rc = cli_usage_error("build", "--device '%s': expected "
                                      "auto, cpu or cuda", v);
+        } else if ((rc = cli_onnx_option("build", argc, argv, &i, &taken))
+                   != CLI_OK || taken) {
+            continue;
         } else if (a[0] == '-' && a[1]) {
             rc = cli_usage_error("build", "unknown option '%s'", a);
         } else if (!manifest) {

@@ -13,7 +13,7 @@ libmica_la_SOURCES += \
 bin_PROGRAMS += tools/mica
 tools_mica_SOURCES = tools/mica.c tools/cli.h tools/cli.c \
 	tools/cmd_run.c tools/cmd_build.c tools/cmd_inspect.c \
-	tools/cmd_modules.c \
+	tools/cmd_modules.c tools/cmd_import.c tools/cli_onnx.c \
 	tools/npy.c tools/npy.h
 tools_mica_LDADD = libmica.la $(LIBM)
 

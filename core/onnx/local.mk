@@ -21,7 +21,10 @@ core/onnx/onnx.pb-c.c core/onnx/onnx.pb-c.h: core/onnx/onnx.pb-c.stamp
 	  $(MAKE) $(AM_MAKEFLAGS) core/onnx/onnx.pb-c.stamp; }
 
 core_onnx_libmicaonnx_la_SOURCES = core/onnx/onnx_int.h \
-	core/onnx/reader.c core/onnx/tensor.c core/onnx/ir.c
+	core/onnx/reader.c core/onnx/tensor.c core/onnx/ir.c \
+	core/onnx/emit.c core/onnx/shape.c core/onnx/import.c \
+	core/onnx/op_elementwise.c core/onnx/op_tensor.c \
+	core/onnx/api.c
 core_onnx_libmicaonnx_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/core/onnx \
 	$(YAML_CFLAGS) $(PROTOBUF_C_CFLAGS)
 libmica_la_LIBADD += core/onnx/libmicaonnx.la $(PROTOBUF_C_LIBS)
