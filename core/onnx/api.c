@@ -260,7 +260,8 @@ MICA_EXPORT mica_status_t mica_onnx_op(int32_t i, const char **op,
                                        const char **layers)
 {
     static const mica__ox_op_t *const tables[] = {
-        mica__ox_ops_elementwise, mica__ox_ops_tensor,
+        mica__ox_ops_elementwise, mica__ox_ops_tensor, mica__ox_ops_nn,
+        mica__ox_ops_reduce, mica__ox_ops_control, mica__ox_ops_rnn,
     };
     size_t t;
     int32_t k;

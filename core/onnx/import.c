@@ -180,7 +180,8 @@ mica_status_t mica__ox_initializers(mica__ox_t *x, const Onnx__GraphProto *g)
 const mica__ox_op_t *mica__ox_find_op(const char *domain, const char *type)
 {
     static const mica__ox_op_t *const tables[] = {
-        mica__ox_ops_elementwise, mica__ox_ops_tensor,
+        mica__ox_ops_elementwise, mica__ox_ops_tensor, mica__ox_ops_nn,
+        mica__ox_ops_reduce, mica__ox_ops_control, mica__ox_ops_rnn,
     };
     size_t t;
     int32_t k;

@@ -24,6 +24,8 @@ core_onnx_libmicaonnx_la_SOURCES = core/onnx/onnx_int.h \
 	core/onnx/reader.c core/onnx/tensor.c core/onnx/ir.c \
 	core/onnx/emit.c core/onnx/shape.c core/onnx/import.c \
 	core/onnx/op_elementwise.c core/onnx/op_tensor.c \
+	core/onnx/op_nn.c core/onnx/op_reduce.c core/onnx/op_control.c \
+	core/onnx/op_rnn.c \
 	core/onnx/api.c
 core_onnx_libmicaonnx_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/core/onnx \
 	$(YAML_CFLAGS) $(PROTOBUF_C_CFLAGS)
