@@ -34,3 +34,36 @@ else
 libmica_la_SOURCES += core/onnx/none.c
 endif
 EXTRA_DIST += core/onnx/none.c
+
+# ---- tests -------------------------------------------------------------------
+# ONNX's backend tests as a conformance suite (skips without the importer
+# or without libonnx-testdata).  tests/onnx/expected.txt lists what does
+# not pass yet, with why; `make onnx-expected` rewrites it from a run.
+check_PROGRAMS += tests/test_onnx_backend
+TESTS += tests/test_onnx_backend
+tests_test_onnx_backend_SOURCES = tests/test_onnx_backend.c
+tests_test_onnx_backend_LDADD = $(MICA_TEST_LIBS)
+EXTRA_DIST += tests/onnx/expected.txt
+
+onnx-expected: tests/test_onnx_backend$(EXEEXT) all
+	$(AM_V_GEN)MICA_MODULE_DIR='$(abs_top_builddir)/modules/.libs' \
+	  MICA_MODULE_PATH= MICA_TOP_SRCDIR='$(abs_top_srcdir)' \
+	  ./tests/test_onnx_backend --generate >$(srcdir)/tests/onnx/expected.tmp \
+	  && mv $(srcdir)/tests/onnx/expected.tmp $(srcdir)/tests/onnx/expected.txt \
+	  && echo "wrote $(srcdir)/tests/onnx/expected.txt: `grep -vc '^#' \
+	     $(srcdir)/tests/onnx/expected.txt` tests that do not pass"
+.PHONY: onnx-expected
+
+# The command end to end on the models of tests/onnx/models/.
+TESTS += tests/test_cli_onnx.sh
+ONNX_TEST_MODELS = tests/onnx/make_models.py \
+	tests/onnx/models/mlp.onnx tests/onnx/models/mlp.in_0.npy \
+	tests/onnx/models/mlp.want.out_relu.npy \
+	tests/onnx/models/mlp.want.out_sum.npy \
+	tests/onnx/models/ext.onnx tests/onnx/models/ext.data \
+	tests/onnx/models/big.onnx tests/onnx/models/unsupported.onnx \
+	tests/onnx/models/custom_ns.onnx tests/onnx/models/badattr.onnx \
+	tests/onnx/models/double.onnx tests/onnx/models/thirdparty.onnx \
+	tests/onnx/models/control.onnx tests/onnx/models/control.x.npy \
+	tests/onnx/models/control.c.npy tests/onnx/models/control.want.y.npy
+EXTRA_DIST += tests/test_cli_onnx.sh $(ONNX_TEST_MODELS)
