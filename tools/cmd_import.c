@@ -127,8 +127,7 @@ int cmd_import(int argc, char **argv)
         if (mica_onnx_save(m, output) != MICA_OK) {
             rc = cli_error("%s", mica_context_error(ctx));
         } else {
-            int64_t bytes = 0;
-            mica_onnx_weights(m, &bytes);
+            int64_t bytes = mica_onnx_weights_size(m);
             printf("imported %s: %s and its weights (%lld bytes)\n", model,
                    output, (long long)bytes);
         }

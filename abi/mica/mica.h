@@ -661,13 +661,15 @@ MICA_EXPORT mica_status_t mica_onnx_manifest(mica_onnx_model_t *model,
 /*
  * The manifest's text naming `weights_file` for its weights (malloc'd,
  * free with mica_free; *len its length), and the weights' bytes (owned by
- * the model).
+ * the model, assembled in memory on the first call).
  */
 MICA_EXPORT char *mica_onnx_manifest_text(mica_onnx_model_t *model,
                                           const char *weights_file,
                                           size_t *len);
-MICA_EXPORT const void *mica_onnx_weights(const mica_onnx_model_t *model,
+MICA_EXPORT const void *mica_onnx_weights(mica_onnx_model_t *model,
                                           int64_t *bytes);
+/* The size of the weights file, without assembling it. */
+MICA_EXPORT int64_t mica_onnx_weights_size(const mica_onnx_model_t *model);
 
 /*
  * The operators the importer maps: i from 0 while it answers MICA_OK;

@@ -137,22 +137,70 @@ MICA_EXPORT char *mica_onnx_manifest_text(mica_onnx_model_t *model,
     return text;
 }
 
-MICA_EXPORT const void *mica_onnx_weights(const mica_onnx_model_t *model,
+int mica__ox_write_weights(const mica__ox_t *x, FILE *f)
+{
+    static const uint8_t zeros[64];
+    int64_t at = 0;
+    int32_t i;
+    for (i = 0; i < x->nb_weights; i++) {
+        const mica__ox_weights_t *w = &x->weights[i];
+        if (w->inline_)
+            continue;
+        if (w->offset - at > 0
+            && fwrite(zeros, 1, (size_t)(w->offset - at), f)
+               != (size_t)(w->offset - at))
+            return errno ? errno : EIO;
+        if (w->bytes && fwrite(w->data, 1, (size_t)w->bytes, f)
+                        != (size_t)w->bytes)
+            return errno ? errno : EIO;
+        at = w->offset + w->bytes;
+    }
+    return 0;
+}
+
+const uint8_t *mica__ox_blob(mica__ox_t *x)
+{
+    int32_t i;
+    if (x->blob || !x->blob_size)
+        return x->blob;
+    x->blob = calloc(1, (size_t)x->blob_size);
+    if (!x->blob) {
+        mica__fail(x->ctx, MICA_ERR_NOMEM, "out of memory for %lld bytes "
+                   "of weights", (long long)x->blob_size);
+        return NULL;
+    }
+    for (i = 0; i < x->nb_weights; i++)
+        if (!x->weights[i].inline_ && x->weights[i].bytes)
+            memcpy(x->blob + x->weights[i].offset, x->weights[i].data,
+                   (size_t)x->weights[i].bytes);
+    return x->blob;
+}
+
+MICA_EXPORT const void *mica_onnx_weights(mica_onnx_model_t *model,
                                           int64_t *bytes)
 {
     if (bytes)
         *bytes = model ? model->x.blob_size : 0;
-    return model ? model->x.blob : NULL;
+    return model ? mica__ox_blob(&model->x) : NULL;
 }
 
-/* Write `n` bytes to `path` (created or replaced); 0 or an errno. */
-static int write_file(const char *path, const void *p, size_t n)
+MICA_EXPORT int64_t mica_onnx_weights_size(const mica_onnx_model_t *model)
+{
+    return model ? model->x.blob_size : 0;
+}
+
+/* Write a file (created or replaced): the text, or the weights; 0 or an
+ * errno. */
+static int write_file(const char *path, const void *p, size_t n,
+                      const mica__ox_t *weights)
 {
     FILE *f = fopen(path, "wb");
     int err = 0;
     if (!f)
         return errno ? errno : EIO;
-    if (n && fwrite(p, 1, n, f) != n)
+    if (weights)
+        err = mica__ox_write_weights(weights, f);
+    else if (n && fwrite(p, 1, n, f) != n)
         err = errno ? errno : EIO;
     if (fclose(f) != 0 && !err)
         err = errno ? errno : EIO;
@@ -195,12 +243,12 @@ MICA_EXPORT mica_status_t mica_onnx_save(mica_onnx_model_t *model,
         st = mica__fail(ctx, MICA_ERR_NOMEM, "out of memory");
         goto out;
     }
-    if ((err = write_file(wtmp, model->x.blob, (size_t)model->x.blob_size))) {
+    if ((err = write_file(wtmp, NULL, 0, &model->x))) {
         st = mica__fail(ctx, MICA_ERR_IO, "cannot write '%s': %s", wpath,
                         strerror(err));
         goto out;
     }
-    if ((err = write_file(ytmp, text, len))) {
+    if ((err = write_file(ytmp, text, len, NULL))) {
         remove(wtmp);
         st = mica__fail(ctx, MICA_ERR_IO, "cannot write '%s': %s",
                         yaml_path, strerror(err));
@@ -241,6 +289,8 @@ MICA_EXPORT mica_status_t mica_onnx_manifest(mica_onnx_model_t *model,
     if (!model || !out)
         return MICA_ERR_INVALID;
     *out = NULL;
+    if (model->x.blob_size && !mica__ox_blob(&model->x))
+        return MICA_ERR_NOMEM;
     text = mica__ox_emit(&model->x, model->source, wname, &len);
     path = mica__asprintf("%s (imported)", model->source);
     if (!text || !path) {

@@ -1,8 +1,10 @@
 /*
  * core/onnx/ir.c - the manifest an import writes: an arena for
  * everything it allocates, name sets, values, layers and their params,
- * weights entries with their bytes in one blob (the weights file, each
- * entry at a 64-byte aligned offset), network inputs and outputs.
+ * weights entries (each at a 64-byte aligned offset of the weights file,
+ * its bytes where the model has them, converted ones in the arena: the
+ * file is written, or assembled in memory, from them at the end), network
+ * inputs and outputs.
  *
  * Allocation failures are sticky: they set x->st, and every function
  * here does nothing once x->st is set, so a mapping may build a few
@@ -483,25 +485,11 @@ void mica__ox_p_weights(mica__ox_t *x, mica__ox_layer_t *l,
 
 /* ---- weights -------------------------------------------------------------- */
 
-/* Room for `bytes` more at a 64-byte boundary; the offset, -1 on failure. */
-static int64_t blob_reserve(mica__ox_t *x, int64_t bytes)
+/* The offset of `bytes` more at a 64-byte boundary of the weights file
+ * (nothing is copied: each entry keeps a pointer to its bytes). */
+static int64_t file_reserve(mica__ox_t *x, int64_t bytes)
 {
     int64_t off = (x->blob_size + 63) & ~(int64_t)63;
-    if (off + bytes > x->blob_cap) {
-        int64_t cap = x->blob_cap ? x->blob_cap : 1 << 16;
-        uint8_t *g;
-        while (cap < off + bytes)
-            cap *= 2;
-        g = realloc(x->blob, (size_t)cap);
-        if (!g) {
-            x->st = mica__fail(x->ctx, MICA_ERR_NOMEM, "out of memory for "
-                               "%lld bytes of weights", (long long)cap);
-            return -1;
-        }
-        x->blob = g;
-        x->blob_cap = cap;
-    }
-    memset(x->blob + x->blob_size, 0, (size_t)(off - x->blob_size));
     x->blob_size = off + bytes;
     return off;
 }
@@ -625,20 +613,16 @@ const char *mica__ox_weights_add(mica__ox_t *x, const mica__ox_node_t *n,
     w->bytes = bytes;
     w->inline_ = (dtype == MICA_INT32 || dtype == MICA_BOOL) &&
                  d->count <= 16;
-    if (w->inline_) {
-        off = 0;
-        dst = mica__ox_alloc(x, (size_t)bytes);
-        w->inline_data = dst;
-    } else {
-        off = blob_reserve(x, bytes);
-        dst = off >= 0 ? x->blob + off : NULL;
-    }
-    if (!dst)
-        return NULL;
+    off = w->inline_ ? 0 : file_reserve(x, bytes);
     if (same_bytes(d->type, dtype)) {
-        if (bytes)
-            memcpy(dst, d->raw, (size_t)bytes);
+        /* The model's own bytes (in the decoded protobuf or a mapped
+         * external data file), used in place until they are written. */
+        w->data = d->raw;
     } else {
+        dst = mica__ox_alloc(x, (size_t)(bytes ? bytes : 1));
+        if (!dst)
+            return NULL;
+        w->data = dst;
         for (i = 0; i < d->count; i++)
             if (convert(d, i, dtype, dst + i * (int64_t)es) != 0) {
                 mica__ox_fail(x, n, MICA_ERR_UNSUPPORTED, "%s: value %lld "
@@ -649,6 +633,8 @@ const char *mica__ox_weights_add(mica__ox_t *x, const mica__ox_node_t *n,
                 return NULL;
             }
     }
+    if (w->inline_)
+        w->inline_data = w->data;
     w->offset = off;
     w->name = mica__ox_unique(x, &x->wnames, base);
     if (!w->name)

@@ -67,3 +67,4 @@ ONNX_TEST_MODELS = tests/onnx/make_models.py \
 	tests/onnx/models/control.onnx tests/onnx/models/control.x.npy \
 	tests/onnx/models/control.c.npy tests/onnx/models/control.want.y.npy
 EXTRA_DIST += tests/test_cli_onnx.sh $(ONNX_TEST_MODELS)
+EXTRA_DIST += docs/onnx.md bench/onnx_import.sh

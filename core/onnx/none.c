@@ -72,13 +72,19 @@ MICA_EXPORT char *mica_onnx_manifest_text(mica_onnx_model_t *model,
     return NULL;
 }
 
-MICA_EXPORT const void *mica_onnx_weights(const mica_onnx_model_t *model,
+MICA_EXPORT const void *mica_onnx_weights(mica_onnx_model_t *model,
                                           int64_t *bytes)
 {
     (void)model;
     if (bytes)
         *bytes = 0;
     return NULL;
+}
+
+MICA_EXPORT int64_t mica_onnx_weights_size(const mica_onnx_model_t *model)
+{
+    (void)model;
+    return 0;
 }
 
 MICA_EXPORT mica_status_t mica_onnx_op(int32_t i, const char **op,

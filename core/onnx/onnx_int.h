@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "mica_int.h"
 #include "onnx.pb-c.h"
@@ -190,6 +191,7 @@ typedef struct mica__ox_weights {
     int64_t offset, bytes;
     int inline_;             /* small integer data written in the YAML */
     const uint8_t *inline_data;
+    const void *data;        /* its bytes (the model's, or converted) */
 } mica__ox_weights_t;
 
 typedef struct mica__ox_input {
@@ -230,8 +232,8 @@ typedef struct mica__ox {
     int32_t nb_layers;
     mica__ox_weights_t *weights;
     int32_t nb_weights, cap_weights;
-    uint8_t *blob;           /* the weights file's bytes */
-    int64_t blob_size, blob_cap;
+    uint8_t *blob;           /* the weights file assembled, once asked */
+    int64_t blob_size;       /* the weights file's size */
     mica__ox_input_t *inputs;
     int32_t nb_inputs, cap_inputs;
     const char **outputs;
@@ -514,6 +516,14 @@ mica_status_t mica__ox_third_party(mica__ox_t *x, mica__ox_node_t *n,
  * `weights_file` for the blob. */
 char *mica__ox_emit(mica__ox_t *x, const char *source,
                     const char *weights_file, size_t *len);
+
+/* ---- api.c: the weights file ---------------------------------------- */
+
+/* Write the weights file to f; 0 or an errno. */
+int mica__ox_write_weights(const mica__ox_t *x, FILE *f);
+/* The weights file's bytes in memory (x->blob, made once); NULL after a
+ * failure (NOMEM). */
+const uint8_t *mica__ox_blob(mica__ox_t *x);
 
 /* ---- import.c: the whole ------------------------------------------------ */
 
