@@ -675,9 +675,17 @@ static mica_status_t profiles(mica__ox_t *x)
 
 /* ---- shape-tensor inputs -------------------------------------------------- */
 
-/* Which inputs of a layer type are read as shapes. */
-static int shape_slot(const char *type, int32_t i)
+/* Which inputs of a layer are read as shapes (a while TripLimit's
+ * predicate is computed in the loop, not before it). */
+static int shape_slot(const mica__ox_layer_t *l, int32_t i)
 {
+    const char *type = l->type;
+    int32_t k;
+    if (!strcmp(type, "TripLimit"))
+        for (k = 0; k < l->nb_p; k++)
+            if (!strcmp(l->p[k].name, "kind") && !strcmp(l->p[k].s[0],
+                                                         "while"))
+                return 0;
     if (!strcmp(type, "Shuffle") || !strcmp(type, "Resize"))
         return i == 1;
     if (!strcmp(type, "Slice"))
@@ -718,7 +726,7 @@ static mica_status_t mark_shape_inputs(mica__ox_t *x)
                 goto nomem;
     for (l = x->first; l; l = l->next)
         for (i = 0; i < l->nb_in; i++)
-            if (shape_slot(l->type, i))
+            if (shape_slot(l, i))
                 PUSH(l->in[i]);
     while (nb) {
         const char *t = stack[--nb];

@@ -266,7 +266,7 @@ static mica_status_t op_loop(mica__ox_t *x, mica__ox_node_t *n)
     const char *loop, *iter_name, *cond_name;
     int32_t nb_carried, nb_scan, i;
     int64_t v1 = 1, v0 = 0;
-    int use_cond;
+    int use_cond, kept;
 
     if (!g)
         return x->st;
@@ -292,7 +292,14 @@ static mica_status_t op_loop(mica__ox_t *x, mica__ox_node_t *n)
     if (cond && cond->cst && !mica__ox_data_int(cond->cst, 0))
         return OX_UNSUP(x, n, "a loop whose condition is false from the "
                         "start");
-    use_cond = cond && !(cond->cst && cond_kept(g));
+    /* A condition the body gives back unchanged is a Recurrence of no
+     * use: the while predicate reads it as it came in (a constant true
+     * one is no bound at all). */
+    kept = cond && cond_kept(g);
+    use_cond = cond && !(kept && cond->cst);
+    if (kept && use_cond && !m)
+        return OX_UNSUP(x, n, "a loop bounded by nothing but a condition "
+                        "its body gives back unchanged");
     if (!use_cond && !m)
         return OX_UNSUP(x, n, "a loop with neither a trip count nor a "
                         "condition that can stop it");
@@ -320,9 +327,11 @@ static mica_status_t op_loop(mica__ox_t *x, mica__ox_node_t *n)
         if (iter && *iter_name)
             mica__ox_bind(x, iter_name, iter);
     }
-    if (use_cond)
+    if (use_cond && !kept)
         cond_rec = recurrence(x, n, loop, cond, *cond_name ? cond_name
                               : NULL, "condition", &crec);
+    else if (use_cond)
+        crec = cond;
     if (*cond_name)
         mica__ox_bind(x, cond_name, use_cond ? crec : tru);
     for (i = 0; i < nb_carried && x->st == MICA_OK; i++) {
@@ -347,6 +356,9 @@ static mica_status_t op_loop(mica__ox_t *x, mica__ox_node_t *n)
         if (!r)
             continue;
         v = graph_out(x, n, g, (size_t)(1 + i));
+        /* ONNX takes a condition of one element in any rank: 0-D here. */
+        if (v && i < 0 && v->rank != 0 && mica__ox_volume(v) == 1)
+            v = mica__ox_reshape(x, n, v, NULL, 0, NULL);
         for (k = -1; v && k < nb_carried; k++) {
             mica__ox_value_t *c = k < 0 ? crec : carried[k];
             if (c && v->tensor && !strcmp(v->tensor, c->tensor)) {
