@@ -51,8 +51,16 @@ static int list_ops(void)
         }
     }
     if (!mica_onnx_available()) {
+        /* The import says why (configure's reason). */
+        mica_context_t *ctx = NULL;
+        mica_onnx_model_t *m = NULL;
         cli_table_free(t);
-        return cli_error("this mica was built without the ONNX importer");
+        if (mica_context_create(&ctx) != MICA_OK)
+            return cli_error("out of memory");
+        mica_onnx_import(ctx, "-", NULL, &m);
+        cli_error("%s", mica_context_error(ctx));
+        mica_context_destroy(ctx);
+        return CLI_ERROR;
     }
     cli_table_print(t, stdout, "");
     cli_table_free(t);

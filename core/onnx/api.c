@@ -309,21 +309,17 @@ MICA_EXPORT mica_status_t mica_onnx_manifest(mica_onnx_model_t *model,
 MICA_EXPORT mica_status_t mica_onnx_op(int32_t i, const char **op,
                                        const char **layers)
 {
-    static const mica__ox_op_t *const tables[] = {
-        mica__ox_ops_elementwise, mica__ox_ops_tensor, mica__ox_ops_nn,
-        mica__ox_ops_reduce, mica__ox_ops_control, mica__ox_ops_rnn,
-    };
     size_t t;
     int32_t k;
     if (i < 0)
         return MICA_ERR_NOT_FOUND;
-    for (t = 0; t < sizeof tables / sizeof *tables; t++)
-        for (k = 0; tables[t][k].name; k++)
-            if (tables[t][k].layers && i-- == 0) {
+    for (t = 0; mica__ox_op_tables[t]; t++)
+        for (k = 0; mica__ox_op_tables[t][k].name; k++)
+            if (mica__ox_op_tables[t][k].layers && i-- == 0) {
                 if (op)
-                    *op = tables[t][k].name;
+                    *op = mica__ox_op_tables[t][k].name;
                 if (layers)
-                    *layers = tables[t][k].layers;
+                    *layers = mica__ox_op_tables[t][k].layers;
                 return MICA_OK;
             }
     return MICA_ERR_NOT_FOUND;

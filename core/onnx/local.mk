@@ -22,11 +22,14 @@ core/onnx/onnx.pb-c.c core/onnx/onnx.pb-c.h: core/onnx/onnx.pb-c.stamp
 
 core_onnx_libmicaonnx_la_SOURCES = core/onnx/onnx_int.h \
 	core/onnx/reader.c core/onnx/tensor.c core/onnx/ir.c \
-	core/onnx/emit.c core/onnx/shape.c core/onnx/import.c \
+	core/onnx/names.c core/onnx/weights.c core/onnx/emit.c \
+	core/onnx/shape.c core/onnx/layers.c core/onnx/import.c \
+	core/onnx/profile.c core/onnx/thirdparty.c \
 	core/onnx/op_elementwise.c core/onnx/op_tensor.c \
-	core/onnx/op_nn.c core/onnx/op_reduce.c core/onnx/op_control.c \
-	core/onnx/op_rnn.c \
-	core/onnx/api.c
+	core/onnx/op_slice.c core/onnx/op_shape.c core/onnx/op_gather.c \
+	core/onnx/op_conv.c core/onnx/op_nn.c core/onnx/op_norm.c \
+	core/onnx/op_resize.c core/onnx/op_reduce.c core/onnx/op_control.c \
+	core/onnx/op_rnn.c core/onnx/api.c
 core_onnx_libmicaonnx_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/core/onnx \
 	$(YAML_CFLAGS) $(PROTOBUF_C_CFLAGS)
 libmica_la_LIBADD += core/onnx/libmicaonnx.la $(PROTOBUF_C_LIBS)

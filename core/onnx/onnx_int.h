@@ -368,6 +368,13 @@ mica__ox_value_t *mica__ox_const_i(mica__ox_t *x, int32_t type,
 mica__ox_value_t *mica__ox_const_f(mica__ox_t *x, int32_t type,
                                    const double *vals, int32_t rank,
                                    const int64_t *dims);
+/* The largest constant the helpers compute on the host (elements). */
+#define MICA__OX_FOLD_MAX 4096
+/* Whether an ONNX type is an integer (or bool) type. */
+int mica__ox_is_int(int32_t t);
+/* v renamed `name` (a folded constant takes its output's ONNX name). */
+mica__ox_value_t *mica__ox_named(mica__ox_t *x, mica__ox_value_t *v,
+                                 const char *name);
 /* A 0-D constant of v's type (float or integer) holding `val`. */
 mica__ox_value_t *mica__ox_scalar_like(mica__ox_t *x,
                                        const mica__ox_value_t *v,
@@ -468,6 +475,13 @@ const char *mica__ox_attr_s(mica__ox_t *x, const mica__ox_node_t *n,
 int32_t mica__ox_attr_ints(const mica__ox_node_t *n, const char *name,
                            const int64_t **out);
 
+/* Inputs 0..k-1 of n given, every input's rank known; else a failure. */
+mica_status_t mica__ox_need(mica__ox_t *x, mica__ox_node_t *n, int32_t k);
+/* v is 1-D of a known length and an integer type; else 0 and a failure
+ * naming it `what`. */
+int mica__ox_vec_ok(mica__ox_t *x, mica__ox_node_t *n, mica__ox_value_t *v,
+                    const char *what);
+
 /* The values of a constant input as int64 (NULL, and a failure, if not). */
 int64_t *mica__ox_const_ints(mica__ox_t *x, mica__ox_node_t *n, int32_t i,
                              const char *what, int32_t *count);
@@ -497,14 +511,25 @@ typedef struct mica__ox_op {
 /* Each op_*.c file's table, ended by a NULL name. */
 extern const mica__ox_op_t mica__ox_ops_elementwise[];
 extern const mica__ox_op_t mica__ox_ops_tensor[];
+extern const mica__ox_op_t mica__ox_ops_slice[];
+extern const mica__ox_op_t mica__ox_ops_shape[];
+extern const mica__ox_op_t mica__ox_ops_gather[];
+extern const mica__ox_op_t mica__ox_ops_conv[];
 extern const mica__ox_op_t mica__ox_ops_nn[];
+extern const mica__ox_op_t mica__ox_ops_norm[];
+extern const mica__ox_op_t mica__ox_ops_resize[];
 extern const mica__ox_op_t mica__ox_ops_reduce[];
 extern const mica__ox_op_t mica__ox_ops_control[];
 extern const mica__ox_op_t mica__ox_ops_rnn[];
+/* All of them, NULL-terminated (import.c). */
+extern const mica__ox_op_t *const mica__ox_op_tables[];
 
 /* The op for (domain, type), NULL if not one of the tables'. */
 const mica__ox_op_t *mica__ox_find_op(const char *domain, const char *type);
 
+/* A registered creator of (ns, type) into *info; 0 if none (thirdparty.c). */
+int mica__ox_find_creator(mica_context_t *ctx, const char *ns,
+                          const char *type, mica_creator_info_t *info);
 /* A registered third-party layer type of (ns, type), as TensorRT's parser
  * falls back to plugins. */
 mica_status_t mica__ox_third_party(mica__ox_t *x, mica__ox_node_t *n,
@@ -527,9 +552,15 @@ const uint8_t *mica__ox_blob(mica__ox_t *x);
 
 /* ---- import.c: the whole ------------------------------------------------ */
 
+/* ---- profile.c -------------------------------------------------------- */
+
 /* Parse "NAME:AxBxC,..." into x->ranges with bit `bit`. */
 mica_status_t mica__ox_parse_shapes(mica__ox_t *x, const char *spec,
                                     int bit, const char *option);
+/* Mark the inputs layers read as shapes (after every node is mapped). */
+mica_status_t mica__ox_mark_shape_inputs(mica__ox_t *x);
+/* Check and complete the profile of every input that needs one. */
+mica_status_t mica__ox_profiles(mica__ox_t *x);
 mica_status_t mica__ox_import(mica__ox_t *x);
 
 #endif /* MICA_ONNX_INT_H */

@@ -17,29 +17,13 @@
 #define IN(k) ((k) < n->nb_in ? n->in[k] : NULL)
 #define OUT(k) mica__ox_out_name(n, (k))
 
-static mica_status_t need(mica__ox_t *x, mica__ox_node_t *n, int32_t k)
-{
-    int32_t i;
-    if (n->nb_in < k)
-        return OX_BAD(x, n, "%d input%s needed, %d given", (int)k,
-                      k > 1 ? "s" : "", (int)n->nb_in);
-    for (i = 0; i < k; i++)
-        if (!n->in[i])
-            return OX_BAD(x, n, "input %d is missing", (int)i);
-    for (i = 0; i < n->nb_in; i++)
-        if (n->in[i] && n->in[i]->rank < 0)
-            return OX_UNSUP(x, n, "input %d ('%s') has an unknown rank",
-                            (int)i, n->in[i]->name);
-    return MICA_OK;
-}
-
 /* ---- binary ---------------------------------------------------------------- */
 
 static mica_status_t binary(mica__ox_t *x, mica__ox_node_t *n,
                             const char *op)
 {
     mica__ox_value_t *a, *b;
-    if (need(x, n, 2) != MICA_OK)
+    if (mica__ox_need(x, n, 2) != MICA_OK)
         return x->st;
     a = IN(0);
     b = IN(1);
@@ -70,7 +54,7 @@ BIN(op_less, "less")
 static mica_status_t not_of(mica__ox_t *x, mica__ox_node_t *n, const char *op)
 {
     mica__ox_value_t *c;
-    if (need(x, n, 2) != MICA_OK)
+    if (mica__ox_need(x, n, 2) != MICA_OK)
         return x->st;
     c = mica__ox_ew(x, n, op, IN(0), IN(1), NULL);
     if (c)
@@ -94,7 +78,7 @@ static mica_status_t variadic(mica__ox_t *x, mica__ox_node_t *n,
 {
     mica__ox_value_t *acc;
     int32_t i;
-    if (need(x, n, 1) != MICA_OK)
+    if (mica__ox_need(x, n, 1) != MICA_OK)
         return x->st;
     acc = IN(0);
     for (i = 1; i < n->nb_in && acc; i++) {
@@ -137,7 +121,7 @@ static mica_status_t op_min(mica__ox_t *x, mica__ox_node_t *n)
 
 static mica_status_t unary(mica__ox_t *x, mica__ox_node_t *n, const char *op)
 {
-    if (need(x, n, 1) == MICA_OK)
+    if (mica__ox_need(x, n, 1) == MICA_OK)
         mica__ox_set_out(x, n, 0, mica__ox_unary(x, n, op, IN(0), OUT(0)));
     return x->st;
 }
@@ -176,7 +160,7 @@ static mica_status_t op_isinf(mica__ox_t *x, mica__ox_node_t *n)
     int64_t pos = mica__ox_attr_i(n, "detect_positive", 1),
             neg = mica__ox_attr_i(n, "detect_negative", 1);
     mica__ox_value_t *inf, *sign;
-    if (need(x, n, 1) != MICA_OK)
+    if (mica__ox_need(x, n, 1) != MICA_OK)
         return x->st;
     if (pos && neg)
         return unary(x, n, "isinf");
@@ -207,7 +191,7 @@ static mica_status_t activation(mica__ox_t *x, mica__ox_node_t *n,
     mica__ox_layer_t *l;
     const char *t;
     mica__ox_value_t *v;
-    if (need(x, n, 1) != MICA_OK)
+    if (mica__ox_need(x, n, 1) != MICA_OK)
         return x->st;
     v = IN(0);
     t = mica__ox_tensor(x, n, v);
@@ -291,7 +275,7 @@ static mica_status_t op_clip(mica__ox_t *x, mica__ox_node_t *n)
     mica__ox_value_t *v, *lo = IN(1), *hi = IN(2), *r;
     int fl;
     double a = -INFINITY, b = INFINITY;
-    if (need(x, n, 1) != MICA_OK)
+    if (mica__ox_need(x, n, 1) != MICA_OK)
         return x->st;
     v = IN(0);
     fl = v->type == OX_FLOAT || v->type == OX_FLOAT16 ||
@@ -331,7 +315,7 @@ static mica_status_t op_where(mica__ox_t *x, mica__ox_node_t *n)
     mica__ox_layer_t *l;
     int64_t od[MICA_MAX_DIMS], axes[MICA_MAX_DIMS];
     int32_t r = 0, i, k;
-    if (need(x, n, 3) != MICA_OK)
+    if (mica__ox_need(x, n, 3) != MICA_OK)
         return x->st;
     for (i = 0; i < 3; i++) {
         v[i] = IN(i);
