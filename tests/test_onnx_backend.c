@@ -478,13 +478,13 @@ int main(int argc, char **argv)
             int r;
             snprintf(name, sizeof name, "%s/%s", sets[s], names[s][i]);
             snprintf(dir, sizeof dir, "%s/%s", data, name);
+            free(names[s][i]);
             /* Under valgrind (make check-valgrind) a sample runs: every
              * folder would take half an hour. */
             if (sample > 1 && i % sample != 0) {
                 if (!generate)
                     skip("%s: under valgrind only every %dth folder runs",
                          name, sample);
-                free(names[s][i]);
                 continue;
             }
             r = access(dir, R_OK) == 0 ? run_child(ctx, dir) : 1;
@@ -506,12 +506,18 @@ int main(int argc, char **argv)
                 skipped++;
             } else
                 ok(0, "%s: %s", name, why);
-            free(names[s][i]);
         }
     }
     if (!generate)
         diag("ONNX backend tests: %d passed, %d not supported, %d in all",
              passed, skipped, total);
+    for (s = 0; s < 4; s++)
+        free(names[s]);
+    for (i = 0; i < (int)nb_expected; i++) {
+        free(expected[i].name);
+        free(expected[i].reason);
+    }
+    free(expected);
     mica_context_destroy(ctx);
     return generate ? 0 : exit_status();
 }
