@@ -19,7 +19,9 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: mica build MANIFEST -o ENGINE [--device auto|cpu|cuda] [--fp16]\n"
-        "                  [--autotune] [--prefer T=I]... [--module-path DIR]...\n\n"
+        "                  [--autotune] [--prefer T=I]... [--module-path DIR]...\n"
+        "                  [--shapes NAME:AxB,...] (MANIFEST may be an ONNX model:\n"
+        "                  its profile; also --min/--opt/--max-shapes)\n\n"
         "Build the engine of MANIFEST (choose an implementation for every\n"
         "layer, infer shapes, plan memory) and save it as the engine file\n"
         "ENGINE, which 'mica run' and 'mica inspect' take in place of the\n"

@@ -18,8 +18,10 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: mica inspect MANIFEST|ENGINE [--device auto|cpu|cuda]\n"
-        "                    [--prefer T=I]... [--module-path DIR]...\n\n"
+        "usage: mica inspect MANIFEST|ENGINE|MODEL.onnx [--device auto|cpu|cuda]\n"
+        "                    [--prefer T=I]... [--module-path DIR]...\n"
+        "                    [--shapes NAME:AxB,...] (an ONNX model's profile;\n"
+        "                    also --min-shapes, --opt-shapes, --max-shapes)\n\n"
         "Build the engine of MANIFEST, or load ENGINE (an engine file that\n"
         "'mica build' wrote; it runs on the device it was built for, and\n"
         "another --device is refused), and print its device, arena size,\n"

@@ -25,7 +25,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: mica run MANIFEST|ENGINE --input NAME=FILE.npy ...\n"
+        "usage: mica run MANIFEST|ENGINE|MODEL.onnx --input NAME=FILE.npy ...\n"
         "                --output-dir DIR [--device auto|cpu|cuda]\n"
         "                [--profile K] [--prefer T=I]... [--module-path DIR]...\n\n"
         "Run the network of MANIFEST (built here) or of ENGINE (an engine\n"
@@ -44,6 +44,9 @@ static void usage(FILE *f)
         "  --prefer TYPE=IMPL     use implementation IMPL for layers of TYPE\n"
         "                         that do not pin one (repeatable; replaces\n"
         "                         $MICA_PREFER)\n"
+        "  --shapes NAME:AxB,...  an ONNX model's profile (also --min-shapes,\n"
+        "                         --opt-shapes, --max-shapes; default: the\n"
+        "                         inputs' shapes)\n"
         "  --module-path DIR      another folder of modules (repeatable; also\n"
         "                         $MICA_MODULE_PATH, colon-separated; an\n"
         "                         engine needs the modules it was built with)\n\n"
