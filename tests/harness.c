@@ -175,6 +175,12 @@ th_fields_t *th_f_float(th_fields_t *f, const char *name, double v)
     return add(f, name, MICA_FIELD_FLOAT, 1, &v, sizeof v);
 }
 
+th_fields_t *th_f_floats(th_fields_t *f, const char *name, int n,
+                         const double *v)
+{
+    return add(f, name, MICA_FIELD_FLOAT, n, v, sizeof *v * (size_t)n);
+}
+
 th_fields_t *th_f_bool(th_fields_t *f, const char *name, int v)
 {
     int64_t b = v != 0;

@@ -59,6 +59,8 @@ th_fields_t *th_f_int(th_fields_t *f, const char *name, int64_t v);
 th_fields_t *th_f_ints(th_fields_t *f, const char *name, int n,
                        const int64_t *v);
 th_fields_t *th_f_float(th_fields_t *f, const char *name, double v);
+th_fields_t *th_f_floats(th_fields_t *f, const char *name, int n,
+                         const double *v);
 th_fields_t *th_f_bool(th_fields_t *f, const char *name, int v);
 /* A string, also for ENUM and DTYPE fields ("sum", "float16"). */
 th_fields_t *th_f_str(th_fields_t *f, const char *name, const char *v);
