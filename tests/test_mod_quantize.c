@@ -114,6 +114,77 @@ static void fail(const char *what, const char *type, mica_dtype_t xt,
     th_free(&in[2]);
 }
 
+static mica_status_t add_layer(mica_network_t *net, const char *type,
+                               int nin, const char **ins, const char *out,
+                               th_fields_t *f)
+{
+    mica_layer_spec_t s;
+    mica_status_t st;
+    memset(&s, 0, sizeof s);
+    s.struct_size = sizeof s;
+    s.name = out;
+    s.type = type;
+    s.nb_inputs = nin;
+    s.inputs = ins;
+    s.nb_outputs = 1;
+    s.outputs = &out;
+    s.fields = th_fields_view(f);
+    st = mica_network_add_layer(net, &s);
+    th_fields_free(f);
+    return st;
+}
+
+/*
+ * A Q/DQ pair as networks have it: Constants for the per-channel scale
+ * and zero point, x [2, 3] -> Quantize -> Dequantize -> y on `device`;
+ * y (6 floats) into yv.
+ */
+static mica_status_t qdq_pair(uint32_t device, const float *xv, float *yv)
+{
+    static const double sv[] = {0.5, 0.25, 2}, zv[] = {1, -3, 0};
+    th_tensor_t st = th_t(F32, sv, 1, 3), zt = th_t(I8, zv, 1, 3);
+    const char *qi[3] = {"x", "s", "z"}, *di[3] = {"q", "s", "z"};
+    mica_context_t *ctx = th_context();
+    mica_network_t *net = NULL;
+    mica_engine_t *e = NULL;
+    mica_exec_t *x = NULL;
+    mica_dims_t dx = {2, 0, {2, 3}};
+    mica_build_config_t cfg;
+    mica_tensor_desc_t desc;
+    const void *data;
+    mica_status_t rc;
+
+    memset(&cfg, 0, sizeof cfg);
+    cfg.struct_size = sizeof cfg;
+    cfg.device = device;
+    if ((rc = mica_network_create(ctx, &net)) != MICA_OK ||
+        (rc = mica_network_add_input(net, "x", F32, &dx, NULL)) != MICA_OK ||
+        (rc = add_layer(net, "Constant", 0, NULL, "s",
+                        th_f_weights(th_fields(), "weights", &st))) !=
+            MICA_OK ||
+        (rc = add_layer(net, "Constant", 0, NULL, "z",
+                        th_f_weights(th_fields(), "weights", &zt))) !=
+            MICA_OK ||
+        (rc = add_layer(net, "Quantize", 3, qi, "q", axis_f(1))) != MICA_OK ||
+        (rc = add_layer(net, "Dequantize", 3, di, "y", axis_f(1))) !=
+            MICA_OK ||
+        (rc = mica_network_mark_output(net, "y", NULL)) != MICA_OK ||
+        (rc = mica_engine_build(net, &cfg, &e)) != MICA_OK ||
+        (rc = mica_exec_create(e, &x)) != MICA_OK ||
+        (rc = mica_exec_set_input(x, "x", &dx, xv)) != MICA_OK ||
+        (rc = mica_exec_run(x)) != MICA_OK ||
+        (rc = mica_exec_get_output(x, "y", &desc, &data)) != MICA_OK)
+        diag("Q/DQ pair: %s", mica_context_error(ctx));
+    else
+        memcpy(yv, data, 6 * sizeof *yv);
+    th_free(&st);
+    th_free(&zt);
+    mica_exec_destroy(x);
+    mica_engine_destroy(e);
+    mica_network_destroy(net);
+    return rc;
+}
+
 int main(void)
 {
     static const int64_t d3[] = {2, 3, 4}, d1[] = {7}, e3[] = {2, 0, 4},
@@ -194,6 +265,31 @@ int main(void)
         th_free(&in[0]);
         th_free(&in[1]);
         th_free(&y);
+    }
+
+    /* A Q/DQ pair with Constant scales: channel scales 0.5, 0.25, 2 and
+     * zero points 1, -3, 0 snap x to its grid: 1.3 -> q 4 -> 1.5; 0.3 ->
+     * q -2 -> 0.25; 5 -> q 2 (2.5, a tie, to even) -> 4; -0.3 -> q 0 ->
+     * -0.5; 40 -> q 127 (157 saturated) -> 32.5; -2.9 -> q -1 -> -2. */
+    {
+        static const float xv[] = {1.3f, 0.3f, 5, -0.3f, 40, -2.9f};
+        static const float want[] = {1.5f, 0.25f, 4, -0.5f, 32.5f, -2};
+        float cpu[6], gpu[6];
+        int good = qdq_pair(MICA_DEVICE_CPU, xv, cpu) == MICA_OK;
+        int i;
+        for (i = 0; good && i < 6; i++)
+            if (cpu[i] != want[i]) {
+                diag("element %d is %g, expected %g", i, cpu[i], want[i]);
+                good = 0;
+            }
+        ok(good, "Q/DQ pair with Constant scales: cpu");
+        if (!th_cuda()) {
+            skip("Q/DQ pair with Constant scales: cuda: no usable GPU");
+        } else {
+            good = qdq_pair(MICA_DEVICE_CUDA, xv, gpu) == MICA_OK &&
+                   !memcmp(cpu, gpu, sizeof cpu);
+            ok(good, "Q/DQ pair with Constant scales: cuda");
+        }
     }
 
     /* Errors. */
