@@ -96,6 +96,12 @@ th_tensor_t th_shape(th_tensor_t t)
     return t;
 }
 
+th_tensor_t th_runtime(th_tensor_t t, unsigned mask)
+{
+    t.runtime = mask;
+    return t;
+}
+
 th_tensor_t th_none(void)
 {
     th_tensor_t t;
@@ -167,6 +173,12 @@ th_fields_t *th_f_ints(th_fields_t *f, const char *name, int n,
 th_fields_t *th_f_float(th_fields_t *f, const char *name, double v)
 {
     return add(f, name, MICA_FIELD_FLOAT, 1, &v, sizeof v);
+}
+
+th_fields_t *th_f_floats(th_fields_t *f, const char *name, int n,
+                         const double *v)
+{
+    return add(f, name, MICA_FIELD_FLOAT, n, v, sizeof *v * (size_t)n);
 }
 
 th_fields_t *th_f_bool(th_fields_t *f, const char *name, int v)
@@ -298,6 +310,29 @@ static mica_status_t add_shape_input(mica_network_t *net, const char *name,
                                            t->data, NULL);
 }
 
+/* An input with runtime dimensions and its range in profile 0. */
+static mica_status_t add_runtime_input(mica_network_t *net, const char *name,
+                                       const th_tensor_t *t)
+{
+    mica_dims_t d = t->dims, lo = t->dims, hi = t->dims;
+    int32_t profile, k;
+    mica_status_t st;
+
+    for (k = 0; k < d.nb_dims; k++)
+        if (t->runtime & (1u << k)) {
+            d.d[k] = -1;
+            lo.d[k] = t->dims.d[k] < 1 ? t->dims.d[k] : 1;
+            hi.d[k] = 2 * t->dims.d[k];
+        }
+    if ((st = mica_network_add_input(net, name, t->dtype, &d, NULL)) != MICA_OK)
+        return st;
+    if (mica_network_nb_profiles(net) == 0 &&
+        (st = mica_network_add_profile(net, &profile)) != MICA_OK)
+        return st;
+    return mica_network_set_profile_dims(net, 0, name, &lo, &t->dims, &hi,
+                                         NULL);
+}
+
 mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
                      int nb_in, const th_tensor_t *in, int nb_out,
                      th_tensor_t *out)
@@ -323,9 +358,12 @@ mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
     for (i = 0; i < nb_in; i++) {
         snprintf(names[0][i], sizeof names[0][i], "in%d", i);
         in_names[i] = in[i].data ? names[0][i] : NULL;
-        if (in[i].data && !in[i].is_shape &&
+        if (in[i].data && !in[i].is_shape && !in[i].runtime &&
             (st = mica_network_add_input(net, names[0][i], in[i].dtype,
                                          &in[i].dims, NULL)) != MICA_OK)
+            goto done;
+        if (in[i].data && in[i].runtime &&
+            (st = add_runtime_input(net, names[0][i], &in[i])) != MICA_OK)
             goto done;
         if (in[i].data && in[i].is_shape &&
             (st = add_shape_input(net, names[0][i], &in[i])) != MICA_OK)

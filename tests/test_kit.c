@@ -284,6 +284,70 @@ static void test_lib(void)
     ok(m.cos == NULL, "  that leaves the table alone");
 }
 
+/* A LINEAR float32 descriptor of n dims. */
+static mica_tensor_desc_t desc(int n, int64_t a, int64_t b, int64_t c)
+{
+    mica_tensor_desc_t t;
+    memset(&t, 0, sizeof t);
+    t.dims.nb_dims = n;
+    t.dims.d[0] = a;
+    t.dims.d[1] = b;
+    t.dims.d[2] = c;
+    return t;
+}
+
+static void test_bcast(void)
+{
+    mica_error_t err = {""};
+    mica_expr_t c1 = {1, 1}, c3 = {1, 3}, c4 = {1, 4}, sym = {0, 0};
+    mica_shape_expr_t in[2], out;
+    mica_tensor_desc_t t[2];
+    mica_kit_bcast_t v;
+    int64_t off[2];
+
+    memset(in, 0, sizeof in);
+    in[0].nb_dims = in[1].nb_dims = 3;
+    in[0].d[0] = &c3; in[0].d[1] = &c1; in[0].d[2] = &sym;
+    in[1].d[0] = &c1; in[1].d[1] = &c4; in[1].d[2] = &c1;
+    ok(mica_kit_broadcast_dims(in, 2, NULL, &out, &err) == MICA_OK &&
+           out.nb_dims == 3 && out.d[0] == &c3 && out.d[1] == &c4 &&
+           out.d[2] == &sym,
+       "broadcast_dims: the length that is not 1");
+    in[1].d[0] = &c4;
+    ok(mica_kit_broadcast_dims(in, 2, NULL, &out, &err) != MICA_OK,
+       "broadcast_dims: 3 against 4 refused");
+    is_string("dimension 0 of input 0 is 3 and of input 1 is 4: they must be "
+              "equal or one of them 1", err.msg, "  saying so");
+    in[1].nb_dims = 2;
+    ok(mica_kit_broadcast_dims(in, 2, NULL, &out, &err) != MICA_OK,
+       "broadcast_dims: ranks differ");
+    is_string("input 1 has rank 2 but input 0 has rank 3", err.msg,
+              "  saying so");
+
+    /* x [2, 3, 4] against a slope [1, 3, 1]: no dims merge */
+    t[0] = desc(3, 2, 3, 4);
+    t[1] = desc(3, 1, 3, 1);
+    ok(mica_kit_broadcast_view(t, 2, &t[0].dims, 1, &v, &err) == MICA_OK &&
+           v.rank == 3 && v.s[0][0] == 12 && v.s[0][2] == 1 &&
+           v.s[1][0] == 0 && v.s[1][1] == 1 && v.s[1][2] == 0,
+       "broadcast_view: per-channel strides");
+    mica_kit_broadcast_offsets(&v, 2 * 12 - 1, off);
+    ok(off[0] == 23 && off[1] == 2, "broadcast_offsets: the last element");
+    /* [2, 1, 4] against [2, 1, 4]: one run of 8 */
+    t[1] = t[0] = desc(3, 2, 1, 4);
+    ok(mica_kit_broadcast_view(t, 2, &t[0].dims, 1, &v, &err) == MICA_OK &&
+           v.rank == 1 && v.d[0] == 8 && v.s[0][0] == 1 && v.s[1][0] == 1,
+       "broadcast_view: folded to one dimension");
+    ok(mica_kit_broadcast_view(t, 2, &t[0].dims, 0, &v, &err) == MICA_OK &&
+           v.rank == 3 && v.d[1] == 1,
+       "broadcast_view: unfolded keeps the output's dims");
+    t[1] = desc(3, 3, 1, 4);
+    ok(mica_kit_broadcast_view(t, 2, &t[0].dims, 1, &v, &err) != MICA_OK,
+       "broadcast_view: a length that does not broadcast");
+    is_string("dimension 0 of input 1 is 3, which does not broadcast to 2",
+              err.msg, "  saying so");
+}
+
 int main(void)
 {
     mica_error_t err = {""};
@@ -294,6 +358,7 @@ int main(void)
     test_fit();
     test_layer();
     test_callbacks();
+    test_bcast();
     test_lib();
     return exit_status();
 }

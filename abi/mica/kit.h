@@ -96,8 +96,9 @@
 extern "C" {
 #endif
 
-/* The kit's version; raised when the kit grows (never when it breaks). */
-#define MICA_KIT_VERSION 1
+/* The kit's version; raised when the kit grows (never when it breaks):
+ * 2 added broadcasting (mica_kit_broadcast_dims, _view, _offsets). */
+#define MICA_KIT_VERSION 2
 
 /*
  * Whether the module being compiled has CUDA implementations: define
@@ -362,6 +363,73 @@ MICA_KIT_API mica_status_t mica_kit_boundary_enqueue(
     mica_layer_t *layer, const mica_tensor_desc_t *in, int32_t nb_in,
     const mica_tensor_desc_t *out, int32_t nb_out, const void *const *inputs,
     void *const *outputs, void *workspace, void *stream, mica_error_t *err);
+
+/* ---- broadcasting -------------------------------------------------------- */
+
+/*
+ * TensorRT's broadcast (ElementWise, Select, ParametricReLU): inputs of
+ * one rank; along each axis the lengths are equal or one of them is 1,
+ * and the output takes the other (1 against 0 gives 0).
+ */
+
+/*
+ * output_dims of such a layer: the broadcast of inputs in[0..nb_in-1]
+ * (nb_in >= 1) into *out.  Fails with "input 1 has rank 3 but input 0
+ * has rank 2", or, for two build-time lengths that neither match nor
+ * are 1, "dimension 1 of input 0 is 3 and of input 1 is 4: they must be
+ * equal or one of them 1".  A runtime length against another gives
+ * a + (a == 1) * (b - a), checked when the layer runs
+ * (mica_kit_broadcast_view).
+ */
+MICA_KIT_API mica_status_t mica_kit_broadcast_dims(
+    const mica_shape_expr_t *in, int32_t nb_in, mica_expr_builder_t *eb,
+    mica_shape_expr_t *out, mica_error_t *err);
+
+/* Inputs a broadcast view holds at most. */
+#define MICA_KIT_BCAST_MAX_IN 3
+
+/*
+ * How an output element reads its inputs: the output's dimensions d[]
+ * (row-major, rank of them) and, per input, the element stride of each
+ * dimension (0 along a broadcast one).  Plain data: pass it to a kernel
+ * by value.
+ */
+typedef struct mica_kit_bcast {
+    int32_t rank;
+    int32_t nb_in;
+    int64_t d[MICA_MAX_DIMS];
+    int64_t s[MICA_KIT_BCAST_MAX_IN][MICA_MAX_DIMS];
+} mica_kit_bcast_t;
+
+/*
+ * The view of inputs in[0..nb_in-1] (1 to MICA_KIT_BCAST_MAX_IN) read
+ * by an output of dimensions `out`, from their actual dimensions: fails
+ * with "input 1 has rank 2 but the output has rank 3" or "dimension 0
+ * of input 1 is 3, which does not broadcast to 4" (runtime lengths are
+ * only known here).  With `fold` non-zero, dimensions of length 1 are
+ * dropped and neighbours that every input walks contiguously are merged
+ * (fewer divisions per element in a kernel); the view then may have
+ * rank 0 (one element, or none).  Without, rank and d are out's.
+ */
+MICA_KIT_API mica_status_t mica_kit_broadcast_view(
+    const mica_tensor_desc_t *in, int32_t nb_in, const mica_dims_t *out,
+    int fold, mica_kit_bcast_t *v, mica_error_t *err);
+
+/* The element offset in each input (off[0..v->nb_in-1]) of output
+ * element i, 0 <= i < the output's volume. */
+MICA_KIT_HD void mica_kit_broadcast_offsets(const mica_kit_bcast_t *v,
+                                            int64_t i, int64_t *off)
+{
+    int32_t k, j;
+    for (j = 0; j < v->nb_in; j++)
+        off[j] = 0;
+    for (k = v->rank - 1; k >= 0; k--) {
+        int64_t c = i % v->d[k];
+        i /= v->d[k];
+        for (j = 0; j < v->nb_in; j++)
+            off[j] += c * v->s[j][k];
+    }
+}
 
 /* ---- text for messages --------------------------------------------------- */
 

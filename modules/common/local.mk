@@ -14,7 +14,7 @@ include_mica_HEADERS += abi/mica/kit.h abi/mica/kit_half.h \
 noinst_LTLIBRARIES += modules/common/libmicamodkit.la
 modules_common_libmicamodkit_la_SOURCES = modules/common/kit.c \
 	modules/common/kit_fields.c modules/common/kit_layer.c \
-	modules/common/kit_lib.c
+	modules/common/kit_lib.c modules/common/kit_bcast.c
 
 lib_LTLIBRARIES += modules/common/libmica_kit.la
 modules_common_libmica_kit_la_SOURCES =

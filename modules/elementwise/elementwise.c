@@ -112,70 +112,18 @@ static int is_const(const mica_expr_t *e, int64_t *v)
     return 1;
 }
 
-/* One output dimension: the one that is not 1 (TensorRT's broadcast). */
-static mica_status_t broadcast_dim(mica_expr_builder_t *eb, int32_t k,
-                                   const mica_expr_t *a, const mica_expr_t *b,
-                                   const mica_expr_t **out, mica_error_t *err)
-{
-    const mica_host_t *h = mica_kit_host;
-    int64_t va = 0, vb = 0;
-    int ca = is_const(a, &va), cb = is_const(b, &vb);
-    const mica_expr_t *one, *is_one, *diff;
-
-    if (a == b || (ca && va == 1)) {
-        *out = b;
-    } else if (cb && vb == 1) {
-        *out = a;
-    } else if (ca && cb) {
-        if (va != vb)
-            return MICA_KIT_FAIL(err,
-                                 "dimension %d of input 0 is %lld and of "
-                                 "input 1 is %lld: they must be equal or one "
-                                 "of "
-                                 "them 1",
-                                 (int)k, (long long)va, (long long)vb);
-        *out = a;
-    } else {
-        /* Symbolic: a == 1 ? b : a, as a + (a == 1) * (b - a). */
-        one = h->expr_constant(eb, 1);
-        is_one = one ? h->expr_operation(eb, MICA_EXPR_EQUAL, a, one) : NULL;
-        diff = h->expr_operation(eb, MICA_EXPR_SUB, b, a);
-        diff = is_one && diff
-                   ? h->expr_operation(eb, MICA_EXPR_PROD, is_one, diff)
-                   : NULL;
-        *out = diff ? h->expr_operation(eb, MICA_EXPR_SUM, a, diff) : NULL;
-    }
-    if (!*out) {
-        h->set_error(err, "out of memory building dimension %d", (int)k);
-        return MICA_ERR_NOMEM;
-    }
-    return MICA_OK;
-}
-
 static mica_status_t ew_output_dims(const mica_layer_t *layer, int32_t index,
                                     const mica_shape_expr_t *in, int32_t nb_in,
                                     mica_expr_builder_t *eb,
                                     mica_shape_expr_t *out, mica_error_t *err)
 {
-    int32_t k;
-    mica_status_t st;
-
     (void)layer;
     if (index != 0 || nb_in != 2)
         return MICA_KIT_FAIL(err,
                              "ElementWise has 2 inputs and 1 output, asked "
                              "for output %d of %d inputs",
                              (int)index, (int)nb_in);
-    if (in[1].nb_dims != in[0].nb_dims)
-        return MICA_KIT_FAIL(err, "input 1 has rank %d but input 0 has rank %d",
-                             (int)in[1].nb_dims, (int)in[0].nb_dims);
-    out->nb_dims = in[0].nb_dims;
-    for (k = 0; k < in[0].nb_dims; k++) {
-        st = broadcast_dim(eb, k, in[0].d[k], in[1].d[k], &out->d[k], err);
-        if (st != MICA_OK)
-            return st;
-    }
-    return MICA_OK;
+    return mica_kit_broadcast_dims(in, 2, eb, out, err);
 }
 
 static int32_t ew_supports_format(const mica_layer_t *layer, int32_t pos,
@@ -323,18 +271,6 @@ static void st_i(mica_dtype_t t, void *p, int64_t i, int64_t v)
     }
 }
 
-/* Element strides of a row-major tensor, 0 along broadcast dimensions. */
-static void bcast_strides(const mica_dims_t *d, const mica_dims_t *od,
-                          int64_t *s)
-{
-    int64_t acc = 1;
-    int32_t k;
-    for (k = d->nb_dims - 1; k >= 0; k--) {
-        s[k] = d->d[k] == 1 && od->d[k] != 1 ? 0 : acc;
-        acc *= d->d[k];
-    }
-}
-
 static mica_status_t ew_enqueue_cpu(mica_layer_t *layer,
                                     const mica_tensor_desc_t *in, int32_t nb_in,
                                     const mica_tensor_desc_t *out,
@@ -345,25 +281,23 @@ static mica_status_t ew_enqueue_cpu(mica_layer_t *layer,
     const ew_layer_t *l = (const ew_layer_t *)layer;
     const mica_dims_t *od = &out[0].dims;
     mica_dtype_t ti = in[0].dtype, to = out[0].dtype;
-    int64_t sa[MICA_MAX_DIMS], sb[MICA_MAX_DIMS], n, i;
-    int32_t rank = od->nb_dims, k;
+    mica_kit_bcast_t v;
+    int64_t n, i, off[2];
+    mica_status_t st;
     int fl = ti == MICA_FLOAT32 || ti == MICA_FLOAT16, sat = ti == MICA_INT8;
 
     (void)workspace;
     (void)stream;
     if (nb_in != 2 || nb_out != 1)
         return MICA_KIT_FAIL(err, "ElementWise has 2 inputs and 1 output");
-    bcast_strides(&in[0].dims, od, sa);
-    bcast_strides(&in[1].dims, od, sb);
+    if ((st = mica_kit_broadcast_view(in, 2, od, 0, &v, err)) != MICA_OK)
+        return st;
     n = mica_dims_volume(od);
     for (i = 0; i < n; i++) {
-        int64_t rem = i, ia = 0, ib = 0;
-        for (k = rank - 1; k >= 0; k--) {
-            int64_t c = rem % od->d[k];
-            rem /= od->d[k];
-            ia += c * sa[k];
-            ib += c * sb[k];
-        }
+        int64_t ia, ib;
+        mica_kit_broadcast_offsets(&v, i, off);
+        ia = off[0];
+        ib = off[1];
         if (fl) {
             float r = mica__ew_f(l->op, ld_f(ti, inputs[0], ia),
                                  ld_f(ti, inputs[1], ib));
@@ -390,9 +324,15 @@ static mica_status_t ew_enqueue_cuda(mica_layer_t *layer,
                                      void *stream, mica_error_t *err)
 {
     const ew_layer_t *l = (const ew_layer_t *)layer;
+    mica_kit_bcast_t v;
+    mica_status_t st;
     (void)workspace;
     if (nb_in != 2 || nb_out != 1)
         return MICA_KIT_FAIL(err, "ElementWise has 2 inputs and 1 output");
+    /* runtime lengths are checked here, before the kernels fold them */
+    if ((st = mica_kit_broadcast_view(in, 2, &out[0].dims, 0, &v, err)) !=
+        MICA_OK)
+        return st;
     if (mica_dims_volume(&out[0].dims) == 0)
         return MICA_OK;
     return mica__elementwise_cuda(l->op, &in[0], &in[1], &out[0], inputs[0],
