@@ -298,6 +298,36 @@ static mica_status_t add_shape_input(mica_network_t *net, const char *name,
                                            t->data, NULL);
 }
 
+th_tensor_t th_runtime(th_tensor_t t)
+{
+    t.runtime = 1;
+    return t;
+}
+
+/* An input whose dimensions are all runtime ones, with one profile (the
+ * network's first) around its dimensions (see th_runtime). */
+static mica_status_t add_runtime_input(mica_network_t *net, const char *name,
+                                       const th_tensor_t *t)
+{
+    mica_dims_t any = t->dims, lo = t->dims, hi = t->dims;
+    int32_t profile, k;
+    mica_status_t st;
+
+    for (k = 0; k < t->dims.nb_dims; k++) {
+        any.d[k] = -1;
+        lo.d[k] = t->dims.d[k] ? 1 : 0;
+        hi.d[k] = 2 * t->dims.d[k];
+    }
+    if ((st = mica_network_add_input(net, name, t->dtype, &any, NULL)) !=
+        MICA_OK)
+        return st;
+    if (mica_network_nb_profiles(net) == 0 &&
+        (st = mica_network_add_profile(net, &profile)) != MICA_OK)
+        return st;
+    return mica_network_set_profile_dims(net, 0, name, &lo, &t->dims, &hi,
+                                         NULL);
+}
+
 mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
                      int nb_in, const th_tensor_t *in, int nb_out,
                      th_tensor_t *out)
@@ -323,7 +353,10 @@ mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
     for (i = 0; i < nb_in; i++) {
         snprintf(names[0][i], sizeof names[0][i], "in%d", i);
         in_names[i] = in[i].data ? names[0][i] : NULL;
-        if (in[i].data && !in[i].is_shape &&
+        if (in[i].data && in[i].runtime &&
+            (st = add_runtime_input(net, names[0][i], &in[i])) != MICA_OK)
+            goto done;
+        if (in[i].data && !in[i].is_shape && !in[i].runtime &&
             (st = mica_network_add_input(net, names[0][i], in[i].dtype,
                                          &in[i].dims, NULL)) != MICA_OK)
             goto done;
@@ -489,11 +522,24 @@ int th_check_error(const char *label, const char *type, th_fields_t *fields,
                    int nb_in, const th_tensor_t *in, int nb_out,
                    const char *needle)
 {
+    return th_check_error_on(MICA_DEVICE_CPU, label, type, fields, nb_in, in,
+                             nb_out, needle);
+}
+
+int th_check_error_on(uint32_t device, const char *label, const char *type,
+                      th_fields_t *fields, int nb_in, const th_tensor_t *in,
+                      int nb_out, const char *needle)
+{
     th_tensor_t out[16];
     mica_status_t st;
     int i, good;
 
-    st = th_run(MICA_DEVICE_CPU, type, fields, nb_in, in, nb_out, out);
+    if (device == MICA_DEVICE_CUDA && !th_cuda()) {
+        th_fields_free(fields);
+        skip("%s: fails on cuda: no usable GPU", label);
+        return 1;
+    }
+    st = th_run(device, type, fields, nb_in, in, nb_out, out);
     if (st == MICA_OK) {
         for (i = 0; i < nb_out; i++)
             th_free(&out[i]);

@@ -22,6 +22,7 @@ typedef struct th_tensor {
     mica_dims_t dims;
     void *data;   /* malloc'd; NULL for an omitted input */
     int is_shape; /* as an input: a shape-tensor network input */
+    int runtime;  /* as an input: every dimension a runtime one (-1) */
 } th_tensor_t;
 
 /* A tensor of `dtype` with the given dims, elements from `values` (as
@@ -36,6 +37,12 @@ th_tensor_t th_t(mica_dtype_t dtype, const double *values, int nb_dims, ...);
  * Returns t.
  */
 th_tensor_t th_shape(th_tensor_t t);
+/*
+ * Mark t to be passed as a network input whose dimensions are all runtime
+ * dimensions (-1), with one profile: min 1 (0 for an empty dimension),
+ * opt the tensor's dimensions, max twice them.  Returns t.
+ */
+th_tensor_t th_runtime(th_tensor_t t);
 /* An omitted optional input. */
 th_tensor_t th_none(void);
 int64_t th_volume(const th_tensor_t *t);
@@ -107,5 +114,13 @@ int th_check(const char *label, const char *type, th_fields_t *fields,
 int th_check_error(const char *label, const char *type, th_fields_t *fields,
                    int nb_in, const th_tensor_t *in, int nb_out,
                    const char *needle);
+
+/*
+ * th_check_error on `device`: MICA_DEVICE_CPU as th_check_error,
+ * MICA_DEVICE_CUDA a TAP skip where no GPU is usable.
+ */
+int th_check_error_on(uint32_t device, const char *label, const char *type,
+                      th_fields_t *fields, int nb_in, const th_tensor_t *in,
+                      int nb_out, const char *needle);
 
 #endif
