@@ -15,3 +15,11 @@ check_PROGRAMS += tests/test_mod_softmax
 TESTS += tests/test_mod_softmax
 tests_test_mod_softmax_SOURCES = tests/test_mod_softmax.c
 tests_test_mod_softmax_LDADD = $(MICA_TEST_LIBS)
+
+# A transformer encoder block through `mica run` on both devices
+# (tests/gen/transformer.py writes the manifest and its data).
+TESTS += tests/test_cli_transformer.sh
+EXTRA_DIST += tests/test_cli_transformer.sh tests/gen/transformer.py \
+	tests/manifests/transformer/encoder.yaml \
+	tests/manifests/transformer/weights.bin \
+	tests/manifests/transformer/x.npy tests/manifests/transformer/y.npy
