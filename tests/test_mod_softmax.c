@@ -109,7 +109,7 @@ static void long_rows(void)
     long_case("float16 warp kernel, 1024 long", F16, 40, 1024, 1);
     long_case("block kernel, 4096 long", F32, 9, 4096, 1);
     long_case("block kernel, 8191 long", F32, 3, 8191, 1);
-    long_case("float16 block kernel, 16384 long", F16, 2, 16384, 1);
+    long_case("float16 block kernel, 8192 long", F16, 2, 8192, 1);
     long_case("two-pass kernel, 20000 long", F32, 3, 20000, 1);
     long_case("float16 two-pass kernel, 17000 long", F16, 2, 17000, 1);
     long_case("strided, 5 long", F32, 7, 5, 33);

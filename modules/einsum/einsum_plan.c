@@ -242,20 +242,20 @@ static mica_status_t contract(ctx_t *c, const opnd_t *a, const opnd_t *b,
     m = volume(c, p->m, p->nm);
     n = volume(c, p->n, p->nn);
     k = volume(c, p->k, p->nk);
-    xp = pointer(c, x);
-    yp = pointer(c, y);
+    xp = c->run ? pointer(c, x) : NULL;
+    yp = c->run ? pointer(c, y) : NULL;
     if (!p->x_direct) {
         size_t off = take(c, (size_t)(bt * m * k) * c->esize);
-        xp = c->ws + off;
+        xp = c->run ? c->ws + off : NULL;
         if ((st = gather(c, x, p->xn, p->nbt + p->nm + p->nk,
-                         c->ws + off)) != MICA_OK)
+                         (void *)xp)) != MICA_OK)
             return st;
     }
     if (!p->y_direct) {
         size_t off = take(c, (size_t)(bt * k * n) * c->esize);
-        yp = c->ws + off;
+        yp = c->run ? c->ws + off : NULL;
         if ((st = gather(c, y, p->yn, p->nbt + p->nk + p->nn,
-                         c->ws + off)) != MICA_OK)
+                         (void *)yp)) != MICA_OK)
             return st;
     }
     memset(r, 0, sizeof *r);
@@ -270,7 +270,7 @@ static mica_status_t contract(ctx_t *c, const opnd_t *a, const opnd_t *b,
         cp = c->output;
     } else {
         r->offset = take(c, (size_t)(bt * m * n) * c->esize);
-        cp = c->ws + r->offset;
+        cp = c->run ? c->ws + r->offset : NULL;
     }
     if (!c->run)
         return MICA_OK;

@@ -8,7 +8,7 @@
  *                    into registers (each lane holds CHUNKS vectors of VEC
  *                    elements), then max, sum and the output come from
  *                    registers: one read and one write of the data.
- *   len <= 8192/16384 softmax_block: one block of 256 threads per row, the
+ *   len <= 8192      softmax_block: one block of 256 threads per row, the
  *                    row in registers the same way.
  *   longer           softmax_online: one block per row; a pass keeps a
  *                    running (max, sum) per thread, merged across the
@@ -219,7 +219,8 @@ __global__ void softmax_warp(const T *x, T *y, const int32_t *bounds,
         float m = warp_max(load_row<T, VEC, CHUNKS>(x + row * len, len,
                                                     active, lane, WARP, v));
         float s = warp_sum(exp_row<VEC, CHUNKS>(m, active, lane, WARP, v));
-        store_row<T, VEC, CHUNKS>(y + row * len, len, 1.0f / s, lane, WARP,
+        store_row<T, VEC, CHUNKS>(y + row * len, len,
+                                  active > 0 ? 1.0f / s : 0.0f, lane, WARP,
                                   v);
     }
 }
@@ -242,16 +243,22 @@ __global__ void __launch_bounds__(BLOCK)
         float s = block_sum(exp_row<VEC, CHUNKS>(m, active, threadIdx.x,
                                                  BLOCK, v),
                             scratch);
-        store_row<T, VEC, CHUNKS>(y + row * len, len, 1.0f / s, threadIdx.x,
+        store_row<T, VEC, CHUNKS>(y + row * len, len,
+                                  active > 0 ? 1.0f / s : 0.0f, threadIdx.x,
                                   BLOCK, v);
     }
 }
 
 /* (m, s) merged with one more value x: the running max and the sum of
  * exp(. - max).  A max of -inf keeps the sum at 0 (no NaN from
- * -inf - -inf). */
+ * -inf - -inf); a NaN makes the sum NaN for good (as in the reference:
+ * the whole row is NaN). */
 __device__ __forceinline__ void online_add(float &m, float &s, float x)
 {
+    if (isnan(x) || isnan(s)) {
+        s = NAN;
+        return;
+    }
     float nm = fmaxf(m, x);
     if (nm == -INFINITY)
         return;
@@ -262,6 +269,10 @@ __device__ __forceinline__ void online_add(float &m, float &s, float x)
 __device__ __forceinline__ void online_merge(float &m, float &s, float m2,
                                              float s2)
 {
+    if (isnan(s) || isnan(s2)) {
+        s = NAN;
+        return;
+    }
     float nm = fmaxf(m, m2);
     if (nm == -INFINITY)
         return;
