@@ -316,7 +316,7 @@ static mica_status_t add_runtime_input(mica_network_t *net, const char *name,
     for (k = 0; k < t->dims.nb_dims; k++) {
         any.d[k] = -1;
         lo.d[k] = t->dims.d[k] ? 1 : 0;
-        hi.d[k] = 2 * t->dims.d[k];
+        hi.d[k] = t->dims.d[k] > 1 ? 2 * t->dims.d[k] : t->dims.d[k];
     }
     if ((st = mica_network_add_input(net, name, t->dtype, &any, NULL)) !=
         MICA_OK)

@@ -40,7 +40,8 @@ th_tensor_t th_shape(th_tensor_t t);
 /*
  * Mark t to be passed as a network input whose dimensions are all runtime
  * dimensions (-1), with one profile: min 1 (0 for an empty dimension),
- * opt the tensor's dimensions, max twice them.  Returns t.
+ * opt the tensor's dimensions, max twice them (a dimension of 0 or 1
+ * keeps it: a broadcast stays one at the maximum).  Returns t.
  */
 th_tensor_t th_runtime(th_tensor_t t);
 /* An omitted optional input. */

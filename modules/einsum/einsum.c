@@ -236,26 +236,33 @@ static MICA_KIT_ENQUEUE(einsum_cpu)
 /* ---- CUDA -------------------------------------------------------------- */
 
 #if MICA_KIT_CUDA
-/* Bind to the profile's largest dimensions: the sizes the order and the
- * workspace are made for. */
+/*
+ * Bind to the profile's largest dimensions: the sizes the order and the
+ * workspace are made for, each label's the largest of its occurrences
+ * (not checked against each other: a run checks its own sizes).
+ */
 static mica_status_t bind_max(const einsum_layer_t *l,
                               const mica_dyn_desc_t *in, int32_t nb_in,
                               mica__ein_bind_t *b, int64_t *size,
                               mica_error_t *err)
 {
-    int32_t ranks[MICA__EIN_MAX_IN], t, d;
-    int64_t dims[MICA__EIN_MAX_IN][MICA_MAX_DIMS];
+    int32_t ranks[MICA__EIN_MAX_IN] = {0}, t, d;
     mica_status_t st;
 
-    for (t = 0; t < nb_in; t++) {
+    if (nb_in > MICA__EIN_MAX_IN)
+        return MICA_KIT_FAIL(err, "takes at most %d inputs, got %d",
+                             MICA__EIN_MAX_IN, (int)nb_in);
+    for (t = 0; t < nb_in; t++)
         ranks[t] = in[t].max.nb_dims;
-        for (d = 0; d < ranks[t]; d++)
-            dims[t][d] = in[t].max.d[d];
-    }
     if ((st = mica__ein_bind(&l->eq, nb_in, ranks, b, err)) != MICA_OK)
         return st;
-    return mica__ein_sizes(b, (const int64_t(*)[MICA_MAX_DIMS])dims, size,
-                           err);
+    for (d = 0; d < MICA__EIN_LABELS; d++)
+        size[d] = -1;
+    for (t = 0; t < nb_in; t++)
+        for (d = 0; d < ranks[t]; d++)
+            if (in[t].max.d[d] > size[b->lab[t][d]])
+                size[b->lab[t][d]] = in[t].max.d[d];
+    return MICA_OK;
 }
 
 static mica_status_t einsum_configure(mica_layer_t *layer,
