@@ -103,7 +103,9 @@ static void long_case(const char *label, mica_dtype_t dtype, int64_t outer,
 
 static void long_rows(void)
 {
-    long_case("warp kernel, 128 long", F32, 300, 128, 1);
+    long_case("warp kernel, 128 long, 4 rows a warp", F32, 301, 128, 1);
+    long_case("float16 warp kernel, 128 long, 4 rows a warp", F16, 37, 128,
+              1);
     long_case("warp kernel, 1000 long (not a multiple of 4)", F32, 70, 1000,
               1);
     long_case("float16 warp kernel, 1024 long", F16, 40, 1024, 1);

@@ -7,7 +7,8 @@
  *   len <= 1024      softmax_warp: one warp per row; the row is read once
  *                    into registers (each lane holds CHUNKS vectors of VEC
  *                    elements), then max, sum and the output come from
- *                    registers: one read and one write of the data.
+ *                    registers: one read and one write of the data.  Rows
+ *                    of at most 8 elements a lane go 4 at a time.
  *   len <= 8192      softmax_block: one block of 256 threads per row, the
  *                    row in registers the same way.
  *   longer           softmax_online: one block per row; a pass keeps a
@@ -204,24 +205,40 @@ __device__ __forceinline__ void store_row(T *yr, int64_t len, float inv,
     }
 }
 
-/* One warp per row, len <= WARP * VEC * CHUNKS. */
-template <typename T, int VEC, int CHUNKS>
+/* One warp per row, len <= WARP * VEC * CHUNKS; R rows at a time, their
+ * loads all issued before any reduction (more bytes in flight for short
+ * rows). */
+template <typename T, int VEC, int CHUNKS, int R>
 __global__ void softmax_warp(const T *x, T *y, const int32_t *bounds,
                              int64_t rows, int64_t len)
 {
     const int lane = threadIdx.x % WARP;
     const int64_t per_block = BLOCK / WARP;
-    float v[CHUNKS][VEC];
+    float v[R][CHUNKS][VEC], m[R];
+    int64_t active[R];
 
-    for (int64_t row = blockIdx.x * per_block + threadIdx.x / WARP;
-         row < rows; row += (int64_t)gridDim.x * per_block) {
-        int64_t active = active_len(bounds, row, len);
-        float m = warp_max(load_row<T, VEC, CHUNKS>(x + row * len, len,
-                                                    active, lane, WARP, v));
-        float s = warp_sum(exp_row<VEC, CHUNKS>(m, active, lane, WARP, v));
-        store_row<T, VEC, CHUNKS>(y + row * len, len,
-                                  active > 0 ? 1.0f / s : 0.0f, lane, WARP,
-                                  v);
+    for (int64_t row0 = (blockIdx.x * per_block + threadIdx.x / WARP) * R;
+         row0 < rows; row0 += (int64_t)gridDim.x * per_block * R) {
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            int64_t row = row0 + r;
+            active[r] = row < rows ? active_len(bounds, row, len) : 0;
+            m[r] = row < rows ? load_row<T, VEC, CHUNKS>(x + row * len, len,
+                                                         active[r], lane,
+                                                         WARP, v[r])
+                              : -INFINITY;
+        }
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            int64_t row = row0 + r;
+            float mr = warp_max(m[r]);
+            float s = warp_sum(exp_row<VEC, CHUNKS>(mr, active[r], lane, WARP,
+                                                    v[r]));
+            if (row < rows) /* the same for the whole warp */
+                store_row<T, VEC, CHUNKS>(y + row * len, len,
+                                          active[r] > 0 ? 1.0f / s : 0.0f,
+                                          lane, WARP, v[r]);
+        }
     }
 }
 
@@ -373,10 +390,11 @@ template <typename T, int VEC, int CHUNKS, int MAXC>
 bool try_warp(const T *x, T *y, const int32_t *b, int64_t rows, int64_t len,
               cudaStream_t s)
 {
+    constexpr int R = CHUNKS * VEC <= 8 ? 4 : 1; /* <= 32 floats */
     if (len <= (int64_t)WARP * VEC * CHUNKS) {
-        softmax_warp<T, VEC, CHUNKS>
-            <<<grid_for(rows, BLOCK / WARP), BLOCK, 0, s>>>(x, y, b, rows,
-                                                             len);
+        softmax_warp<T, VEC, CHUNKS, R>
+            <<<grid_for(rows, BLOCK / WARP * R), BLOCK, 0, s>>>(x, y, b, rows,
+                                                                 len);
         return true;
     }
     if constexpr (CHUNKS * 2 <= MAXC)
