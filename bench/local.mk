@@ -30,6 +30,13 @@ bench_bench_matmul_CPPFLAGS = $(AM_CPPFLAGS) $(MICA_CUDA_CPPFLAGS)
 bench_bench_matmul_LDADD = libmica.la modules/common/libmicamodkit.la \
 	$(MICA_CUDA_LIBS)
 MICA_BENCHES += bench/bench_elementwise bench/bench_matmul
+noinst_PROGRAMS += bench/bench_layers
+bench_bench_layers_SOURCES = bench/bench_layers.c bench/bench_util.c \
+	bench/bench_util.h
+bench_bench_layers_CPPFLAGS = $(AM_CPPFLAGS) $(MICA_CUDA_CPPFLAGS)
+bench_bench_layers_LDADD = libmica.la modules/common/libmicamodkit.la \
+	$(MICA_CUDA_LIBS)
+MICA_BENCHES += bench/bench_layers
 endif
 EXTRA_DIST += bench/README.md
 

@@ -310,7 +310,10 @@ static mica_status_t add_shape_input(mica_network_t *net, const char *name,
                                            t->data, NULL);
 }
 
-/* An input with runtime dimensions and its range in profile 0. */
+/* An input with runtime dimensions (bit k of t->runtime: dimension k) and
+ * its range in profile 0: min 1 (0 for an empty dimension), opt the
+ * tensor's length, max twice it (a length of 1 keeps it: a broadcast
+ * stays one at the maximum). */
 static mica_status_t add_runtime_input(mica_network_t *net, const char *name,
                                        const th_tensor_t *t)
 {
@@ -321,8 +324,8 @@ static mica_status_t add_runtime_input(mica_network_t *net, const char *name,
     for (k = 0; k < d.nb_dims; k++)
         if (t->runtime & (1u << k)) {
             d.d[k] = -1;
-            lo.d[k] = t->dims.d[k] < 1 ? t->dims.d[k] : 1;
-            hi.d[k] = 2 * t->dims.d[k];
+            lo.d[k] = t->dims.d[k] ? 1 : 0;
+            hi.d[k] = t->dims.d[k] > 1 ? 2 * t->dims.d[k] : t->dims.d[k];
         }
     if ((st = mica_network_add_input(net, name, t->dtype, &d, NULL)) != MICA_OK)
         return st;
@@ -527,11 +530,24 @@ int th_check_error(const char *label, const char *type, th_fields_t *fields,
                    int nb_in, const th_tensor_t *in, int nb_out,
                    const char *needle)
 {
+    return th_check_error_on(MICA_DEVICE_CPU, label, type, fields, nb_in, in,
+                             nb_out, needle);
+}
+
+int th_check_error_on(uint32_t device, const char *label, const char *type,
+                      th_fields_t *fields, int nb_in, const th_tensor_t *in,
+                      int nb_out, const char *needle)
+{
     th_tensor_t out[16];
     mica_status_t st;
     int i, good;
 
-    st = th_run(MICA_DEVICE_CPU, type, fields, nb_in, in, nb_out, out);
+    if (device == MICA_DEVICE_CUDA && !th_cuda()) {
+        th_fields_free(fields);
+        skip("%s: fails on cuda: no usable GPU", label);
+        return 1;
+    }
+    st = th_run(device, type, fields, nb_in, in, nb_out, out);
     if (st == MICA_OK) {
         for (i = 0; i < nb_out; i++)
             th_free(&out[i]);

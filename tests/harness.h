@@ -39,11 +39,13 @@ th_tensor_t th_t(mica_dtype_t dtype, const double *values, int nb_dims, ...);
  */
 th_tensor_t th_shape(th_tensor_t t);
 /*
- * Mark dimensions of t (bit k: dimension k) as runtime dimensions of the
- * network input, -1 at build time, with one profile whose min is 1 (0
- * for a length of 0), opt the length and max twice it; the run gives t's
- * own dims.  Returns t.
+ * Mark dimensions of t (bit k: dimension k; TH_ALL_DIMS: every one) as
+ * runtime dimensions of the network input, -1 at build time, with one
+ * profile whose min is 1 (0 for a length of 0), opt the length and max
+ * twice it (a length of 1 stays 1: a broadcast stays one at the maximum);
+ * the run gives t's own dims.  Returns t.
  */
+#define TH_ALL_DIMS (~0u)
 th_tensor_t th_runtime(th_tensor_t t, unsigned mask);
 /* An omitted optional input. */
 th_tensor_t th_none(void);
@@ -118,5 +120,13 @@ int th_check(const char *label, const char *type, th_fields_t *fields,
 int th_check_error(const char *label, const char *type, th_fields_t *fields,
                    int nb_in, const th_tensor_t *in, int nb_out,
                    const char *needle);
+
+/*
+ * th_check_error on `device`: MICA_DEVICE_CPU as th_check_error,
+ * MICA_DEVICE_CUDA a TAP skip where no GPU is usable.
+ */
+int th_check_error_on(uint32_t device, const char *label, const char *type,
+                      th_fields_t *fields, int nb_in, const th_tensor_t *in,
+                      int nb_out, const char *needle);
 
 #endif
