@@ -36,7 +36,8 @@ EXTRA_DIST += bench/README.md
 bench: $(MICA_BENCHES)
 	@for b in $(MICA_BENCHES); do \
 	  echo "== $$b"; \
-	  MICA_MODULE_DIR=$(abs_top_builddir)/modules/.libs ./$$b || exit 1; \
+	  MICA_MODULE_DIR=$(abs_top_builddir)/modules/.libs \
+	  MICA_DEVICE_DIR=$(abs_top_builddir)/core/.libs ./$$b || exit 1; \
 	done
 .PHONY: bench
 EXTRA_DIST += bench/device.sh

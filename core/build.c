@@ -394,7 +394,7 @@ static mica_status_t choose(build_t *b, const mica__net_layer_t *nl,
                                               ? nl->saved_why
                                               : "chosen at build time");
         return because(b, l, 0, "the highest priority for %s",
-                       dev == MICA_DEVICE_CUDA ? "cuda" : "cpu");
+                       dev ? mica__device_desc(dev)->name : "any device");
     }
     snprintf(msg, sizeof msg, "%slayer '%s': %s", layer_at(nl, at, sizeof at),
              nl->name, mica_context_error(b->ctx));
@@ -570,28 +570,6 @@ static mica_status_t setup_layers(build_t *b)
     return MICA_OK;
 }
 
-static uint32_t pick_device(mica_context_t *ctx, uint32_t asked,
-                            mica_status_t *st)
-{
-    *st = MICA_OK;
-    if (asked == 0)
-        return mica_device_usable(MICA_DEVICE_CUDA) ? MICA_DEVICE_CUDA
-                                                    : MICA_DEVICE_CPU;
-    if (asked != MICA_DEVICE_CPU && asked != MICA_DEVICE_CUDA) {
-        *st = mica__fail(ctx, MICA_ERR_INVALID, "unknown device %u",
-                         (unsigned)asked);
-    } else if (!mica__device_get(asked)) {
-        *st = mica__fail(ctx, MICA_ERR_UNSUPPORTED,
-                         "device cuda: this build of mica has no CUDA support "
-                         "(configure --with-cuda)");
-    } else if (!mica_device_usable((mica_device_kind_t)asked)) {
-        *st = mica__fail(ctx, MICA_ERR_UNSUPPORTED,
-                         "device cuda: no usable CUDA GPU in this process "
-                         "(use --device cpu, or auto)");
-    }
-    return asked;
-}
-
 static mica_status_t run_build(build_t *b)
 {
     mica_status_t st;
@@ -626,8 +604,13 @@ static mica_status_t run_build(build_t *b)
 
 void mica__engine_free(mica_engine_t *e);
 
+/*
+ * Build net for the device `dev` (bit `device`), already picked and
+ * opened; validate_only: run the same checks without a device.
+ */
 static mica_status_t build(mica_network_t *net, const mica_build_config_t *cfg,
-                           int validate_only, mica_engine_t **out)
+                           int validate_only, uint32_t device,
+                           const mica__device_t *dev, mica_engine_t **out)
 {
     build_t b;
     mica_status_t st;
@@ -647,14 +630,9 @@ static mica_status_t build(mica_network_t *net, const mica_build_config_t *cfg,
     if (!b.e)
         return mica__fail(b.ctx, MICA_ERR_NOMEM, "out of host memory");
     b.e->ctx = net->ctx;
-    if (!validate_only) {
-        b.e->device = pick_device(b.ctx, b.cfg ? b.cfg->device : 0, &st);
-        if (st != MICA_OK)
-            goto done;
-        b.e->dev = mica__device_get(b.e->device);
-    }
+    b.e->device = device;
+    b.e->dev = dev;
     st = run_build(&b);
-done:
     map_free(&b.names);
     free(b.def_layer);
     free(b.def_slot);
@@ -677,7 +655,7 @@ done:
 
 mica_status_t mica_network_validate(mica_network_t *net)
 {
-    return build(net, NULL, 1, NULL);
+    return build(net, NULL, 1, 0, NULL, NULL);
 }
 
 /* The precisions cfg allows, as bits; float32 always. */
@@ -694,15 +672,19 @@ mica_status_t mica_engine_build(mica_network_t *net,
                                 const mica_build_config_t *cfg,
                                 mica_engine_t **out)
 {
-    uint32_t allowed = precisions(cfg);
+    uint32_t allowed = precisions(cfg), device;
+    const mica__device_t *dev;
     mica_network_t *half = NULL;
     mica_status_t st;
     int32_t i, asked = 0;
 
     *out = NULL;
+    if ((st = mica__device_pick(net->ctx, cfg ? cfg->device : 0, &device,
+                                &dev)) != MICA_OK)
+        return st;
     for (i = 0; i < net->nb_layers; i++)
         asked |= net->layers[i].precision == MICA_FLOAT16 + 1;
-    if ((st = build(net, cfg, 0, out)) != MICA_OK ||
+    if ((st = build(net, cfg, 0, device, dev, out)) != MICA_OK ||
         !(asked || (allowed & (1u << MICA_FLOAT16))))
         return st;
     /* Float16: rewrite the network with what the float32 build knows of
@@ -711,7 +693,7 @@ mica_status_t mica_engine_build(mica_network_t *net,
     if (st == MICA_OK && half) {
         mica_engine_destroy(*out);
         *out = NULL;
-        st = build(half, cfg, 0, out);
+        st = build(half, cfg, 0, device, dev, out);
         mica_network_destroy(half);
     }
     if (st != MICA_OK) {

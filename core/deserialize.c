@@ -378,7 +378,7 @@ static mica_status_t read_payload(load_t *l)
     mica_status_t st;
 
     l->device = get_u32(&l->r);
-    if (l->device != MICA_DEVICE_CPU && l->device != MICA_DEVICE_CUDA)
+    if (!mica__device_desc(l->device))
         return corrupt(l, "device");
     if ((st = read_inputs(l)) != MICA_OK || (st = read_profiles(l)) != MICA_OK)
         return st;

@@ -327,9 +327,11 @@ mica_status_t mica_exec_bind(mica_exec_t *x, const char *name,
 mica_status_t mica_exec_set_stream(mica_exec_t *x, void *stream)
 {
     mica_status_t st;
-    if (stream && x->e->device != MICA_DEVICE_CUDA)
-        return mica__fail(x->ctx, MICA_ERR_INVALID, "a stream is for a CUDA "
-                          "engine; this one runs on the CPU");
+    const mica__device_desc_t *d = mica__device_desc(x->e->device);
+    if (stream && !d->streams)
+        return mica__fail(x->ctx, MICA_ERR_INVALID, "a stream is for an "
+                          "engine on a device with streams; this one runs on "
+                          "the %s", d->title);
     /* Work queued on the old stream finishes first. */
     if ((st = x->dev->sync(x->ctx, x->stream)) != MICA_OK)
         return st;

@@ -11,6 +11,7 @@
 #define MICA_GRAPH_H
 
 #include "mica_int.h"
+#include "device.h"
 #include "expr.h"
 
 /* Whether layer ops `ops` has the optional member m: set, and inside the
@@ -259,8 +260,6 @@ typedef struct mica__op {
     int32_t branch;
 } mica__op_t;
 
-typedef struct mica__device mica__device_t;
-
 struct mica_engine {
     mica_context_t *ctx;
     uint32_t device;
@@ -375,30 +374,5 @@ void mica__range_text(const mica_engine_t *e, int32_t k, int32_t i,
 
 /* "[2, 3]" */
 void mica__dims_text(const mica_dims_t *d, char *buf, size_t len);
-
-/* ---- devices (core/cpu/device.c, core/cuda/device.c) ---------------- */
-
-struct mica__device {
-    uint32_t kind;
-    const char *name;
-    int32_t (*usable)(void);
-    mica_status_t (*alloc)(mica_context_t *ctx, size_t bytes, void **out);
-    void (*free)(void *p);
-    mica_status_t (*stream_create)(mica_context_t *ctx, void **stream);
-    void (*stream_destroy)(void *stream);
-    /* Copies queued on the stream; host memory is the caller's. */
-    mica_status_t (*upload)(mica_context_t *ctx, void *dst, const void *src,
-                            size_t bytes, void *stream);
-    mica_status_t (*download)(mica_context_t *ctx, void *dst, const void *src,
-                              size_t bytes, void *stream);
-    mica_status_t (*sync)(mica_context_t *ctx, void *stream);
-};
-
-/* The device of `kind`, NULL if this build has none. */
-const mica__device_t *mica__device_get(uint32_t kind);
-extern const mica__device_t mica__device_cpu;
-#ifdef MICA_HAVE_CUDA
-extern const mica__device_t mica__device_cuda;
-#endif
 
 #endif /* MICA_GRAPH_H */

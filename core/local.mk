@@ -9,15 +9,23 @@ libmica_la_SOURCES = \
 	core/engine.c core/exec.c core/device.c core/serialize.c \
 	core/deserialize.c core/checksum.c core/autotune.c core/precision.c \
 	core/control.c core/control_order.c core/control_check.c core/flow.c \
-	core/cpu/device.c
-libmica_la_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS)
+	core/device.h core/cpu/device.c
+libmica_la_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS) \
+	-DMICA_DEVICE_DIR_DEFAULT='"$(pkglibdir)"'
 libmica_la_CFLAGS = $(AM_CFLAGS) $(MICA_VISIBILITY_CFLAGS)
 libmica_la_LDFLAGS = -version-info 0:0:0 -no-undefined
 libmica_la_LIBADD = $(YAML_LIBS) $(LIBM)
+
+# The devices libmica does not link: each a shared object of $(pkglibdir)
+# that core/device.c opens the first time the device is used, so that a
+# program that never uses CUDA never maps the CUDA runtime.  Uninstalled,
+# they are found through $MICA_DEVICE_DIR (core/.libs).
 if MICA_CUDA
-libmica_la_SOURCES += core/cuda/device.c
-libmica_la_CPPFLAGS += $(MICA_CUDA_CPPFLAGS)
-libmica_la_LIBADD += $(MICA_CUDA_LIBS)
+pkglib_LTLIBRARIES += core/mica_device_cuda.la
+core_mica_device_cuda_la_SOURCES = core/cuda/device.c
+core_mica_device_cuda_la_LDFLAGS = -module -avoid-version -shared \
+	-no-undefined -export-symbols-regex '^mica__device_entry$$'
+core_mica_device_cuda_la_LIBADD = $(MICA_CUDART_LIBS)
 endif
 
 # Tests of the core.
@@ -45,6 +53,11 @@ tests_probe_probe_la_SOURCES = tests/probe/probe.c
 tests_probe_probe_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
 tests_probe_probe_la_LIBADD = modules/common/libmicamodkit.la
 EXTRA_DIST += tests/engines/hello-v1.engine
+# CPU work on a build with CUDA never maps a GPU library (/proc/self/maps).
+check_PROGRAMS += tests/test_lazy_device
+TESTS += tests/test_lazy_device
+tests_test_lazy_device_SOURCES = tests/test_lazy_device.c
+tests_test_lazy_device_LDADD = $(MICA_TEST_LIBS)
 check_PROGRAMS += tests/test_precision
 TESTS += tests/test_precision
 tests_test_precision_SOURCES = tests/test_precision.c

@@ -1,5 +1,5 @@
 # mica_cuda.m4 - the CUDA toolkit: nvcc, cudart, cuBLAS, optionally cuDNN.
-# serial 2
+# serial 3
 #
 # MICA_CHECK_CUDA
 #   --with-cuda[=DIR]     DIR is the toolkit's root (DIR/bin/nvcc,
@@ -15,7 +15,8 @@
 #   Defines MICA_HAVE_CUDA (and MICA_HAVE_CUDNN) in config.h; conditionals
 #   MICA_CUDA and MICA_CUDNN; substitutes NVCC, MICA_CUDA_CPPFLAGS,
 #   MICA_CUDA_LIBS (cudart, cuBLAS, an rpath so uninstalled programs run,
-#   and -lstdc++ where nvcc's objects need it), MICA_CUDNN_CPPFLAGS,
+#   and -lstdc++ where nvcc's objects need it), MICA_CUDART_LIBS (cudart
+#   alone, with its rpath: the CUDA device), MICA_CUDNN_CPPFLAGS,
 #   MICA_CUDNN_LIBS, MICA_CUDA_ARCHFLAGS, MICA_NVCCFLAGS, MICA_CUDA_DIR.
 #   Requires MICA_WARNINGS and MICA_VISIBILITY first.
 
@@ -168,6 +169,7 @@ AS_IF([test "x$mica_cuda" = xyes], [
     [""], [AC_MSG_RESULT([no])],
     [AC_MSG_RESULT([yes])])
   MICA_CUDA_LIBS="$mica_cuda_base -lcudart -lcublas${mica_cuda_stdcxx:+ $mica_cuda_stdcxx}"
+  MICA_CUDART_LIBS="$mica_cuda_base -lcudart"
   MICA_NVCCFLAGS="$MICA_CUDA_ARCHFLAGS -O3 -std=c++17 -Xcompiler -fPIC"
   AS_IF([test -n "$MICA_VISIBILITY_CFLAGS"],
         [MICA_NVCCFLAGS="$MICA_NVCCFLAGS -Xcompiler $MICA_VISIBILITY_CFLAGS"])
@@ -214,6 +216,7 @@ AC_SUBST([MICA_CUDA_DIR])
 AC_SUBST([MICA_CUDA_ARCHFLAGS])
 AC_SUBST([MICA_CUDA_CPPFLAGS])
 AC_SUBST([MICA_CUDA_LIBS])
+AC_SUBST([MICA_CUDART_LIBS])
 AC_SUBST([MICA_CUDNN_CPPFLAGS])
 AC_SUBST([MICA_CUDNN_LIBS])
 AC_SUBST([MICA_NVCCFLAGS])

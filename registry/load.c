@@ -55,6 +55,7 @@
 #include <sys/stat.h>
 
 #include "registry.h"
+#include "device.h"
 
 #ifndef MICA_MODULE_DIR_DEFAULT
 #error "the build must define MICA_MODULE_DIR_DEFAULT (the installed module folder)"
@@ -163,10 +164,16 @@ static const char *check_creator(const mica_layer_creator_t *c, char *why,
     }
     if (!c->implementation || !c->implementation[0])
         return "has no implementation name";
-    if (!(c->devices & (MICA_DEVICE_CPU | MICA_DEVICE_CUDA))) {
-        snprintf(why, len,
-                 "devices 0x%x name no device this host knows "
-                 "(cpu 0x1, cuda 0x2)", (unsigned)c->devices);
+    if (!(c->devices & mica__device_bits())) {
+        int32_t i, n, pos;
+        const mica__device_desc_t *d = mica__devices(&n);
+        pos = snprintf(why, len, "devices 0x%x name no device this host "
+                       "knows (", (unsigned)c->devices);
+        for (i = 0; i < n && pos > 0 && (size_t)pos < len; i++)
+            pos += snprintf(why + pos, len - (size_t)pos, "%s%s 0x%x",
+                            i ? ", " : "", d[i].name, (unsigned)d[i].bit);
+        if (pos > 0 && (size_t)pos < len)
+            snprintf(why + pos, len - (size_t)pos, ")");
         return why;
     }
     if (c->role > MICA_ROLE_ASSERTION) {

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "registry.h"
+#include "device.h"
 
 /* ---- keys ---------------------------------------------------------------- */
 
@@ -232,14 +233,8 @@ static void msg_add(msg_t *m, const char *fmt, ...)
 /* "cpu", "cuda", "cpu,cuda". */
 static void msg_devices(msg_t *m, uint32_t devices)
 {
-    const char *sep = "";
-
-    if (devices & MICA_DEVICE_CPU) {
-        msg_add(m, "cpu");
-        sep = ",";
-    }
-    if (devices & MICA_DEVICE_CUDA)
-        msg_add(m, "%scuda", sep);
+    char buf[128];
+    msg_add(m, "%s", mica__device_names(devices, ",", buf, sizeof buf));
 }
 
 /* Levenshtein distance of a and b, case-insensitive; capped inputs. */

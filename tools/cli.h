@@ -39,7 +39,13 @@ int cli_is_help(const char *arg);
 
 /* "auto", "cpu", "cuda" -> 0, MICA_DEVICE_CPU, MICA_DEVICE_CUDA; -1 else. */
 int cli_parse_device(const char *s, uint32_t *out);
-/* "cpu", "cuda", "cpu,cuda" for device bits. */
+/* "auto, cpu or cuda": what --device takes, for messages. */
+const char *cli_device_choices(void);
+/*
+ * "cpu", "cuda", "cpu,cuda" for device bits ("-" for none).  A single
+ * device's name lives as long as the program; several share one buffer,
+ * valid until the next call.
+ */
 const char *cli_device_name(uint32_t devices);
 
 /* "[2, 3]" (a scalar: "[]") into buf; returns buf. */

@@ -96,7 +96,7 @@ int cmd_build(int argc, char **argv)
                 rc = CLI_USAGE;
             else if (cli_parse_device(v, &device))
                 rc = cli_usage_error("build", "--device '%s': expected "
-                                     "auto, cpu or cuda", v);
+                                     "%s", v, cli_device_choices());
         } else if (a[0] == '-' && a[1]) {
             rc = cli_usage_error("build", "unknown option '%s'", a);
         } else if (!manifest) {

@@ -107,8 +107,8 @@ static int parse(run_t *r, int argc, char **argv, int *help)
             if (!(v = cli_opt_value("run", argc, argv, &i, "--device")))
                 return CLI_USAGE;
             if (cli_parse_device(v, &r->device))
-                return cli_usage_error("run", "--device '%s': expected auto, "
-                                       "cpu or cuda", v);
+                return cli_usage_error("run", "--device '%s': expected %s",
+                                       v, cli_device_choices());
         } else if (cli_is_opt(a, "--profile")) {
             if (!(v = cli_opt_value("run", argc, argv, &i, "--profile")))
                 return CLI_USAGE;

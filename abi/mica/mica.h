@@ -155,8 +155,24 @@ MICA_EXPORT mica_status_t mica_registry_find(mica_context_t *ctx,
 MICA_EXPORT mica_status_t mica_context_set_prefer(mica_context_t *ctx,
                                                   const char *spec);
 
-/* Whether a device kind can run work in this process (CPU always can). */
+/*
+ * Whether a device kind can run work in this process (CPU always can).
+ * The first call for a device that is not built into libmica (CUDA)
+ * loads it and probes for hardware; nothing else does before a build or
+ * an engine load asks for that device.
+ */
 MICA_EXPORT int32_t mica_device_usable(mica_device_kind_t device);
+
+/* The name of one device bit ("cpu", "cuda"); NULL for an unknown bit. */
+MICA_EXPORT const char *mica_device_name(uint32_t device);
+
+/*
+ * The device bit named `name` ("cpu", "cuda"), or 0 for "auto";
+ * MICA_ERR_NOT_FOUND for a name no device has.  Every device the ABI
+ * knows has a name, whether or not this build runs it.
+ */
+MICA_EXPORT mica_status_t mica_device_parse(const char *name,
+                                            uint32_t *device);
 
 /* ---------------------------------------------------------------------
  * Networks

@@ -4,7 +4,8 @@
  */
 #include <config.h>
 
-#include "graph.h"
+#include "device.h"
+#include "mica_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,16 @@ static mica_status_t cpu_sync(mica_context_t *ctx, void *stream)
     return MICA_OK;
 }
 
+/* Linked into libmica: the table's entry for "cpu" points here. */
 const mica__device_t mica__device_cpu = {
-    MICA_DEVICE_CPU, "cpu", cpu_usable, cpu_alloc, cpu_free,
-    cpu_stream_create, cpu_stream_destroy, cpu_copy, cpu_copy, cpu_sync,
+    .struct_size = sizeof(mica__device_t),
+    .build = PACKAGE_VERSION,
+    .usable = cpu_usable,
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .stream_create = cpu_stream_create,
+    .stream_destroy = cpu_stream_destroy,
+    .upload = cpu_copy,
+    .download = cpu_copy,
+    .sync = cpu_sync,
 };

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "manifest_int.h"
+#include "device.h"
 
 static const char *const top_keys[] = {
     "mica", "name", "device", "precision", "modules", "inputs", "profiles",
@@ -35,20 +36,16 @@ static mica_status_t version(mica__mf_t *mf, yaml_node_t *root)
     return MICA_OK;
 }
 
-/* `device`: auto, cpu or cuda into the build configuration. */
+/* `device`: auto or a name of the device table into the build
+ * configuration. */
 static mica_status_t device(mica__mf_t *mf, yaml_node_t *v)
 {
     const char *s = mica__mf_scalar(v);
-    char d[64];
-    if (s && !strcmp(s, "auto"))
-        mf->m->config.device = 0;
-    else if (s && !strcmp(s, "cpu"))
-        mf->m->config.device = MICA_DEVICE_CPU;
-    else if (s && !strcmp(s, "cuda"))
-        mf->m->config.device = MICA_DEVICE_CUDA;
-    else
-        return mica__mf_fail(mf, v, "device: %s is not one of auto, cpu, "
-                             "cuda", mica__mf_describe(v, d, sizeof(d)));
+    char d[64], list[128];
+    if (!s || mica_device_parse(s, &mf->m->config.device) != MICA_OK)
+        return mica__mf_fail(mf, v, "device: %s is not one of %s",
+                             mica__mf_describe(v, d, sizeof(d)),
+                             mica__device_choices(", ", list, sizeof list));
     return MICA_OK;
 }
 
