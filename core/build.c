@@ -451,7 +451,7 @@ static mica_status_t instantiate(build_t *b, const mica__net_layer_t *nl,
 {
     const mica_layer_creator_t *c = l->info.creator;
     mica_error_t err;
-    char msg[MICA_ERROR_MAX], at[512];
+    char at[512];
     int32_t n;
 
     if (nl->from_state) {
@@ -469,15 +469,9 @@ static mica_status_t instantiate(build_t *b, const mica__net_layer_t *nl,
                               mica__error_msg(&err, "deserialize failed"));
         goto created;
     }
-    l->params = &nl->fields.view;
-    if (c != nl->checked_with) {
-        /* Implementations of one type share a schema: re-check anyway. */
-        if (mica__fields_check(c, &nl->fields.view, &l->fields, msg,
-                               sizeof msg) != MICA_OK)
-            return mica__fail(b->ctx, MICA_ERR_INVALID, "%slayer '%s': %s",
-                              layer_at(nl, at, sizeof at), nl->name, msg);
-        l->params = &l->fields.view;
-    }
+    if (mica__net_layer_params(b->net, (mica__net_layer_t *)nl, c,
+                               &l->params) != MICA_OK)
+        return MICA_ERR_INVALID;
     mica__error_clear(&err);
     l->instance = c->create(c, nl->name, l->params, &err);
     if (!l->instance)

@@ -1,16 +1,21 @@
 /*
- * core/fields.c - generic parameter checking against a creator's schema.
+ * core/fields.c - params checked against a creator's schema.
  *
- * The one place that decides whether a layer's params are acceptable:
- * unknown names, wrong types, wrong counts, enum values, required fields.
- * Both the C API (mica_network_add_layer) and the manifest loader come
- * through here, so every layer type, third-party ones included, gets the
- * same checks and the same messages.
+ * The one place that decides whether a layer's params are acceptable and
+ * converts them: unknown names, values given twice, wrong counts, wrong
+ * types, enum names, dtypes, missing required params, defaults.  The C
+ * API (mica_network_add_layer), the manifest loader (loose values with
+ * their positions) and the builder (another implementation's schema)
+ * all come through here, so every layer type, third-party ones included,
+ * gets the same checks and the same messages.
  */
 #include <config.h>
 
-#include "mica_int.h"
+#include "fields.h"
 
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,10 +38,91 @@ const mica_field_schema_t *mica__schema_find(const mica_layer_creator_t *c,
     return NULL;
 }
 
+/* ---- scalars as text ---------------------------------------------------- */
+
+int mica__text_is_null(const char *s, int plain)
+{
+    if (!s || !plain)
+        return 0;
+    return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null")
+           || !strcmp(s, "NULL");
+}
+
+int mica__text_to_int(const char *s, int plain, int64_t *out)
+{
+    char *end;
+    long long v;
+    int neg = 0;
+    const char *p;
+    if (!s || !*s || mica__text_is_null(s, plain))
+        return 0;
+    p = s;
+    if (*p == '+' || *p == '-')
+        neg = *p++ == '-';
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+        errno = 0;
+        v = (long long)strtoull(p + 2, &end, 16);
+        if (neg)
+            v = -v;
+    } else {
+        errno = 0;
+        v = strtoll(s, &end, 10);
+    }
+    if (errno || *end || end == s || !(*p >= '0' && *p <= '9'))
+        return 0;
+    *out = (int64_t)v;
+    return 1;
+}
+
+int mica__text_to_float(const char *s, int plain, double *out)
+{
+    char *end;
+    const char *p;
+    int neg = 0;
+    if (!s || !*s || mica__text_is_null(s, plain))
+        return 0;
+    p = s;
+    if (*p == '+' || *p == '-')
+        neg = *p++ == '-';
+    if (!strcmp(p, ".inf") || !strcmp(p, ".Inf") || !strcmp(p, ".INF")
+        || !strcmp(p, "inf")) {
+        *out = neg ? -HUGE_VAL : HUGE_VAL;
+        return 1;
+    }
+    if (!strcmp(p, ".nan") || !strcmp(p, ".NaN") || !strcmp(p, ".NAN")
+        || !strcmp(p, "nan")) {
+        *out = NAN;
+        return 1;
+    }
+    if (!((*p >= '0' && *p <= '9') || *p == '.'))
+        return 0;
+    errno = 0;
+    *out = strtod(s, &end);
+    return *end == '\0' && end != s;
+}
+
+int mica__text_to_bool(const char *s, int *out)
+{
+    if (!s)
+        return 0;
+    if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE")) {
+        *out = 1;
+        return 1;
+    }
+    if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE")) {
+        *out = 0;
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- owned copies ------------------------------------------------------- */
+
 /* Allocation owned by out, zeroed. */
 static void *own(mica__fields_t *out, size_t n)
 {
-    void **grown = realloc(out->owned, sizeof *grown * (size_t)(out->nb_owned + 1));
+    void **grown = realloc(out->owned,
+                           sizeof *grown * (size_t)(out->nb_owned + 1));
     void *p;
     if (!grown)
         return NULL;
@@ -56,18 +142,7 @@ static char *own_str(mica__fields_t *out, const char *s)
     return p;
 }
 
-static void list_names(const mica_layer_creator_t *c, char *buf, size_t len)
-{
-    size_t pos = 0;
-    int32_t i;
-    buf[0] = '\0';
-    for (i = 0; i < c->nb_fields && pos < len; i++)
-        pos += (size_t)snprintf(buf + pos, len - pos, "%s%s", i ? ", " : "",
-                                c->fields[i].name);
-    if (c->nb_fields == 0)
-        snprintf(buf, len, "none");
-}
-
+/* "x, y, z": the names of an enum. */
 static void list_enum(const char *const *values, char *buf, size_t len)
 {
     size_t pos = 0;
@@ -86,209 +161,482 @@ static int32_t enum_count(const char *const *values)
     return n;
 }
 
-/*
- * Convert one given field to the schema's type into `dst` (owned by out).
- * Returns 0, or -1 with err filled.
- */
-static int convert(const mica_field_schema_t *s, const mica_field_t *g,
-                   mica__fields_t *out, mica_field_t *dst, char *err,
-                   size_t errlen)
-{
-    int32_t i, n = g->count;
-    char list[512];
+/* ---- one check ---------------------------------------------------------- */
 
-    if (s->count > 0 && n != s->count) {
-        if (s->count == 1)
-            snprintf(err, errlen, "param '%s': expected one %s, got a list of "
-                     "%d", s->name, mica__field_type_name(s->type), (int)n);
-        else
-            snprintf(err, errlen, "param '%s': expected a list of %d %s "
-                     "values, got %d", s->name, (int)s->count,
-                     mica__field_type_name(s->type), (int)n);
-        return -1;
-    }
-    dst->name = s->name;
-    dst->type = s->type;
-    dst->count = n;
-    switch (s->type) {
-    case MICA_FIELD_INT: case MICA_FIELD_BOOL: case MICA_FIELD_ENUM:
-    case MICA_FIELD_DTYPE: {
-        int64_t *v = own(out, sizeof *v * (size_t)n);
-        if (!v)
-            goto nomem;
-        for (i = 0; i < n; i++) {
-            if (g->type == MICA_FIELD_STRING &&
-                (s->type == MICA_FIELD_ENUM || s->type == MICA_FIELD_DTYPE)) {
-                const char *name = ((const char *const *)g->data)[i];
-                if (s->type == MICA_FIELD_DTYPE) {
-                    mica_dtype_t dt;
-                    if (mica_dtype_parse(name, &dt) != MICA_OK) {
-                        snprintf(err, errlen, "param '%s': '%s' is not a "
-                                 "dtype (float32, float16, int8, int32, bool, "
-                                 "int64, uint8, bfloat16)", s->name, name);
-                        return -1;
-                    }
-                    v[i] = dt;
-                } else {
-                    int32_t k, m = enum_count(s->enum_values);
-                    for (k = 0; k < m; k++)
-                        if (strcmp(s->enum_values[k], name) == 0)
-                            break;
-                    if (k == m) {
-                        list_enum(s->enum_values, list, sizeof list);
-                        snprintf(err, errlen, "param '%s': '%s' is not one "
-                                 "of %s", s->name, name, list);
-                        return -1;
-                    }
-                    v[i] = k;
-                }
-            } else if (g->type == s->type ||
-                       (g->type == MICA_FIELD_INT &&
-                        s->type == MICA_FIELD_BOOL) ||
-                       (g->type == MICA_FIELD_BOOL &&
-                        s->type == MICA_FIELD_INT)) {
-                v[i] = ((const int64_t *)g->data)[i];
-                if (s->type == MICA_FIELD_BOOL && v[i] != 0 && v[i] != 1)
-                    goto badtype;
-                if (s->type == MICA_FIELD_ENUM &&
-                    (v[i] < 0 || v[i] >= enum_count(s->enum_values))) {
-                    snprintf(err, errlen, "param '%s': enum index %lld out "
-                             "of range", s->name, (long long)v[i]);
-                    return -1;
-                }
-                if (s->type == MICA_FIELD_DTYPE &&
-                    (v[i] < 0 || v[i] >= MICA_DTYPE_COUNT_))
-                    goto badtype;
-            } else {
-                goto badtype;
-            }
-        }
-        dst->data = v;
-        return 0;
-    }
-    case MICA_FIELD_FLOAT: {
-        double *v = own(out, sizeof *v * (size_t)n);
-        if (!v)
-            goto nomem;
-        for (i = 0; i < n; i++) {
-            if (g->type == MICA_FIELD_FLOAT)
-                v[i] = ((const double *)g->data)[i];
-            else if (g->type == MICA_FIELD_INT)
-                v[i] = (double)((const int64_t *)g->data)[i];
-            else
-                goto badtype;
-        }
-        dst->data = v;
-        return 0;
-    }
-    case MICA_FIELD_STRING: {
-        const char **v = own(out, sizeof *v * (size_t)n);
-        if (g->type != MICA_FIELD_STRING)
-            goto badtype;
-        if (!v)
-            goto nomem;
-        for (i = 0; i < n; i++)
-            if (!(v[i] = own_str(out, ((const char *const *)g->data)[i])))
-                goto nomem;
-        dst->data = v;
-        return 0;
-    }
-    case MICA_FIELD_WEIGHTS: {
-        mica_weights_t *v = own(out, sizeof *v * (size_t)n);
-        if (g->type != MICA_FIELD_WEIGHTS)
-            goto badtype;
-        if (!v)
-            goto nomem;
-        for (i = 0; i < n; i++) {
-            const mica_weights_t *w = &((const mica_weights_t *)g->data)[i];
-            size_t bytes = (size_t)w->count * mica_dtype_size(w->dtype);
-            void *copy;
-            if (!mica_dtype_size(w->dtype) || w->count < 0 ||
-                (w->count > 0 && !w->values)) {
-                snprintf(err, errlen, "param '%s': malformed weights",
-                         s->name);
-                return -1;
-            }
-            if (!(copy = own(out, bytes)))
-                goto nomem;
-            if (bytes)
-                memcpy(copy, w->values, bytes);
-            v[i] = *w;
-            v[i].values = copy;
-        }
-        dst->data = v;
-        return 0;
-    }
-    }
-badtype:
-    snprintf(err, errlen, "param '%s': expected %s, got %s", s->name,
-             mica__field_type_name(s->type), mica__field_type_name(g->type));
-    return -1;
-nomem:
-    snprintf(err, errlen, "out of host memory copying param '%s'", s->name);
+typedef struct check {
+    const mica__fields_src_t *src;
+    const mica_layer_creator_t *c;
+    mica__fields_t *out;
+    char *err;
+    size_t errlen;
+    mica_status_t st;
+} check_t;
+
+/*
+ * Fail with "ORIGIN: layer 'NAME': MESSAGE" (origin NULL: the layer's);
+ * returns -1.
+ */
+static int fail(check_t *k, const char *origin, const char *fmt, ...)
+    MICA_PRINTF(3, 4);
+static int fail(check_t *k, const char *origin, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    if (!origin)
+        origin = k->src->origin;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(k->err, k->errlen, "%s%s%s%s%s%s", origin && *origin ? origin : "",
+             origin && *origin ? ": " : "", k->src->layer ? "layer '" : "",
+             k->src->layer ? k->src->layer : "", k->src->layer ? "': " : "",
+             msg);
+    k->st = MICA_ERR_INVALID;
     return -1;
 }
 
-mica_status_t mica__fields_check(const mica_layer_creator_t *creator,
+static int nomem(check_t *k, const char *name)
+{
+    snprintf(k->err, k->errlen, "out of host memory copying param '%s'",
+             name);
+    k->st = MICA_ERR_NOMEM;
+    return -1;
+}
+
+/* 'abc', a list, a map, null: a loose value in messages. */
+static const char *describe(const mica__loose_t *v, char *buf, size_t len)
+{
+    if (v->kind == MICA__LOOSE_LIST)
+        return "a list";
+    if (v->kind == MICA__LOOSE_MAP)
+        return "a map";
+    if (mica__text_is_null(v->text, v->plain))
+        return "null";
+    if (strlen(v->text) > 40)
+        snprintf(buf, len, "'%.37s...'", v->text);
+    else
+        snprintf(buf, len, "'%s'", v->text);
+    return buf;
+}
+
+/* "float32, float16, ...": every dtype. */
+static void dtype_names(char *buf, size_t len)
+{
+    size_t pos = 0;
+    int i;
+    buf[0] = '\0';
+    for (i = 0; i < MICA_DTYPE_COUNT_ && pos < len; i++)
+        pos += (size_t)snprintf(buf + pos, len - pos, "%s%s", i ? ", " : "",
+                                mica_dtype_name((mica_dtype_t)i));
+}
+
+/* Bytes of one element of a field of type t. */
+static size_t slot_size(mica_field_type_t t)
+{
+    switch (t) {
+    case MICA_FIELD_FLOAT: return sizeof(double);
+    case MICA_FIELD_STRING: return sizeof(const char *);
+    case MICA_FIELD_WEIGHTS: return sizeof(mica_weights_t);
+    default: return sizeof(int64_t);
+    }
+}
+
+/* Weights into slot i of data: borrowed, or copied into out. */
+static int put_weights(check_t *k, const mica_field_schema_t *s,
+                       const mica_weights_t *w, const char *origin,
+                       mica_weights_t *data, int32_t i)
+{
+    size_t size = mica_dtype_size(w->dtype), bytes;
+    void *copy;
+
+    if (!size || w->count < 0 || (w->count > 0 && !w->values))
+        return fail(k, origin, "param '%s': malformed weights", s->name);
+    data[i] = *w;
+    if (k->src->borrow_weights)
+        return 0;
+    if ((size_t)w->count > ((size_t)-1) / size)
+        return fail(k, origin, "param '%s': weights of %lld elements are too "
+                    "large", s->name, (long long)w->count);
+    bytes = (size_t)w->count * size;
+    if (!(copy = own(k->out, bytes)))
+        return nomem(k, s->name);
+    if (bytes)
+        memcpy(copy, w->values, bytes);
+    data[i].values = copy;
+    return 0;
+}
+
+/* Loose element `it` into slot i of data. */
+static int loose_element(check_t *k, const mica_field_schema_t *s,
+                         const mica__loose_t *it, void *data, int32_t i)
+{
+    const char *t = it->text, *o = it->origin;
+    char d[64], list[512];
+    int32_t e, m;
+    int b;
+
+    if (s->type != MICA_FIELD_WEIGHTS && it->kind != MICA__LOOSE_SCALAR)
+        return fail(k, o, "param '%s': expected %s, got %s", s->name,
+                    mica__field_type_name(s->type), describe(it, d, sizeof d));
+    switch (s->type) {
+    case MICA_FIELD_INT:
+        if (!mica__text_to_int(t, it->plain, &((int64_t *)data)[i]))
+            return fail(k, o, "param '%s': expected int, got %s", s->name,
+                        describe(it, d, sizeof d));
+        return 0;
+    case MICA_FIELD_FLOAT:
+        if (!mica__text_to_float(t, it->plain, &((double *)data)[i]))
+            return fail(k, o, "param '%s': expected float, got %s", s->name,
+                        describe(it, d, sizeof d));
+        return 0;
+    case MICA_FIELD_BOOL:
+        if (!mica__text_to_bool(t, &b))
+            return fail(k, o, "param '%s': expected bool (true or false), "
+                        "got %s", s->name, describe(it, d, sizeof d));
+        ((int64_t *)data)[i] = b;
+        return 0;
+    case MICA_FIELD_STRING:
+        if (mica__text_is_null(t, it->plain))
+            return fail(k, o, "param '%s': expected string, got null",
+                        s->name);
+        if (!(((const char **)data)[i] = own_str(k->out, t)))
+            return nomem(k, s->name);
+        return 0;
+    case MICA_FIELD_ENUM:
+        m = enum_count(s->enum_values);
+        for (e = 0; e < m; e++)
+            if (strcmp(s->enum_values[e], t) == 0)
+                break;
+        if (e == m) {
+            list_enum(s->enum_values, list, sizeof list);
+            return fail(k, o, "param '%s': %s is not one of %s", s->name,
+                        describe(it, d, sizeof d), list);
+        }
+        ((int64_t *)data)[i] = e;
+        return 0;
+    case MICA_FIELD_DTYPE: {
+        mica_dtype_t dt;
+        if (mica__text_is_null(t, it->plain) ||
+            mica_dtype_parse(t, &dt) != MICA_OK) {
+            dtype_names(list, sizeof list);
+            return fail(k, o, "param '%s': %s is not a dtype (one of %s)",
+                        s->name, describe(it, d, sizeof d), list);
+        }
+        ((int64_t *)data)[i] = dt;
+        return 0;
+    }
+    case MICA_FIELD_WEIGHTS: {
+        mica_weights_t w;
+        char what[512];
+        mica_status_t st;
+        if (!k->src->weights)
+            return fail(k, o, "param '%s': expected weights, got %s",
+                        s->name, describe(it, d, sizeof d));
+        snprintf(what, sizeof what, "%s%s%sparam '%s'",
+                 k->src->layer ? "layer '" : "",
+                 k->src->layer ? k->src->layer : "",
+                 k->src->layer ? "': " : "", s->name);
+        st = k->src->weights(k->src->user, it, what, &w, k->err, k->errlen);
+        if (st != MICA_OK) {
+            k->st = st;
+            return -1;
+        }
+        return put_weights(k, s, &w, o, data, i);
+    }
+    }
+    return fail(k, o, "param '%s': field type %d is not supported", s->name,
+                (int)s->type);
+}
+
+/* Typed element i of g (a value of the C API, or a default). */
+static int typed_element(check_t *k, const mica_field_schema_t *s,
+                         const mica_field_t *g, void *data, int32_t i)
+{
+    char list[512];
+    int64_t v;
+
+    switch (s->type) {
+    case MICA_FIELD_INT: case MICA_FIELD_BOOL: case MICA_FIELD_ENUM:
+    case MICA_FIELD_DTYPE:
+        if (g->type == MICA_FIELD_STRING &&
+            (s->type == MICA_FIELD_ENUM || s->type == MICA_FIELD_DTYPE)) {
+            const char *name = ((const char *const *)g->data)[i];
+            mica__loose_t it;
+            memset(&it, 0, sizeof it);
+            it.text = name;
+            return loose_element(k, s, &it, data, i);
+        }
+        if (!(g->type == s->type ||
+              (g->type == MICA_FIELD_INT && s->type == MICA_FIELD_BOOL) ||
+              (g->type == MICA_FIELD_BOOL && s->type == MICA_FIELD_INT)))
+            break;
+        v = ((const int64_t *)g->data)[i];
+        if (s->type == MICA_FIELD_BOOL && v != 0 && v != 1)
+            break;
+        if (s->type == MICA_FIELD_ENUM &&
+            (v < 0 || v >= enum_count(s->enum_values))) {
+            list_enum(s->enum_values, list, sizeof list);
+            return fail(k, NULL, "param '%s': enum index %lld out of range "
+                        "(%s)", s->name, (long long)v, list);
+        }
+        if (s->type == MICA_FIELD_DTYPE && (v < 0 || v >= MICA_DTYPE_COUNT_))
+            break;
+        ((int64_t *)data)[i] = v;
+        return 0;
+    case MICA_FIELD_FLOAT:
+        if (g->type == MICA_FIELD_FLOAT)
+            ((double *)data)[i] = ((const double *)g->data)[i];
+        else if (g->type == MICA_FIELD_INT)
+            ((double *)data)[i] = (double)((const int64_t *)g->data)[i];
+        else
+            break;
+        return 0;
+    case MICA_FIELD_STRING:
+        if (g->type != MICA_FIELD_STRING)
+            break;
+        if (!(((const char **)data)[i] =
+                  own_str(k->out, ((const char *const *)g->data)[i])))
+            return nomem(k, s->name);
+        return 0;
+    case MICA_FIELD_WEIGHTS:
+        if (g->type != MICA_FIELD_WEIGHTS)
+            break;
+        return put_weights(k, s, &((const mica_weights_t *)g->data)[i], NULL,
+                           data, i);
+    }
+    return fail(k, NULL, "param '%s': expected %s, got %s", s->name,
+                s->type == MICA_FIELD_BOOL ? "bool (true or false)"
+                                           : mica__field_type_name(s->type),
+                mica__field_type_name(g->type));
+}
+
+/* Convert given param g (or a default) to schema entry s, into dst. */
+static int convert(check_t *k, const mica_field_schema_t *s,
+                   const mica__given_t *g, mica_field_t *dst)
+{
+    const mica__loose_t *v = g->loose;
+    const char *o = v ? v->origin : NULL;
+    char d[64];
+    int32_t n, i;
+    void *data;
+
+    if (v) {
+        if (v->kind == MICA__LOOSE_SCALAR && mica__text_is_null(v->text,
+                                                                v->plain))
+            return fail(k, o, "param '%s': no value", s->name);
+        n = v->kind == MICA__LOOSE_LIST ? v->nb_items : 1;
+        if (s->count > 1 && v->kind != MICA__LOOSE_LIST)
+            return fail(k, o, "param '%s': expected a list of %d %s values, "
+                        "got %s", s->name, (int)s->count,
+                        mica__field_type_name(s->type),
+                        describe(v, d, sizeof d));
+        if (s->count == 1 && v->kind == MICA__LOOSE_LIST)
+            return fail(k, o, "param '%s': expected one %s, got a list of %d",
+                        s->name, mica__field_type_name(s->type), (int)n);
+    } else {
+        n = g->typed->count;
+        if (n < 0 || (n > 0 && !g->typed->data))
+            return fail(k, NULL, "param '%s': malformed (%d values, %s)",
+                        s->name, (int)n, g->typed->data ? "data" : "no data");
+        if (s->count == 1 && n != 1)
+            return fail(k, NULL, "param '%s': expected one %s, got a list of "
+                        "%d", s->name, mica__field_type_name(s->type),
+                        (int)n);
+    }
+    if (s->count > 1 && n != s->count)
+        return fail(k, o, "param '%s': expected a list of %d %s values, got "
+                    "%d", s->name, (int)s->count,
+                    mica__field_type_name(s->type), (int)n);
+    if (!(data = own(k->out, slot_size(s->type) * (size_t)n)))
+        return nomem(k, s->name);
+    dst->name = s->name;
+    dst->type = s->type;
+    dst->count = n;
+    dst->data = data;
+    for (i = 0; i < n; i++)
+        if ((v ? loose_element(k, s,
+                               v->kind == MICA__LOOSE_LIST ? &v->items[i] : v,
+                               data, i)
+               : typed_element(k, s, g->typed, data, i)) != 0)
+            return -1;
+    return 0;
+}
+
+/* "a, b, c": the params a creator takes. */
+static void field_names(const mica_layer_creator_t *c, char *buf, size_t len)
+{
+    size_t pos = 0;
+    int32_t i;
+    buf[0] = '\0';
+    for (i = 0; i < c->nb_fields && pos < len; i++)
+        pos += (size_t)snprintf(buf + pos, len - pos, "%s%s", i ? ", " : "",
+                                c->fields[i].name);
+}
+
+/* Whether param g is one of the schema's and given once (its index). */
+static int known(check_t *k, const mica__given_t *given, int32_t i,
+                 int32_t *at)
+{
+    const mica_layer_creator_t *c = k->c;
+    const mica__given_t *g = &given[i];
+    const mica_field_schema_t *s = mica__schema_find(c, g->name);
+    char list[512];
+    int32_t j;
+
+    if (!s) {
+        if (c->nb_fields == 0)
+            return fail(k, g->origin, "unknown param '%s' (%s takes no "
+                        "params)", g->name, c->type);
+        field_names(c, list, sizeof list);
+        return fail(k, g->origin, "unknown param '%s' (%s takes %s)",
+                    g->name, c->type, list);
+    }
+    for (j = 0; j < i; j++)
+        if (strcmp(given[j].name, g->name) == 0)
+            return fail(k, g->origin, "param '%s' is given twice", g->name);
+    *at = (int32_t)(s - c->fields);
+    return 0;
+}
+
+/*
+ * Every given param: known, once, converted.  A manifest's are taken in
+ * the order written, each checked whole before the next; the C API's
+ * names are all checked before any value.
+ */
+static int given_params(check_t *k, const mica__given_t *given, int32_t n,
+                        mica_field_t *slot, uint8_t *set)
+{
+    int32_t i, at;
+
+    for (i = 0; !k->src->manifest && i < n; i++)
+        if (known(k, given, i, &at) != 0)
+            return -1;
+    for (i = 0; i < n; i++) {
+        if (known(k, given, i, &at) != 0 ||
+            convert(k, &k->c->fields[at], &given[i], &slot[at]) != 0)
+            return -1;
+        set[at] = 1;
+    }
+    return 0;
+}
+
+/* The required params not given; the defaults of the others. */
+static int missing_and_defaults(check_t *k, mica_field_t *slot, uint8_t *set)
+{
+    const mica_layer_creator_t *c = k->c;
+    int32_t i;
+
+    for (i = 0; i < c->nb_fields; i++) {
+        const mica_field_schema_t *s = &c->fields[i];
+        mica__given_t dflt_given;
+        mica_field_t dflt;
+        if (set[i])
+            continue;
+        if (s->required) {
+            if (k->src->manifest)
+                return fail(k, k->src->params_origin, "missing param '%s' "
+                            "(%s, required by %s)", s->name,
+                            mica__field_type_name(s->type), c->type);
+            return fail(k, NULL, "missing required param '%s' (%s)", s->name,
+                        mica__field_type_name(s->type));
+        }
+        if (!s->default_value)
+            continue;
+        dflt.name = s->name;
+        dflt.type = s->type;
+        dflt.count = s->nb_default;
+        dflt.data = s->default_value;
+        memset(&dflt_given, 0, sizeof dflt_given);
+        dflt_given.name = s->name;
+        dflt_given.typed = &dflt;
+        if (convert(k, s, &dflt_given, &slot[i]) != 0)
+            return -1;
+        set[i] = 2;
+    }
+    return 0;
+}
+
+mica_status_t mica__fields_validate(const mica__fields_src_t *src,
+                                    const mica_layer_creator_t *c,
+                                    const mica__given_t *given,
+                                    int32_t nb_given, mica__fields_t *out,
+                                    char *err, size_t errlen)
+{
+    size_t nf = (size_t)c->nb_fields + 1;
+    mica_field_t *slot;
+    uint8_t *set;
+    check_t k;
+    int32_t i, n = 0;
+
+    memset(out, 0, sizeof *out);
+    memset(&k, 0, sizeof k);
+    k.src = src;
+    k.c = c;
+    k.out = out;
+    k.err = err;
+    k.errlen = errlen;
+    slot = own(out, sizeof *slot * nf);
+    set = own(out, nf);
+    out->items = own(out, sizeof *out->items * nf);
+    out->given = own(out, nf);
+    if (!slot || !set || !out->items || !out->given) {
+        nomem(&k, "(all)");
+        goto fail;
+    }
+    if (given_params(&k, given, nb_given, slot, set) != 0 ||
+        missing_and_defaults(&k, slot, set) != 0)
+        goto fail;
+    for (i = 0; i < c->nb_fields; i++)
+        if (set[i]) {
+            out->given[n] = set[i] == 1;
+            out->items[n++] = slot[i];
+        }
+    out->view.nb_fields = n;
+    out->view.fields = out->items;
+    return MICA_OK;
+fail:
+    mica__fields_free(out);
+    return k.st ? k.st : MICA_ERR_NOMEM;
+}
+
+mica_status_t mica__fields_check(const mica_layer_creator_t *c,
                                  const mica_fields_t *given,
                                  mica__fields_t *out, char *err,
                                  size_t errlen)
 {
-    int32_t i, j, nb_given = given ? given->nb_fields : 0, n = 0;
-    char list[512];
+    mica__fields_src_t src;
+    mica__given_t *g = NULL;
+    int32_t i, n = given ? given->nb_fields : 0;
+    mica_status_t st;
 
-    memset(out, 0, sizeof *out);
-    /* Every given name must be declared, and given once. */
-    for (i = 0; i < nb_given; i++) {
-        const char *name = given->fields[i].name;
-        if (!mica__schema_find(creator, name)) {
-            list_names(creator, list, sizeof list);
-            snprintf(err, errlen, "unknown param '%s' for %s (accepted: %s)",
-                     name, creator->type, list);
-            return MICA_ERR_INVALID;
-        }
-        for (j = 0; j < i; j++)
-            if (strcmp(given->fields[j].name, name) == 0) {
-                snprintf(err, errlen, "param '%s' is given twice", name);
-                return MICA_ERR_INVALID;
-            }
+    memset(&src, 0, sizeof src);
+    if (n > 0 && !(g = calloc((size_t)n, sizeof *g))) {
+        memset(out, 0, sizeof *out);
+        snprintf(err, errlen, "out of host memory checking params");
+        return MICA_ERR_NOMEM;
     }
-    out->items = own(out, sizeof *out->items * (size_t)(creator->nb_fields + 1));
-    if (!out->items)
-        goto nomem;
-    for (i = 0; i < creator->nb_fields; i++) {
-        const mica_field_schema_t *s = &creator->fields[i];
-        const mica_field_t *g = NULL;
-        mica_field_t dflt;
-        for (j = 0; j < nb_given; j++)
-            if (strcmp(given->fields[j].name, s->name) == 0)
-                g = &given->fields[j];
-        if (!g && s->required) {
-            snprintf(err, errlen, "missing required param '%s' (%s)", s->name,
-                     mica__field_type_name(s->type));
-            goto fail;
-        }
-        if (!g && !s->default_value)
-            continue;
-        if (!g) {
-            dflt.name = s->name;
-            dflt.type = s->type;
-            dflt.count = s->nb_default;
-            dflt.data = s->default_value;
-            g = &dflt;
-        }
-        if (convert(s, g, out, &out->items[n], err, errlen) != 0)
-            goto fail;
-        n++;
+    for (i = 0; i < n; i++) {
+        g[i].name = given->fields[i].name;
+        g[i].typed = &given->fields[i];
     }
-    out->view.nb_fields = n;
-    out->view.fields = out->items;
-    return MICA_OK;
-nomem:
-    snprintf(err, errlen, "out of host memory checking params");
-fail:
-    mica__fields_free(out);
-    return MICA_ERR_INVALID;
+    st = mica__fields_validate(&src, c, g, n, out, err, errlen);
+    free(g);
+    return st;
+}
+
+mica__given_t *mica__fields_given(const mica__fields_t *f, int32_t *n)
+{
+    mica__given_t *g = calloc((size_t)f->view.nb_fields + 1, sizeof *g);
+    int32_t i;
+
+    *n = 0;
+    for (i = 0; g && i < f->view.nb_fields; i++)
+        if (f->given[i]) {
+            g[*n].name = f->items[i].name;
+            g[(*n)++].typed = &f->items[i];
+        }
+    return g;
 }
 
 void mica__fields_free(mica__fields_t *f)
@@ -298,4 +646,51 @@ void mica__fields_free(mica__fields_t *f)
         free(f->owned[i]);
     free(f->owned);
     memset(f, 0, sizeof *f);
+}
+
+/* Whether two default values (count n of type t) are the same. */
+static int same_values(mica_field_type_t t, const void *a, const void *b,
+                       int32_t n)
+{
+    int32_t i;
+    if (a == b)
+        return 1;
+    if (!a || !b)
+        return 0;
+    if (t == MICA_FIELD_STRING) {
+        for (i = 0; i < n; i++)
+            if (strcmp(((const char *const *)a)[i],
+                       ((const char *const *)b)[i]) != 0)
+                return 0;
+        return 1;
+    }
+    if (t == MICA_FIELD_WEIGHTS)
+        return 0;
+    return memcmp(a, b, slot_size(t) * (size_t)n) == 0;
+}
+
+int mica__schema_same(const mica_layer_creator_t *a,
+                      const mica_layer_creator_t *b)
+{
+    int32_t i, j;
+
+    if (a == b || (a->fields == b->fields && a->nb_fields == b->nb_fields))
+        return 1;
+    if (a->nb_fields != b->nb_fields)
+        return 0;
+    for (i = 0; i < a->nb_fields; i++) {
+        const mica_field_schema_t *x = &a->fields[i], *y = &b->fields[i];
+        int32_t m = enum_count(x->enum_values);
+        if (strcmp(x->name, y->name) != 0 || x->type != y->type ||
+            x->count != y->count || !x->required != !y->required ||
+            m != enum_count(y->enum_values) ||
+            x->nb_default != y->nb_default ||
+            !same_values(x->type, x->default_value, y->default_value,
+                         x->nb_default))
+            return 0;
+        for (j = 0; j < m; j++)
+            if (strcmp(x->enum_values[j], y->enum_values[j]) != 0)
+                return 0;
+    }
+    return 1;
 }

@@ -53,6 +53,12 @@ typedef struct mica__profile {
     int32_t nb_ranges;
 } mica__profile_t;
 
+/* A layer's params checked against one creator's schema. */
+typedef struct mica__fields_for {
+    const mica_layer_creator_t *creator;
+    mica__fields_t fields;
+} mica__fields_for_t;
+
 typedef struct mica__net_layer {
     char *name, *type, *ns, *implementation, *origin, *loop, *conditional;
     int32_t version;          /* as asked: 0 = highest */
@@ -64,6 +70,10 @@ typedef struct mica__net_layer {
     char **outputs;
     mica__fields_t fields;    /* checked against the creator found at add */
     const mica_layer_creator_t *checked_with;
+    /* The given params checked against the other schemas the builder
+     * met (another implementation's), once each: mica__net_layer_params. */
+    struct mica__fields_for *others;
+    int32_t nb_others;
     /* A layer read from an engine file: made by deserialize() from the
      * state its serialize() wrote (and its CPU twin's, if it had one). */
     int32_t from_state;
@@ -76,6 +86,27 @@ typedef struct mica__net_layer {
     void *host_state;
     size_t host_state_size;
 } mica__net_layer_t;
+
+/*
+ * Add a layer whose params the caller checked (mica__fields_validate)
+ * against `creator`: the network takes `fields` over (also on failure).
+ * Used by the manifest loader, which checks them with their positions.
+ */
+mica_status_t mica__network_add_checked(mica_network_t *net,
+                                        const mica_layer_spec_t *spec,
+                                        const mica_layer_creator_t *creator,
+                                        mica__fields_t *fields);
+
+/*
+ * The params of network layer nl checked for creator c: the network's
+ * own when c's schema is the one they were checked against, else the
+ * params given checked once for c's schema and kept with the layer.
+ * Fails on net's context with the layer's origin and name.
+ */
+mica_status_t mica__net_layer_params(mica_network_t *net,
+                                     mica__net_layer_t *nl,
+                                     const mica_layer_creator_t *c,
+                                     const mica_fields_t **out);
 
 /*
  * The deploy-time implementation choice for `type`: the context's
@@ -189,10 +220,8 @@ typedef struct mica__layer {
     char *name;
     char *origin;
     mica_creator_info_t info;  /* the chosen creator */
-    mica__fields_t fields;     /* re-checked fields, when the creator that
-                                  checked the network's is another */
-    const mica_fields_t *params; /* the fields to create with; only valid
-                                    while building */
+    const mica_fields_t *params; /* the fields to create with (the network
+                                    layer's): only valid while building */
     mica_layer_t *instance;
     /* Phase 1 runs the CPU implementation: `instance` itself when the
      * chosen one runs on the CPU, else one of the CPU creator. */

@@ -332,6 +332,7 @@ mica_status_t mica__infer_host_instances(mica__build_t *b)
     for (s = 0; s < e->nb_layers; s++) {
         mica__layer_t *l = &e->layers[s];
         const mica__net_layer_t *nl = mica__net_layer(b, s);
+        const mica_fields_t *params;
         mica_error_t err;
         if (!l->run_host)
             continue;
@@ -359,9 +360,13 @@ mica_status_t mica__infer_host_instances(mica__build_t *b)
         if (nl->from_state)
             l->host_instance = mica__from_state(l->host_info.creator, nl, 1,
                                                 &err);
+        else if (mica__net_layer_params(b->net, (mica__net_layer_t *)nl,
+                                        l->host_info.creator,
+                                        &params) != MICA_OK)
+            return MICA_ERR_INVALID;
         else
             l->host_instance = l->host_info.creator->create(
-                l->host_info.creator, nl->name, l->params, &err);
+                l->host_info.creator, nl->name, params, &err);
         if (!l->host_instance)
             return mica__layer_fail(b, s, &err, "create failed");
     }
@@ -581,12 +586,16 @@ mica_layer_t *mica__instance_of(mica__build_t *b, int32_t step,
                                 const mica_layer_creator_t *c)
 {
     const mica__net_layer_t *nl = mica__net_layer(b, step);
+    const mica_fields_t *params;
     mica_error_t err;
 
     mica__error_clear(&err);
     if (nl->from_state)
         return mica__from_state(c, nl, 0, &err);
-    return c->create(c, nl->name, b->e->layers[step].params, &err);
+    if (mica__net_layer_params(b->net, (mica__net_layer_t *)nl, c, &params) !=
+        MICA_OK)
+        return NULL;
+    return c->create(c, nl->name, params, &err);
 }
 
 /* Put instance `inst` of creator `c` in place of layer l's instance. */

@@ -4,6 +4,7 @@ lib_LTLIBRARIES += libmica.la
 libmica_la_SOURCES = \
 	core/mica_int.h core/graph.h core/expr.h core/build.h core/exec.h \
 	core/control.h \
+	core/fields.h \
 	core/abi_layout.c core/fields.c core/expr.c core/network.c \
 	core/build.c core/infer.c core/profile.c core/shapes.c core/plan.c \
 	core/engine.c core/exec.c core/device.c core/serialize.c \
@@ -53,6 +54,11 @@ tests_probe_probe_la_SOURCES = tests/probe/probe.c
 tests_probe_probe_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
 tests_probe_probe_la_LIBADD = modules/common/libmicamodkit.la
 EXTRA_DIST += tests/engines/hello-v1.engine
+# The validator alone (core/fields.c compiled in): loose and typed params.
+check_PROGRAMS += tests/test_fields
+TESTS += tests/test_fields
+tests_test_fields_SOURCES = tests/test_fields.c core/fields.c
+tests_test_fields_LDADD = $(MICA_TEST_LIBS)
 # CPU work on a build with CUDA never maps a GPU library (/proc/self/maps).
 check_PROGRAMS += tests/test_lazy_device
 TESTS += tests/test_lazy_device

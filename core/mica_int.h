@@ -12,6 +12,8 @@
 #include "mica/mica.h"
 #include "mica/module.h"
 
+#include "fields.h"
+
 #define MICA_ERROR_MAX 1024
 
 /* The error slot of one module call (mica_error_t of the ABI). */
@@ -96,37 +98,5 @@ static inline const char *mica__error_msg(const mica_error_t *err,
 char *mica__strdup(const char *s);
 /* snprintf into a fresh heap string. */
 char *mica__asprintf(const char *fmt, ...) MICA_PRINTF(1, 2);
-
-/* ---- fields (core/fields.c) ------------------------------------------ */
-
-/*
- * An owned, validated copy of a layer's fields: every field of the schema
- * that is present or has a default, in schema order.
- */
-typedef struct mica__fields {
-    mica_fields_t view;    /* what creators see */
-    mica_field_t *items;
-    void **owned;          /* allocations to free */
-    int32_t nb_owned;
-} mica__fields_t;
-
-/*
- * Check `given` against the creator's schema and build an owned copy with
- * defaults applied.  On failure writes one line (without the layer's
- * name) into err and returns MICA_ERR_INVALID.  Integer values are
- * accepted for FLOAT fields.
- */
-mica_status_t mica__fields_check(const mica_layer_creator_t *creator,
-                                 const mica_fields_t *given,
-                                 mica__fields_t *out, char *err,
-                                 size_t errlen);
-void mica__fields_free(mica__fields_t *f);
-
-/* The schema entry named `name`, or NULL. */
-const mica_field_schema_t *mica__schema_find(const mica_layer_creator_t *c,
-                                             const char *name);
-
-/* "int", "float", "bool", "string", "enum", "dtype", "weights". */
-const char *mica__field_type_name(mica_field_type_t type);
 
 #endif /* MICA_INT_H */

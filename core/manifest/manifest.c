@@ -115,7 +115,12 @@ static mica_status_t scales(mica__mf_t *mf, yaml_node_t *node)
 
 /* ---- modules ---------------------------------------------------------- */
 
-static mica_status_t module_files(mica__mf_t *mf, yaml_node_t *v, int dirs)
+/*
+ * `modules.paths` (dirs) or `modules.load`: a list of paths relative to
+ * the manifest; checked in the first pass, loaded (`load`) in the second.
+ */
+static mica_status_t module_files(mica__mf_t *mf, yaml_node_t *v, int dirs,
+                                  int load)
 {
     const char *key = dirs ? "modules.paths" : "modules.load";
     mica_status_t st;
@@ -133,6 +138,8 @@ static mica_status_t module_files(mica__mf_t *mf, yaml_node_t *v, int dirs)
         st = mica__mf_string(mf, it, what, &rel);
         if (st != MICA_OK)
             return st;
+        if (!load)
+            continue;
         path = mica__mf_path(mf, rel);
         if (!path)
             return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
@@ -182,7 +189,8 @@ static mica_status_t prefer(mica__mf_t *mf, yaml_node_t *v)
     return MICA_OK;
 }
 
-/* `modules`: load the folders, then the files; keep the preferences. */
+/* `modules`, first pass: check the folders and files, keep the
+ * preferences. */
 static mica_status_t modules(mica__mf_t *mf, yaml_node_t *v)
 {
     yaml_node_t *x;
@@ -191,14 +199,28 @@ static mica_status_t modules(mica__mf_t *mf, yaml_node_t *v)
     st = mica__mf_check_map(mf, v, module_keys, "modules");
     if (st != MICA_OK)
         return st;
-    if ((x = mica__mf_get(mf, v, "paths", NULL))
-        && (st = module_files(mf, x, 1)) != MICA_OK)
+    if ((x = mf->module_paths = mica__mf_get(mf, v, "paths", NULL))
+        && (st = module_files(mf, x, 1, 0)) != MICA_OK)
         return st;
-    if ((x = mica__mf_get(mf, v, "load", NULL))
-        && (st = module_files(mf, x, 0)) != MICA_OK)
+    if ((x = mf->module_load = mica__mf_get(mf, v, "load", NULL))
+        && (st = module_files(mf, x, 0, 0)) != MICA_OK)
         return st;
     if ((x = mica__mf_get(mf, v, "prefer", NULL))
         && (st = prefer(mf, x)) != MICA_OK)
+        return st;
+    return MICA_OK;
+}
+
+/* Second pass: load the folders, then the files. */
+static mica_status_t load_modules(mica__mf_t *mf)
+{
+    mica_status_t st;
+
+    if (mf->module_paths &&
+        (st = module_files(mf, mf->module_paths, 1, 1)) != MICA_OK)
+        return st;
+    if (mf->module_load &&
+        (st = module_files(mf, mf->module_load, 0, 1)) != MICA_OK)
         return st;
     return MICA_OK;
 }
@@ -303,6 +325,10 @@ static mica_status_t load(mica__mf_t *mf)
     if ((v = mica__mf_get(mf, root, "scales", NULL))
         && (st = scales(mf, v)) != MICA_OK)
         return st;
+    /* Second pass: what needs the registry. */
+    if ((st = load_modules(mf)) != MICA_OK ||
+        (st = mica__mf_layers_resolve(mf)) != MICA_OK)
+        return st;
     return validate(mf, root);
 }
 
@@ -346,6 +372,7 @@ MICA_EXPORT mica_status_t mica_manifest_load(mica_context_t *ctx,
     }
     st = load(&mf);
 out:
+    mica__mf_layers_free(&mf);
     if (mf.have_doc)
         yaml_document_delete(&mf.doc);
     free(mf.dir);
