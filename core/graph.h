@@ -87,6 +87,30 @@ typedef struct mica__net_layer {
     size_t host_state_size;
 } mica__net_layer_t;
 
+/* ---- devices opened (core/device.c), a build's (core/device_pick.c) -- */
+
+/*
+ * The device of `d`, opened on first use (a shared object is loaded
+ * then, once per process).  Fails on ctx (which may be NULL) when the
+ * build lacks it or its object cannot be loaded.  Thread-safe.
+ */
+mica_status_t mica__device_open(mica_context_t *ctx,
+                                const mica__device_desc_t *d,
+                                const mica__device_t **out);
+
+/* The entries of the devices linked into libmica (core/<device>/). */
+const mica__device_t *mica__device_cpu_entry(const mica__device_host_t *h);
+
+/*
+ * The device a build runs on: `asked` (a bit, or 0 for auto) checked and
+ * opened.  Auto takes the usable device of highest rank, probing a
+ * device (opening it) only when a loaded module offers implementations
+ * for it, and says at info level what it chose and why.  *dev is the
+ * opened device.
+ */
+mica_status_t mica__device_pick(mica_context_t *ctx, uint32_t asked,
+                                uint32_t *bit, const mica__device_t **dev);
+
 /*
  * Add a layer whose params the caller checked (mica__fields_validate)
  * against `creator`: the network takes `fields` over (also on failure).
@@ -125,8 +149,16 @@ mica_status_t mica__precision_rewrite(mica_network_t *net,
                                       const mica_engine_t *e,
                                       uint32_t allowed, mica_network_t **out);
 
+/*
+ * The bytes of engine file `path`: mapped (*unmap set) where it can be,
+ * else read into a malloc'd buffer (core/engine_file.c).
+ */
+mica_status_t mica__engine_file_map(mica_context_t *ctx, const char *path,
+                                    unsigned char **data, size_t *size,
+                                    int *unmap);
+
 /* Release an engine's bytes (mica_engine_t.bytes): munmap them if
- * `unmap`, else free them (core/deserialize.c). */
+ * `unmap`, else free them (core/engine_file.c). */
 void mica__bytes_release(void *p, size_t size, int32_t unmap);
 
 /* The checksum engine files carry (core/serialize.c). */
@@ -165,9 +197,6 @@ struct mica_network {
     float *scales;
     int32_t nb_scales;
 };
-
-/* "ORIGIN: " or "" for messages, written into buf (len > 0). */
-const char *mica__at(const char *origin, char *buf, size_t len);
 
 /* ---- engines -------------------------------------------------------- */
 

@@ -13,15 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *mica__at(const char *origin, char *buf, size_t len)
-{
-    if (!origin || !*origin)
-        buf[0] = '\0';
-    else
-        snprintf(buf, len, "%s: ", origin);
-    return buf;
-}
-
 mica_status_t mica_network_create(mica_context_t *ctx, mica_network_t **out)
 {
     *out = calloc(1, sizeof **out);

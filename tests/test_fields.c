@@ -1,5 +1,5 @@
 /*
- * tests/test_fields.c - the validator (core/fields.c) on its own: params
+ * tests/test_fields.c - the validator (core/base/fields.c) on its own: params
  * given loose, as a manifest writes them (text with positions), and
  * typed, as the C API gives them, against one schema; the same message
  * for the same mistake whichever way it came, at the value's position;

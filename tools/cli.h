@@ -113,6 +113,14 @@ const char *cli_source_name(const cli_source_t *src);
 void cli_close(cli_source_t *src);
 
 /*
+ * `mica run`'s outputs after a run of exec (tools/run_output.c): every
+ * network output and output for shapes as OUT_DIR/NAME.npy, printed, all
+ * or none written.  CLI_OK or CLI_ERROR (said).
+ */
+int cli_write_outputs(const char *out_dir, mica_context_t *ctx,
+                      mica_engine_t *engine, mica_exec_t *exec);
+
+/*
  * A table printed with aligned columns: add rows of `nb_cols` strings
  * (copied), then print; every column is as wide as its widest cell, the
  * last one is not padded.

@@ -3,7 +3,7 @@
  * keys, name, type, tensors (entered in the definition table) and params
  * as written.  Second pass, once the modules are loaded: its creator
  * looked up in the registry (so an unknown type names the layer's
- * position), its params checked by core/fields.c against the creator's
+ * position), its params checked by core/base/fields.c against the creator's
  * schema, then the layer added to the network with the origins of the
  * layer and of each input name.
  */
@@ -19,19 +19,6 @@
 static const char *const layer_keys[] = {
     "name", "type", "version", "namespace", "implementation", "inputs",
     "outputs", "params", "precision", "loop", "conditional", NULL};
-
-mica_status_t mica__mf_core_fail(mica__mf_t *mf, mica_status_t st,
-                                 const yaml_node_t *node, const char *prefix)
-{
-    char msg[MICA_ERROR_MAX];
-    size_t n = strlen(mf->path);
-    snprintf(msg, sizeof(msg), "%s", mica_context_error(mf->ctx));
-    if (!strncmp(msg, mf->path, n) && msg[n] == ':')
-        return mica__fail(mf->ctx, st, "%s", msg);
-    if (!msg[0])
-        snprintf(msg, sizeof(msg), "%s", mica_status_name(st));
-    return mica__mf_fail_st(mf, st, node, "%s: %s", prefix, msg);
-}
 
 /* An optional scalar string under `key`; *out stays NULL if absent. */
 static mica_status_t opt_string(mica__mf_t *mf, yaml_node_t *layer,

@@ -7,7 +7,7 @@
  * Loading has two passes over the YAML document: the first parses and
  * checks everything the manifest says on its own, without the registry;
  * the second loads the modules it names, then resolves each layer's type
- * to a creator and has core/fields.c check its params by that schema.
+ * to a creator and has core/base/fields.c check its params by that schema.
  */
 #ifndef MICA_MANIFEST_INT_H
 #define MICA_MANIFEST_INT_H
@@ -102,7 +102,7 @@ typedef struct mica__mf_def {
 
 /* ---- params.c -------------------------------------------------------- */
 
-/* A layer's params as written (loose), for core/fields.c. */
+/* A layer's params as written (loose), for core/base/fields.c. */
 typedef struct mica__mf_params {
     mica__given_t *given;
     int32_t nb_given;
@@ -204,6 +204,14 @@ const char *mica__mf_dims_str(const mica_dims_t *dims, char *buf,
 /* Resolve a path relative to the manifest's folder; malloc'd. */
 char *mica__mf_path(mica__mf_t *mf, const char *rel);
 
+/*
+ * Pass a failure of the core through: keep its message when it already
+ * names a position, otherwise put the origin of `node` in front.
+ */
+mica_status_t mica__mf_core_fail(mica__mf_t *mf, mica_status_t st,
+                                 const yaml_node_t *node,
+                                 const char *prefix);
+
 /* ---- weights.c ------------------------------------------------------- */
 
 /*
@@ -261,13 +269,5 @@ mica_status_t mica__mf_layers(mica__mf_t *mf, yaml_node_t *node);
 mica_status_t mica__mf_layers_resolve(mica__mf_t *mf);
 /* The first pass's records. */
 void mica__mf_layers_free(mica__mf_t *mf);
-
-/*
- * Pass a failure of the core through: keep its message when it already
- * names a position, otherwise put the origin of `node` in front.
- */
-mica_status_t mica__mf_core_fail(mica__mf_t *mf, mica_status_t st,
-                                 const yaml_node_t *node,
-                                 const char *prefix);
 
 #endif /* MICA_MANIFEST_INT_H */

@@ -3,7 +3,7 @@
  * validator: every param's name and value (scalars as text, lists, maps)
  * with the "file:line:col" of each, and the reading of a WEIGHTS param
  * (a weights entry's name or an inline blob) when the validator asks for
- * one.  Nothing here knows a schema: core/fields.c converts and checks.
+ * one.  Nothing here knows a schema: core/base/fields.c converts and checks.
  */
 #include <config.h>
 

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "manifest_int.h"
-#include "../../tools/npy.h"
+#include "npy.h"
 
 static const char *const blob_keys[] = {"dtype", "shape", "data", "file",
                                         "offset", "npy", NULL};

@@ -163,7 +163,7 @@ const char *mica__mf_describe(const yaml_node_t *node, char *buf, size_t len)
     return buf;
 }
 
-/* The conversions are core/fields.c's, so that params and the loader's
+/* The conversions are core/base/fields.c's, so that params and the loader's
  * own keys read scalars alike. */
 int mica__mf_to_int(const yaml_node_t *node, int64_t *out)
 {
@@ -353,4 +353,17 @@ char *mica__mf_path(mica__mf_t *mf, const char *rel)
     if (rel[0] == '/' || !mf->dir[0])
         return mica__strdup(rel);
     return mica__asprintf("%s/%s", mf->dir, rel);
+}
+
+mica_status_t mica__mf_core_fail(mica__mf_t *mf, mica_status_t st,
+                                 const yaml_node_t *node, const char *prefix)
+{
+    char msg[MICA_ERROR_MAX];
+    size_t n = strlen(mf->path);
+    snprintf(msg, sizeof(msg), "%s", mica_context_error(mf->ctx));
+    if (!strncmp(msg, mf->path, n) && msg[n] == ':')
+        return mica__fail(mf->ctx, st, "%s", msg);
+    if (!msg[0])
+        snprintf(msg, sizeof(msg), "%s", mica_status_name(st));
+    return mica__mf_fail_st(mf, st, node, "%s: %s", prefix, msg);
 }

@@ -1,6 +1,9 @@
 /*
- * core/mica_int.h - internals shared by core/, registry/ and the manifest
- * loader.  Not installed.  Names: mica__ for internal non-static symbols.
+ * core/base/mica_int.h - the base of libmica, shared by everything above
+ * it (registry/, core/, core/manifest/): the context (its error slot,
+ * logger, load problems), small utilities, and through fields.h the
+ * validator.  Not installed.  Names: mica__ for internal non-static
+ * symbols.
  */
 #ifndef MICA_INT_H
 #define MICA_INT_H
@@ -22,44 +25,21 @@ struct mica_error {
     char msg[MICA_ERROR_MAX];
 };
 
-/* ---- registry (registry/registry.c) --------------------------------- */
-
-typedef struct mica__module {
-    char *path;              /* as loaded (real path) */
-    void *handle;            /* dlopen handle */
-    const mica_module_desc_t *desc;
-} mica__module_t;
-
-typedef struct mica__entry {
-    const mica_layer_creator_t *creator;
-    mica__module_t *module;
-} mica__entry_t;
-
-typedef struct mica__registry {
-    mica__module_t **modules;
-    int32_t nb_modules;
-    mica__entry_t *entries;  /* sorted by (ns, type, version, implementation) */
-    int32_t nb_entries;
-} mica__registry_t;
-
-/* Free every entry, call each module's fini and dlclose it. */
-void mica__registry_fini(mica__registry_t *reg);
-
-/* ---- context (core/context.c) ----------------------------------------- */
+/* ---- context (core/base/context.c) ----------------------------------------- */
 
 struct mica_context {
     char error[MICA_ERROR_MAX];
     mica_log_fn log_fn;
     void *log_user;
     mica_log_level_t log_max;
-    mica__registry_t registry;
+    /* The registry's (registry/), made when a first module loads; its
+     * own function frees it. */
+    struct mica__registry *registry;
+    void (*registry_free)(struct mica__registry *registry);
     char **problems;
     int32_t nb_problems;
     char *prefer;            /* deploy-time choices, "Type=impl,..." */
 };
-
-/* The host service table handed to every module (registry/host.c). */
-const mica_host_t *mica__host(void);
 
 /*
  * Record `fmt` as the context's error and return `status`.  Use as
@@ -78,6 +58,15 @@ void mica__log(mica_context_t *ctx, mica_log_level_t level, const char *fmt,
 void mica__problem(mica_context_t *ctx, const char *fmt, ...)
     MICA_PRINTF(2, 3);
 
+/*
+ * The level named by $MICA_LOG_LEVEL ("error", "warning", "info", "debug"
+ * or a digit 0..3), or `dflt` when it is unset or not understood.
+ */
+mica_log_level_t mica__log_level_env(mica_log_level_t dflt);
+
+/* "error: ", "warning: ", "" (info), "debug: ". */
+const char *mica__log_prefix(mica_log_level_t level);
+
 /* Reset a module call's error slot. */
 static inline void mica__error_clear(mica_error_t *err)
 {
@@ -92,10 +81,12 @@ static inline const char *mica__error_msg(const mica_error_t *err,
     return err->set && err->msg[0] ? err->msg : fallback;
 }
 
-/* ---- small utilities (core/util.c) ---------------------------------- */
+/* ---- small utilities (core/base/util.c) ---------------------------------- */
 
 /* strdup that returns NULL for NULL. */
 char *mica__strdup(const char *s);
+/* "ORIGIN: " (or "" for a NULL or empty origin) into buf, for messages. */
+const char *mica__at(const char *origin, char *buf, size_t len);
 /* snprintf into a fresh heap string. */
 char *mica__asprintf(const char *fmt, ...) MICA_PRINTF(1, 2);
 

@@ -1,5 +1,5 @@
 /*
- * tools/npy.c - reading and writing NumPy .npy files.
+ * core/base/npy.c - reading and writing NumPy .npy files.
  *
  * The format: the magic "\x93NUMPY", a major and a minor version byte, the
  * header length (2 bytes for 1.0, 4 for 2.0 and 3.0, little-endian), then

@@ -1,5 +1,5 @@
 /*
- * core/util.c - small string helpers shared by the core and the registry.
+ * core/base/util.c - small string helpers shared by the core and the registry.
  */
 #include <config.h>
 
@@ -47,4 +47,14 @@ char *mica__asprintf(const char *fmt, ...)
     vsnprintf(s, (size_t)n + 1, fmt, ap);
     va_end(ap);
     return s;
+}
+
+/* "ORIGIN: " for messages, "" without an origin; into buf. */
+const char *mica__at(const char *origin, char *buf, size_t len)
+{
+    if (!origin || !*origin)
+        buf[0] = '\0';
+    else
+        snprintf(buf, len, "%s: ", origin);
+    return buf;
 }

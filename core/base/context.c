@@ -1,5 +1,5 @@
 /*
- * core/context.c - the context: its error slot, its logger, the list of
+ * core/base/context.c - the context: its error slot, its logger, the list of
  * module-load problems, and the names of the ABI's enum values.
  *
  * Logging.  A context starts with the default logger, which writes
@@ -15,13 +15,13 @@
  */
 #include <config.h>
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mica_int.h"
-#include "../registry/registry.h"
 
 /* A new context with no modules loaded, logging warnings to stderr. */
 mica_status_t mica_context_create(mica_context_t **out)
@@ -46,7 +46,8 @@ void mica_context_destroy(mica_context_t *ctx)
 
     if (!ctx)
         return;
-    mica__registry_fini(&ctx->registry);
+    if (ctx->registry_free)
+        ctx->registry_free(ctx->registry);
     for (i = 0; i < ctx->nb_problems; i++)
         free(ctx->problems[i]);
     free(ctx->problems);
@@ -122,6 +123,28 @@ mica_status_t mica__fail(mica_context_t *ctx, mica_status_t status,
     mica__vfail(ctx, status, fmt, ap);
     va_end(ap);
     return status;
+}
+
+mica_log_level_t mica__log_level_env(mica_log_level_t dflt)
+{
+    static const char *const names[] = {"error", "warning", "info", "debug"};
+    const char *s = getenv("MICA_LOG_LEVEL");
+    int i;
+
+    if (!s || !s[0])
+        return dflt;
+    if (s[0] >= '0' && s[0] <= '3' && s[1] == '\0')
+        return (mica_log_level_t)(s[0] - '0');
+    for (i = 0; i < 4; i++) {
+        const char *a = s, *b = names[i];
+        while (*a && *b && tolower((unsigned char)*a) == *b) {
+            a++;
+            b++;
+        }
+        if (!*a && !*b)
+            return (mica_log_level_t)i;
+    }
+    return dflt;
 }
 
 /* The prefix the default loggers put after "mica: ". */

@@ -1,5 +1,5 @@
 /*
- * core/fields.c - params checked against a creator's schema.
+ * core/base/fields.c - params checked against a creator's schema.
  *
  * The one place that decides whether a layer's params are acceptable and
  * converts them: unknown names, values given twice, wrong counts, wrong
@@ -19,102 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-const char *mica__field_type_name(mica_field_type_t type)
-{
-    static const char *const names[] = {"int", "float", "bool", "string",
-                                        "enum", "dtype", "weights"};
-    return (unsigned)type < sizeof names / sizeof names[0] ? names[type]
-                                                           : "?";
-}
-
-const mica_field_schema_t *mica__schema_find(const mica_layer_creator_t *c,
-                                             const char *name)
-{
-    int32_t i;
-    for (i = 0; i < c->nb_fields; i++)
-        if (strcmp(c->fields[i].name, name) == 0)
-            return &c->fields[i];
-    return NULL;
-}
-
-/* ---- scalars as text ---------------------------------------------------- */
-
-int mica__text_is_null(const char *s, int plain)
-{
-    if (!s || !plain)
-        return 0;
-    return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null")
-           || !strcmp(s, "NULL");
-}
-
-int mica__text_to_int(const char *s, int plain, int64_t *out)
-{
-    char *end;
-    long long v;
-    int neg = 0;
-    const char *p;
-    if (!s || !*s || mica__text_is_null(s, plain))
-        return 0;
-    p = s;
-    if (*p == '+' || *p == '-')
-        neg = *p++ == '-';
-    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-        errno = 0;
-        v = (long long)strtoull(p + 2, &end, 16);
-        if (neg)
-            v = -v;
-    } else {
-        errno = 0;
-        v = strtoll(s, &end, 10);
-    }
-    if (errno || *end || end == s || !(*p >= '0' && *p <= '9'))
-        return 0;
-    *out = (int64_t)v;
-    return 1;
-}
-
-int mica__text_to_float(const char *s, int plain, double *out)
-{
-    char *end;
-    const char *p;
-    int neg = 0;
-    if (!s || !*s || mica__text_is_null(s, plain))
-        return 0;
-    p = s;
-    if (*p == '+' || *p == '-')
-        neg = *p++ == '-';
-    if (!strcmp(p, ".inf") || !strcmp(p, ".Inf") || !strcmp(p, ".INF")
-        || !strcmp(p, "inf")) {
-        *out = neg ? -HUGE_VAL : HUGE_VAL;
-        return 1;
-    }
-    if (!strcmp(p, ".nan") || !strcmp(p, ".NaN") || !strcmp(p, ".NAN")
-        || !strcmp(p, "nan")) {
-        *out = NAN;
-        return 1;
-    }
-    if (!((*p >= '0' && *p <= '9') || *p == '.'))
-        return 0;
-    errno = 0;
-    *out = strtod(s, &end);
-    return *end == '\0' && end != s;
-}
-
-int mica__text_to_bool(const char *s, int *out)
-{
-    if (!s)
-        return 0;
-    if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE")) {
-        *out = 1;
-        return 1;
-    }
-    if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE")) {
-        *out = 0;
-        return 1;
-    }
-    return 0;
-}
 
 /* ---- owned copies ------------------------------------------------------- */
 
@@ -140,25 +44,6 @@ static char *own_str(mica__fields_t *out, const char *s)
     if (p)
         memcpy(p, s, n);
     return p;
-}
-
-/* "x, y, z": the names of an enum. */
-static void list_enum(const char *const *values, char *buf, size_t len)
-{
-    size_t pos = 0;
-    int32_t i;
-    buf[0] = '\0';
-    for (i = 0; values && values[i] && pos < len; i++)
-        pos += (size_t)snprintf(buf + pos, len - pos, "%s%s", i ? ", " : "",
-                                values[i]);
-}
-
-static int32_t enum_count(const char *const *values)
-{
-    int32_t n = 0;
-    while (values && values[n])
-        n++;
-    return n;
 }
 
 /* ---- one check ---------------------------------------------------------- */
@@ -218,28 +103,6 @@ static const char *describe(const mica__loose_t *v, char *buf, size_t len)
     else
         snprintf(buf, len, "'%s'", v->text);
     return buf;
-}
-
-/* "float32, float16, ...": every dtype. */
-static void dtype_names(char *buf, size_t len)
-{
-    size_t pos = 0;
-    int i;
-    buf[0] = '\0';
-    for (i = 0; i < MICA_DTYPE_COUNT_ && pos < len; i++)
-        pos += (size_t)snprintf(buf + pos, len - pos, "%s%s", i ? ", " : "",
-                                mica_dtype_name((mica_dtype_t)i));
-}
-
-/* Bytes of one element of a field of type t. */
-static size_t slot_size(mica_field_type_t t)
-{
-    switch (t) {
-    case MICA_FIELD_FLOAT: return sizeof(double);
-    case MICA_FIELD_STRING: return sizeof(const char *);
-    case MICA_FIELD_WEIGHTS: return sizeof(mica_weights_t);
-    default: return sizeof(int64_t);
-    }
 }
 
 /* Weights into slot i of data: borrowed, or copied into out. */
@@ -304,12 +167,12 @@ static int loose_element(check_t *k, const mica_field_schema_t *s,
             return nomem(k, s->name);
         return 0;
     case MICA_FIELD_ENUM:
-        m = enum_count(s->enum_values);
+        m = mica__enum_count(s->enum_values);
         for (e = 0; e < m; e++)
             if (strcmp(s->enum_values[e], t) == 0)
                 break;
         if (e == m) {
-            list_enum(s->enum_values, list, sizeof list);
+            mica__enum_names(s->enum_values, list, sizeof list);
             return fail(k, o, "param '%s': %s is not one of %s", s->name,
                         describe(it, d, sizeof d), list);
         }
@@ -319,7 +182,7 @@ static int loose_element(check_t *k, const mica_field_schema_t *s,
         mica_dtype_t dt;
         if (mica__text_is_null(t, it->plain) ||
             mica_dtype_parse(t, &dt) != MICA_OK) {
-            dtype_names(list, sizeof list);
+            mica__dtype_names(list, sizeof list);
             return fail(k, o, "param '%s': %s is not a dtype (one of %s)",
                         s->name, describe(it, d, sizeof d), list);
         }
@@ -375,8 +238,8 @@ static int typed_element(check_t *k, const mica_field_schema_t *s,
         if (s->type == MICA_FIELD_BOOL && v != 0 && v != 1)
             break;
         if (s->type == MICA_FIELD_ENUM &&
-            (v < 0 || v >= enum_count(s->enum_values))) {
-            list_enum(s->enum_values, list, sizeof list);
+            (v < 0 || v >= mica__enum_count(s->enum_values))) {
+            mica__enum_names(s->enum_values, list, sizeof list);
             return fail(k, NULL, "param '%s': enum index %lld out of range "
                         "(%s)", s->name, (long long)v, list);
         }
@@ -448,7 +311,7 @@ static int convert(check_t *k, const mica_field_schema_t *s,
         return fail(k, o, "param '%s': expected a list of %d %s values, got "
                     "%d", s->name, (int)s->count,
                     mica__field_type_name(s->type), (int)n);
-    if (!(data = own(k->out, slot_size(s->type) * (size_t)n)))
+    if (!(data = own(k->out, mica__field_slot_size(s->type) * (size_t)n)))
         return nomem(k, s->name);
     dst->name = s->name;
     dst->type = s->type;
@@ -461,17 +324,6 @@ static int convert(check_t *k, const mica_field_schema_t *s,
                : typed_element(k, s, g->typed, data, i)) != 0)
             return -1;
     return 0;
-}
-
-/* "a, b, c": the params a creator takes. */
-static void field_names(const mica_layer_creator_t *c, char *buf, size_t len)
-{
-    size_t pos = 0;
-    int32_t i;
-    buf[0] = '\0';
-    for (i = 0; i < c->nb_fields && pos < len; i++)
-        pos += (size_t)snprintf(buf + pos, len - pos, "%s%s", i ? ", " : "",
-                                c->fields[i].name);
 }
 
 /* Whether param g is one of the schema's and given once (its index). */
@@ -488,7 +340,7 @@ static int known(check_t *k, const mica__given_t *given, int32_t i,
         if (c->nb_fields == 0)
             return fail(k, g->origin, "unknown param '%s' (%s takes no "
                         "params)", g->name, c->type);
-        field_names(c, list, sizeof list);
+        mica__field_names(c, list, sizeof list);
         return fail(k, g->origin, "unknown param '%s' (%s takes %s)",
                     g->name, c->type, list);
     }
@@ -648,49 +500,3 @@ void mica__fields_free(mica__fields_t *f)
     memset(f, 0, sizeof *f);
 }
 
-/* Whether two default values (count n of type t) are the same. */
-static int same_values(mica_field_type_t t, const void *a, const void *b,
-                       int32_t n)
-{
-    int32_t i;
-    if (a == b)
-        return 1;
-    if (!a || !b)
-        return 0;
-    if (t == MICA_FIELD_STRING) {
-        for (i = 0; i < n; i++)
-            if (strcmp(((const char *const *)a)[i],
-                       ((const char *const *)b)[i]) != 0)
-                return 0;
-        return 1;
-    }
-    if (t == MICA_FIELD_WEIGHTS)
-        return 0;
-    return memcmp(a, b, slot_size(t) * (size_t)n) == 0;
-}
-
-int mica__schema_same(const mica_layer_creator_t *a,
-                      const mica_layer_creator_t *b)
-{
-    int32_t i, j;
-
-    if (a == b || (a->fields == b->fields && a->nb_fields == b->nb_fields))
-        return 1;
-    if (a->nb_fields != b->nb_fields)
-        return 0;
-    for (i = 0; i < a->nb_fields; i++) {
-        const mica_field_schema_t *x = &a->fields[i], *y = &b->fields[i];
-        int32_t m = enum_count(x->enum_values);
-        if (strcmp(x->name, y->name) != 0 || x->type != y->type ||
-            x->count != y->count || !x->required != !y->required ||
-            m != enum_count(y->enum_values) ||
-            x->nb_default != y->nb_default ||
-            !same_values(x->type, x->default_value, y->default_value,
-                         x->nb_default))
-            return 0;
-        for (j = 0; j < m; j++)
-            if (strcmp(x->enum_values[j], y->enum_values[j]) != 0)
-                return 0;
-    }
-    return 1;
-}

@@ -1,6 +1,6 @@
 /*
- * core/fields.h - a layer's params checked against its creator's schema
- * (core/fields.c), the one validator of the project.
+ * core/base/fields.h - a layer's params checked against its creator's schema
+ * (core/base/fields.c), the one validator of the project.
  *
  * Params reach it in two forms.  The C API gives typed fields
  * (mica_field_t); a manifest gives them loose, as written: scalars as
@@ -9,8 +9,9 @@
  * says what is wrong: unknown names, values given twice, wrong counts,
  * wrong types, enum names and dtypes not known, missing required params.
  *
- * fields.c depends on nothing of libmica but the public dtype names, so
- * that tests can compile it alone.
+ * fields.c (with schema.c and text.c) depends on nothing of libmica but
+ * the public dtype names, so that tests can compile them alone
+ * ($(MICA_FIELDS_SOURCES)).
  */
 #ifndef MICA_FIELDS_H
 #define MICA_FIELDS_H
@@ -120,6 +121,16 @@ void mica__fields_free(mica__fields_t *f);
  */
 int mica__schema_same(const mica_layer_creator_t *a,
                       const mica_layer_creator_t *b);
+
+/* Bytes of one element of a field of type t in mica_field_t.data. */
+size_t mica__field_slot_size(mica_field_type_t t);
+/* The number of names of a NULL-terminated enum list. */
+int32_t mica__enum_count(const char *const *values);
+/* "x, y, z": an enum's names; "a, b": the params c takes; "float32,
+ * float16, ...": every dtype.  Into buf. */
+void mica__enum_names(const char *const *values, char *buf, size_t len);
+void mica__field_names(const mica_layer_creator_t *c, char *buf, size_t len);
+void mica__dtype_names(char *buf, size_t len);
 
 /* The schema entry named `name`, or NULL. */
 const mica_field_schema_t *mica__schema_find(const mica_layer_creator_t *c,

@@ -1,14 +1,15 @@
 /*
- * core/device.h - the devices: what one device does (mica__device_t,
+ * core/base/device.h - the devices: what one device does (mica__device_t,
  * implemented by core/<device>/device.c) and the one table that says
- * which devices exist (core/device.c).
+ * which devices exist (core/base/device.c).
  *
  * Every place that names, parses, checks or opens a device reads the
  * table: the manifest's `device`, the command's --device, the registry's
  * check of a creator's device bits, the engine loader's check of the
  * saved device, and the builder's choice.  Adding a device is one folder
- * core/<device>/ (its mica__device_t, built into libmica or as a shared
- * object of its own) and one entry in the table.
+ * core/<device>/ (its mica__device_t, built as a shared object of its
+ * own or linked into libmica) and one entry in the table (a linked one
+ * also names its entry function in core/device.c).
  *
  * A device built as a shared object (CUDA) is opened on first use only,
  * so that a program that never uses it never maps its libraries (the CUDA
@@ -62,10 +63,11 @@ typedef struct mica__device_desc {
     uint32_t bit;            /* its mica_device_kind_t */
     int32_t rank;            /* `device: auto` tries higher ranks first */
     int32_t streams;         /* takes a caller's stream (exec_set_stream) */
-    /* How it is opened: linked into libmica, or a shared object of
-     * $MICA_DEVICE_DIR (default $(pkglibdir)), or neither: not built
-     * (`missing` then says how to get it). */
-    const mica__device_t *builtin;
+    /* How it is opened (core/device.c): linked into libmica (its entry
+     * listed there), or a shared object of $MICA_DEVICE_DIR (default
+     * $(pkglibdir)), or neither: not in this build (`missing` then says
+     * how to get it). */
+    int32_t linked;
     const char *object;
     const char *missing;
 } mica__device_desc_t;
@@ -95,27 +97,5 @@ const char *mica__device_names(uint32_t bits, const char *sep, char *buf,
  */
 const char *mica__device_choices(const char *last_sep, char *buf,
                                  size_t len);
-
-/*
- * The device of `d`, opened on first use (a shared object is loaded
- * then, once per process).  Fails on ctx (which may be NULL) when the
- * build lacks it or its object cannot be loaded.  Thread-safe.
- */
-mica_status_t mica__device_open(mica_context_t *ctx,
-                                const mica__device_desc_t *d,
-                                const mica__device_t **out);
-
-/*
- * The device a build runs on: `asked` (a bit, or 0 for auto) checked and
- * opened.  Auto takes the usable device of highest rank, probing a
- * device (opening it) only when a loaded module offers implementations
- * for it, and says at info level what it chose and why.  *dev is the
- * opened device.
- */
-mica_status_t mica__device_pick(mica_context_t *ctx, uint32_t asked,
-                                uint32_t *bit, const mica__device_t **dev);
-
-/* The CPU device, linked into libmica (core/cpu/device.c). */
-extern const mica__device_t mica__device_cpu;
 
 #endif /* MICA_DEVICE_H */
