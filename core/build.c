@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef mica__build_t build_t;
 
@@ -98,9 +99,29 @@ static mica_status_t setup_layers(build_t *b)
     return MICA_OK;
 }
 
+/* Milliseconds of a monotonic clock. */
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Say at debug level how long a step of a (real) build took. */
+static void took(build_t *b, const char *step, double *t)
+{
+    double t1;
+    if (b->validate_only)
+        return;
+    t1 = now_ms();
+    mica__log(b->ctx, MICA_LOG_DEBUG, "build: %s: %.2f ms", step, t1 - *t);
+    *t = t1;
+}
+
 static mica_status_t run_build(build_t *b)
 {
     mica_status_t st;
+    double t = now_ms();
     int32_t s;
 
     if ((st = mica__expr_builder_create(&b->e->eb)) != MICA_OK)
@@ -112,10 +133,12 @@ static mica_status_t run_build(build_t *b)
         (st = setup_layers(b)) != MICA_OK ||
         (st = mica__infer_inputs(b)) != MICA_OK)
         return st;
+    took(b, "graph, order, loops and conditionals", &t);
     for (s = 0; s < b->e->nb_layers; s++)
         if ((st = mica__choose(b, mica__net_layer(b, s), &b->e->layers[s])) != MICA_OK ||
             (st = mica__instantiate(b, mica__net_layer(b, s), &b->e->layers[s])) != MICA_OK)
             return st;
+    took(b, "implementations chosen, instances made", &t);
     if ((st = mica__infer_kinds(b)) != MICA_OK ||
         (st = mica__check_devices(b)) != MICA_OK ||
         (st = mica__infer_host_instances(b)) != MICA_OK)
@@ -127,17 +150,22 @@ static mica_status_t run_build(build_t *b)
         (st = mica__control_check(b)) != MICA_OK)
         return st;
     mica__control_lifetimes(b->e);
-    return mica__build_profiles(b);
+    took(b, "kinds, types and shapes", &t);
+    st = mica__build_profiles(b);
+    took(b, "profiles, configuration and memory plans", &t);
+    return st;
 }
 
 void mica__engine_free(mica_engine_t *e);
 
 /*
  * Build net for the device `dev` (bit `device`), already picked and
- * opened; validate_only: run the same checks without a device.
+ * opened; validate_only: run the same checks without a device; again: a
+ * second build of a rewritten network, which does not repeat the
+ * warnings of the first.
  */
 static mica_status_t build(mica_network_t *net, const mica_build_config_t *cfg,
-                           int validate_only, uint32_t device,
+                           int validate_only, int again, uint32_t device,
                            const mica__device_t *dev, mica_engine_t **out)
 {
     build_t b;
@@ -154,6 +182,7 @@ static mica_status_t build(mica_network_t *net, const mica_build_config_t *cfg,
                                   sizeof b.cfg->autotune &&
                  b.cfg->autotune;
     b.validate_only = validate_only;
+    b.again = again;
     b.e = calloc(1, sizeof *b.e);
     if (!b.e)
         return mica__fail(b.ctx, MICA_ERR_NOMEM, "out of host memory");
@@ -183,7 +212,7 @@ static mica_status_t build(mica_network_t *net, const mica_build_config_t *cfg,
 
 mica_status_t mica_network_validate(mica_network_t *net)
 {
-    return build(net, NULL, 1, 0, NULL, NULL);
+    return build(net, NULL, 1, 0, 0, NULL, NULL);
 }
 
 /* The precisions cfg allows, as bits; float32 always. */
@@ -205,28 +234,40 @@ mica_status_t mica_engine_build(mica_network_t *net,
     mica_network_t *half = NULL;
     mica_status_t st;
     int32_t i, asked = 0;
+    double t0 = now_ms();
 
     *out = NULL;
-    if ((st = mica__device_pick(net->ctx, cfg ? cfg->device : 0, &device,
+    if ((st = mica__deploy_check(net->ctx)) != MICA_OK ||
+        (st = mica__device_pick(net->ctx, cfg ? cfg->device : 0, &device,
                                 &dev)) != MICA_OK)
         return st;
     for (i = 0; i < net->nb_layers; i++)
         asked |= net->layers[i].precision == MICA_FLOAT16 + 1;
-    if ((st = build(net, cfg, 0, device, dev, out)) != MICA_OK ||
-        !(asked || (allowed & (1u << MICA_FLOAT16))))
+    if ((st = build(net, cfg, 0, 0, device, dev, out)) != MICA_OK)
         return st;
+    if (!(asked || (allowed & (1u << MICA_FLOAT16))))
+        goto built;
     /* Float16: rewrite the network with what the float32 build knows of
      * each implementation, then build the rewritten one. */
     st = mica__precision_rewrite(net, *out, allowed, &half);
     if (st == MICA_OK && half) {
         mica_engine_destroy(*out);
         *out = NULL;
-        st = build(half, cfg, 0, device, dev, out);
+        st = build(half, cfg, 0, 1, device, dev, out);
         mica_network_destroy(half);
     }
     if (st != MICA_OK) {
         mica_engine_destroy(*out);
         *out = NULL;
+        return st;
     }
-    return st;
+built:
+    mica__log(net->ctx, MICA_LOG_INFO, "engine built for %s in %.1f ms: %d "
+              "layers, %d profile%s, %lld arena bytes",
+              mica__device_desc(device)->name, now_ms() - t0,
+              (int)(*out)->nb_layers, (int)(*out)->nb_profiles,
+              (*out)->nb_profiles == 1 ? "" : "s",
+              (long long)((*out)->nb_profiles ? (*out)->profiles[0].arena_bytes
+                                              : 0));
+    return MICA_OK;
 }

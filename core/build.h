@@ -20,6 +20,7 @@ typedef struct mica__build {
     mica_engine_t *e;
     const mica_build_config_t *cfg;
     int validate_only;
+    int again;               /* a rewritten network's second build */
     int autotune;            /* time the candidate implementations */
     mica__name_map_t names;  /* tensor name -> tensor index */
     int32_t *def_layer;      /* per tensor: network layer index, -1 inputs */
@@ -46,6 +47,12 @@ void mica__name_map_free(mica__name_map_t *m);
  * l->info), recording why. */
 mica_status_t mica__choose(mica__build_t *b, const mica__net_layer_t *nl,
                            mica__layer_t *l);
+/*
+ * The deploy-time choices (the context's, else $MICA_PREFER) well formed
+ * and naming layer types the registry knows; an error naming the known
+ * types otherwise.
+ */
+mica_status_t mica__deploy_check(mica_context_t *ctx);
 /* Every layer that runs on the device has an implementation for it. */
 mica_status_t mica__check_devices(mica__build_t *b);
 

@@ -68,6 +68,54 @@ const char *mica__deploy_choice(const mica_context_t *ctx, const char *type,
                     buf, len);
 }
 
+/* "A, B, C": every type the registry knows, once each, into buf. */
+static void known_types(mica_context_t *ctx, char *buf, size_t len)
+{
+    int32_t i, n = mica_registry_count(ctx);
+    const char *last = "";
+    size_t pos = 0;
+
+    buf[0] = '\0';
+    for (i = 0; i < n && pos < len; i++) {
+        mica_creator_info_t info;
+        info.struct_size = sizeof info;
+        if (mica_registry_get(ctx, i, &info) != MICA_OK ||
+            strcmp(info.type, last) == 0)
+            continue;
+        last = info.type;
+        pos += (size_t)snprintf(buf + pos, len - pos, "%s%s", pos ? ", " : "",
+                                info.type);
+    }
+}
+
+mica_status_t mica__deploy_check(mica_context_t *ctx)
+{
+    const char *list = ctx->prefer ? ctx->prefer : getenv("MICA_PREFER");
+    const char *source = ctx->prefer ? "deploy-time choice" : "MICA_PREFER";
+    char type[256], msg[MICA_ERROR_MAX], known[768];
+    mica_creator_info_t info;
+
+    while (list && *list) {
+        const char *end = strchr(list, ','), *eq = strchr(list, '=');
+        size_t n = end ? (size_t)(end - list) : strlen(list);
+        if (!eq || eq >= list + n || eq == list || eq == list + n - 1)
+            return mica__fail(ctx, MICA_ERR_INVALID, "%s '%.*s' is not "
+                              "Type=implementation", source, (int)n, list);
+        snprintf(type, sizeof type, "%.*s", (int)(eq - list), list);
+        info.struct_size = sizeof info;
+        if (mica_registry_find(ctx, NULL, type, 0, NULL, 0, &info) ==
+            MICA_ERR_NOT_FOUND) {
+            snprintf(msg, sizeof msg, "%s", mica_context_error(ctx));
+            known_types(ctx, known, sizeof known);
+            return mica__fail(ctx, MICA_ERR_INVALID, "%s '%.*s': %s; the "
+                              "known types are %s", source, (int)n, list, msg,
+                              known[0] ? known : "none (no module loaded)");
+        }
+        list = end ? end + 1 : NULL;
+    }
+    return MICA_OK;
+}
+
 /*
  * Record why layer l got its implementation (a phrase for inspect), with
  * the network layer's note if it has one.
@@ -104,11 +152,13 @@ mica_status_t mica__choose(mica__build_t *b, const mica__net_layer_t *nl,
                                 dev, &l->info);
         if (st == MICA_OK)
             return because(b, l, 1, "%s", source);
-        mica__log(b->ctx, MICA_LOG_WARNING,
-                  "layer '%s': implementation '%s' of %s (from %s) is not "
-                  "usable (%s); using the %s", nl->name, pref, nl->type,
-                  source, mica_context_error(b->ctx),
-                  nl->from_state ? "saved one" : "default");
+        /* Said once: not by a validation, not by a second build. */
+        if (!b->validate_only && !b->again)
+            mica__log(b->ctx, MICA_LOG_WARNING,
+                      "layer '%s': implementation '%s' of %s (from %s) is "
+                      "not usable (%s); using the %s", nl->name, pref,
+                      nl->type, source, mica_context_error(b->ctx),
+                      nl->from_state ? "saved one" : "default");
     }
     name = pinned || nl->from_state ? nl->implementation : NULL;
     st = mica_registry_find(b->ctx, nl->ns, nl->type, nl->version, name, dev,

@@ -97,6 +97,11 @@ mica_status_t mica__engine_file_map(mica_context_t *ctx, const char *path,
                         path, strerror(errno));
         goto done;
     }
+    if (S_ISDIR(sb.st_mode)) {
+        st = mica__fail(ctx, MICA_ERR_IO, "cannot read engine file '%s': is "
+                        "a directory", path);
+        goto done;
+    }
 #ifdef MICA__MMAP
     if (S_ISREG(sb.st_mode) && sb.st_size > 0 &&
         (uintmax_t)sb.st_size <= SIZE_MAX) {

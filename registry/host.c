@@ -30,7 +30,7 @@ static void host_log(mica_log_level_t level, const char *origin,
     va_list ap;
 
     if (max < 0)
-        max = (int)mica__log_level_env(MICA_LOG_WARNING);
+        max = mica__log_level_env(MICA_LOG_WARNING);
     if ((int)level > max || !fmt)
         return;
     va_start(ap, fmt);

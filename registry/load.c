@@ -95,7 +95,7 @@ static mica_status_t register_creators(mica_context_t *ctx,
                                        mica__module_t *module)
 {
     const mica_module_desc_t *desc = module->desc;
-    int32_t i;
+    int32_t i, n = 0;
 
     for (i = 0; i < desc->nb_creators; i++) {
         const mica_layer_creator_t *c = desc->creators[i];
@@ -116,7 +116,19 @@ static mica_status_t register_creators(mica_context_t *ctx,
         st = mica__registry_add_creator(ctx, module, c);
         if (st == MICA_ERR_NOMEM)
             return mica__fail(ctx, st, "%s: out of memory", module->path);
+        if (st == MICA_OK) {
+            char key[512], devs[64];
+            n++;
+            mica__log(ctx, MICA_LOG_DEBUG, "%s: %s for %s, priority %d",
+                      module->path, mica__creator_key(c, key, sizeof key),
+                      mica__device_names(c->devices, ",", devs, sizeof devs),
+                      (int)c->priority);
+        }
     }
+    mica__log(ctx, MICA_LOG_INFO, "module %s %s loaded from %s: %d of %d "
+              "creators registered", desc->name ? desc->name : "?",
+              desc->version ? desc->version : "?", module->path, (int)n,
+              (int)desc->nb_creators);
     return MICA_OK;
 }
 

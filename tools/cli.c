@@ -153,6 +153,8 @@ int cli_context(mica_context_t **ctx, char **paths, int nb_paths, int quiet)
     int i;
 
     st = mica_context_create(ctx);
+    if (st == MICA_ERR_INVALID)
+        return CLI_ERROR; /* the library said why ($MICA_LOG_LEVEL) */
     if (st != MICA_OK)
         return cli_error("cannot create a context: %s", mica_status_name(st));
     if (quiet)

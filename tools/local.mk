@@ -38,6 +38,11 @@ DYNAMIC_MANIFESTS = tests/manifests/dynamic/reshape_like.yaml \
 # Loops and conditionals through the command (tests/manifests/control/).
 TESTS += tests/test_cli_control.sh
 
+# What a newcomer is told: folders for files, misspelt --prefer types,
+# MICA_LOG_LEVEL, info and debug logging, configure's rm and core/.
+TESTS += tests/test_cli_messages.sh
+EXTRA_DIST += tests/test_cli_messages.sh
+
 # Engine files end to end: mica build, then run and inspect of the engine
 # against the manifest, and the refusals of a damaged or unloadable engine.
 TESTS += tests/test_cli_engine.sh

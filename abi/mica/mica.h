@@ -48,7 +48,12 @@ typedef struct mica_manifest mica_manifest_t;
 typedef void (*mica_log_fn)(void *user, mica_log_level_t level,
                             const char *message);
 
-/* A new context with no modules loaded. */
+/*
+ * A new context with no modules loaded.  Its logger starts at the level
+ * $MICA_LOG_LEVEL names ("error", "warning", "info", "debug" or 0..3;
+ * unset: warning); a value naming no level is refused with
+ * MICA_ERR_INVALID, said in one line on stderr.
+ */
 MICA_EXPORT mica_status_t mica_context_create(mica_context_t **out);
 MICA_EXPORT void mica_context_destroy(mica_context_t *ctx);
 

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "mica/mica.h"
 #include "mica/module.h"
@@ -60,9 +61,10 @@ void mica__problem(mica_context_t *ctx, const char *fmt, ...)
 
 /*
  * The level named by $MICA_LOG_LEVEL ("error", "warning", "info", "debug"
- * or a digit 0..3), or `dflt` when it is unset or not understood.
+ * or a digit 0..3), or `dflt` when it is unset or not understood (a
+ * context refuses to be made then).
  */
-mica_log_level_t mica__log_level_env(mica_log_level_t dflt);
+int mica__log_level_env(int dflt);
 
 /* "error: ", "warning: ", "" (info), "debug: ". */
 const char *mica__log_prefix(mica_log_level_t level);
@@ -87,6 +89,9 @@ static inline const char *mica__error_msg(const mica_error_t *err,
 char *mica__strdup(const char *s);
 /* "ORIGIN: " (or "" for a NULL or empty origin) into buf, for messages. */
 const char *mica__at(const char *origin, char *buf, size_t len);
+/* Whether open file f is a directory: fopen opens one for reading, and
+ * reading it fails later with a less helpful message. */
+int mica__is_dir(FILE *f);
 /* snprintf into a fresh heap string. */
 char *mica__asprintf(const char *fmt, ...) MICA_PRINTF(1, 2);
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "mica_int.h"
 
@@ -57,4 +58,11 @@ const char *mica__at(const char *origin, char *buf, size_t len)
     else
         snprintf(buf, len, "%s: ", origin);
     return buf;
+}
+
+/* Whether open file f is a directory (fopen takes one for reading). */
+int mica__is_dir(FILE *f)
+{
+    struct stat sb;
+    return fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode);
 }

@@ -224,6 +224,11 @@ static mica_status_t raw_file(mica__mf_t *mf, yaml_node_t *file,
                               strerror(errno));
         goto out;
     }
+    if (mica__is_dir(f)) {
+        st = mica__mf_fail_st(mf, MICA_ERR_IO, file, "%s: cannot read '%s': "
+                              "is a directory", what, path);
+        goto out;
+    }
     if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0) {
         st = mica__mf_fail_st(mf, MICA_ERR_IO, file, "%s: cannot read "
                               "'%s': %s", what, path, strerror(errno));
