@@ -31,7 +31,7 @@ bench_bench_matmul_LDADD = libmica.la modules/common/libmicamodkit.la \
 	$(MICA_CUDA_LIBS)
 MICA_BENCHES += bench/bench_elementwise bench/bench_matmul
 endif
-EXTRA_DIST += bench/README.md
+EXTRA_DIST += bench/README.md bench/startup.py
 
 bench: $(MICA_BENCHES)
 	@for b in $(MICA_BENCHES); do \
