@@ -14,14 +14,14 @@
 
 /* The table.  Bits in order; `rank` decides `device: auto`. */
 static const mica__device_desc_t table[] = {
-    {"cpu", "CPU", "processor", MICA_DEVICE_CPU, 0, 0, 1, NULL, NULL},
-    {"cuda", "CUDA", "GPU", MICA_DEVICE_CUDA, 10, 1, 0,
+    {.name = "cpu", .title = "CPU", .unit = "processor",
+     .bit = MICA_DEVICE_CPU, .rank = 0, .streams = 0, .linked = 1},
+    {.name = "cuda", .title = "CUDA", .unit = "GPU",
+     .bit = MICA_DEVICE_CUDA, .rank = 10, .streams = 1,
 #ifdef MICA_HAVE_CUDA
-     "mica_device_cuda.so",
-#else
-     NULL,
+     .object = "mica_device_cuda.so",
 #endif
-     "configure --with-cuda"},
+     .missing = "configure --with-cuda"},
 };
 #define NB_DEVICES ((int32_t)(sizeof table / sizeof table[0]))
 
