@@ -49,9 +49,12 @@ static mica_status_t pick_auto(mica_context_t *ctx, uint32_t *bit,
             why = "not in this build";
         else if (!d->linked && !offered(ctx, d->bit))
             why = "no loaded module implements a layer for it";
-        else if (mica__device_open(ctx, d, dev) != MICA_OK)
+        else if (mica__device_open(ctx, d, dev) != MICA_OK) {
+            /* The build has it and cannot load it: a broken install, worth
+             * more than an info line. */
             why = mica_context_error(ctx);
-        else if (!(*dev)->usable()) {
+            mica__log(ctx, MICA_LOG_WARNING, "device auto: %s", why);
+        } else if (!(*dev)->usable()) {
             snprintf(unusable, sizeof unusable, "no usable %s %s in this "
                      "process", d->title, d->unit);
             why = unusable;
