@@ -38,12 +38,13 @@ bench_bench_layers_LDADD = libmica.la modules/common/libmicamodkit.la \
 	$(MICA_CUDA_LIBS)
 MICA_BENCHES += bench/bench_layers
 endif
-EXTRA_DIST += bench/README.md
+EXTRA_DIST += bench/README.md bench/startup.py
 
 bench: $(MICA_BENCHES)
 	@for b in $(MICA_BENCHES); do \
 	  echo "== $$b"; \
-	  MICA_MODULE_DIR=$(abs_top_builddir)/modules/.libs ./$$b || exit 1; \
+	  MICA_MODULE_DIR=$(abs_top_builddir)/modules/.libs \
+	  MICA_DEVICE_DIR=$(abs_top_builddir)/core/.libs ./$$b || exit 1; \
 	done
 .PHONY: bench
 EXTRA_DIST += bench/device.sh

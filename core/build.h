@@ -20,6 +20,7 @@ typedef struct mica__build {
     mica_engine_t *e;
     const mica_build_config_t *cfg;
     int validate_only;
+    int again;               /* a rewritten network's second build */
     int autotune;            /* time the candidate implementations */
     mica__name_map_t names;  /* tensor name -> tensor index */
     int32_t *def_layer;      /* per tensor: network layer index, -1 inputs */
@@ -31,8 +32,29 @@ typedef struct mica__build {
     int32_t *step_branch;    /* per step: branch of its conditional, -1 */
 } mica__build_t;
 
+/* graph_order.c */
 /* The tensor named `name`, -1 if none. */
 int32_t mica__tensor_of(const mica__build_t *b, const char *name);
+/* Collect tensors: inputs, then each layer's outputs; no name twice. */
+mica_status_t mica__define_tensors(mica__build_t *b);
+/* Resolve references and order the layers (b->order; Kahn, stable),
+ * refusing a cycle with the layers on it. */
+mica_status_t mica__order_layers(mica__build_t *b);
+void mica__name_map_free(mica__name_map_t *m);
+
+/* choose.c */
+/* Choose the creator of network layer nl for the engine's device (into
+ * l->info), recording why. */
+mica_status_t mica__choose(mica__build_t *b, const mica__net_layer_t *nl,
+                           mica__layer_t *l);
+/*
+ * The deploy-time choices (the context's, else $MICA_PREFER) well formed
+ * and naming layer types the registry knows; an error naming the known
+ * types otherwise.
+ */
+mica_status_t mica__deploy_check(mica_context_t *ctx);
+/* Every layer that runs on the device has an implementation for it. */
+mica_status_t mica__check_devices(mica__build_t *b);
 
 /* control.c */
 /* Every layer's role (b->role), from the registry. */
@@ -57,11 +79,27 @@ static inline const mica__net_layer_t *mica__net_layer(const mica__build_t *b,
     return &b->net->layers[b->order[step]];
 }
 
+/* instance.c */
+/* Create the instance of layer l (network layer nl) from its params or
+ * saved state, and check that its output count matches. */
+mica_status_t mica__instantiate(mica__build_t *b,
+                                const mica__net_layer_t *nl,
+                                mica__layer_t *l);
 /* "ORIGIN: layer 'NAME' (TYPE): MESSAGE" from a module's error slot. */
 mica_status_t mica__layer_fail(mica__build_t *b, int32_t step,
                                const mica_error_t *err, const char *fallback);
 
 /* infer.c */
+/* Add a symbol to the engine; returns its expression, NULL on failure. */
+const mica_expr_t *mica__add_symbol(mica__build_t *b,
+                                    mica__symbol_kind_t kind, int32_t input,
+                                    int32_t tensor, int32_t axis,
+                                    const char *name, const char *meaning);
+/* "t" or "t[k]": value k of a shape tensor of rank `rank`. */
+void mica__value_name(const char *tensor, int32_t k, int32_t rank,
+                      char *buf, size_t len);
+/* Shape text "[N, 6]" of t, and its constant dims (-1 where symbolic). */
+mica_status_t mica__describe_shape(mica__build_t *b, mica__tensor_t *t);
 mica_status_t mica__infer_inputs(mica__build_t *b);
 mica_status_t mica__infer_kinds(mica__build_t *b);
 mica_status_t mica__infer_host_instances(mica__build_t *b);

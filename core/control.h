@@ -40,6 +40,17 @@ const char *mica__ctl_kind_name(int32_t kind);
 /* "loop" or "conditional" for construct k of c. */
 #define KIND(c, k) mica__ctl_kind_name((c)->ckind[k])
 
+/* "ORIGIN: " of network layer l, into buf. */
+const char *mica__ctl_at(const mica__ctl_t *c, int32_t l, char *buf,
+                         size_t n);
+
+/* control.c: find the constructs from the boundary layers (c->nc of them;
+ * the per-construct arrays are sized after it: grow them). */
+mica_status_t mica__ctl_collect(mica__ctl_t *c);
+/* control.c: check the boundary layers, find each construct's body, its
+ * nesting and every layer's scope, and what may leave a construct. */
+mica_status_t mica__ctl_structure(mica__ctl_t *c);
+
 /* The boundary layers of k with role r: count, and the first two. */
 int32_t mica__ctl_with_role(const mica__ctl_t *c, int32_t k, int32_t r,
                             int32_t *first, int32_t *second);

@@ -1,6 +1,6 @@
 /*
  * core/deserialize.c - reading engine files (the layout is in
- * serialize.c).
+ * core/engine_format.h).
  *
  * Every read is bounds-checked; the header, the checksum and the whole
  * payload are checked before anything is built, then the payload becomes
@@ -10,7 +10,7 @@
  * saying what is wrong.
  *
  * Nothing here copies a layer's state: layers get pointers into the
- * bytes.  mica_engine_load maps the file (or, where it cannot, reads it
+ * bytes.  mica_engine_load maps the file (core/engine_file.c) (or, where it cannot, reads it
  * into one buffer) and gives the mapping to the engine, which releases it
  * after its layers; so do the caller's bytes given to
  * mica_engine_deserialize_borrow.  In both cases layers are told
@@ -19,143 +19,13 @@
  */
 #include <config.h>
 
+#include "engine_format.h"
 #include "graph.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#if defined(HAVE_SYS_MMAN_H) && defined(HAVE_MMAP)
-#include <sys/mman.h>
-#define MICA__MMAP 1
-#endif
-
-#define ENGINE_MAGIC "MICAENG"
-#define ENGINE_FORMAT 2      /* the newest format read (and written) */
-#define ENGINE_FORMAT_MIN 1  /* the oldest read: 2 without state padding */
-#define HEADER_BYTES 32
-#define STATE_ALIGN 64
-#define MAX_ITEMS 1000000
-
-typedef struct in {
-    const unsigned char *p;  /* the payload, HEADER_BYTES into the data */
-    size_t len, pos;
-    uint32_t format;
-    int bad;
-} in_t;
-
-static const void *take(in_t *r, size_t n)
-{
-    const void *p;
-    if (r->bad || n > r->len - r->pos) {
-        r->bad = 1;
-        return NULL;
-    }
-    p = r->p + r->pos;
-    r->pos += n;
-    return p;
-}
-
-static uint32_t get_u32(in_t *r)
-{
-    uint32_t v = 0;
-    const void *p = take(r, 4);
-    if (p)
-        memcpy(&v, p, 4);
-    return v;
-}
-
-static int64_t get_i64(in_t *r)
-{
-    int64_t v = 0;
-    const void *p = take(r, 8);
-    if (p)
-        memcpy(&v, p, 8);
-    return v;
-}
-
-/* A count of items, each at least `min_bytes` long: bounded by the data. */
-static uint32_t get_count(in_t *r, size_t min_bytes)
-{
-    uint32_t n = get_u32(r);
-    if (n > MAX_ITEMS || (size_t)n * min_bytes > r->len - r->pos)
-        r->bad = 1;
-    return r->bad ? 0 : n;
-}
-
-/* Bytes as a pointer into the data (not NUL-terminated). */
-static const void *get_bytes(in_t *r, size_t *n)
-{
-    uint32_t len = get_u32(r);
-    const void *p = take(r, len);
-    *n = p ? len : 0;
-    return p;
-}
-
-/*
- * A layer state as a pointer into the data: a length, then (format 2,
- * when not empty) zero padding up to a multiple of STATE_ALIGN from the
- * start of the data.
- */
-static const void *get_state(in_t *r, size_t *n)
-{
-    uint32_t len = get_u32(r);
-    const unsigned char *pad;
-    const void *p;
-    size_t k, gap = 0;
-
-    if (r->format >= 2 && len) {
-        gap = (STATE_ALIGN - (HEADER_BYTES + r->pos) % STATE_ALIGN) %
-              STATE_ALIGN;
-        pad = take(r, gap);
-        for (k = 0; pad && k < gap; k++)
-            if (pad[k])
-                r->bad = 1;
-    }
-    p = take(r, len);
-    *n = p ? len : 0;
-    return p;
-}
-
-/* A string copied into a fresh NUL-terminated buffer (NULL if bad). */
-static char *get_str(in_t *r)
-{
-    size_t n;
-    const char *p = get_bytes(r, &n);
-    char *s;
-    if (!p)
-        return NULL;
-    s = malloc(n + 1);
-    if (!s) {
-        r->bad = 1;
-        return NULL;
-    }
-    memcpy(s, p, n);
-    s[n] = '\0';
-    if (strlen(s) != n) { /* an embedded NUL */
-        free(s);
-        r->bad = 1;
-        return NULL;
-    }
-    return s;
-}
-
-static void get_dims(in_t *r, mica_dims_t *d)
-{
-    uint32_t n = get_u32(r), i;
-    memset(d, 0, sizeof *d);
-    if (n > MICA_MAX_DIMS) {
-        r->bad = 1;
-        return;
-    }
-    d->nb_dims = (int32_t)n;
-    for (i = 0; i < n; i++)
-        d->d[i] = get_i64(r);
-}
 
 /* ---- payload -> network -------------------------------------------------- */
 
@@ -163,7 +33,7 @@ typedef struct load {
     mica_context_t *ctx;
     const char *what;       /* "engine file 'x.engine'" or "engine" */
     uint32_t state_flags;   /* for the layers' deserialize_ex */
-    in_t r;
+    mica__in_t r;
     mica_network_t *net;
     uint32_t device;
     int64_t *plan;
@@ -178,14 +48,14 @@ static mica_status_t corrupt(load_t *l, const char *where)
 
 static mica_status_t read_inputs(load_t *l)
 {
-    uint32_t n = get_count(&l->r, 16), i;
+    uint32_t n = mica__in_count(&l->r, 16), i;
     mica_status_t st = MICA_OK;
 
     for (i = 0; i < n && st == MICA_OK; i++) {
-        char *name = get_str(&l->r);
-        uint32_t dtype = get_u32(&l->r), is_shape = get_u32(&l->r);
+        char *name = mica__in_str(&l->r);
+        uint32_t dtype = mica__in_u32(&l->r), is_shape = mica__in_u32(&l->r);
         mica_dims_t d;
-        get_dims(&l->r, &d);
+        mica__in_dims(&l->r, &d);
         if (l->r.bad || !name || dtype >= MICA_DTYPE_COUNT_ || is_shape > 1)
             st = corrupt(l, "network input");
         else if (is_shape)
@@ -200,7 +70,7 @@ static mica_status_t read_inputs(load_t *l)
 
 static mica_status_t read_profiles(load_t *l)
 {
-    uint32_t n = get_count(&l->r, 4), k;
+    uint32_t n = mica__in_count(&l->r, 4), k;
     int32_t i, index;
     mica_status_t st = MICA_OK;
 
@@ -212,15 +82,15 @@ static mica_status_t read_profiles(load_t *l)
             mica_dims_t mn, op, mx;
             uint32_t nv;
             const int32_t *a, *b, *c;
-            if (!get_u32(&l->r))
+            if (!mica__in_u32(&l->r))
                 continue;
-            get_dims(&l->r, &mn);
-            get_dims(&l->r, &op);
-            get_dims(&l->r, &mx);
-            nv = get_count(&l->r, 12);
-            a = take(&l->r, 4 * (size_t)nv);
-            b = take(&l->r, 4 * (size_t)nv);
-            c = take(&l->r, 4 * (size_t)nv);
+            mica__in_dims(&l->r, &mn);
+            mica__in_dims(&l->r, &op);
+            mica__in_dims(&l->r, &mx);
+            nv = mica__in_count(&l->r, 12);
+            a = mica__in_take(&l->r, 4 * (size_t)nv);
+            b = mica__in_take(&l->r, 4 * (size_t)nv);
+            c = mica__in_take(&l->r, 4 * (size_t)nv);
             if (l->r.bad)
                 return corrupt(l, "profile");
             if (nv) {
@@ -253,14 +123,14 @@ static void free_names(char **v, uint32_t n)
     free(v);
 }
 
-static char **read_names(in_t *r, uint32_t *n)
+static char **read_names(mica__in_t *r, uint32_t *n)
 {
     char **v;
     uint32_t i;
-    *n = get_count(r, 4);
+    *n = mica__in_count(r, 4);
     v = calloc((size_t)*n + 1, sizeof *v);
     for (i = 0; v && i < *n; i++)
-        if (!(v[i] = get_str(r)))
+        if (!(v[i] = mica__in_str(r)))
             r->bad = 1;
     if (!v)
         r->bad = 1;
@@ -270,14 +140,14 @@ static char **read_names(in_t *r, uint32_t *n)
 static mica_status_t read_layer(load_t *l)
 {
     mica_layer_spec_t spec;
-    char *name = get_str(&l->r), *origin = get_str(&l->r);
-    char *ns = get_str(&l->r), *type = get_str(&l->r);
-    uint32_t version = get_u32(&l->r), nb_in, nb_out, i;
-    char *impl = get_str(&l->r);
-    uint32_t flags = get_u32(&l->r);
-    char *why = get_str(&l->r);
-    char *loop = l->r.format >= 2 ? get_str(&l->r) : mica__strdup("");
-    char *cond = l->r.format >= 2 ? get_str(&l->r) : mica__strdup("");
+    char *name = mica__in_str(&l->r), *origin = mica__in_str(&l->r);
+    char *ns = mica__in_str(&l->r), *type = mica__in_str(&l->r);
+    uint32_t version = mica__in_u32(&l->r), nb_in, nb_out, i;
+    char *impl = mica__in_str(&l->r);
+    uint32_t flags = mica__in_u32(&l->r);
+    char *why = mica__in_str(&l->r);
+    char *loop = l->r.format >= 2 ? mica__in_str(&l->r) : mica__strdup("");
+    char *cond = l->r.format >= 2 ? mica__in_str(&l->r) : mica__strdup("");
     char **ins = read_names(&l->r, &nb_in);
     char **outs = read_names(&l->r, &nb_out), *host_impl;
     const void *state, *host_state;
@@ -287,9 +157,9 @@ static mica_status_t read_layer(load_t *l)
     mica_creator_info_t info;
     mica_status_t st;
 
-    state = get_state(&l->r, &state_size);
-    host_impl = get_str(&l->r);
-    host_state = get_state(&l->r, &host_size);
+    state = mica__in_state(&l->r, &state_size);
+    host_impl = mica__in_str(&l->r);
+    host_state = mica__in_state(&l->r, &host_size);
     if (l->r.bad || !name || !ns || !type || !impl || !host_impl || !why ||
         !loop || !cond ||
         version < 1 || version > INT32_MAX || flags > 1) {
@@ -377,12 +247,12 @@ static mica_status_t read_payload(load_t *l)
     uint32_t n, i;
     mica_status_t st;
 
-    l->device = get_u32(&l->r);
-    if (l->device != MICA_DEVICE_CPU && l->device != MICA_DEVICE_CUDA)
+    l->device = mica__in_u32(&l->r);
+    if (!mica__device_desc(l->device))
         return corrupt(l, "device");
     if ((st = read_inputs(l)) != MICA_OK || (st = read_profiles(l)) != MICA_OK)
         return st;
-    n = get_count(&l->r, 32);
+    n = mica__in_count(&l->r, 32);
     for (i = 0; i < n; i++)
         if ((st = read_layer(l)) != MICA_OK)
             return st;
@@ -391,16 +261,16 @@ static mica_status_t read_payload(load_t *l)
     if ((st = read_outputs(l, 0)) != MICA_OK ||
         (st = read_outputs(l, 1)) != MICA_OK)
         return st;
-    l->nb_plan = get_count(&l->r, 8);
+    l->nb_plan = mica__in_count(&l->r, 8);
     l->plan = calloc((size_t)l->nb_plan + 1, sizeof *l->plan);
     if (!l->plan)
         return mica__fail(l->ctx, MICA_ERR_NOMEM, "out of host memory");
     for (i = 0; i < l->nb_plan; i++)
-        l->plan[i] = get_i64(&l->r);
-    n = get_count(&l->r, 8);
+        l->plan[i] = mica__in_i64(&l->r);
+    n = mica__in_count(&l->r, 8);
     for (i = 0; i < n && !l->r.bad; i++) {
-        char *name = get_str(&l->r);
-        const void *p = take(&l->r, sizeof(float));
+        char *name = mica__in_str(&l->r);
+        const void *p = mica__in_take(&l->r, sizeof(float));
         float scale = 0;
         if (p)
             memcpy(&scale, p, sizeof scale);
@@ -525,111 +395,6 @@ mica_status_t mica_engine_deserialize_borrow(mica_context_t *ctx,
     return load_bytes(ctx, "engine", data, size, 0, 1, out);
 }
 
-void mica__bytes_release(void *p, size_t size, int32_t unmap)
-{
-#ifdef MICA__MMAP
-    if (unmap) {
-        munmap(p, size);
-        return;
-    }
-#else
-    (void)size;
-    (void)unmap;
-#endif
-    free(p);
-}
-
-/* The rest of fd (at its start) read into a fresh buffer; `hint` bytes
- * expected. */
-static mica_status_t read_all(mica_context_t *ctx, const char *path, int fd,
-                              size_t hint, unsigned char **data, size_t *size)
-{
-    size_t cap = hint + 1, len = 0;
-    unsigned char *buf = malloc(cap), *grown;
-    ssize_t n = 0;
-    mica_status_t st = MICA_OK;
-
-    while (buf && (n = read(fd, buf + len, cap - len)) != 0) {
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            break;
-        len += (size_t)n;
-        if (len == cap) {
-            if (!(grown = realloc(buf, 2 * cap)))
-                break;
-            buf = grown;
-            cap *= 2;
-        }
-    }
-    if (!buf || (n > 0 && len == cap))
-        st = mica__fail(ctx, MICA_ERR_NOMEM, "out of host memory for '%s'",
-                        path);
-    else if (n < 0)
-        st = mica__fail(ctx, MICA_ERR_IO, "cannot read engine file '%s': %s",
-                        path, strerror(errno));
-    if (st != MICA_OK) {
-        free(buf);
-        buf = NULL;
-        len = 0;
-    }
-    *data = buf;
-    *size = len;
-    return st;
-}
-
-/*
- * The whole file: mapped read-only (*unmap 1) where it can be, else read
- * into a fresh buffer (*unmap 0).  Release with mica__bytes_release.
- */
-static mica_status_t map_file(mica_context_t *ctx, const char *path,
-                              unsigned char **data, size_t *size, int *unmap)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat sb;
-    mica_status_t st;
-
-    *data = NULL;
-    *size = 0;
-    *unmap = 0;
-    if (fd < 0)
-        return mica__fail(ctx, MICA_ERR_IO, "cannot open engine file '%s': %s",
-                          path, strerror(errno));
-    if (fstat(fd, &sb) != 0) {
-        st = mica__fail(ctx, MICA_ERR_IO, "cannot read engine file '%s': %s",
-                        path, strerror(errno));
-        goto done;
-    }
-#ifdef MICA__MMAP
-    if (S_ISREG(sb.st_mode) && sb.st_size > 0 &&
-        (uintmax_t)sb.st_size <= SIZE_MAX) {
-        void *p;
-        int populate = 0;
-#ifdef MAP_POPULATE
-        /* The checksum reads every page next: map them all at once. */
-        populate = MAP_POPULATE;
-#endif
-        p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE | populate,
-                 fd, 0);
-        if (p != MAP_FAILED) {
-            *data = p;
-            *size = (size_t)sb.st_size;
-            *unmap = 1;
-            st = MICA_OK;
-            goto done;
-        }
-    }
-#endif
-    /* Not a regular file, or no mapping: read it. */
-    st = read_all(ctx, path, fd,
-                  S_ISREG(sb.st_mode) && sb.st_size > 0 ? (size_t)sb.st_size
-                                                        : 65536,
-                  data, size);
-done:
-    close(fd);
-    return st;
-}
-
 mica_status_t mica_engine_load(mica_context_t *ctx, const char *path,
                                mica_engine_t **out)
 {
@@ -640,7 +405,7 @@ mica_status_t mica_engine_load(mica_context_t *ctx, const char *path,
     mica_status_t st;
 
     *out = NULL;
-    if ((st = map_file(ctx, path, &data, &size, &unmap)) != MICA_OK)
+    if ((st = mica__engine_file_map(ctx, path, &data, &size, &unmap)) != MICA_OK)
         return st;
     what = mica__asprintf("engine file '%s'", path);
     st = what ? load_bytes(ctx, what, data, size, unmap ? 2 : 1, 1, out)

@@ -74,7 +74,6 @@ void mica__engine_free(mica_engine_t *e)
             l->host_instance->ops->destroy(l->host_instance);
         if (l->instance)
             l->instance->ops->destroy(l->instance);
-        mica__fields_free(&l->fields);
         free(l->name);
         free(l->origin);
         free(l->inputs);

@@ -1,6 +1,7 @@
 /*
  * core/exec.h - an execution context's state, shared by exec.c (contexts,
- * inputs, phase 1) and flow.c (running the engine's program).
+ * inputs), exec_run.c (profiles, phase 1, runs) and flow.c (running the
+ * engine's program).
  */
 #ifndef MICA_EXEC_H
 #define MICA_EXEC_H
@@ -39,7 +40,8 @@ struct mica_exec {
     int32_t *branch;            /* per construct: the branch taken */
 };
 
-/* "ORIGIN: layer 'NAME' (TYPE): MESSAGE" for a failure of step s. */
+/* "ORIGIN: layer 'NAME' (TYPE): MESSAGE" for a failure of step s
+ * (flow.c). */
 mica_status_t mica__exec_layer_error(mica_exec_t *x, int32_t s,
                                      const mica_error_t *err,
                                      const char *what);

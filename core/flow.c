@@ -18,6 +18,16 @@
 #include <stdio.h>
 #include <string.h>
 
+mica_status_t mica__exec_layer_error(mica_exec_t *x, int32_t s,
+                                     const mica_error_t *err, const char *what)
+{
+    const mica__layer_t *l = &x->e->layers[s];
+    char at[512];
+    return mica__fail(x->ctx, MICA_ERR_RUNTIME, "%slayer '%s' (%s): %s",
+                      mica__at(l->origin, at, sizeof at), l->name,
+                      l->info.type, mica__error_msg(err, what));
+}
+
 /* Enqueue plain layer s, unless it does not run or its outputs are empty. */
 static mica_status_t run_layer(mica_exec_t *x, int32_t s)
 {

@@ -11,6 +11,7 @@
 #define MICA_GRAPH_H
 
 #include "mica_int.h"
+#include "device.h"
 #include "expr.h"
 
 /* Whether layer ops `ops` has the optional member m: set, and inside the
@@ -52,6 +53,12 @@ typedef struct mica__profile {
     int32_t nb_ranges;
 } mica__profile_t;
 
+/* A layer's params checked against one creator's schema. */
+typedef struct mica__fields_for {
+    const mica_layer_creator_t *creator;
+    mica__fields_t fields;
+} mica__fields_for_t;
+
 typedef struct mica__net_layer {
     char *name, *type, *ns, *implementation, *origin, *loop, *conditional;
     int32_t version;          /* as asked: 0 = highest */
@@ -63,6 +70,10 @@ typedef struct mica__net_layer {
     char **outputs;
     mica__fields_t fields;    /* checked against the creator found at add */
     const mica_layer_creator_t *checked_with;
+    /* The given params checked against the other schemas the builder
+     * met (another implementation's), once each: mica__net_layer_params. */
+    struct mica__fields_for *others;
+    int32_t nb_others;
     /* A layer read from an engine file: made by deserialize() from the
      * state its serialize() wrote (and its CPU twin's, if it had one). */
     int32_t from_state;
@@ -75,6 +86,51 @@ typedef struct mica__net_layer {
     void *host_state;
     size_t host_state_size;
 } mica__net_layer_t;
+
+/* ---- devices opened (core/device.c), a build's (core/device_pick.c) -- */
+
+/*
+ * The device of `d`, opened on first use (a shared object is loaded
+ * then, once per process).  Fails on ctx (which may be NULL) when the
+ * build lacks it or its object cannot be loaded.  Thread-safe.
+ */
+mica_status_t mica__device_open(mica_context_t *ctx,
+                                const mica__device_desc_t *d,
+                                const mica__device_t **out);
+
+/* The entries of the devices linked into libmica (core/<device>/). */
+const mica__device_t *mica__device_cpu_entry(const mica__device_host_t *h);
+
+/*
+ * The device a build runs on: `asked` (a bit, or 0 for auto) checked and
+ * opened.  Auto takes the usable device of highest rank, probing a
+ * device (opening it) only when a loaded module offers implementations
+ * for it, and says at info level what it chose and why.  *dev is the
+ * opened device.
+ */
+mica_status_t mica__device_pick(mica_context_t *ctx, uint32_t asked,
+                                uint32_t *bit, const mica__device_t **dev);
+
+/*
+ * Add a layer whose params the caller checked (mica__fields_validate)
+ * against `creator`: the network takes `fields` over (also on failure).
+ * Used by the manifest loader, which checks them with their positions.
+ */
+mica_status_t mica__network_add_checked(mica_network_t *net,
+                                        const mica_layer_spec_t *spec,
+                                        const mica_layer_creator_t *creator,
+                                        mica__fields_t *fields);
+
+/*
+ * The params of network layer nl checked for creator c: the network's
+ * own when c's schema is the one they were checked against, else the
+ * params given checked once for c's schema and kept with the layer.
+ * Fails on net's context with the layer's origin and name.
+ */
+mica_status_t mica__net_layer_params(mica_network_t *net,
+                                     mica__net_layer_t *nl,
+                                     const mica_layer_creator_t *c,
+                                     const mica_fields_t **out);
 
 /*
  * The deploy-time implementation choice for `type`: the context's
@@ -93,8 +149,16 @@ mica_status_t mica__precision_rewrite(mica_network_t *net,
                                       const mica_engine_t *e,
                                       uint32_t allowed, mica_network_t **out);
 
+/*
+ * The bytes of engine file `path`: mapped (*unmap set) where it can be,
+ * else read into a malloc'd buffer (core/engine_file.c).
+ */
+mica_status_t mica__engine_file_map(mica_context_t *ctx, const char *path,
+                                    unsigned char **data, size_t *size,
+                                    int *unmap);
+
 /* Release an engine's bytes (mica_engine_t.bytes): munmap them if
- * `unmap`, else free them (core/deserialize.c). */
+ * `unmap`, else free them (core/engine_file.c). */
 void mica__bytes_release(void *p, size_t size, int32_t unmap);
 
 /* The checksum engine files carry (core/serialize.c). */
@@ -133,9 +197,6 @@ struct mica_network {
     float *scales;
     int32_t nb_scales;
 };
-
-/* "ORIGIN: " or "" for messages, written into buf (len > 0). */
-const char *mica__at(const char *origin, char *buf, size_t len);
 
 /* ---- engines -------------------------------------------------------- */
 
@@ -188,10 +249,8 @@ typedef struct mica__layer {
     char *name;
     char *origin;
     mica_creator_info_t info;  /* the chosen creator */
-    mica__fields_t fields;     /* re-checked fields, when the creator that
-                                  checked the network's is another */
-    const mica_fields_t *params; /* the fields to create with; only valid
-                                    while building */
+    const mica_fields_t *params; /* the fields to create with (the network
+                                    layer's): only valid while building */
     mica_layer_t *instance;
     /* Phase 1 runs the CPU implementation: `instance` itself when the
      * chosen one runs on the CPU, else one of the CPU creator. */
@@ -258,8 +317,6 @@ typedef struct mica__op {
     int32_t target;
     int32_t branch;
 } mica__op_t;
-
-typedef struct mica__device mica__device_t;
 
 struct mica_engine {
     mica_context_t *ctx;
@@ -375,30 +432,5 @@ void mica__range_text(const mica_engine_t *e, int32_t k, int32_t i,
 
 /* "[2, 3]" */
 void mica__dims_text(const mica_dims_t *d, char *buf, size_t len);
-
-/* ---- devices (core/cpu/device.c, core/cuda/device.c) ---------------- */
-
-struct mica__device {
-    uint32_t kind;
-    const char *name;
-    int32_t (*usable)(void);
-    mica_status_t (*alloc)(mica_context_t *ctx, size_t bytes, void **out);
-    void (*free)(void *p);
-    mica_status_t (*stream_create)(mica_context_t *ctx, void **stream);
-    void (*stream_destroy)(void *stream);
-    /* Copies queued on the stream; host memory is the caller's. */
-    mica_status_t (*upload)(mica_context_t *ctx, void *dst, const void *src,
-                            size_t bytes, void *stream);
-    mica_status_t (*download)(mica_context_t *ctx, void *dst, const void *src,
-                              size_t bytes, void *stream);
-    mica_status_t (*sync)(mica_context_t *ctx, void *stream);
-};
-
-/* The device of `kind`, NULL if this build has none. */
-const mica__device_t *mica__device_get(uint32_t kind);
-extern const mica__device_t mica__device_cpu;
-#ifdef MICA_HAVE_CUDA
-extern const mica__device_t mica__device_cuda;
-#endif
 
 #endif /* MICA_GRAPH_H */

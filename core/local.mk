@@ -1,29 +1,58 @@
-# core/: libmica's context-free parts: fields, expressions, networks,
-# building, memory planning, engines, execution and the devices.
+# core/: libmica.  Its folders depend on each other in one direction
+# only (HACKING.md): core/base/ (the context, utilities, expressions,
+# the validator, the device table, .npy files) <- registry/ <- core/
+# (networks, building, memory planning, engines, execution, the devices
+# core/<device>/) <- core/manifest/.
 lib_LTLIBRARIES += libmica.la
 libmica_la_SOURCES = \
-	core/mica_int.h core/graph.h core/expr.h core/build.h core/exec.h \
-	core/control.h \
-	core/abi_layout.c core/fields.c core/expr.c core/network.c \
-	core/build.c core/infer.c core/profile.c core/shapes.c core/plan.c \
-	core/engine.c core/exec.c core/device.c core/serialize.c \
-	core/deserialize.c core/checksum.c core/autotune.c core/precision.c \
-	core/control.c core/control_order.c core/control_check.c core/flow.c \
-	core/cpu/device.c
-libmica_la_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS)
+	core/base/mica_int.h core/base/context.c core/base/util.c \
+	core/base/expr.h core/base/expr.c \
+	core/base/fields.h core/base/fields.c core/base/schema.c \
+	core/base/text.c core/base/device.h core/base/device.c \
+	core/base/npy.h core/base/npy.c
+libmica_la_SOURCES += \
+	core/graph.h core/build.h core/exec.h core/control.h \
+	core/engine_format.h \
+	core/abi_layout.c core/network.c core/network_profile.c \
+	core/build.c core/graph_order.c core/choose.c core/instance.c \
+	core/device.c core/device_pick.c \
+	core/infer.c core/infer_layer.c core/profile.c core/shapes.c \
+	core/plan.c core/engine.c core/exec.c core/exec_run.c core/flow.c \
+	core/serialize.c core/deserialize.c core/engine_read.c \
+	core/engine_file.c core/checksum.c core/autotune.c core/precision.c \
+	core/control.c core/control_plan.c core/control_order.c \
+	core/control_check.c core/cpu/device.c
+# The manifest loader (core/manifest/).
+libmica_la_SOURCES += \
+	core/manifest/manifest_int.h core/manifest/yaml_doc.c \
+	core/manifest/weights.c core/manifest/params.c \
+	core/manifest/tensors.c core/manifest/profiles.c \
+	core/manifest/layers.c core/manifest/manifest.c
+# The validator and what it needs, for tests that compile it in.
+MICA_FIELDS_SOURCES = core/base/fields.c core/base/schema.c \
+	core/base/text.c
+libmica_la_CPPFLAGS = $(AM_CPPFLAGS) $(YAML_CFLAGS) \
+	-DMICA_DEVICE_DIR_DEFAULT='"$(pkglibdir)"'
 libmica_la_CFLAGS = $(AM_CFLAGS) $(MICA_VISIBILITY_CFLAGS)
 libmica_la_LDFLAGS = -version-info 0:0:0 -no-undefined
 libmica_la_LIBADD = $(YAML_LIBS) $(LIBM)
+
+# The devices libmica does not link: each a shared object of $(pkglibdir)
+# that core/base/device.c opens the first time the device is used, so that a
+# program that never uses CUDA never maps the CUDA runtime.  Uninstalled,
+# they are found through $MICA_DEVICE_DIR (core/.libs).
 if MICA_CUDA
-libmica_la_SOURCES += core/cuda/device.c
-libmica_la_CPPFLAGS += $(MICA_CUDA_CPPFLAGS)
-libmica_la_LIBADD += $(MICA_CUDA_LIBS)
+pkglib_LTLIBRARIES += core/mica_device_cuda.la
+core_mica_device_cuda_la_SOURCES = core/cuda/device.c
+core_mica_device_cuda_la_LDFLAGS = -module -avoid-version -shared \
+	-no-undefined -export-symbols-regex '^mica__device_entry$$'
+core_mica_device_cuda_la_LIBADD = $(MICA_CUDART_LIBS)
 endif
 
 # Tests of the core.
 check_PROGRAMS += tests/test_expr tests/test_network tests/test_dynamic
 TESTS += tests/test_expr tests/test_network tests/test_dynamic
-tests_test_expr_SOURCES = tests/test_expr.c core/expr.c
+tests_test_expr_SOURCES = tests/test_expr.c core/base/expr.c
 tests_test_expr_LDADD = tests/libmicatest.la
 tests_test_network_SOURCES = tests/test_network.c
 tests_test_network_LDADD = $(MICA_TEST_LIBS)
@@ -45,6 +74,16 @@ tests_probe_probe_la_SOURCES = tests/probe/probe.c
 tests_probe_probe_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
 tests_probe_probe_la_LIBADD = modules/common/libmicamodkit.la
 EXTRA_DIST += tests/engines/hello-v1.engine
+# The validator alone (core/base/fields.c compiled in): loose and typed params.
+check_PROGRAMS += tests/test_fields
+TESTS += tests/test_fields
+tests_test_fields_SOURCES = tests/test_fields.c $(MICA_FIELDS_SOURCES)
+tests_test_fields_LDADD = $(MICA_TEST_LIBS)
+# CPU work on a build with CUDA never maps a GPU library (/proc/self/maps).
+check_PROGRAMS += tests/test_lazy_device
+TESTS += tests/test_lazy_device
+tests_test_lazy_device_SOURCES = tests/test_lazy_device.c
+tests_test_lazy_device_LDADD = $(MICA_TEST_LIBS)
 check_PROGRAMS += tests/test_precision
 TESTS += tests/test_precision
 tests_test_precision_SOURCES = tests/test_precision.c

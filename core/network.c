@@ -13,15 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *mica__at(const char *origin, char *buf, size_t len)
-{
-    if (!origin || !*origin)
-        buf[0] = '\0';
-    else
-        snprintf(buf, len, "%s: ", origin);
-    return buf;
-}
-
 mica_status_t mica_network_create(mica_context_t *ctx, mica_network_t **out)
 {
     *out = calloc(1, sizeof **out);
@@ -54,6 +45,9 @@ static void layer_free(mica__net_layer_t *l)
     free_strv(l->input_origins, l->nb_inputs);
     free_strv(l->outputs, l->nb_outputs);
     mica__fields_free(&l->fields);
+    while (l->nb_others > 0)
+        mica__fields_free(&l->others[--l->nb_others].fields);
+    free(l->others);
     free(l->host_impl);
     free(l->saved_why);
     free(l->note);
@@ -273,9 +267,12 @@ mica_status_t mica_network_add_layer(mica_network_t *net,
     mica_context_t *ctx = net->ctx;
     mica__net_layer_t l;
     mica_creator_info_t info;
+    mica__fields_src_t src;
+    mica__given_t *given = NULL;
     char at[512], err[MICA_ERROR_MAX];
     const char *where;
     mica_status_t st;
+    int32_t i, n;
 
     if (!spec || spec->struct_size < offsetof(mica_layer_spec_t, precision))
         return mica__fail(ctx, MICA_ERR_INVALID,
@@ -293,12 +290,87 @@ mica_status_t mica_network_add_layer(mica_network_t *net,
         return mica__fail(ctx, st, "%slayer '%s': %s", where, spec->name, msg);
     }
     memset(&l, 0, sizeof l);
-    if (mica__fields_check(info.creator, spec->fields, &l.fields, err,
-                           sizeof err) != MICA_OK)
-        return mica__fail(ctx, MICA_ERR_INVALID, "%slayer '%s': %s", where,
-                          spec->name, err);
+    n = spec->fields ? spec->fields->nb_fields : 0;
+    if (n > 0 && !(given = calloc((size_t)n, sizeof *given)))
+        return mica__fail(ctx, MICA_ERR_NOMEM, "out of host memory");
+    for (i = 0; i < n; i++) {
+        given[i].name = spec->fields->fields[i].name;
+        given[i].typed = &spec->fields->fields[i];
+    }
+    memset(&src, 0, sizeof src);
+    src.layer = spec->name;
+    src.origin = spec->origin;
+    st = mica__fields_validate(&src, info.creator, given, n, &l.fields, err,
+                               sizeof err);
+    free(given);
+    if (st != MICA_OK)
+        return mica__fail(ctx, st, "%s", err);
     l.checked_with = info.creator;
     return append(net, spec, &l);
+}
+
+mica_status_t mica__network_add_checked(mica_network_t *net,
+                                        const mica_layer_spec_t *spec,
+                                        const mica_layer_creator_t *creator,
+                                        mica__fields_t *fields)
+{
+    mica__net_layer_t l;
+    char at[512];
+    mica_status_t st;
+
+    if ((st = check_spec(net, spec, mica__at(spec->origin, at, sizeof at))) !=
+        MICA_OK) {
+        mica__fields_free(fields);
+        return st;
+    }
+    memset(&l, 0, sizeof l);
+    l.fields = *fields;
+    l.checked_with = creator;
+    memset(fields, 0, sizeof *fields);
+    return append(net, spec, &l);
+}
+
+mica_status_t mica__net_layer_params(mica_network_t *net,
+                                     mica__net_layer_t *nl,
+                                     const mica_layer_creator_t *c,
+                                     const mica_fields_t **out)
+{
+    mica__fields_for_t *grown;
+    mica__fields_src_t src;
+    mica__given_t *given;
+    char err[MICA_ERROR_MAX];
+    mica_status_t st;
+    int32_t i, n;
+
+    *out = NULL;
+    if (!nl->checked_with || mica__schema_same(c, nl->checked_with)) {
+        *out = &nl->fields.view;
+        return MICA_OK;
+    }
+    for (i = 0; i < nl->nb_others; i++)
+        if (mica__schema_same(c, nl->others[i].creator)) {
+            *out = &nl->others[i].fields.view;
+            return MICA_OK;
+        }
+    /* A schema not met yet: check the params given, once. */
+    grown = realloc(nl->others, sizeof *grown * (size_t)(nl->nb_others + 1));
+    if (!grown)
+        return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
+    nl->others = grown;
+    if (!(given = mica__fields_given(&nl->fields, &n)))
+        return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
+    memset(&src, 0, sizeof src);
+    src.layer = nl->name;
+    src.origin = nl->origin;
+    st = mica__fields_validate(&src, c, given, n,
+                               &nl->others[nl->nb_others].fields, err,
+                               sizeof err);
+    free(given);
+    if (st != MICA_OK)
+        return mica__fail(net->ctx, st, "%s", err);
+    nl->others[nl->nb_others].creator = c;
+    *out = &nl->others[nl->nb_others++].fields.view;
+    return MICA_OK;
 }
 
 mica_status_t mica__network_add_state_layer(

@@ -1,44 +1,11 @@
 /*
  * core/serialize.c - engine files.
  *
- * Layout (little-endian, as the machines mica runs on):
- *
- *   header, 32 bytes:
- *     8   magic "MICAENG\0"
- *     u32 format version (2)
- *     u32 ABI version the engine's modules were used through
- *     u64 payload bytes
- *     u64 checksum of the payload (mica__checksum)
- *   payload:
- *     u32 device
- *     inputs:   u32 n, then name, u32 dtype, u32 is_shape, dims
- *     profiles: u32 n, then per input u32 set [dims min/opt/max,
- *               u32 nb_values, i32 values min/opt/max]
- *     layers (execution order): u32 n, then name, origin, ns, type,
- *               i32 version, implementation, u32 flags (bit 0: the
- *               layer pinned its implementation), why it was chosen,
- *               the loop and the conditional a boundary layer names
- *               ("" if none; not in format 1), u32 nb_in, names ("" for an
- *               omitted input), u32 nb_out, names, state,
- *               host implementation ("" if none), host state
- *     outputs, shape outputs: u32 n, names
- *     plan:     u32 n, i64 arena bytes per profile
- *     scales:   u32 n, then name, f32 scale (tensors whose scale is not 1)
- *   strings and bytes are u32 length + data; dims are u32 rank + i64s.
- *   A state is a u32 length, then, if the length is not 0, zero bytes up
- *   to the next multiple of 64 from the start of the file, then the
- *   state's bytes: a loader that keeps the file (mapped at a page
- *   boundary) hands each layer 64-byte aligned state to use in place.
- *
- * Format 1 (read, no longer written) is format 2 without the padding
- * and without loops and conditionals.
- *
- * Loading reads the whole payload into a network (layers made from their
- * state, implementation and version pinned) before building anything, and
- * refuses with one line whatever does not fit.
+ * The layout of the file is in core/engine_format.h.
  */
 #include <config.h>
 
+#include "engine_format.h"
 #include "graph.h"
 
 #include <errno.h>
@@ -47,10 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define ENGINE_MAGIC "MICAENG"
-#define ENGINE_FORMAT 2
-#define HEADER_BYTES 32
-#define STATE_ALIGN 64
 
 void mica_free(void *p)
 {

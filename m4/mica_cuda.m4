@@ -1,5 +1,5 @@
 # mica_cuda.m4 - the CUDA toolkit: nvcc, cudart, cuBLAS, optionally cuDNN.
-# serial 3
+# serial 4
 #
 # MICA_CHECK_CUDA
 #   --with-cuda[=DIR]     DIR is the toolkit's root (DIR/bin/nvcc,
@@ -21,7 +21,8 @@
 #   the toolkit's libraries, which the kit's loader opens on first use),
 #   MICA_CUDNN_CPPFLAGS, MICA_CUDNN_LIBS, MICA_CUDA_ARCHFLAGS,
 #   MICA_NVCCFLAGS, MICA_CUDA_DIR, and for mica-module.pc
-#   MICA_KIT_NVCCFLAGS and MICA_KIT_CUDA_CFLAGS (empty without CUDA).
+#   MICA_KIT_NVCCFLAGS and MICA_KIT_CUDA_CFLAGS (empty without CUDA),
+#   MICA_CUDART_LIBS (cudart alone, with its rpath: the CUDA device).
 #   Requires MICA_WARNINGS and MICA_VISIBILITY first.
 
 AC_DEFUN([_MICA_CUDA_ARCHFLAGS], [
@@ -192,6 +193,7 @@ AS_IF([test "x$mica_cuda" = xyes], [
   dnl What mica-module.pc tells third parties.
   MICA_KIT_NVCCFLAGS="$MICA_CUDA_ARCHFLAGS -O3 -std=c++17 -Xcompiler -fPIC -Xcompiler -fvisibility=hidden -DMICA_KIT_CUDA=1 "'-I${includedir}'
   MICA_KIT_CUDA_CFLAGS="-DMICA_KIT_CUDA=1 $MICA_CUDA_CPPFLAGS"
+  MICA_CUDART_LIBS="$mica_cuda_base -lcudart"
   MICA_NVCCFLAGS="$MICA_CUDA_ARCHFLAGS -O3 -std=c++17 -Xcompiler -fPIC"
   AS_IF([test -n "$MICA_VISIBILITY_CFLAGS"],
         [MICA_NVCCFLAGS="$MICA_NVCCFLAGS -Xcompiler $MICA_VISIBILITY_CFLAGS"])
@@ -241,6 +243,7 @@ AC_SUBST([MICA_CUDA_LIBS])
 AC_SUBST([MICA_CUDA_MODULE_LIBS])
 AC_SUBST([MICA_KIT_NVCCFLAGS])
 AC_SUBST([MICA_KIT_CUDA_CFLAGS])
+AC_SUBST([MICA_CUDART_LIBS])
 AC_SUBST([MICA_CUDNN_CPPFLAGS])
 AC_SUBST([MICA_CUDNN_LIBS])
 AC_SUBST([MICA_NVCCFLAGS])

@@ -5,7 +5,7 @@
  * its log lines go to stderr, "mica: ORIGIN: warning: MESSAGE", for
  * errors and warnings, or down to the level $MICA_LOG_LEVEL names
  * ("error", "warning", "info", "debug" or 0..3).  The expression services
- * forward to core/expr.c.  New services are appended at the end of
+ * forward to core/base/expr.c.  New services are appended at the end of
  * mica_host_t, never inserted (see mica/module.h).
  */
 #include <config.h>
@@ -17,29 +17,7 @@
 #include <string.h>
 
 #include "registry.h"
-#include "../core/expr.h"
-
-mica_log_level_t mica__log_level_env(mica_log_level_t dflt)
-{
-    static const char *const names[] = {"error", "warning", "info", "debug"};
-    const char *s = getenv("MICA_LOG_LEVEL");
-    int i;
-
-    if (!s || !s[0])
-        return dflt;
-    if (s[0] >= '0' && s[0] <= '3' && s[1] == '\0')
-        return (mica_log_level_t)(s[0] - '0');
-    for (i = 0; i < 4; i++) {
-        const char *a = s, *b = names[i];
-        while (*a && *b && tolower((unsigned char)*a) == *b) {
-            a++;
-            b++;
-        }
-        if (!*a && !*b)
-            return (mica_log_level_t)i;
-    }
-    return dflt;
-}
+#include "expr.h"
 
 static void host_log(mica_log_level_t level, const char *origin,
                      const char *fmt, ...) MICA_PRINTF(3, 4);
@@ -52,7 +30,7 @@ static void host_log(mica_log_level_t level, const char *origin,
     va_list ap;
 
     if (max < 0)
-        max = (int)mica__log_level_env(MICA_LOG_WARNING);
+        max = mica__log_level_env(MICA_LOG_WARNING);
     if ((int)level > max || !fmt)
         return;
     va_start(ap, fmt);

@@ -55,6 +55,7 @@
 #include <sys/stat.h>
 
 #include "registry.h"
+#include "device.h"
 
 #ifndef MICA_MODULE_DIR_DEFAULT
 #error "the build must define MICA_MODULE_DIR_DEFAULT (the installed module folder)"
@@ -89,137 +90,17 @@ static const char *dl_reason(const char *path)
     return e;
 }
 
-/* Why a field schema entry is unusable, or NULL. */
-static const char *check_field(const mica_field_schema_t *f, char *why,
-                               size_t len)
-{
-    int32_t nb_enum = 0;
-
-    if (f->type < MICA_FIELD_INT || f->type > MICA_FIELD_WEIGHTS) {
-        snprintf(why, len, "field '%s': unknown field type %d", f->name,
-                 (int)f->type);
-        return why;
-    }
-    if (f->count != MICA_COUNT_ANY && f->count < 1) {
-        snprintf(why, len,
-                 "field '%s': count %d is not valid "
-                 "(1, a list length > 1, or MICA_COUNT_ANY)",
-                 f->name, (int)f->count);
-        return why;
-    }
-    if (f->type == MICA_FIELD_ENUM) {
-        while (f->enum_values && f->enum_values[nb_enum])
-            nb_enum++;
-        if (nb_enum == 0) {
-            snprintf(why, len, "field '%s': enum without values", f->name);
-            return why;
-        }
-    }
-    if (f->nb_default < 0 || (f->nb_default > 0 && !f->default_value)) {
-        snprintf(why, len, "field '%s': default of %d values without data",
-                 f->name, (int)f->nb_default);
-        return why;
-    }
-    if (f->default_value && f->count >= 1 && f->nb_default != f->count) {
-        snprintf(why, len, "field '%s': default has %d values, the field %d",
-                 f->name, (int)f->nb_default, (int)f->count);
-        return why;
-    }
-    if (f->default_value && f->type == MICA_FIELD_ENUM) {
-        const int64_t *v = f->default_value;
-        int32_t i;
-        for (i = 0; i < f->nb_default; i++) {
-            if (v[i] < 0 || v[i] >= nb_enum) {
-                snprintf(why, len,
-                         "field '%s': default index %lld is not one of its "
-                         "%d enum values", f->name, (long long)v[i],
-                         (int)nb_enum);
-                return why;
-            }
-        }
-    }
-    return NULL;
-}
-
-/* Why creator c is unusable, or NULL when it is fine. */
-static const char *check_creator(const mica_layer_creator_t *c, char *why,
-                                 size_t len)
-{
-    int32_t i, j;
-
-    if (!c)
-        return "is NULL";
-    if (c->struct_size < MICA__CREATOR_V1_SIZE) {
-        snprintf(why, len, "struct_size %u is smaller than ABI version 1's (%u)",
-                 (unsigned)c->struct_size, (unsigned)MICA__CREATOR_V1_SIZE);
-        return why;
-    }
-    if (!c->type || !c->type[0])
-        return "has no type name";
-    if (c->version < 1) {
-        snprintf(why, len, "version %d is not valid (must be >= 1)",
-                 (int)c->version);
-        return why;
-    }
-    if (!c->implementation || !c->implementation[0])
-        return "has no implementation name";
-    if (!(c->devices & (MICA_DEVICE_CPU | MICA_DEVICE_CUDA))) {
-        snprintf(why, len,
-                 "devices 0x%x name no device this host knows "
-                 "(cpu 0x1, cuda 0x2)", (unsigned)c->devices);
-        return why;
-    }
-    if (c->role > MICA_ROLE_ASSERTION) {
-        snprintf(why, len, "role %u is unknown", (unsigned)c->role);
-        return why;
-    }
-    if (!c->create)
-        return "has no create function";
-    if (c->nb_fields < 0 || (c->nb_fields > 0 && !c->fields)) {
-        snprintf(why, len, "field schema of %d fields without an array",
-                 (int)c->nb_fields);
-        return why;
-    }
-    for (i = 0; i < c->nb_fields; i++) {
-        const mica_field_schema_t *f = &c->fields[i];
-        if (!f->name || !f->name[0]) {
-            snprintf(why, len, "field %d has no name", (int)i);
-            return why;
-        }
-        for (j = 0; j < i; j++) {
-            if (strcmp(c->fields[j].name, f->name) == 0) {
-                snprintf(why, len, "field '%s' is declared twice", f->name);
-                return why;
-            }
-        }
-        if (check_field(f, why, len))
-            return why;
-    }
-    return NULL;
-}
-
-/*
- * Call a module's fini, if it has one that its declared layout covers:
- * for an accepted module, or one refused after its init succeeded.
- */
-static void finalize(const mica_module_desc_t *desc)
-{
-    if (desc && desc->abi_version >= MICA_ABI_VERSION_MIN &&
-        desc->struct_size >= MICA__DESC_V1_SIZE && desc->fini)
-        desc->fini();
-}
-
 /* Register the creators of a module whose descriptor passed its checks. */
 static mica_status_t register_creators(mica_context_t *ctx,
                                        mica__module_t *module)
 {
     const mica_module_desc_t *desc = module->desc;
-    int32_t i;
+    int32_t i, n = 0;
 
     for (i = 0; i < desc->nb_creators; i++) {
         const mica_layer_creator_t *c = desc->creators[i];
         char why[512];
-        const char *bad = check_creator(c, why, sizeof(why));
+        const char *bad = mica__check_creator(c, why, sizeof(why));
         mica_status_t st;
 
         if (bad) {
@@ -235,151 +116,20 @@ static mica_status_t register_creators(mica_context_t *ctx,
         st = mica__registry_add_creator(ctx, module, c);
         if (st == MICA_ERR_NOMEM)
             return mica__fail(ctx, st, "%s: out of memory", module->path);
-    }
-    return MICA_OK;
-}
-
-/*
- * Modules are shared by the contexts of a process.  Each context dlopens
- * a file itself (the dynamic loader counts the references), but a module
- * is initialized once, when no context holds it, and finalized when the
- * last context that holds it lets go; a module's static state therefore
- * serves every context.  The list is guarded by one mutex.
- */
-typedef struct shared {
-    void *handle;
-    const mica_module_desc_t *desc;
-    int users;
-    struct shared *next;
-} shared_t;
-
-static shared_t *shared_list;
-static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/*
- * Find the entry point of a freshly dlopened file, call it, and check the
- * descriptor it returns.  On failure writes the reason (without the file
- * name) into why, finalizes the module if its init succeeded, and returns
- * the status; the caller still owns the handle.
- */
-static mica_status_t init_module(void *handle, const mica_module_desc_t **out,
-                                 char *why, size_t len)
-{
-    union {
-        void *p;
-        mica_module_init_fn fn;
-    } entry;
-    const mica_module_desc_t *desc = NULL;
-    mica_error_t err;
-    mica_status_t st;
-
-    entry.p = dlsym(handle, MICA_MODULE_ENTRY_NAME);
-    if (!entry.p) {
-        snprintf(why, len, "not a mica module: no symbol %s",
-                 MICA_MODULE_ENTRY_NAME);
-        return MICA_ERR_NOT_FOUND;
-    }
-    mica__error_clear(&err);
-    st = entry.fn(mica__host(), &desc, &err);
-    if (st != MICA_OK) {
-        if ((unsigned)st > MICA_ERR_INTERNAL)
-            st = MICA_ERR_INVALID;
-        snprintf(why, len, "init failed: %s",
-                 mica__error_msg(&err, mica_status_name(st)));
-        return st;
-    }
-    if (!desc) {
-        snprintf(why, len, "init failed: no module descriptor returned");
-        return MICA_ERR_INVALID;
-    }
-    /* abi_version sits at the same offset in every version: read it first */
-    if (desc->abi_version > MICA_ABI_VERSION ||
-        desc->abi_version < MICA_ABI_VERSION_MIN) {
-        unsigned v = desc->abi_version;
-        finalize(desc);
-        snprintf(why, len,
-                 "module ABI version %u is %s than this host's "
-                 "(supports %d..%d)", v,
-                 v > MICA_ABI_VERSION ? "newer" : "older",
-                 MICA_ABI_VERSION_MIN, MICA_ABI_VERSION);
-        return MICA_ERR_ABI;
-    }
-    if (desc->struct_size < MICA__DESC_V1_SIZE) {
-        /* its fini lies beyond what it declared: not called */
-        snprintf(why, len,
-                 "module descriptor struct_size %u is smaller than "
-                 "ABI version 1's (%u)", (unsigned)desc->struct_size,
-                 (unsigned)MICA__DESC_V1_SIZE);
-        return MICA_ERR_ABI;
-    }
-    if (desc->nb_creators < 0 || (desc->nb_creators > 0 && !desc->creators)) {
-        int n = (int)desc->nb_creators;
-        finalize(desc);
-        snprintf(why, len,
-                 "module descriptor lists %d creators without an array", n);
-        return MICA_ERR_INVALID;
-    }
-    *out = desc;
-    return MICA_OK;
-}
-
-/*
- * The descriptor of the module behind `handle`, initializing it if no
- * context holds it yet, and counting this use.
- */
-static mica_status_t acquire(void *handle, const mica_module_desc_t **desc,
-                             char *why, size_t len)
-{
-    mica_status_t st = MICA_OK;
-    shared_t *s;
-
-    pthread_mutex_lock(&shared_lock);
-    for (s = shared_list; s; s = s->next)
-        if (s->handle == handle)
-            break;
-    if (s) {
-        s->users++;
-        *desc = s->desc;
-    } else {
-        st = init_module(handle, desc, why, len);
         if (st == MICA_OK) {
-            s = calloc(1, sizeof(*s));
-            if (!s) {
-                finalize(*desc);
-                snprintf(why, len, "out of memory");
-                st = MICA_ERR_NOMEM;
-            } else {
-                s->handle = handle;
-                s->desc = *desc;
-                s->users = 1;
-                s->next = shared_list;
-                shared_list = s;
-            }
+            char key[512], devs[64];
+            n++;
+            mica__log(ctx, MICA_LOG_DEBUG, "%s: %s for %s, priority %d",
+                      module->path, mica__creator_key(c, key, sizeof key),
+                      mica__device_names(c->devices, ",", devs, sizeof devs),
+                      (int)c->priority);
         }
     }
-    pthread_mutex_unlock(&shared_lock);
-    return st;
-}
-
-void mica__module_release(mica__module_t *module)
-{
-    const mica_module_desc_t *last = NULL;
-    shared_t **p, *s;
-
-    pthread_mutex_lock(&shared_lock);
-    for (p = &shared_list; (s = *p) != NULL; p = &s->next) {
-        if (s->handle == module->handle) {
-            if (--s->users == 0) {
-                *p = s->next;
-                last = s->desc;
-                free(s);
-            }
-            break;
-        }
-    }
-    pthread_mutex_unlock(&shared_lock);
-    if (last)
-        finalize(last);
+    mica__log(ctx, MICA_LOG_INFO, "module %s %s loaded from %s: %d of %d "
+              "creators registered", desc->name ? desc->name : "?",
+              desc->version ? desc->version : "?", module->path, (int)n,
+              (int)desc->nb_creators);
+    return MICA_OK;
 }
 
 mica_status_t mica_context_load_file(mica_context_t *ctx, const char *path)
@@ -402,7 +152,7 @@ mica_status_t mica_context_load_file(mica_context_t *ctx, const char *path)
         return refuse(ctx, e == ENOENT ? MICA_ERR_NOT_FOUND : MICA_ERR_IO,
                       "%s: cannot load: %s", path, strerror(e));
     }
-    if (mica__registry_module_by_path(&ctx->registry, real)) {
+    if (mica__registry_module_by_path(mica__registry_peek(ctx), real)) {
         free(real);
         return MICA_OK;
     }
@@ -415,7 +165,7 @@ mica_status_t mica_context_load_file(mica_context_t *ctx, const char *path)
         free(real);
         return st;
     }
-    st = acquire(handle, &desc, why, sizeof(why));
+    st = mica__module_acquire(handle, &desc, why, sizeof(why));
     if (st != MICA_OK) {
         dlclose(handle);
         st = refuse(ctx, st, "%s: %s", real, why);
@@ -429,7 +179,8 @@ mica_status_t mica_context_load_file(mica_context_t *ctx, const char *path)
         module->handle = handle;
         module->desc = desc;
     }
-    if (!module || mica__registry_add_module(&ctx->registry, module)) {
+    if (!module || !mica__registry_of(ctx) ||
+        mica__registry_add_module(ctx->registry, module)) {
         if (module)
             mica__module_release(module);
         free(module);

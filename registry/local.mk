@@ -1,11 +1,11 @@
-# registry/local.mk - module discovery, dlopen, ABI negotiation, the creator
-# table and the host service table (part of libmica), plus the context
-# basics of core/ that the registry builds on; and the registry's test
-# with the fake modules it loads.
+# registry/local.mk - module discovery, dlopen, ABI negotiation, the
+# checks of creators, the creator table and the host service table (part
+# of libmica, on top of core/base/); and the registry's test with the
+# fake modules it loads.
 
-libmica_la_SOURCES += core/context.c core/util.c
 libmica_la_SOURCES += registry/registry.c registry/registry.h \
-	registry/load.c registry/host.c
+	registry/load.c registry/module.c registry/check.c registry/host.h \
+	registry/host.c
 
 # ---- tests -------------------------------------------------------------------
 check_PROGRAMS += tests/test_registry

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "registry.h"
+#include "device.h"
 
 /* ---- keys ---------------------------------------------------------------- */
 
@@ -103,10 +104,13 @@ mica_status_t mica__registry_add_creator(mica_context_t *ctx,
                                          mica__module_t *module,
                                          const mica_layer_creator_t *c)
 {
-    mica__registry_t *reg = &ctx->registry;
+    mica__registry_t *reg = mica__registry_of(ctx);
     mica__entry_t *grown;
-    int32_t lo = 0, hi = reg->nb_entries;
+    int32_t lo = 0, hi;
 
+    if (!reg)
+        return MICA_ERR_NOMEM;
+    hi = reg->nb_entries;
     /* Binary search for the first entry not below c. */
     while (lo < hi) {
         int32_t mid = lo + (hi - lo) / 2;
@@ -139,7 +143,8 @@ mica_status_t mica__registry_add_creator(mica_context_t *ctx,
  * Release each module (newest first; its fini runs when no other context
  * holds it), dlclose it, free everything.
  */
-void mica__registry_fini(mica__registry_t *reg)
+/* Call each module's fini, dlclose it, and free the registry. */
+static void registry_free(mica__registry_t *reg)
 {
     /* MICA_NO_DLCLOSE keeps modules mapped: leak checkers then still
      * find the symbols of what a module leaked. */
@@ -157,7 +162,20 @@ void mica__registry_fini(mica__registry_t *reg)
     }
     free(reg->modules);
     free(reg->entries);
-    memset(reg, 0, sizeof(*reg));
+    free(reg);
+}
+
+mica__registry_t *mica__registry_of(mica_context_t *ctx)
+{
+    if (!ctx->registry && (ctx->registry = calloc(1, sizeof(mica__registry_t))))
+        ctx->registry_free = registry_free;
+    return ctx->registry;
+}
+
+const mica__registry_t *mica__registry_peek(const mica_context_t *ctx)
+{
+    static const mica__registry_t empty;
+    return ctx->registry ? ctx->registry : &empty;
 }
 
 /* ---- queries ------------------------------------------------------------- */
@@ -195,16 +213,17 @@ static void fill_info(const mica__entry_t *e, mica_creator_info_t *info)
 /* Number of registered creators. */
 int32_t mica_registry_count(const mica_context_t *ctx)
 {
-    return ctx ? ctx->registry.nb_entries : 0;
+    return ctx ? mica__registry_peek(ctx)->nb_entries : 0;
 }
 
 /* Creator `index` in key order; MICA_ERR_INVALID when out of range. */
 mica_status_t mica_registry_get(const mica_context_t *ctx, int32_t index,
                                 mica_creator_info_t *info)
 {
-    if (!ctx || !info || index < 0 || index >= ctx->registry.nb_entries)
+    if (!ctx || !info || index < 0 ||
+        index >= mica__registry_peek(ctx)->nb_entries)
         return MICA_ERR_INVALID;
-    fill_info(&ctx->registry.entries[index], info);
+    fill_info(&mica__registry_peek(ctx)->entries[index], info);
     return MICA_OK;
 }
 
@@ -234,14 +253,8 @@ static void msg_add(msg_t *m, const char *fmt, ...)
 /* "cpu", "cuda", "cpu,cuda". */
 static void msg_devices(msg_t *m, uint32_t devices)
 {
-    const char *sep = "";
-
-    if (devices & MICA_DEVICE_CPU) {
-        msg_add(m, "cpu");
-        sep = ",";
-    }
-    if (devices & MICA_DEVICE_CUDA)
-        msg_add(m, "%scuda", sep);
+    char buf[128];
+    msg_add(m, "%s", mica__device_names(devices, ",", buf, sizeof buf));
 }
 
 /* Levenshtein distance of a and b, case-insensitive; capped inputs. */
@@ -346,7 +359,7 @@ mica_status_t mica_registry_find(mica_context_t *ctx, const char *ns,
     if (!type || !info)
         return mica__fail(ctx, MICA_ERR_INVALID,
                           "mica_registry_find: type and info are required");
-    reg = &ctx->registry;
+    reg = mica__registry_peek(ctx);
     ns = ns ? ns : "";
     type_display(ns, type, name, sizeof(name));
     if (version < 0)

@@ -1,13 +1,46 @@
 /*
  * registry/registry.h - private interface between the parts of the
  * registry (registry.c: the creator table; load.c: discovery, dlopen and
- * ABI negotiation; host.c: the host service table) and core/context.c.
+ * ABI negotiation; host.c: the host service table).  The context
+ * (core/base/) holds the registry without knowing what is in it.
  * Not installed.
  */
 #ifndef MICA_REGISTRY_H
 #define MICA_REGISTRY_H
 
-#include "../core/mica_int.h"
+#include "mica_int.h"
+
+/* ---- registry (registry/registry.c) --------------------------------- */
+
+typedef struct mica__module {
+    char *path;              /* as loaded (real path) */
+    void *handle;            /* dlopen handle */
+    const mica_module_desc_t *desc;
+} mica__module_t;
+
+typedef struct mica__entry {
+    const mica_layer_creator_t *creator;
+    mica__module_t *module;
+} mica__entry_t;
+
+typedef struct mica__registry {
+    mica__module_t **modules;
+    int32_t nb_modules;
+    mica__entry_t *entries;  /* sorted by (ns, type, version, implementation) */
+    int32_t nb_entries;
+} mica__registry_t;
+
+/*
+ * The registry of ctx, made (and handed to the context to free) on first
+ * use; NULL when memory runs out.
+ */
+mica__registry_t *mica__registry_of(mica_context_t *ctx);
+
+/* The registry of ctx for reading: an empty one before any module. */
+const mica__registry_t *mica__registry_peek(const mica_context_t *ctx);
+
+#include "host.h"
+
 
 /*
  * Sizes of the version-1 layouts of the structs a module hands over.  A
@@ -26,6 +59,15 @@
  */
 mica_status_t mica__registry_add_module(mica__registry_t *reg,
                                         mica__module_t *module);
+
+/*
+ * The descriptor of the module behind `handle`, initializing it if no
+ * context holds it yet (negotiating the ABI version), and counting this
+ * use; on failure why says what is wrong (registry/module.c).
+ */
+mica_status_t mica__module_acquire(void *handle,
+                                   const mica_module_desc_t **desc,
+                                   char *why, size_t len);
 
 /*
  * Let go of a module of a context: the last context holding a module
@@ -54,16 +96,12 @@ mica_status_t mica__registry_add_creator(mica_context_t *ctx,
 char *mica__creator_key(const mica_layer_creator_t *c, char *buf,
                         size_t len);
 
+/* Why creator c is unusable (into why), or NULL when it is fine
+ * (registry/check.c). */
+const char *mica__check_creator(const mica_layer_creator_t *c, char *why,
+                                size_t len);
+
 /* The namespace of a creator: "" when the module left it NULL. */
 const char *mica__creator_ns(const mica_layer_creator_t *c);
-
-/*
- * The level named by $MICA_LOG_LEVEL ("error", "warning", "info", "debug"
- * or a digit 0..3), or `dflt` when it is unset or not understood.
- */
-mica_log_level_t mica__log_level_env(mica_log_level_t dflt);
-
-/* "error: ", "warning: ", "" (info), "debug: ". */
-const char *mica__log_prefix(mica_log_level_t level);
 
 #endif

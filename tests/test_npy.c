@@ -1,5 +1,5 @@
 /*
- * tests/test_npy.c - the .npy reader and writer of tools/npy.c: files
+ * tests/test_npy.c - the .npy reader and writer of core/base/npy.c: files
  * built byte by byte as NumPy writes them (formats 1.0, 2.0, 3.0), a
  * round trip of every dtype in both written formats, the exact bytes
  * written, atomic writing, and each error.

@@ -58,25 +58,45 @@ int cli_is_help(const char *arg)
 
 int cli_parse_device(const char *s, uint32_t *out)
 {
-    if (!strcmp(s, "auto"))
-        *out = 0;
-    else if (!strcmp(s, "cpu"))
-        *out = MICA_DEVICE_CPU;
-    else if (!strcmp(s, "cuda"))
-        *out = MICA_DEVICE_CUDA;
-    else
-        return -1;
-    return 0;
+    return mica_device_parse(s, out) == MICA_OK ? 0 : -1;
+}
+
+const char *cli_device_choices(void)
+{
+    static char buf[256];
+    const char *last = NULL, *name;
+    size_t pos = (size_t)snprintf(buf, sizeof buf, "auto");
+    uint32_t bit;
+
+    /* Every name before the last one with ", ", the last with " or ". */
+    for (bit = 1; bit; bit <<= 1) {
+        if (!(name = mica_device_name(bit)))
+            continue;
+        if (last && pos < sizeof buf)
+            pos += (size_t)snprintf(buf + pos, sizeof buf - pos, ", %s", last);
+        last = name;
+    }
+    if (last && pos < sizeof buf)
+        snprintf(buf + pos, sizeof buf - pos, " or %s", last);
+    return buf;
 }
 
 const char *cli_device_name(uint32_t devices)
 {
-    switch (devices & (MICA_DEVICE_CPU | MICA_DEVICE_CUDA)) {
-    case MICA_DEVICE_CPU: return "cpu";
-    case MICA_DEVICE_CUDA: return "cuda";
-    case MICA_DEVICE_CPU | MICA_DEVICE_CUDA: return "cpu,cuda";
-    default: return "-";
-    }
+    static char buf[256];
+    const char *name;
+    size_t pos = 0;
+    uint32_t bit;
+
+    if ((name = mica_device_name(devices)) != NULL)
+        return name; /* one device: the library's string */
+    buf[0] = '\0';
+    for (bit = 1; bit; bit <<= 1)
+        if ((devices & bit) && (name = mica_device_name(bit)) != NULL &&
+            pos < sizeof buf)
+            pos += (size_t)snprintf(buf + pos, sizeof buf - pos, "%s%s",
+                                    pos ? "," : "", name);
+    return pos ? buf : "-";
 }
 
 static void quiet_log(void *user, mica_log_level_t level, const char *msg)
@@ -133,6 +153,8 @@ int cli_context(mica_context_t **ctx, char **paths, int nb_paths, int quiet)
     int i;
 
     st = mica_context_create(ctx);
+    if (st == MICA_ERR_INVALID)
+        return CLI_ERROR; /* the library said why ($MICA_LOG_LEVEL) */
     if (st != MICA_OK)
         return cli_error("cannot create a context: %s", mica_status_name(st));
     if (quiet)

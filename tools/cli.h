@@ -39,7 +39,13 @@ int cli_is_help(const char *arg);
 
 /* "auto", "cpu", "cuda" -> 0, MICA_DEVICE_CPU, MICA_DEVICE_CUDA; -1 else. */
 int cli_parse_device(const char *s, uint32_t *out);
-/* "cpu", "cuda", "cpu,cuda" for device bits. */
+/* "auto, cpu or cuda": what --device takes, for messages. */
+const char *cli_device_choices(void);
+/*
+ * "cpu", "cuda", "cpu,cuda" for device bits ("-" for none).  A single
+ * device's name lives as long as the program; several share one buffer,
+ * valid until the next call.
+ */
 const char *cli_device_name(uint32_t devices);
 
 /* "[2, 3]" (a scalar: "[]") into buf; returns buf. */
@@ -129,6 +135,14 @@ int cli_open(mica_context_t *ctx, const char *path, uint32_t device,
 const char *cli_source_name(const cli_source_t *src);
 /* Destroy the engine and the manifest (before their context). */
 void cli_close(cli_source_t *src);
+
+/*
+ * `mica run`'s outputs after a run of exec (tools/run_output.c): every
+ * network output and output for shapes as OUT_DIR/NAME.npy, printed, all
+ * or none written.  CLI_OK or CLI_ERROR (said).
+ */
+int cli_write_outputs(const char *out_dir, mica_context_t *ctx,
+                      mica_engine_t *engine, mica_exec_t *exec);
 
 /*
  * A table printed with aligned columns: add rows of `nb_cols` strings

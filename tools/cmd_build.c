@@ -98,7 +98,7 @@ int cmd_build(int argc, char **argv)
                 rc = CLI_USAGE;
             else if (cli_parse_device(v, &device))
                 rc = cli_usage_error("build", "--device '%s': expected "
-                                     "auto, cpu or cuda", v);
+                                     "%s", v, cli_device_choices());
         } else if ((rc = cli_onnx_option("build", argc, argv, &i, &taken))
                    != CLI_OK || taken) {
             continue;

@@ -370,7 +370,7 @@ int cmd_inspect(int argc, char **argv)
                 rc = CLI_USAGE;
             else if (cli_parse_device(v, &device))
                 rc = cli_usage_error("inspect", "--device '%s': expected "
-                                     "auto, cpu or cuda", v);
+                                     "%s", v, cli_device_choices());
         } else if ((rc = cli_onnx_option("inspect", argc, argv, &i, &taken))
                    != CLI_OK || taken) {
             continue;

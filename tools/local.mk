@@ -1,21 +1,13 @@
-# tools/local.mk - the manifest loader (part of libmica), the `mica`
-# command, and their tests.
-
-# ---- the manifest loader (core/manifest/) ----------------------------------
-# tools/npy.c is compiled into libmica too (hidden), for `npy:` weights.
-libmica_la_SOURCES += \
-	core/manifest/manifest_int.h core/manifest/yaml_doc.c \
-	core/manifest/weights.c core/manifest/params.c \
-	core/manifest/tensors.c core/manifest/layers.c \
-	core/manifest/manifest.c tools/npy.c tools/npy.h
+# tools/local.mk - the `mica` command, and the tests of it and of the
+# manifest loader.
 
 # ---- the mica command ------------------------------------------------------
 bin_PROGRAMS += tools/mica
 tools_mica_SOURCES = tools/mica.c tools/cli.h tools/cli.c \
-	tools/cmd_run.c tools/cmd_build.c tools/cmd_inspect.c \
-	tools/cmd_modules.c tools/cmd_modules.h tools/modules_detail.c \
-	tools/modules_json.c tools/cmd_import.c tools/cli_onnx.c \
-	tools/npy.c tools/npy.h
+	tools/cmd_run.c tools/run_output.c tools/cmd_build.c \
+	tools/cmd_inspect.c tools/cmd_modules.c tools/cmd_modules.h \
+	tools/modules_detail.c tools/modules_json.c tools/cmd_import.c \
+	tools/cli_onnx.c core/base/npy.c core/base/npy.h
 tools_mica_LDADD = libmica.la $(LIBM)
 # `mica modules TYPE` points to the installed manifest reference.
 tools_mica_CPPFLAGS = $(AM_CPPFLAGS) -DMICA_DOC_DIR='"$(docdir)"'
@@ -26,12 +18,10 @@ check_PROGRAMS += tests/test_manifest tests/test_npy tests/npytool
 TESTS += tests/test_manifest tests/test_npy tests/test_cli.sh
 tests_test_manifest_SOURCES = tests/test_manifest.c
 tests_test_manifest_LDADD = $(MICA_TEST_LIBS)
-tests_test_npy_SOURCES = tests/test_npy.c tools/npy.c tools/npy.h
-tests_test_npy_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
+tests_test_npy_SOURCES = tests/test_npy.c core/base/npy.c core/base/npy.h
 tests_test_npy_LDADD = $(MICA_TEST_LIBS)
 # A small helper of test_cli.sh: writes and prints .npy files.
-tests_npytool_SOURCES = tests/npytool.c tools/npy.c tools/npy.h
-tests_npytool_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
+tests_npytool_SOURCES = tests/npytool.c core/base/npy.c core/base/npy.h
 tests_npytool_LDADD = libmica.la $(LIBM)
 
 # Dynamic shapes end to end, on the manifests of tests/manifests/dynamic/.
@@ -51,6 +41,11 @@ DYNAMIC_MANIFESTS = tests/manifests/dynamic/reshape_like.yaml \
 
 # Loops and conditionals through the command (tests/manifests/control/).
 TESTS += tests/test_cli_control.sh
+
+# What a newcomer is told: folders for files, misspelt --prefer types,
+# MICA_LOG_LEVEL, info and debug logging, configure's rm and core/.
+TESTS += tests/test_cli_messages.sh
+EXTRA_DIST += tests/test_cli_messages.sh
 
 # Engine files end to end: mica build, then run and inspect of the engine
 # against the manifest, and the refusals of a damaged or unloadable engine.

@@ -48,7 +48,12 @@ typedef struct mica_manifest mica_manifest_t;
 typedef void (*mica_log_fn)(void *user, mica_log_level_t level,
                             const char *message);
 
-/* A new context with no modules loaded. */
+/*
+ * A new context with no modules loaded.  Its logger starts at the level
+ * $MICA_LOG_LEVEL names ("error", "warning", "info", "debug" or 0..3;
+ * unset: warning); a value naming no level is refused with
+ * MICA_ERR_INVALID, said in one line on stderr.
+ */
 MICA_EXPORT mica_status_t mica_context_create(mica_context_t **out);
 MICA_EXPORT void mica_context_destroy(mica_context_t *ctx);
 
@@ -159,8 +164,24 @@ MICA_EXPORT mica_status_t mica_registry_find(mica_context_t *ctx,
 MICA_EXPORT mica_status_t mica_context_set_prefer(mica_context_t *ctx,
                                                   const char *spec);
 
-/* Whether a device kind can run work in this process (CPU always can). */
+/*
+ * Whether a device kind can run work in this process (CPU always can).
+ * The first call for a device that is not built into libmica (CUDA)
+ * loads it and probes for hardware; nothing else does before a build or
+ * an engine load asks for that device.
+ */
 MICA_EXPORT int32_t mica_device_usable(mica_device_kind_t device);
+
+/* The name of one device bit ("cpu", "cuda"); NULL for an unknown bit. */
+MICA_EXPORT const char *mica_device_name(uint32_t device);
+
+/*
+ * The device bit named `name` ("cpu", "cuda"), or 0 for "auto";
+ * MICA_ERR_NOT_FOUND for a name no device has.  Every device the ABI
+ * knows has a name, whether or not this build runs it.
+ */
+MICA_EXPORT mica_status_t mica_device_parse(const char *name,
+                                            uint32_t *device);
 
 /* ---------------------------------------------------------------------
  * Networks

@@ -1,13 +1,17 @@
 /*
  * core/cpu/device.c - the CPU device: host memory, no streams; every
- * operation is complete when it returns.
+ * operation is complete when it returns.  Linked into libmica, it
+ * reaches it only through the host table it is given, as a device built
+ * as a shared object does.
  */
 #include <config.h>
 
-#include "graph.h"
+#include "device.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+static const mica__device_host_t *host;
 
 static int32_t cpu_usable(void)
 {
@@ -20,7 +24,7 @@ static mica_status_t cpu_alloc(mica_context_t *ctx, size_t bytes, void **out)
     size_t n = (bytes + 63) / 64 * 64;
     *out = aligned_alloc(64, n ? n : 64);
     if (!*out)
-        return mica__fail(ctx, MICA_ERR_NOMEM,
+        return host->fail(ctx, MICA_ERR_NOMEM,
                           "out of host memory allocating %zu bytes", bytes);
     return MICA_OK;
 }
@@ -59,7 +63,22 @@ static mica_status_t cpu_sync(mica_context_t *ctx, void *stream)
     return MICA_OK;
 }
 
-const mica__device_t mica__device_cpu = {
-    MICA_DEVICE_CPU, "cpu", cpu_usable, cpu_alloc, cpu_free,
-    cpu_stream_create, cpu_stream_destroy, cpu_copy, cpu_copy, cpu_sync,
+static const mica__device_t cpu_device = {
+    .struct_size = sizeof(mica__device_t),
+    .build = PACKAGE_VERSION,
+    .usable = cpu_usable,
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .stream_create = cpu_stream_create,
+    .stream_destroy = cpu_stream_destroy,
+    .upload = cpu_copy,
+    .download = cpu_copy,
+    .sync = cpu_sync,
 };
+
+/* Linked into libmica: core/device.c opens the "cpu" entry here. */
+const mica__device_t *mica__device_cpu_entry(const mica__device_host_t *h)
+{
+    host = h;
+    return &cpu_device;
+}

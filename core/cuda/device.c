@@ -2,21 +2,28 @@
  * core/cuda/device.c - the CUDA device: a device arena allocated once per
  * execution context, one stream per context, asynchronous copies.
  *
+ * Built as a shared object of its own (mica_device_cuda.so in
+ * $(pkglibdir)), which libmica opens the first time a CUDA device is
+ * used (core/device.c): only then are the CUDA runtime and the driver
+ * loaded.  It reaches libmica only through the host table it is given.
+ *
  * Written against the CUDA runtime's C API, so it compiles with the C
  * compiler; only kernels need nvcc.
  */
 #include <config.h>
 
-#include "graph.h"
+#include "device.h"
 
 #include <cuda_runtime_api.h>
+
+static const mica__device_host_t *host;
 
 /* Record a failed CUDA call on ctx with the call, file and line. */
 #define CUDA_TRY(ctx, call)                                                  \
     do {                                                                     \
         cudaError_t e_ = (call);                                             \
         if (e_ != cudaSuccess)                                               \
-            return mica__fail((ctx), MICA_ERR_DEVICE,                        \
+            return host->fail((ctx), MICA_ERR_DEVICE,                        \
                               "%s failed: %s (%s:%d)", #call,                \
                               cudaGetErrorString(e_), __FILE__, __LINE__);   \
     } while (0)
@@ -37,7 +44,7 @@ static mica_status_t cuda_alloc(mica_context_t *ctx, size_t bytes, void **out)
 {
     cudaError_t e = cudaMalloc(out, bytes ? bytes : 256);
     if (e != cudaSuccess)
-        return mica__fail(ctx, MICA_ERR_NOMEM,
+        return host->fail(ctx, MICA_ERR_NOMEM,
                           "cudaMalloc of %zu bytes failed: %s", bytes,
                           cudaGetErrorString(e));
     return MICA_OK;
@@ -83,8 +90,24 @@ static mica_status_t cuda_sync(mica_context_t *ctx, void *stream)
     return MICA_OK;
 }
 
-const mica__device_t mica__device_cuda = {
-    MICA_DEVICE_CUDA, "cuda", cuda_usable, cuda_alloc, cuda_free,
-    cuda_stream_create, cuda_stream_destroy, cuda_upload, cuda_download,
-    cuda_sync,
+static const mica__device_t cuda_device = {
+    .struct_size = sizeof(mica__device_t),
+    .build = PACKAGE_VERSION,
+    .usable = cuda_usable,
+    .alloc = cuda_alloc,
+    .free = cuda_free,
+    .stream_create = cuda_stream_create,
+    .stream_destroy = cuda_stream_destroy,
+    .upload = cuda_upload,
+    .download = cuda_download,
+    .sync = cuda_sync,
 };
+
+/* The one exported symbol: libmica calls it once, on first use. */
+MICA_EXPORT const mica__device_t *mica__device_entry(
+    const mica__device_host_t *h);
+const mica__device_t *mica__device_entry(const mica__device_host_t *h)
+{
+    host = h;
+    return &cuda_device;
+}

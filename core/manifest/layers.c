@@ -1,9 +1,11 @@
 /*
- * core/manifest/layers.c - the `layers` list: each layer's keys, its
- * creator looked up in the registry (so an unknown type names the
- * layer's position), its params converted by the creator's schema, its
- * tensors entered in the definition table, then the layer added to the
- * network with the origins of the layer and of each input name.
+ * core/manifest/layers.c - the `layers` list.  First pass: each layer's
+ * keys, name, type, tensors (entered in the definition table) and params
+ * as written.  Second pass, once the modules are loaded: its creator
+ * looked up in the registry (so an unknown type names the layer's
+ * position), its params checked by core/base/fields.c against the creator's
+ * schema, then the layer added to the network with the origins of the
+ * layer and of each input name.
  */
 #include <config.h>
 
@@ -12,23 +14,11 @@
 #include <string.h>
 
 #include "manifest_int.h"
+#include "graph.h"
 
 static const char *const layer_keys[] = {
     "name", "type", "version", "namespace", "implementation", "inputs",
     "outputs", "params", "precision", "loop", "conditional", NULL};
-
-mica_status_t mica__mf_core_fail(mica__mf_t *mf, mica_status_t st,
-                                 const yaml_node_t *node, const char *prefix)
-{
-    char msg[MICA_ERROR_MAX];
-    size_t n = strlen(mf->path);
-    snprintf(msg, sizeof(msg), "%s", mica_context_error(mf->ctx));
-    if (!strncmp(msg, mf->path, n) && msg[n] == ':')
-        return mica__fail(mf->ctx, st, "%s", msg);
-    if (!msg[0])
-        snprintf(msg, sizeof(msg), "%s", mica_status_name(st));
-    return mica__mf_fail_st(mf, st, node, "%s: %s", prefix, msg);
-}
 
 /* An optional scalar string under `key`; *out stays NULL if absent. */
 static mica_status_t opt_string(mica__mf_t *mf, yaml_node_t *layer,
@@ -90,27 +80,24 @@ static void free_origins(char **o, int32_t n)
 }
 
 /*
- * Layer `index` of the list: check its keys, find its creator, convert its
- * params, define its outputs and add it to the network.
+ * Layer `index` of the list, first pass: check its keys, read its name,
+ * type and version, its tensors (defining its outputs) and its params as
+ * written, into mf->pending[index].
  */
 static mica_status_t one_layer(mica__mf_t *mf, int32_t index,
                                yaml_node_t *node)
 {
     mica_manifest_t *m = mf->m;
     mica__mf_layer_t *ml = &m->layers[index];
-    mica_layer_spec_t spec;
-    mica_creator_info_t info;
-    mica__mf_params_t params;
-    yaml_node_t *name_node, *type_node, *v, *outs_node;
-    const char *name = NULL, *type = NULL, *ns, *impl, *loop, *cond;
-    const char **ins = NULL, **outs = NULL;
-    char **in_origins = NULL, **out_origins = NULL;
-    int32_t nb_in = 0, nb_out = 0, version = 0, i;
-    char what[300], d[64], lc[48], msg[MICA_ERROR_MAX];
+    mica__mf_pending_t *p = &mf->pending[index];
+    yaml_node_t *name_node, *v, *outs_node;
+    const char *name = NULL;
+    char what[300], d[64];
     int64_t iv;
+    int32_t i;
     mica_status_t st;
 
-    memset(&params, 0, sizeof(params));
+    p->node = node;
     snprintf(what, sizeof(what), "layers: item %d", (int)index);
     st = mica__mf_check_map(mf, node, layer_keys, what);
     if (st != MICA_OK)
@@ -132,10 +119,10 @@ static mica_status_t one_layer(mica__mf_t *mf, int32_t index,
         return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
     snprintf(what, sizeof(what), "layer '%s'", name);
 
-    type_node = mica__mf_get(mf, node, "type", NULL);
-    if (!type_node)
+    p->type_node = mica__mf_get(mf, node, "type", NULL);
+    if (!p->type_node)
         return mica__mf_fail(mf, node, "%s: missing key 'type'", what);
-    st = mica__mf_string(mf, type_node, "layer type", &type);
+    st = mica__mf_string(mf, p->type_node, "layer type", &p->type);
     if (st != MICA_OK)
         return st;
     v = mica__mf_get(mf, node, "version", NULL);
@@ -144,13 +131,13 @@ static mica_status_t one_layer(mica__mf_t *mf, int32_t index,
             return mica__mf_fail(mf, v, "%s: version must be an integer "
                                  ">= 1, got %s", what,
                                  mica__mf_describe(v, d, sizeof(d)));
-        version = (int32_t)iv;
+        p->version = (int32_t)iv;
     }
-    if ((st = opt_string(mf, node, "namespace", what, &ns)) != MICA_OK
-        || (st = opt_string(mf, node, "implementation", what, &impl))
+    if ((st = opt_string(mf, node, "namespace", what, &p->ns)) != MICA_OK
+        || (st = opt_string(mf, node, "implementation", what, &p->impl))
                != MICA_OK
-        || (st = opt_string(mf, node, "loop", what, &loop)) != MICA_OK
-        || (st = opt_string(mf, node, "conditional", what, &cond))
+        || (st = opt_string(mf, node, "loop", what, &p->loop)) != MICA_OK
+        || (st = opt_string(mf, node, "conditional", what, &p->cond))
                != MICA_OK)
         return st;
     v = mica__mf_get(mf, node, "precision", NULL);
@@ -163,63 +150,109 @@ static mica_status_t one_layer(mica__mf_t *mf, int32_t index,
         ml->has_precision = 1;
     }
 
-    /* The creator: an unknown type or version is reported here. */
-    st = mica_registry_find(mf->ctx, ns, type, version, impl, 0, &info);
-    if (st != MICA_OK) {
-        snprintf(msg, sizeof(msg), "%s", mica_context_error(mf->ctx));
-        return mica__mf_fail_st(mf, st, type_node, "%s: %s", what,
-                                msg[0] ? msg : "unknown layer type");
-    }
-
     st = names(mf, mica__mf_get(mf, node, "inputs", NULL), what, "inputs", 1,
-               &ins, &in_origins, &nb_in);
+               &p->ins, &p->in_origins, &p->nb_in);
     if (st != MICA_OK)
-        goto out;
+        return st;
     outs_node = mica__mf_get(mf, node, "outputs", NULL);
-    st = names(mf, outs_node, what, "outputs", 0, &outs, &out_origins,
-               &nb_out);
+    st = names(mf, outs_node, what, "outputs", 0, &p->outs, &p->out_origins,
+               &p->nb_out);
     if (st != MICA_OK)
-        goto out;
-    for (i = 0; i < nb_out; i++) {
-        st = mica__mf_define(mf, outs[i], index,
+        return st;
+    for (i = 0; i < p->nb_out; i++) {
+        st = mica__mf_define(mf, p->outs[i], index,
                              mica__mf_seq_item(mf, outs_node, i), what);
         if (st != MICA_OK)
-            goto out;
+            return st;
     }
+    return mica__mf_params(mf, mica__mf_get(mf, node, "params", NULL), node,
+                           name, &p->params);
+}
 
-    st = mica__mf_params(mf, mica__mf_get(mf, node, "params", NULL), node,
-                         name, info.creator, &params);
+/*
+ * Layer `index`, second pass: its creator (an unknown type or version is
+ * reported at its `type`), its params checked by that creator's schema,
+ * then the layer added to the network.
+ */
+static mica_status_t resolve(mica__mf_t *mf, int32_t index)
+{
+    mica__mf_layer_t *ml = &mf->m->layers[index];
+    mica__mf_pending_t *p = &mf->pending[index];
+    mica_creator_info_t info;
+    mica__fields_src_t src;
+    mica__fields_t fields;
+    mica_layer_spec_t spec;
+    char what[300], msg[MICA_ERROR_MAX];
+    mica_status_t st;
+
+    snprintf(what, sizeof(what), "layer '%s'", ml->name);
+    st = mica_registry_find(mf->ctx, p->ns, p->type, p->version, p->impl, 0,
+                            &info);
+    if (st != MICA_OK) {
+        snprintf(msg, sizeof(msg), "%s", mica_context_error(mf->ctx));
+        return mica__mf_fail_st(mf, st, p->type_node, "%s: %s", what,
+                                msg[0] ? msg : "unknown layer type");
+    }
+    memset(&src, 0, sizeof(src));
+    src.layer = ml->name;
+    src.origin = ml->origin;
+    src.params_origin = p->params.origin;
+    src.manifest = 1;
+    src.weights = mica__mf_params_weights;
+    src.user = mf;
+    src.borrow_weights = 1; /* the manifest's, which outlive its network */
+    st = mica__fields_validate(&src, info.creator, p->params.given,
+                               p->params.nb_given, &fields, msg, sizeof(msg));
     if (st != MICA_OK)
-        goto out;
+        return mica__fail(mf->ctx, st, "%s", msg);
 
     memset(&spec, 0, sizeof(spec));
     spec.struct_size = sizeof(spec);
-    spec.version = version;
-    spec.name = name;
-    spec.type = type;
-    spec.ns = ns;
-    spec.implementation = impl;
-    spec.nb_inputs = nb_in;
-    spec.nb_outputs = nb_out;
-    spec.inputs = ins;
-    spec.outputs = outs;
-    spec.fields = &params.view;
+    spec.version = p->version;
+    spec.name = ml->name;
+    spec.type = p->type;
+    spec.ns = p->ns;
+    spec.implementation = p->impl;
+    spec.nb_inputs = p->nb_in;
+    spec.nb_outputs = p->nb_out;
+    spec.inputs = p->ins;
+    spec.outputs = p->outs;
     spec.origin = ml->origin;
-    spec.input_origins = (const char *const *)in_origins;
-    spec.loop = loop;
-    spec.conditional = cond;
+    spec.input_origins = (const char *const *)p->in_origins;
+    spec.loop = p->loop;
+    spec.conditional = p->cond;
     spec.precision = ml->has_precision ? mica_dtype_name(ml->precision) : NULL;
-    st = mica_network_add_layer(m->net, &spec);
+    st = mica__network_add_checked(mf->m->net, &spec, info.creator, &fields);
     if (st != MICA_OK)
-        st = mica__mf_core_fail(mf, st, node, what);
-    (void)lc;
-out:
-    mica__mf_params_free(&params);
-    free(ins);
-    free(outs);
-    free_origins(in_origins, nb_in);
-    free_origins(out_origins, nb_out);
+        st = mica__mf_core_fail(mf, st, p->node, what);
     return st;
+}
+
+mica_status_t mica__mf_layers_resolve(mica__mf_t *mf)
+{
+    mica_status_t st;
+    int32_t i;
+
+    for (i = 0; i < mf->m->nb_layers; i++)
+        if ((st = resolve(mf, i)) != MICA_OK)
+            return st;
+    return MICA_OK;
+}
+
+void mica__mf_layers_free(mica__mf_t *mf)
+{
+    int32_t i;
+
+    for (i = 0; mf->pending && i < mf->m->nb_layers; i++) {
+        mica__mf_pending_t *p = &mf->pending[i];
+        free(p->ins);
+        free(p->outs);
+        free_origins(p->in_origins, p->nb_in);
+        free_origins(p->out_origins, p->nb_out);
+        mica__mf_params_free(&p->params);
+    }
+    free(mf->pending);
+    mf->pending = NULL;
 }
 
 /* Every layer input names a defined tensor. */
@@ -254,7 +287,8 @@ mica_status_t mica__mf_layers(mica__mf_t *mf, yaml_node_t *node)
         return st;
     n = mica__mf_seq_len(node);
     m->layers = calloc((size_t)(n ? n : 1), sizeof(*m->layers));
-    if (!m->layers)
+    mf->pending = calloc((size_t)(n ? n : 1), sizeof(*mf->pending));
+    if (!m->layers || !mf->pending)
         return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
     for (i = 0; i < n; i++) {
         m->nb_layers = i + 1;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "manifest_int.h"
+#include "device.h"
 
 static const char *const top_keys[] = {
     "mica", "name", "device", "precision", "modules", "inputs", "profiles",
@@ -35,20 +36,16 @@ static mica_status_t version(mica__mf_t *mf, yaml_node_t *root)
     return MICA_OK;
 }
 
-/* `device`: auto, cpu or cuda into the build configuration. */
+/* `device`: auto or a name of the device table into the build
+ * configuration. */
 static mica_status_t device(mica__mf_t *mf, yaml_node_t *v)
 {
     const char *s = mica__mf_scalar(v);
-    char d[64];
-    if (s && !strcmp(s, "auto"))
-        mf->m->config.device = 0;
-    else if (s && !strcmp(s, "cpu"))
-        mf->m->config.device = MICA_DEVICE_CPU;
-    else if (s && !strcmp(s, "cuda"))
-        mf->m->config.device = MICA_DEVICE_CUDA;
-    else
-        return mica__mf_fail(mf, v, "device: %s is not one of auto, cpu, "
-                             "cuda", mica__mf_describe(v, d, sizeof(d)));
+    char d[64], list[128];
+    if (!s || mica_device_parse(s, &mf->m->config.device) != MICA_OK)
+        return mica__mf_fail(mf, v, "device: %s is not one of %s",
+                             mica__mf_describe(v, d, sizeof(d)),
+                             mica__device_choices(", ", list, sizeof list));
     return MICA_OK;
 }
 
@@ -118,7 +115,12 @@ static mica_status_t scales(mica__mf_t *mf, yaml_node_t *node)
 
 /* ---- modules ---------------------------------------------------------- */
 
-static mica_status_t module_files(mica__mf_t *mf, yaml_node_t *v, int dirs)
+/*
+ * `modules.paths` (dirs) or `modules.load`: a list of paths relative to
+ * the manifest; checked in the first pass, loaded (`load`) in the second.
+ */
+static mica_status_t module_files(mica__mf_t *mf, yaml_node_t *v, int dirs,
+                                  int load)
 {
     const char *key = dirs ? "modules.paths" : "modules.load";
     mica_status_t st;
@@ -136,6 +138,8 @@ static mica_status_t module_files(mica__mf_t *mf, yaml_node_t *v, int dirs)
         st = mica__mf_string(mf, it, what, &rel);
         if (st != MICA_OK)
             return st;
+        if (!load)
+            continue;
         path = mica__mf_path(mf, rel);
         if (!path)
             return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
@@ -185,7 +189,8 @@ static mica_status_t prefer(mica__mf_t *mf, yaml_node_t *v)
     return MICA_OK;
 }
 
-/* `modules`: load the folders, then the files; keep the preferences. */
+/* `modules`, first pass: check the folders and files, keep the
+ * preferences. */
 static mica_status_t modules(mica__mf_t *mf, yaml_node_t *v)
 {
     yaml_node_t *x;
@@ -194,14 +199,28 @@ static mica_status_t modules(mica__mf_t *mf, yaml_node_t *v)
     st = mica__mf_check_map(mf, v, module_keys, "modules");
     if (st != MICA_OK)
         return st;
-    if ((x = mica__mf_get(mf, v, "paths", NULL))
-        && (st = module_files(mf, x, 1)) != MICA_OK)
+    if ((x = mf->module_paths = mica__mf_get(mf, v, "paths", NULL))
+        && (st = module_files(mf, x, 1, 0)) != MICA_OK)
         return st;
-    if ((x = mica__mf_get(mf, v, "load", NULL))
-        && (st = module_files(mf, x, 0)) != MICA_OK)
+    if ((x = mf->module_load = mica__mf_get(mf, v, "load", NULL))
+        && (st = module_files(mf, x, 0, 0)) != MICA_OK)
         return st;
     if ((x = mica__mf_get(mf, v, "prefer", NULL))
         && (st = prefer(mf, x)) != MICA_OK)
+        return st;
+    return MICA_OK;
+}
+
+/* Second pass: load the folders, then the files. */
+static mica_status_t load_modules(mica__mf_t *mf)
+{
+    mica_status_t st;
+
+    if (mf->module_paths &&
+        (st = module_files(mf, mf->module_paths, 1, 1)) != MICA_OK)
+        return st;
+    if (mf->module_load &&
+        (st = module_files(mf, mf->module_load, 0, 1)) != MICA_OK)
         return st;
     return MICA_OK;
 }
@@ -306,6 +325,10 @@ static mica_status_t load(mica__mf_t *mf)
     if ((v = mica__mf_get(mf, root, "scales", NULL))
         && (st = scales(mf, v)) != MICA_OK)
         return st;
+    /* Second pass: what needs the registry. */
+    if ((st = load_modules(mf)) != MICA_OK ||
+        (st = mica__mf_layers_resolve(mf)) != MICA_OK)
+        return st;
     return validate(mf, root);
 }
 
@@ -363,6 +386,7 @@ mica_status_t mica__manifest_load_mem(mica_context_t *ctx, const char *path,
     }
     st = load(&mf);
 out:
+    mica__mf_layers_free(&mf);
     if (mf.have_doc)
         yaml_document_delete(&mf.doc);
     free(mf.dir);

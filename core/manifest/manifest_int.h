@@ -3,6 +3,11 @@
  * the parsed manifest (mica_manifest_t) and the loader's state shared by
  * yaml_doc.c (node helpers, positions, errors), weights.c, params.c,
  * layers.c, tensors.c and manifest.c.
+ *
+ * Loading has two passes over the YAML document: the first parses and
+ * checks everything the manifest says on its own, without the registry;
+ * the second loads the modules it names, then resolves each layer's type
+ * to a creator and has core/base/fields.c check its params by that schema.
  */
 #ifndef MICA_MANIFEST_INT_H
 #define MICA_MANIFEST_INT_H
@@ -95,6 +100,30 @@ typedef struct mica__mf_def {
     yaml_node_t *node;
 } mica__mf_def_t;
 
+/* ---- params.c -------------------------------------------------------- */
+
+/* A layer's params as written (loose), for core/base/fields.c. */
+typedef struct mica__mf_params {
+    mica__given_t *given;
+    int32_t nb_given;
+    char *origin;          /* where a missing param is reported: the params
+                              map, else the layer */
+    void **owned;
+    int32_t nb_owned;
+} mica__mf_params_t;
+
+/* A layer parsed in the first pass, resolved in the second.  Strings
+ * point into the YAML document. */
+typedef struct mica__mf_pending {
+    yaml_node_t *node, *type_node;
+    const char *type, *ns, *impl, *loop, *cond;
+    int32_t version;
+    const char **ins, **outs;
+    char **in_origins, **out_origins;
+    int32_t nb_in, nb_out;
+    mica__mf_params_t params;
+} mica__mf_pending_t;
+
 typedef struct mica__mf {
     mica_context_t *ctx;
     const char *path;      /* as given, for messages */
@@ -111,6 +140,8 @@ typedef struct mica__mf {
     const char *mem_file;
     const void *mem_data;
     size_t mem_size;
+    mica__mf_pending_t *pending; /* per layer of m->layers */
+    yaml_node_t *module_paths, *module_load; /* loaded in the second pass */
 } mica__mf_t;
 
 /*
@@ -192,6 +223,14 @@ const char *mica__mf_dims_str(const mica_dims_t *dims, char *buf,
 /* Resolve a path relative to the manifest's folder; malloc'd. */
 char *mica__mf_path(mica__mf_t *mf, const char *rel);
 
+/*
+ * Pass a failure of the core through: keep its message when it already
+ * names a position, otherwise put the origin of `node` in front.
+ */
+mica_status_t mica__mf_core_fail(mica__mf_t *mf, mica_status_t st,
+                                 const yaml_node_t *node,
+                                 const char *prefix);
+
 /* ---- weights.c ------------------------------------------------------- */
 
 /*
@@ -210,23 +249,21 @@ const mica__mf_weights_t *mica__mf_weights_find(const mica_manifest_t *m,
 
 /* ---- params.c -------------------------------------------------------- */
 
-/* Converted params of one layer; free with mica__mf_params_free. */
-typedef struct mica__mf_params {
-    mica_fields_t view;
-    mica_field_t *items;
-    int32_t nb_items;
-} mica__mf_params_t;
-
 /*
- * Convert the `params` map (node may be NULL) of layer `layer` to typed
- * fields by the creator's schema; check names, types, counts, enum
- * values and required fields.
+ * The `params` map (node may be NULL) of layer `layer` as written: each
+ * param's name and loose value with their positions.  Only the map's
+ * own shape is checked here (a map with names for keys).
  */
 mica_status_t mica__mf_params(mica__mf_t *mf, yaml_node_t *node,
                               yaml_node_t *layer_node, const char *layer,
-                              const mica_layer_creator_t *creator,
                               mica__mf_params_t *out);
 void mica__mf_params_free(mica__mf_params_t *p);
+
+/* The validator's reader of WEIGHTS params (mica__weights_fn); user is
+ * the loader's mica__mf_t. */
+mica_status_t mica__mf_params_weights(void *user, const mica__loose_t *v,
+                                      const char *what, mica_weights_t *out,
+                                      char *err, size_t errlen);
 
 /* ---- tensors.c: inputs, profiles, outputs ---------------------------- */
 
@@ -245,14 +282,11 @@ const mica__mf_def_t *mica__mf_lookup(const mica__mf_t *mf,
 
 /* ---- layers.c -------------------------------------------------------- */
 
+/* First pass: parse the `layers` list, define their outputs. */
 mica_status_t mica__mf_layers(mica__mf_t *mf, yaml_node_t *node);
-
-/*
- * Pass a failure of the core through: keep its message when it already
- * names a position, otherwise put the origin of `node` in front.
- */
-mica_status_t mica__mf_core_fail(mica__mf_t *mf, mica_status_t st,
-                                 const yaml_node_t *node,
-                                 const char *prefix);
+/* Second pass: resolve each layer's type, check its params, add it. */
+mica_status_t mica__mf_layers_resolve(mica__mf_t *mf);
+/* The first pass's records. */
+void mica__mf_layers_free(mica__mf_t *mf);
 
 #endif /* MICA_MANIFEST_INT_H */

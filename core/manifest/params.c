@@ -1,9 +1,9 @@
 /*
- * core/manifest/params.c - a layer's `params` map converted to typed
- * fields by the schema its creator declares.  Every problem names the
- * param's position: unknown names (listing the accepted ones), values of
- * the wrong type, wrong counts, enum names not in the list, missing
- * required params.  Defaults are applied later by the core.
+ * core/manifest/params.c - a layer's `params` map as written, for the
+ * validator: every param's name and value (scalars as text, lists, maps)
+ * with the "file:line:col" of each, and the reading of a WEIGHTS param
+ * (a weights entry's name or an inline blob) when the validator asks for
+ * one.  Nothing here knows a schema: core/base/fields.c converts and checks.
  */
 #include <config.h>
 
@@ -13,258 +13,136 @@
 
 #include "manifest_int.h"
 
-/* A field type as the messages name it. */
-static const char *type_name(mica_field_type_t t)
+/* An allocation kept by p, zeroed; NULL when memory runs out. */
+static void *keep(mica__mf_params_t *p, void *mem)
 {
-    static const char *const names[] = {"int", "float", "bool", "string",
-                                        "enum", "dtype", "weights"};
-    return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "?";
-}
-
-/* The schema entry `name` of a creator, NULL if none. */
-static const mica_field_schema_t *schema_find(const mica_layer_creator_t *c,
-                                              const char *name)
-{
-    int32_t i;
-    for (i = 0; i < c->nb_fields; i++)
-        if (!strcmp(c->fields[i].name, name))
-            return &c->fields[i];
-    return NULL;
-}
-
-/* "a, b, c": the params a creator takes. */
-static void field_names(const mica_layer_creator_t *c, char *buf, size_t len)
-{
-    size_t n = 0;
-    int32_t i;
-    buf[0] = '\0';
-    for (i = 0; i < c->nb_fields && n + 1 < len; i++)
-        n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "",
-                              c->fields[i].name);
-}
-
-/* "x, y, z": the names of an enum. */
-static void enum_names(const char *const *v, char *buf, size_t len)
-{
-    size_t n = 0;
-    int i;
-    buf[0] = '\0';
-    for (i = 0; v && v[i] && n + 1 < len; i++)
-        n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "", v[i]);
-}
-
-/* Convert one element into slot i of data. */
-static mica_status_t element(mica__mf_t *mf, yaml_node_t *it,
-                             const char *what,
-                             const mica_field_schema_t *s, void *data,
-                             int32_t i)
-{
-    char d[64], list[512];
-    const char *str;
-    int64_t v;
-    double f;
-    int b;
-    int k;
-    mica_dtype_t dt;
-
-    if (s->type != MICA_FIELD_WEIGHTS && it->type != YAML_SCALAR_NODE)
-        return mica__mf_fail(mf, it, "%s: expected %s, got %s", what,
-                             type_name(s->type),
-                             mica__mf_describe(it, d, sizeof(d)));
-    switch (s->type) {
-    case MICA_FIELD_INT:
-        if (!mica__mf_to_int(it, &v))
-            return mica__mf_fail(mf, it, "%s: expected int, got %s", what,
-                                 mica__mf_describe(it, d, sizeof(d)));
-        ((int64_t *)data)[i] = v;
-        return MICA_OK;
-    case MICA_FIELD_FLOAT:
-        if (!mica__mf_to_float(it, &f))
-            return mica__mf_fail(mf, it, "%s: expected float, got %s", what,
-                                 mica__mf_describe(it, d, sizeof(d)));
-        ((double *)data)[i] = f;
-        return MICA_OK;
-    case MICA_FIELD_BOOL:
-        if (!mica__mf_to_bool(it, &b))
-            return mica__mf_fail(mf, it, "%s: expected bool (true or "
-                                 "false), got %s", what,
-                                 mica__mf_describe(it, d, sizeof(d)));
-        ((int64_t *)data)[i] = b;
-        return MICA_OK;
-    case MICA_FIELD_STRING:
-        if (mica__mf_is_null(it))
-            return mica__mf_fail(mf, it, "%s: expected string, got null",
-                                 what);
-        ((const char **)data)[i] = mica__mf_scalar(it);
-        return MICA_OK;
-    case MICA_FIELD_ENUM:
-        str = mica__mf_scalar(it);
-        for (k = 0; s->enum_values && s->enum_values[k]; k++)
-            if (!strcmp(s->enum_values[k], str))
-                break;
-        if (!s->enum_values || !s->enum_values[k]) {
-            enum_names(s->enum_values, list, sizeof(list));
-            return mica__mf_fail(mf, it, "%s: %s is not one of %s", what,
-                                 mica__mf_describe(it, d, sizeof(d)), list);
-        }
-        ((int64_t *)data)[i] = k;
-        return MICA_OK;
-    case MICA_FIELD_DTYPE:
-        if (mica__mf_dtype(mf, it, what, &dt) != MICA_OK)
-            return MICA_ERR_INVALID;
-        ((int64_t *)data)[i] = dt;
-        return MICA_OK;
-    case MICA_FIELD_WEIGHTS: {
-        const mica__mf_weights_t *w = NULL;
-        if (it->type == YAML_MAPPING_NODE) {
-            mica_status_t st = mica__mf_weights_blob(mf, it, NULL, what, &w);
-            if (st != MICA_OK)
-                return st;
-        } else if (it->type == YAML_SCALAR_NODE && !mica__mf_is_null(it)) {
-            w = mica__mf_weights_find(mf->m, mica__mf_scalar(it));
-            if (!w)
-                return mica__mf_fail(mf, it, "%s: no weights named '%s'",
-                                     what, mica__mf_scalar(it));
-        } else {
-            return mica__mf_fail(mf, it, "%s: expected the name of a "
-                                 "weights entry or a blob {dtype, shape, "
-                                 "data}, got %s", what,
-                                 mica__mf_describe(it, d, sizeof(d)));
-        }
-        ((mica_weights_t *)data)[i] = w->w;
-        return MICA_OK;
+    void **grown;
+    if (!mem)
+        return NULL;
+    grown = realloc(p->owned, sizeof *grown * (size_t)(p->nb_owned + 1));
+    if (!grown) {
+        free(mem);
+        return NULL;
     }
-    }
-    return mica__mf_fail(mf, it, "%s: field type %d is not supported", what,
-                         (int)s->type);
+    p->owned = grown;
+    p->owned[p->nb_owned++] = mem;
+    return mem;
 }
 
-/* Bytes of one element of a field of type t. */
-static size_t slot_size(mica_field_type_t t)
+/* The loose form of YAML node `node` into *v. */
+static mica_status_t loose(mica__mf_t *mf, mica__mf_params_t *p,
+                           yaml_node_t *node, mica__loose_t *v)
 {
-    switch (t) {
-    case MICA_FIELD_FLOAT: return sizeof(double);
-    case MICA_FIELD_STRING: return sizeof(const char *);
-    case MICA_FIELD_WEIGHTS: return sizeof(mica_weights_t);
-    default: return sizeof(int64_t);
-    }
-}
-
-/* One param value (a scalar, a list, or a weights blob) into *out. */
-static mica_status_t convert(mica__mf_t *mf, yaml_node_t *val,
-                             const char *what, const mica_field_schema_t *s,
-                             mica_field_t *out)
-{
-    int32_t n, i;
-    int is_list;
-    void *data;
-    char d[64];
+    mica__loose_t *items;
+    int32_t i, n;
     mica_status_t st;
 
-    /* A weights blob is a map: a single value, not a list. */
-    is_list = val->type == YAML_SEQUENCE_NODE;
-    if (mica__mf_is_null(val))
-        return mica__mf_fail(mf, val, "%s: no value", what);
-    if (s->count == 1 && is_list)
-        return mica__mf_fail(mf, val, "%s: expected one %s, got a list",
-                             what, type_name(s->type));
-    if (s->count > 1 && !is_list)
-        return mica__mf_fail(mf, val, "%s: expected a list of %d %s values, "
-                             "got %s", what, (int)s->count,
-                             type_name(s->type),
-                             mica__mf_describe(val, d, sizeof(d)));
-    n = is_list ? mica__mf_seq_len(val) : 1;
-    if (s->count > 1 && n != s->count)
-        return mica__mf_fail(mf, val, "%s: expected %d values, got %d", what,
-                             (int)s->count, (int)n);
-    data = calloc((size_t)(n ? n : 1), slot_size(s->type));
-    if (!data)
+    memset(v, 0, sizeof *v);
+    v->handle = node;
+    if (!(v->origin = keep(p, mica__mf_origin(mf, node))))
         return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
-    out->name = s->name;
-    out->type = s->type;
-    out->count = n;
-    out->data = data;
-    for (i = 0; i < n; i++) {
-        st = element(mf, is_list ? mica__mf_seq_item(mf, val, i) : val, what,
-                     s, data, i);
-        if (st != MICA_OK)
-            return st;
+    switch (node->type) {
+    case YAML_SEQUENCE_NODE:
+        v->kind = MICA__LOOSE_LIST;
+        n = mica__mf_seq_len(node);
+        items = keep(p, calloc((size_t)(n ? n : 1), sizeof *items));
+        if (!items)
+            return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
+        for (i = 0; i < n; i++)
+            if ((st = loose(mf, p, mica__mf_seq_item(mf, node, i),
+                            &items[i])) != MICA_OK)
+                return st;
+        v->items = items;
+        v->nb_items = n;
+        return MICA_OK;
+    case YAML_MAPPING_NODE:
+        v->kind = MICA__LOOSE_MAP; /* a weights blob, read on demand */
+        return MICA_OK;
+    default:
+        v->kind = MICA__LOOSE_SCALAR;
+        v->text = mica__mf_scalar(node);
+        v->plain = node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+        return MICA_OK;
     }
-    return MICA_OK;
 }
 
 mica_status_t mica__mf_params(mica__mf_t *mf, yaml_node_t *node,
                               yaml_node_t *layer_node, const char *layer,
-                              const mica_layer_creator_t *creator,
                               mica__mf_params_t *out)
 {
-    yaml_node_pair_t *p;
-    char what[256], list[512];
+    yaml_node_pair_t *pr;
+    mica__loose_t *values;
+    char what[256];
     mica_status_t st;
-    int32_t n, i;
+    int32_t n;
 
-    memset(out, 0, sizeof(*out));
+    memset(out, 0, sizeof *out);
     if (node && mica__mf_is_null(node))
         node = NULL;
-    if (node) {
-        snprintf(what, sizeof(what), "layer '%s': params", layer);
-        st = mica__mf_check_map(mf, node, NULL, what);
-        if (st != MICA_OK)
-            return st;
-        n = (int32_t)(node->data.mapping.pairs.top
-                      - node->data.mapping.pairs.start);
-        out->items = calloc((size_t)(n ? n : 1), sizeof(*out->items));
-        if (!out->items)
+    out->origin = keep(out, mica__mf_origin(mf, node ? node : layer_node));
+    if (!out->origin)
+        return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
+    if (!node)
+        return MICA_OK;
+    snprintf(what, sizeof what, "layer '%s': params", layer);
+    if ((st = mica__mf_check_map(mf, node, NULL, what)) != MICA_OK)
+        return st;
+    n = (int32_t)(node->data.mapping.pairs.top -
+                  node->data.mapping.pairs.start);
+    out->given = keep(out, calloc((size_t)(n ? n : 1), sizeof *out->given));
+    values = keep(out, calloc((size_t)(n ? n : 1), sizeof *values));
+    if (!out->given || !values)
+        return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
+    for (pr = node->data.mapping.pairs.start;
+         pr < node->data.mapping.pairs.top; pr++) {
+        yaml_node_t *k = mica__mf_node(mf, pr->key);
+        mica__given_t *g = &out->given[out->nb_given];
+        g->name = mica__mf_scalar(k);
+        if (!(g->origin = keep(out, mica__mf_origin(mf, k))))
             return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
-        for (p = node->data.mapping.pairs.start;
-             p < node->data.mapping.pairs.top; p++) {
-            yaml_node_t *k = mica__mf_node(mf, p->key);
-            const char *name = mica__mf_scalar(k);
-            const mica_field_schema_t *s = schema_find(creator, name);
-            if (!s) {
-                if (creator->nb_fields == 0)
-                    return mica__mf_fail(mf, k, "layer '%s': unknown param "
-                                         "'%s' (%s takes no params)", layer,
-                                         name, creator->type);
-                field_names(creator, list, sizeof(list));
-                return mica__mf_fail(mf, k, "layer '%s': unknown param '%s' "
-                                     "(%s takes %s)", layer, name,
-                                     creator->type, list);
-            }
-            snprintf(what, sizeof(what), "layer '%s': param '%s'", layer,
-                     name);
-            st = convert(mf, mica__mf_node(mf, p->value), what, s,
-                         &out->items[out->nb_items]);
-            if (out->items[out->nb_items].data)
-                out->nb_items++;
-            if (st != MICA_OK)
-                return st;
-        }
+        if ((st = loose(mf, out, mica__mf_node(mf, pr->value),
+                        &values[out->nb_given])) != MICA_OK)
+            return st;
+        g->loose = &values[out->nb_given++];
     }
-    for (i = 0; i < creator->nb_fields; i++) {
-        const mica_field_schema_t *s = &creator->fields[i];
-        int32_t j;
-        if (!s->required)
-            continue;
-        for (j = 0; j < out->nb_items; j++)
-            if (!strcmp(out->items[j].name, s->name))
-                break;
-        if (j == out->nb_items)
-            return mica__mf_fail(mf, node ? node : layer_node,
-                                 "layer '%s': missing param '%s' (%s, "
-                                 "required by %s)", layer, s->name,
-                                 type_name(s->type), creator->type);
+    return MICA_OK;
+}
+
+mica_status_t mica__mf_params_weights(void *user, const mica__loose_t *v,
+                                      const char *what, mica_weights_t *out,
+                                      char *err, size_t errlen)
+{
+    mica__mf_t *mf = user;
+    yaml_node_t *node = (yaml_node_t *)v->handle;
+    const mica__mf_weights_t *w = NULL;
+    mica_status_t st = MICA_OK;
+    char d[64];
+
+    if (node->type == YAML_MAPPING_NODE)
+        st = mica__mf_weights_blob(mf, node, NULL, what, &w);
+    else if (node->type == YAML_SCALAR_NODE && !mica__mf_is_null(node)) {
+        w = mica__mf_weights_find(mf->m, mica__mf_scalar(node));
+        if (!w)
+            st = mica__mf_fail(mf, node, "%s: no weights named '%s'", what,
+                               mica__mf_scalar(node));
+    } else {
+        st = mica__mf_fail(mf, node, "%s: expected the name of a weights "
+                           "entry or a blob {dtype, shape, data}, got %s",
+                           what, mica__mf_describe(node, d, sizeof(d)));
     }
-    out->view.nb_fields = out->nb_items;
-    out->view.fields = out->items;
+    if (st != MICA_OK) {
+        snprintf(err, errlen, "%s", mica_context_error(mf->ctx));
+        return st;
+    }
+    *out = w->w;
     return MICA_OK;
 }
 
 void mica__mf_params_free(mica__mf_params_t *p)
 {
     int32_t i;
-    for (i = 0; i < p->nb_items; i++)
-        free((void *)p->items[i].data);
-    free(p->items);
-    memset(p, 0, sizeof(*p));
+    for (i = 0; i < p->nb_owned; i++)
+        free(p->owned[i]);
+    free(p->owned);
+    memset(p, 0, sizeof *p);
 }

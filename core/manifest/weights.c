@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "manifest_int.h"
-#include "../../tools/npy.h"
+#include "npy.h"
 
 static const char *const blob_keys[] = {"dtype", "shape", "data", "file",
                                         "offset", "npy", NULL};
@@ -232,6 +232,11 @@ static mica_status_t raw_file(mica__mf_t *mf, yaml_node_t *file,
                               : MICA_ERR_IO, file,
                               "%s: cannot open '%s': %s", what, path,
                               strerror(errno));
+        goto out;
+    }
+    if (mica__is_dir(f)) {
+        st = mica__mf_fail_st(mf, MICA_ERR_IO, file, "%s: cannot read '%s': "
+                              "is a directory", what, path);
         goto out;
     }
     if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0) {

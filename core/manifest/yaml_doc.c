@@ -47,6 +47,11 @@ mica_status_t mica__mf_parse(mica__mf_t *mf)
                           errno == ENOENT ? MICA_ERR_NOT_FOUND : MICA_ERR_IO,
                           "cannot open manifest '%s': %s", mf->path,
                           strerror(errno));
+    if (mica__is_dir(f)) {
+        fclose(f);
+        return mica__fail(mf->ctx, MICA_ERR_IO, "cannot open manifest '%s': "
+                          "is a directory", mf->path);
+    }
     if (!yaml_parser_initialize(&parser)) {
         if (f)
             fclose(f);
@@ -139,13 +144,16 @@ const char *mica__mf_scalar(const yaml_node_t *node)
     return (const char *)node->data.scalar.value;
 }
 
+/* Whether a node is a plain (unquoted) scalar. */
+static int plain(const yaml_node_t *node)
+{
+    return node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+}
+
 int mica__mf_is_null(const yaml_node_t *node)
 {
     const char *s = mica__mf_scalar(node);
-    if (!s || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-        return 0;
-    return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null")
-           || !strcmp(s, "NULL");
+    return s && mica__text_is_null(s, plain(node));
 }
 
 const char *mica__mf_describe(const yaml_node_t *node, char *buf, size_t len)
@@ -167,75 +175,23 @@ const char *mica__mf_describe(const yaml_node_t *node, char *buf, size_t len)
     return buf;
 }
 
+/* The conversions are core/base/fields.c's, so that params and the loader's
+ * own keys read scalars alike. */
 int mica__mf_to_int(const yaml_node_t *node, int64_t *out)
 {
     const char *s = mica__mf_scalar(node);
-    char *end;
-    long long v;
-    int neg = 0;
-    const char *p;
-    if (!s || !*s || mica__mf_is_null(node))
-        return 0;
-    p = s;
-    if (*p == '+' || *p == '-')
-        neg = *p++ == '-';
-    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-        errno = 0;
-        v = (long long)strtoull(p + 2, &end, 16);
-        if (neg)
-            v = -v;
-    } else {
-        errno = 0;
-        v = strtoll(s, &end, 10);
-    }
-    if (errno || *end || end == s || !(*p >= '0' && *p <= '9'))
-        return 0;
-    *out = (int64_t)v;
-    return 1;
+    return s && mica__text_to_int(s, plain(node), out);
 }
 
 int mica__mf_to_float(const yaml_node_t *node, double *out)
 {
     const char *s = mica__mf_scalar(node);
-    char *end;
-    const char *p;
-    int neg = 0;
-    if (!s || !*s || mica__mf_is_null(node))
-        return 0;
-    p = s;
-    if (*p == '+' || *p == '-')
-        neg = *p++ == '-';
-    if (!strcmp(p, ".inf") || !strcmp(p, ".Inf") || !strcmp(p, ".INF")
-        || !strcmp(p, "inf")) {
-        *out = neg ? -HUGE_VAL : HUGE_VAL;
-        return 1;
-    }
-    if (!strcmp(p, ".nan") || !strcmp(p, ".NaN") || !strcmp(p, ".NAN")
-        || !strcmp(p, "nan")) {
-        *out = NAN;
-        return 1;
-    }
-    if (!((*p >= '0' && *p <= '9') || *p == '.'))
-        return 0;
-    errno = 0;
-    *out = strtod(s, &end);
-    return *end == '\0' && end != s;
+    return s && mica__text_to_float(s, plain(node), out);
 }
 
 int mica__mf_to_bool(const yaml_node_t *node, int *out)
 {
-    const char *s = mica__mf_scalar(node);
-    if (!s)
-        return 0;
-    if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE")) {
-        *out = 1;
-        return 1;
-    }
-    if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE")) {
-        *out = 0;
-        return 1;
-    }
-    return 0;
+    return mica__text_to_bool(mica__mf_scalar(node), out);
 }
 
 /* "a, b, c" from a NULL-terminated list. */
@@ -409,4 +365,17 @@ char *mica__mf_path(mica__mf_t *mf, const char *rel)
     if (rel[0] == '/' || !mf->dir[0])
         return mica__strdup(rel);
     return mica__asprintf("%s/%s", mf->dir, rel);
+}
+
+mica_status_t mica__mf_core_fail(mica__mf_t *mf, mica_status_t st,
+                                 const yaml_node_t *node, const char *prefix)
+{
+    char msg[MICA_ERROR_MAX];
+    size_t n = strlen(mf->path);
+    snprintf(msg, sizeof(msg), "%s", mica_context_error(mf->ctx));
+    if (!strncmp(msg, mf->path, n) && msg[n] == ':')
+        return mica__fail(mf->ctx, st, "%s", msg);
+    if (!msg[0])
+        snprintf(msg, sizeof(msg), "%s", mica_status_name(st));
+    return mica__mf_fail_st(mf, st, node, "%s: %s", prefix, msg);
 }

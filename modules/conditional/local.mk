@@ -15,6 +15,6 @@ endif
 check_PROGRAMS += tests/test_mod_conditional
 tests_test_mod_conditional_SOURCES = tests/test_mod_conditional.c \
 	tests/boundary.c tests/boundary.h \
-	core/fields.c core/expr.c
+	$(MICA_FIELDS_SOURCES) core/base/expr.c
 tests_test_mod_conditional_LDADD = $(MICA_TEST_LIBS) $(MICA_CUDA_LIBS)
 TESTS += tests/test_mod_conditional

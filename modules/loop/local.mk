@@ -16,6 +16,6 @@ endif
 # core's own code, and moves data to the GPU itself.
 check_PROGRAMS += tests/test_mod_loop
 tests_test_mod_loop_SOURCES = tests/test_mod_loop.c tests/boundary.c \
-	tests/boundary.h core/fields.c core/expr.c
+	tests/boundary.h $(MICA_FIELDS_SOURCES) core/base/expr.c
 tests_test_mod_loop_LDADD = $(MICA_TEST_LIBS) $(MICA_CUDA_LIBS)
 TESTS += tests/test_mod_loop

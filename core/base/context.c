@@ -1,5 +1,5 @@
 /*
- * core/context.c - the context: its error slot, its logger, the list of
+ * core/base/context.c - the context: its error slot, its logger, the list of
  * module-load problems, and the names of the ABI's enum values.
  *
  * Logging.  A context starts with the default logger, which writes
@@ -15,26 +15,36 @@
  */
 #include <config.h>
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mica_int.h"
-#include "../registry/registry.h"
 
-/* A new context with no modules loaded, logging warnings to stderr. */
+/*
+ * A new context with no modules loaded, logging warnings (or what
+ * $MICA_LOG_LEVEL says) to stderr.  A $MICA_LOG_LEVEL that names no
+ * level is refused, said on stderr.
+ */
 mica_status_t mica_context_create(mica_context_t **out)
 {
     mica_context_t *ctx;
+    const char *s = getenv("MICA_LOG_LEVEL");
 
     if (!out)
         return MICA_ERR_INVALID;
     *out = NULL;
+    if (mica__log_level_env(-1) < 0 && s && s[0]) {
+        fprintf(stderr, "mica: error: MICA_LOG_LEVEL '%s' is not a log level "
+                "(error, warning, info, debug, or 0 to 3)\n", s);
+        return MICA_ERR_INVALID;
+    }
     ctx = calloc(1, sizeof(*ctx));
     if (!ctx)
         return MICA_ERR_NOMEM;
-    ctx->log_max = mica__log_level_env(MICA_LOG_WARNING);
+    ctx->log_max = (mica_log_level_t)mica__log_level_env(MICA_LOG_WARNING);
     *out = ctx;
     return MICA_OK;
 }
@@ -46,7 +56,8 @@ void mica_context_destroy(mica_context_t *ctx)
 
     if (!ctx)
         return;
-    mica__registry_fini(&ctx->registry);
+    if (ctx->registry_free)
+        ctx->registry_free(ctx->registry);
     for (i = 0; i < ctx->nb_problems; i++)
         free(ctx->problems[i]);
     free(ctx->problems);
@@ -124,6 +135,28 @@ mica_status_t mica__fail(mica_context_t *ctx, mica_status_t status,
     return status;
 }
 
+int mica__log_level_env(int dflt)
+{
+    static const char *const names[] = {"error", "warning", "info", "debug"};
+    const char *s = getenv("MICA_LOG_LEVEL");
+    int i;
+
+    if (!s || !s[0])
+        return dflt;
+    if (s[0] >= '0' && s[0] <= '3' && s[1] == '\0')
+        return s[0] - '0';
+    for (i = 0; i < 4; i++) {
+        const char *a = s, *b = names[i];
+        while (*a && *b && tolower((unsigned char)*a) == *b) {
+            a++;
+            b++;
+        }
+        if (!*a && !*b)
+            return i;
+    }
+    return dflt;
+}
+
 /* The prefix the default loggers put after "mica: ". */
 const char *mica__log_prefix(mica_log_level_t level)
 {
@@ -143,7 +176,8 @@ static void log_message(mica_context_t *ctx, mica_log_level_t level,
             ctx->log_fn(ctx->log_user, level, msg);
         return;
     }
-    if (level <= (ctx ? ctx->log_max : mica__log_level_env(MICA_LOG_WARNING)))
+    if ((int)level <= (ctx ? (int)ctx->log_max
+                           : mica__log_level_env(MICA_LOG_WARNING)))
         fprintf(stderr, "mica: %s%s\n", mica__log_prefix(level), msg);
 }
 

@@ -1,5 +1,5 @@
 /*
- * core/expr.c - dimension expressions (see expr.h).
+ * core/base/expr.c - dimension expressions (see expr.h).
  *
  * Nodes are hash-consed: building the same expression twice gives the
  * same pointer, so structural equality is pointer equality, which the

@@ -1,5 +1,5 @@
 /*
- * tools/npy.h - reading and writing NumPy .npy files (internal).
+ * core/base/npy.h - reading and writing NumPy .npy files (internal).
  *
  * Formats 1.0, 2.0 and 3.0 are read; 1.0 (or 2.0 when the header needs
  * it) is written.  Only little-endian ('<', '|' or '=') C-order data of

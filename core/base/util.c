@@ -1,5 +1,5 @@
 /*
- * core/util.c - small string helpers shared by the core and the registry.
+ * core/base/util.c - small string helpers shared by the core and the registry.
  */
 #include <config.h>
 
@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "mica_int.h"
 
@@ -47,4 +48,21 @@ char *mica__asprintf(const char *fmt, ...)
     vsnprintf(s, (size_t)n + 1, fmt, ap);
     va_end(ap);
     return s;
+}
+
+/* "ORIGIN: " for messages, "" without an origin; into buf. */
+const char *mica__at(const char *origin, char *buf, size_t len)
+{
+    if (!origin || !*origin)
+        buf[0] = '\0';
+    else
+        snprintf(buf, len, "%s: ", origin);
+    return buf;
+}
+
+/* Whether open file f is a directory (fopen takes one for reading). */
+int mica__is_dir(FILE *f)
+{
+    struct stat sb;
+    return fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode);
 }

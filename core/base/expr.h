@@ -1,5 +1,5 @@
 /*
- * core/expr.h - dimension expressions: hash-consed, simplified nodes owned
+ * core/base/expr.h - dimension expressions: hash-consed, simplified nodes owned
  * by a builder (the implementation of TensorRT's IExprBuilder for mica).
  *
  * Leaves are constants and symbols (a network input's runtime dimension,

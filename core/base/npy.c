@@ -1,5 +1,5 @@
 /*
- * tools/npy.c - reading and writing NumPy .npy files.
+ * core/base/npy.c - reading and writing NumPy .npy files.
  *
  * The format: the magic "\x93NUMPY", a major and a minor version byte, the
  * header length (2 bytes for 1.0, 4 for 2.0 and 3.0, little-endian), then
@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "npy.h"
 
@@ -268,6 +269,7 @@ bad_header:
 mica_status_t mica__npy_read(const char *path, mica__npy_t *out, char *err,
                              size_t errlen)
 {
+    struct stat sb;
     FILE *f;
     long n;
     void *buf = NULL;
@@ -279,6 +281,11 @@ mica_status_t mica__npy_read(const char *path, mica__npy_t *out, char *err,
         return fail(err, errlen,
                     errno == ENOENT ? MICA_ERR_NOT_FOUND : MICA_ERR_IO,
                     "cannot open '%s': %s", path, strerror(errno));
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        st = fail(err, errlen, MICA_ERR_IO, "cannot read '%s': is a directory",
+                  path);
+        goto out;
+    }
     if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
         st = fail(err, errlen, MICA_ERR_IO, "cannot read '%s': %s", path,
                   strerror(errno));
