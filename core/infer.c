@@ -227,6 +227,12 @@ mica_status_t mica__infer_kinds(mica__build_t *b)
      * changes. */
     while (mark_needs(e))
         ;
+    /* A layer that runs writes every output, read or not (TopK's values
+     * where only its indices are used): each gets memory. */
+    for (s = 0; s < e->nb_layers; s++)
+        if (e->layers[s].run_device)
+            for (i = 0; i < e->layers[s].nb_outputs; i++)
+                e->tensors[e->layers[s].outputs[i]].need_e = 1;
     return MICA_OK;
 }
 

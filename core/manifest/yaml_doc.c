@@ -47,7 +47,7 @@ mica_status_t mica__mf_parse(mica__mf_t *mf)
                           errno == ENOENT ? MICA_ERR_NOT_FOUND : MICA_ERR_IO,
                           "cannot open manifest '%s': %s", mf->path,
                           strerror(errno));
-    if (mica__is_dir(f)) {
+    if (f && mica__is_dir(f)) {
         fclose(f);
         return mica__fail(mf->ctx, MICA_ERR_IO, "cannot open manifest '%s': "
                           "is a directory", mf->path);
