@@ -458,6 +458,7 @@ int main(void)
 {
     size_t i, n = sizeof rnn_cases / sizeof rnn_cases[0];
 
+    plan_lazy();
     th_context();
     for (i = 0; i < n; i++)
         check_case(rnn_cases[i]);

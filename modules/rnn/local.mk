@@ -25,3 +25,8 @@ tests_test_mod_rnn_SOURCES = tests/test_mod_rnn.c tests/rnn_fixtures.h
 tests_test_mod_rnn_LDADD = tests/libmicatest.la libmica.la $(LIBM)
 tests_test_rnn_loop_SOURCES = tests/test_rnn_loop.c
 tests_test_rnn_loop_LDADD = tests/libmicatest.la libmica.la $(LIBM)
+# Against ONNX Runtime, where a Python with numpy, onnx and onnxruntime is.
+TESTS += tests/test_rnn_onnx.sh
+EXTRA_DIST += tests/test_rnn_onnx.sh tests/manifests/rnn/lstm_loop.yaml \
+	tests/gen/rnn_ref.py tests/gen/rnn_fixtures.py tests/gen/lstm_loop.py \
+	tests/gen/rnn_onnx_check.py tests/gen/rnn_torch_check.py
