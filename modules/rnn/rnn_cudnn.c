@@ -356,6 +356,21 @@ static void stage(unsigned char *host, size_t off, const mica_weights_t *w,
     }
 }
 
+/* Write the H x H identity at byte offset `off`, as dtype t. */
+static void stage_identity(unsigned char *host, size_t off, int64_t H,
+                           mica_dtype_t t)
+{
+    const size_t es = mica_dtype_size(t);
+    const uint16_t one16 = mica_kit_float_to_half(1.0f);
+    const float one32 = 1.0f;
+    int64_t i;
+    memset(host + off, 0, (size_t)(H * H) * es);
+    for (i = 0; i < H; i++)
+        memcpy(host + off + (size_t)(i * H + i) * es,
+               t == MICA_FLOAT16 ? (const void *)&one16 : (const void *)&one32,
+               es);
+}
+
 /* Whether the bias values [at, at + n) of w are all zero (w NULL: yes). */
 static int zero_bias(const mica_weights_t *w, int64_t at, int64_t n)
 {
@@ -369,7 +384,8 @@ static int zero_bias(const mica_weights_t *w, int64_t at, int64_t n)
 /*
  * Stage gate g of entry e (layer l, direction d) into `host`: its input
  * and recurrent matrices and biases, at the places cuDNN gives.  Skip
- * mode's layer 0 has no input matrix.  An input bias without a place is
+ * mode's layer 0 has no input matrix (the identity where cuDNN has a
+ * place for one).  An input bias without a place is
  * added to the recurrent one, which is the same sum for every gate but
  * GRU's hidden gate (where it must then be zero).
  */
@@ -401,6 +417,9 @@ static mica_status_t stage_gate(mica__rnn_cudnn_t *s, const mica__rnn_t *p,
         if (m)
             stage(host, (size_t)((unsigned char *)maddr - base), m, NULL,
                   g * H * cols, H * cols, s->dtype);
+        else if (maddr) /* skip mode's identity, should cuDNN want it */
+            stage_identity(host, (size_t)((unsigned char *)maddr - base), H,
+                           s->dtype);
         if (baddr) {
             stage(host, (size_t)((unsigned char *)baddr - base), bias,
                   k ? fold : NULL, g * H, H, s->dtype);
