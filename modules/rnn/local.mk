@@ -6,7 +6,7 @@
 
 pkgmodule_LTLIBRARIES += modules/mica_rnn.la
 modules_mica_rnn_la_SOURCES = modules/rnn/rnn.c modules/rnn/rnn.h \
-	modules/rnn/rnn_ref.c
+	modules/rnn/rnn_params.c modules/rnn/rnn_ref.c
 modules_mica_rnn_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
 modules_mica_rnn_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
 if MICA_CUDNN

@@ -74,6 +74,14 @@ static inline int64_t mica__rnn_in_size(const mica__rnn_t *p, int32_t l)
 }
 
 /*
+ * Read and check the params of `fields` into *p (weights pointing into
+ * `fields`): 1, or 0 with err set naming the list, the entry and both
+ * sizes.
+ */
+int mica__rnn_read_params(const mica_fields_t *fields, mica__rnn_t *p,
+                          mica_error_t *err);
+
+/*
  * The shapes of one run, from the descriptors: X [N..., T, E], batch the
  * product of N..., and which optional inputs are given.
  */
