@@ -16,6 +16,7 @@ noinst_PROGRAMS += bench/bench_loop
 bench_bench_loop_SOURCES = bench/bench_loop.c bench/bench_util.c \
 	bench/bench_util.h
 bench_bench_loop_LDADD = libmica.la
+MICA_BENCH_RUNS =
 MICA_BENCHES = bench/bench_overhead bench/bench_shapes bench/bench_engine \
 	bench/bench_loop
 if MICA_CUDA
@@ -37,14 +38,25 @@ bench_bench_layers_CPPFLAGS = $(AM_CPPFLAGS) $(MICA_CUDA_CPPFLAGS)
 bench_bench_layers_LDADD = libmica.la modules/common/libmicamodkit.la \
 	$(MICA_CUDA_LIBS)
 MICA_BENCHES += bench/bench_layers
+# An LSTM as an RNNv2 layer, through loops and in PyTorch (issue 12):
+# bench/bench_rnn.py drives bench/bench_rnn; `make bench` runs it first.
+noinst_PROGRAMS += bench/bench_rnn
+bench_bench_rnn_SOURCES = bench/bench_rnn.c bench/bench_util.c \
+	bench/bench_util.h
+bench_bench_rnn_LDADD = libmica.la
+MICA_BENCH_RUNS += bench-rnn
 endif
-EXTRA_DIST += bench/README.md bench/startup.py
+EXTRA_DIST += bench/README.md bench/startup.py bench/bench_rnn.py
 
-bench: $(MICA_BENCHES)
+bench: $(MICA_BENCHES) $(MICA_BENCH_RUNS)
 	@for b in $(MICA_BENCHES); do \
 	  echo "== $$b"; \
 	  MICA_MODULE_DIR=$(abs_top_builddir)/modules/.libs \
 	  MICA_DEVICE_DIR=$(abs_top_builddir)/core/.libs ./$$b || exit 1; \
 	done
 .PHONY: bench
+bench-rnn: bench/bench_rnn tools/mica $(pkgmodule_LTLIBRARIES)
+	-$(PYTHON3) $(srcdir)/bench/bench_rnn.py \
+	  --build $(abs_top_builddir)
+.PHONY: bench-rnn
 EXTRA_DIST += bench/device.sh

@@ -19,7 +19,10 @@
 #   a module's CUDA code links: the static CUDA runtime, -lstdc++ and the
 #   system libraries it needs where they are not in libc, and an rpath to
 #   the toolkit's libraries, which the kit's loader opens on first use),
-#   MICA_CUDNN_CPPFLAGS, MICA_CUDNN_LIBS, MICA_CUDA_ARCHFLAGS,
+#   MICA_CUDNN_CPPFLAGS, MICA_CUDNN_LIBS, MICA_CUDNN_MODULE_LIBS (a
+#   module's run path to cuDNN's folder when --with-cudnn=DIR names one:
+#   modules open cuDNN through the kit's loader, never link it),
+#   MICA_CUDA_ARCHFLAGS,
 #   MICA_NVCCFLAGS, MICA_CUDA_DIR, and for mica-module.pc
 #   MICA_KIT_NVCCFLAGS and MICA_KIT_CUDA_CFLAGS (empty without CUDA),
 #   MICA_CUDART_LIBS (cudart alone, with its rpath: the CUDA device).
@@ -227,6 +230,8 @@ AS_IF([test "x$mica_cuda" = xyes && test "x$with_cudnn" != xno], [
   LIBS=$mica_save_LIBS
   AS_IF([test "x$mica_cudnn" = xyes], [
       MICA_CUDNN_LIBS="${mica_cudnn_base:+$mica_cudnn_base }-lcudnn"
+      dnl Modules open cuDNN at run time (never linked): only its folder.
+      MICA_CUDNN_MODULE_LIBS=$mica_cudnn_base
       AC_DEFINE([MICA_HAVE_CUDNN], [1], [Define to 1 if cuDNN is available.])
     ], [test "x$with_cudnn" != xcheck], [
       AC_MSG_ERROR([--with-cudnn=$with_cudnn: cannot link cuDNN (see config.log)])
@@ -246,5 +251,6 @@ AC_SUBST([MICA_KIT_CUDA_CFLAGS])
 AC_SUBST([MICA_CUDART_LIBS])
 AC_SUBST([MICA_CUDNN_CPPFLAGS])
 AC_SUBST([MICA_CUDNN_LIBS])
+AC_SUBST([MICA_CUDNN_MODULE_LIBS])
 AC_SUBST([MICA_NVCCFLAGS])
 ])

@@ -210,6 +210,23 @@ th_fields_t *th_f_weights(th_fields_t *f, const char *name,
     return add(f, name, MICA_FIELD_WEIGHTS, 1, &w, sizeof w);
 }
 
+th_fields_t *th_f_weights_list(th_fields_t *f, const char *name, int n,
+                               const th_tensor_t *t)
+{
+    mica_weights_t *w = keep(f, sizeof *w * (size_t)(n > 0 ? n : 1));
+    int i;
+    for (i = 0; i < n; i++) {
+        size_t bytes = (size_t)th_volume(&t[i]) * mica_dtype_size(t[i].dtype);
+        void *copy = keep(f, bytes);
+        memcpy(copy, t[i].data, bytes);
+        w[i].dtype = t[i].dtype;
+        w[i].count = th_volume(&t[i]);
+        w[i].values = copy;
+        w[i].dims = t[i].dims;
+    }
+    return add(f, name, MICA_FIELD_WEIGHTS, n, w, sizeof *w * (size_t)n);
+}
+
 const mica_fields_t *th_fields_view(th_fields_t *f)
 {
     return f ? &f->view : NULL;

@@ -69,6 +69,9 @@ th_fields_t *th_f_str(th_fields_t *f, const char *name, const char *v);
 /* A weights field from a tensor (data copied). */
 th_fields_t *th_f_weights(th_fields_t *f, const char *name,
                           const th_tensor_t *t);
+/* A list of n weights (a field of count n, n >= 0) from tensors. */
+th_fields_t *th_f_weights_list(th_fields_t *f, const char *name, int n,
+                               const th_tensor_t *t);
 const mica_fields_t *th_fields_view(th_fields_t *f);
 void th_fields_free(th_fields_t *f);
 
