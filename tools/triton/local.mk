@@ -1,0 +1,42 @@
+# tools/triton/local.mk - libtriton_mica.so, the Triton Inference Server
+# backend (configure --enable-triton), and its test.
+#
+# Installed as $(pkglibdir)/triton/mica/libtriton_mica.so: the server
+# looks for BACKEND_DIR/mica/libtriton_mica.so, so
+# `tritonserver --backend-directory=$(pkglibdir)/triton` finds it (or
+# copy the folder mica/ into the server's backends folder).  The symbols
+# of the server's API are resolved in the server process at load time,
+# so the library is linked with undefined references on purpose.
+
+TRITON_SOURCES = tools/triton/triton_api.h tools/triton/backend.h \
+	tools/triton/json.h tools/triton/json.c tools/triton/backend.c \
+	tools/triton/dtype.c tools/triton/model.c tools/triton/model_file.c \
+	tools/triton/config_io.c tools/triton/instance.c \
+	tools/triton/request.c tools/triton/execute.c
+
+if MICA_TRITON
+tritonbackenddir = $(pkglibdir)/triton/mica
+tritonbackend_LTLIBRARIES = tools/triton/libtriton_mica.la
+tools_triton_libtriton_mica_la_SOURCES = $(TRITON_SOURCES)
+tools_triton_libtriton_mica_la_LDFLAGS = -module -avoid-version -shared \
+	-export-symbols-regex '^TRITONBACKEND_'
+tools_triton_libtriton_mica_la_LIBADD = libmica.la
+if MICA_CUDA
+tools_triton_libtriton_mica_la_SOURCES += tools/triton/device_cuda.c
+tools_triton_libtriton_mica_la_LIBADD += $(MICA_CUDA_LIBS)
+else
+tools_triton_libtriton_mica_la_SOURCES += tools/triton/device_cpu.c
+endif
+
+# The end-to-end test: a tritonserver from nvidia-pytriton (found in the
+# virtual environment $MICA_TRITON_VENV) serving mica models.
+TESTS += tests/test_triton.sh
+AM_TESTS_ENVIRONMENT += \
+	MICA_TRITON_VENV="$${MICA_TRITON_VENV:-$(MICA_TRITON_VENV)}"; \
+	MICA_TRITON_BACKEND='$(abs_top_builddir)/tools/triton/.libs/libtriton_mica.so'; \
+	export MICA_TRITON_VENV MICA_TRITON_BACKEND;
+endif
+
+EXTRA_DIST += $(TRITON_SOURCES) tools/triton/device_cpu.c \
+	tools/triton/device_cuda.c tests/test_triton.sh \
+	tests/triton/make_repo.py tests/triton/test_triton.py
