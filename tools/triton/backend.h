@@ -3,7 +3,8 @@
  * (libtriton_mica.so) share: the states the server keeps for the backend,
  * a model and a model instance, and the helpers between them.
  *
- *   backend.c      TRITONBACKEND_Initialize/Finalize; errors, logs, contexts
+ *   backend.c      TRITONBACKEND_Initialize/Finalize; the backend's options
+ *   util.c         errors, logs, mica contexts, the clock
  *   model.c        TRITONBACKEND_ModelInitialize/Finalize; the parameters
  *   model_file.c   which file of the version folder, and its engine bytes
  *   config_io.c    the configuration's inputs, outputs and batch size
@@ -95,7 +96,7 @@ typedef struct mica__tb_instance {
     uint8_t *bound;
 } mica__tb_instance_t;
 
-/* ---- backend.c ----------------------------------------------------------- */
+/* ---- util.c -------------------------------------------------------------- */
 
 /* A new error with a formatted one-line message. */
 TRITONSERVER_Error *mica__tb_error(TRITONSERVER_Error_Code code,

@@ -10,7 +10,7 @@
 
 TRITON_SOURCES = tools/triton/triton_api.h tools/triton/backend.h \
 	tools/triton/json.h tools/triton/json.c tools/triton/backend.c \
-	tools/triton/dtype.c tools/triton/model.c tools/triton/model_file.c \
+	tools/triton/util.c tools/triton/dtype.c tools/triton/model.c tools/triton/model_file.c \
 	tools/triton/config_io.c tools/triton/instance.c \
 	tools/triton/request.c tools/triton/execute.c
 
@@ -40,3 +40,13 @@ endif
 EXTRA_DIST += $(TRITON_SOURCES) tools/triton/device_cpu.c \
 	tools/triton/device_cuda.c tests/test_triton.sh \
 	tests/triton/make_repo.py tests/triton/test_triton.py
+
+# The configuration code without a server (a test double of its errors).
+check_PROGRAMS += tests/test_triton_config
+TESTS += tests/test_triton_config
+tests_test_triton_config_SOURCES = tests/test_triton_config.c \
+	tests/triton/fake_server.c tools/triton/triton_api.h \
+	tools/triton/backend.h tools/triton/json.h tools/triton/json.c \
+	tools/triton/util.c tools/triton/dtype.c tools/triton/config_io.c
+tests_test_triton_config_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools/triton
+tests_test_triton_config_LDADD = $(MICA_TEST_LIBS)
