@@ -18,10 +18,8 @@ killed at the end whatever happens (and the shell wrapper kills it again
 from TMPDIR/server.pid).
 """
 import atexit
-import glob
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -67,90 +65,10 @@ def left(limit):
 
 # ---- the server --------------------------------------------------------------
 
-import pytriton  # noqa: E402  (found only in the virtual environment)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from server import LIBS, Server  # noqa: E402  (tests/triton/server.py)
 
-PKG = os.path.dirname(pytriton.__file__)
-SERVER = os.path.join(PKG, "tritonserver", "bin", "tritonserver")
-LIBS = glob.glob(os.path.join(os.path.dirname(PKG), "nvidia_pytriton.libs",
-                              "libtritonserver*.so*"))
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    def __init__(self):
-        self.proc = None
-        self.port = None
-        self.starts = 0
-
-    def start(self, models):
-        """Start on a free port; True once it answers ready (bounded)."""
-        for _ in range(3):
-            self.starts += 1
-            self.port = free_port()
-            self.log = os.path.join(TMP, "server-%d.log" % self.starts)
-            env = dict(os.environ)
-            env["LD_LIBRARY_PATH"] = os.path.join(BUILDDIR, ".libs") + (
-                ":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH")
-                else "")
-            args = [SERVER, "--model-repository=" + REPO,
-                    "--backend-directory=" + os.path.join(TMP, "backends"),
-                    "--backend-config=mica,default-max-batch-size=16",
-                    "--http-address=127.0.0.1",
-                    "--http-port=%d" % self.port,
-                    "--allow-grpc=false", "--allow-metrics=false",
-                    "--model-control-mode=explicit", "--exit-timeout-secs=10"]
-            args += ["--load-model=" + m for m in models]
-            with open(self.log, "w") as log:
-                self.proc = subprocess.Popen(args, stdout=log,
-                                             stderr=subprocess.STDOUT,
-                                             env=env, start_new_session=True)
-            with open(os.path.join(TMP, "server.pid"), "w") as f:
-                f.write("%d\n" % self.proc.pid)
-            self.client = th.InferenceServerClient(
-                "127.0.0.1:%d" % self.port, concurrency=32,
-                connection_timeout=10, network_timeout=60)
-            end = time.monotonic() + left(90)
-            while time.monotonic() < end and self.proc.poll() is None:
-                try:
-                    if self.client.is_server_ready():
-                        return True
-                except Exception:
-                    pass
-                time.sleep(0.2)
-            if self.proc.poll() is None:
-                return False  # up but never ready
-            # Exited: perhaps the port was taken meanwhile; try another.
-        return False
-
-    def stop(self):
-        """SIGTERM, then SIGKILL after 20 s; the exit status."""
-        if not self.proc or self.proc.poll() is not None:
-            return self.proc.returncode if self.proc else None
-        try:
-            self.client.close()  # open connections hold the server up
-        except Exception:
-            pass
-        os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout=left(20) or 1)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            return self.proc.wait()
-
-    def tail(self):
-        try:
-            with open(self.log) as f:
-                return "".join(f.readlines()[-25:])
-        except OSError:
-            return ""
-
-
-server = Server()
+server = Server(TMP, REPO, BUILDDIR, lambda: left(90), BACKEND)
 atexit.register(server.stop)
 signal.signal(signal.SIGTERM, lambda *a: sys.exit(1))
 
@@ -204,9 +122,6 @@ def main():
                                                  "make_repo.py"),
                     REPO, "--mica", MICA], check=True,
                    stdout=subprocess.DEVNULL, timeout=left(120) or 1)
-    os.makedirs(os.path.join(TMP, "backends", "mica"), exist_ok=True)
-    os.symlink(BACKEND, os.path.join(TMP, "backends", "mica",
-                                     "libtriton_mica.so"))
 
     # 1: the backend needs nothing from the server that it lacks.
     nm = subprocess.run(["nm", "-D", "--undefined-only", BACKEND],

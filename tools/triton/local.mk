@@ -39,7 +39,8 @@ endif
 
 EXTRA_DIST += $(TRITON_SOURCES) tools/triton/device_cpu.c \
 	tools/triton/device_cuda.c tests/test_triton.sh \
-	tests/triton/make_repo.py tests/triton/test_triton.py
+	tests/triton/make_repo.py tests/triton/test_triton.py \
+	tests/triton/server.py
 
 # The configuration code without a server (a test double of its errors).
 check_PROGRAMS += tests/test_triton_config
