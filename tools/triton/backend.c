@@ -1,6 +1,7 @@
 /*
  * tools/triton/backend.c - the backend's lifetime: TRITONBACKEND_Initialize
- * (the API version, the options) and TRITONBACKEND_Finalize.
+ * (the API version, the options), TRITONBACKEND_GetBackendAttribute (the
+ * default instance kind) and TRITONBACKEND_Finalize.
  *
  * Backend options (--backend-config=mica,KEY=VALUE):
  *   module-dir   a folder of mica modules loaded after the default ones
@@ -97,4 +98,28 @@ TRITONSERVER_Error *TRITONBACKEND_Finalize(TRITONBACKEND_Backend *triton)
         free(b);
     }
     return NULL;
+}
+
+/*
+ * Models whose configuration names no instance group get KIND_GPU
+ * instances where this backend has CUDA and a GPU is usable, KIND_CPU
+ * ones otherwise (the server's default would be KIND_GPU on any machine
+ * with a GPU, even for a backend built without CUDA).  Instances may be
+ * initialized in parallel: each has its own context, and the model's
+ * shared engine bytes are built under a lock.
+ */
+TRITONSERVER_Error *TRITONBACKEND_GetBackendAttribute(
+    TRITONBACKEND_Backend *triton, TRITONBACKEND_BackendAttribute *attributes)
+{
+    TRITONSERVER_Error *err;
+    int gpu = mica__tb_have_cuda() && mica_device_usable(MICA_DEVICE_CUDA);
+
+    (void)triton;
+    if ((err = TRITONBACKEND_BackendAttributeAddPreferredInstanceGroup(
+             attributes, gpu ? TRITONSERVER_INSTANCEGROUPKIND_GPU
+                             : TRITONSERVER_INSTANCEGROUPKIND_CPU,
+             0, NULL, 0)))
+        return err;
+    return TRITONBACKEND_BackendAttributeSetParallelModelInstanceLoading(
+        attributes, true);
 }

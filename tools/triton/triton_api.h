@@ -47,6 +47,7 @@ typedef struct TRITONBACKEND_Request TRITONBACKEND_Request;
 typedef struct TRITONBACKEND_Response TRITONBACKEND_Response;
 typedef struct TRITONBACKEND_Input TRITONBACKEND_Input;
 typedef struct TRITONBACKEND_Output TRITONBACKEND_Output;
+typedef struct TRITONBACKEND_BackendAttribute TRITONBACKEND_BackendAttribute;
 
 /* ---- enums (values as documented; new ones are appended) ----------------- */
 
@@ -147,6 +148,17 @@ TRITONSERVER_Error *TRITONBACKEND_BackendSetState(TRITONBACKEND_Backend *backend
                                                   void *state);
 TRITONSERVER_Error *TRITONBACKEND_BackendState(TRITONBACKEND_Backend *backend,
                                                void **state);
+
+/* Within TRITONBACKEND_GetBackendAttribute: the instance kind the server
+ * gives a model whose configuration names none (count 0 and no device
+ * ids: the server's defaults). */
+TRITONSERVER_Error *TRITONBACKEND_BackendAttributeAddPreferredInstanceGroup(
+    TRITONBACKEND_BackendAttribute *attributes,
+    const TRITONSERVER_InstanceGroupKind kind, const uint64_t count,
+    const uint64_t *device_ids, const uint64_t id_count);
+/* Whether the server may initialize several instances at once. */
+TRITONSERVER_Error *TRITONBACKEND_BackendAttributeSetParallelModelInstanceLoading(
+    TRITONBACKEND_BackendAttribute *attributes, bool enabled);
 
 /* ---- models ------------------------------------------------------------- */
 
@@ -266,6 +278,9 @@ MICA_TRITON_EXPORT TRITONSERVER_Error *
 TRITONBACKEND_Initialize(TRITONBACKEND_Backend *backend);
 MICA_TRITON_EXPORT TRITONSERVER_Error *
 TRITONBACKEND_Finalize(TRITONBACKEND_Backend *backend);
+/* Optional: asked once, after TRITONBACKEND_Initialize. */
+MICA_TRITON_EXPORT TRITONSERVER_Error *TRITONBACKEND_GetBackendAttribute(
+    TRITONBACKEND_Backend *backend, TRITONBACKEND_BackendAttribute *attributes);
 MICA_TRITON_EXPORT TRITONSERVER_Error *
 TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model *model);
 MICA_TRITON_EXPORT TRITONSERVER_Error *
