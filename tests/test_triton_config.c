@@ -3,7 +3,7 @@
  * without a server: the JSON tree (tools/triton/json.c) and the check and
  * completion of a model configuration's inputs, outputs and
  * max_batch_size against a mica engine (tools/triton/config_io.c), with
- * the exact messages a user sees.  tests/triton/fake_server.c stands in
+ * the exact messages a user sees.  tests/triton/fake_triton.c stands in
  * for the server's error functions.
  */
 #include <config.h>

@@ -42,12 +42,26 @@ EXTRA_DIST += $(TRITON_SOURCES) tools/triton/device_cpu.c \
 	tests/triton/make_repo.py tests/triton/test_triton.py \
 	tests/triton/server.py
 
-# The configuration code without a server (a test double of its errors).
-check_PROGRAMS += tests/test_triton_config
-TESTS += tests/test_triton_config
+# The backend's code without a server: its configuration code, then its
+# entry points driven by a test double of the server (on a CUDA build with
+# a GPU, a KIND_GPU instance too).  Built whether or not --enable-triton.
+check_PROGRAMS += tests/test_triton_config tests/test_triton_backend
+TESTS += tests/test_triton_config tests/test_triton_backend
 tests_test_triton_config_SOURCES = tests/test_triton_config.c \
-	tests/triton/fake_server.c tools/triton/triton_api.h \
-	tools/triton/backend.h tools/triton/json.h tools/triton/json.c \
-	tools/triton/util.c tools/triton/dtype.c tools/triton/config_io.c
+	tests/triton/fake_triton.c tests/triton/fake_triton.h \
+	tools/triton/triton_api.h tools/triton/backend.h tools/triton/json.h \
+	tools/triton/json.c tools/triton/util.c tools/triton/dtype.c \
+	tools/triton/config_io.c
 tests_test_triton_config_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools/triton
-tests_test_triton_config_LDADD = $(MICA_TEST_LIBS)
+tests_test_triton_config_LDADD = $(MICA_TEST_LIBS) $(MICA_CUDA_LIBS)
+tests_test_triton_backend_SOURCES = tests/test_triton_backend.c \
+	tests/triton/fake_triton.c tests/triton/fake_triton.h $(TRITON_SOURCES)
+tests_test_triton_backend_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools/triton \
+	-I$(top_srcdir)/tests/triton
+tests_test_triton_backend_LDADD = $(MICA_TEST_LIBS) $(LIBM)
+if MICA_CUDA
+tests_test_triton_backend_SOURCES += tools/triton/device_cuda.c
+tests_test_triton_backend_LDADD += $(MICA_CUDA_LIBS)
+else
+tests_test_triton_backend_SOURCES += tools/triton/device_cpu.c
+endif
