@@ -431,7 +431,7 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceExecute(
     size_t ni, no;
     uint32_t r, s;
 
-    if ((err = TRITONBACKEND_ModelInstanceState(triton, &state)))
+    if ((err = TRITONBACKEND_ModelInstanceState(triton, &state)) || n == 0)
         return err;
     memset(&c, 0, sizeof c);
     c.in = state;
