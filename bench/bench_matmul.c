@@ -17,7 +17,8 @@
 #include <cuda_runtime_api.h>
 
 #include "bench_util.h"
-#include "modkit.h"
+#include "mica/kit.h"
+#include "mica/kit_half.h"
 
 enum { N = 4096, REPS = 20 };
 
@@ -31,7 +32,7 @@ static void *make_data(mica_dtype_t dtype)
     for (i = 0; i < (size_t)N * N; i++) {
         float v = (float)(i % 17) * 0.01f;
         if (dtype == MICA_FLOAT16)
-            ((uint16_t *)host)[i] = mica__float_to_half(v);
+            ((uint16_t *)host)[i] = mica_kit_float_to_half(v);
         else
             ((float *)host)[i] = v;
     }

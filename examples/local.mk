@@ -1,10 +1,16 @@
-# examples/local.mk - the out-of-tree module example (not built by this
-# Makefile: it builds against the *installed* headers) and its end-to-end
-# test, which installs the project into a scratch DESTDIR, builds the
-# example with pkg-config, and runs its manifest with the mica command.
+# examples/local.mk - the out-of-tree module examples (not built by this
+# Makefile: they build against the *installed* headers and kit) and their
+# end-to-end test, which installs the project into a scratch DESTDIR,
+# builds the examples with pkg-config, and runs their manifests with the
+# mica command.  examples/bar uses the raw ABI of <mica/module.h> alone;
+# examples/swish is written with the module kit (<mica/kit.h>) and has a
+# CUDA kernel.
 
 EXTRA_DIST += examples/bar/bar.c examples/bar/Makefile examples/bar/bar.yaml \
-	examples/bar/bar_dynamic.yaml examples/app/app.c examples/app/Makefile
+	examples/bar/bar_dynamic.yaml examples/app/app.c examples/app/Makefile \
+	examples/swish/swish.c examples/swish/swish.h \
+	examples/swish/swish_cuda.cu examples/swish/Makefile \
+	examples/swish/swish.yaml
 
 TESTS += tests/test_example.sh
 EXTRA_DIST += tests/test_example.sh

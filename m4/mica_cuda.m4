@@ -1,5 +1,5 @@
 # mica_cuda.m4 - the CUDA toolkit: nvcc, cudart, cuBLAS, optionally cuDNN.
-# serial 2
+# serial 3
 #
 # MICA_CHECK_CUDA
 #   --with-cuda[=DIR]     DIR is the toolkit's root (DIR/bin/nvcc,
@@ -15,8 +15,13 @@
 #   Defines MICA_HAVE_CUDA (and MICA_HAVE_CUDNN) in config.h; conditionals
 #   MICA_CUDA and MICA_CUDNN; substitutes NVCC, MICA_CUDA_CPPFLAGS,
 #   MICA_CUDA_LIBS (cudart, cuBLAS, an rpath so uninstalled programs run,
-#   and -lstdc++ where nvcc's objects need it), MICA_CUDNN_CPPFLAGS,
-#   MICA_CUDNN_LIBS, MICA_CUDA_ARCHFLAGS, MICA_NVCCFLAGS, MICA_CUDA_DIR.
+#   and -lstdc++ where nvcc's objects need it), MICA_CUDA_MODULE_LIBS (what
+#   a module's CUDA code links: the static CUDA runtime, -lstdc++ and the
+#   system libraries it needs where they are not in libc, and an rpath to
+#   the toolkit's libraries, which the kit's loader opens on first use),
+#   MICA_CUDNN_CPPFLAGS, MICA_CUDNN_LIBS, MICA_CUDA_ARCHFLAGS,
+#   MICA_NVCCFLAGS, MICA_CUDA_DIR, and for mica-module.pc
+#   MICA_KIT_NVCCFLAGS and MICA_KIT_CUDA_CFLAGS (empty without CUDA).
 #   Requires MICA_WARNINGS and MICA_VISIBILITY first.
 
 AC_DEFUN([_MICA_CUDA_ARCHFLAGS], [
@@ -134,7 +139,9 @@ AS_IF([test "x$mica_cuda" = xyes], [
     AS_IF([test -e "$mica_d/libcudart.so"], [mica_cuda_libdir=$mica_d; break])
   done
   AS_IF([test -z "$mica_cuda_libdir"],
-        [_MICA_CUDA_GIVE_UP([no libcudart.so under $MICA_CUDA_DIR])])
+        [_MICA_CUDA_GIVE_UP([no libcudart.so under $MICA_CUDA_DIR])],
+        [test -e "$mica_cuda_libdir/libcudart_static.a"], [],
+        [_MICA_CUDA_GIVE_UP([no libcudart_static.a in $mica_cuda_libdir])])
 ])
 AS_IF([test "x$mica_cuda" = xyes], [
   mica_save_CPPFLAGS=$CPPFLAGS
@@ -154,7 +161,10 @@ AS_IF([test "x$mica_cuda" = xyes], [
   LIBS=$mica_save_LIBS
 ])
 
-dnl Does a shared object of nvcc's objects, linked by $CC, need -lstdc++?
+dnl Does a shared object of nvcc's objects, linked by $CC, need -lstdc++
+dnl (with the dynamic CUDA runtime, for libmica)?  And what does one need
+dnl with the static runtime (for modules): -lstdc++, and -ldl -lpthread
+dnl -lrt where they are not in libc?
 AS_IF([test "x$mica_cuda" = xyes], [
   AC_MSG_CHECKING([whether nvcc objects need -lstdc++ when linked by $CC])
   mica_cuda_stdcxx=unknown
@@ -162,12 +172,26 @@ AS_IF([test "x$mica_cuda" = xyes], [
     AS_IF([$CC -shared -Wl,-z,defs -o mica_conftest.so mica_conftest_cu.o $mica_cuda_base -lcudart $mica_l >&AS_MESSAGE_LOG_FD 2>&1],
           [mica_cuda_stdcxx=$mica_l; break])
   done
-  rm -f mica_conftest.so
   AS_CASE([$mica_cuda_stdcxx],
     [unknown], [AC_MSG_RESULT([cannot tell]); mica_cuda_stdcxx=-lstdc++],
     [""], [AC_MSG_RESULT([no])],
     [AC_MSG_RESULT([yes])])
+  AC_MSG_CHECKING([what a module needs with the static CUDA runtime])
+  mica_cuda_static=unknown
+  for mica_l in "" -lstdc++ "-ldl -lpthread -lrt" "-lstdc++ -ldl -lpthread -lrt"; do
+    AS_IF([$CC -shared -Wl,-z,defs -o mica_conftest.so mica_conftest_cu.o -L$mica_cuda_libdir -lcudart_static $mica_l >&AS_MESSAGE_LOG_FD 2>&1],
+          [mica_cuda_static=$mica_l; break])
+  done
+  rm -f mica_conftest.so
+  AS_IF([test "x$mica_cuda_static" = xunknown],
+        [AC_MSG_RESULT([cannot tell])
+         mica_cuda_static="-lstdc++ -ldl -lpthread -lrt"],
+        [AC_MSG_RESULT([-lcudart_static${mica_cuda_static:+ $mica_cuda_static}])])
   MICA_CUDA_LIBS="$mica_cuda_base -lcudart -lcublas${mica_cuda_stdcxx:+ $mica_cuda_stdcxx}"
+  MICA_CUDA_MODULE_LIBS="$mica_cuda_base -lcudart_static${mica_cuda_static:+ $mica_cuda_static}"
+  dnl What mica-module.pc tells third parties.
+  MICA_KIT_NVCCFLAGS="$MICA_CUDA_ARCHFLAGS -O3 -std=c++17 -Xcompiler -fPIC -Xcompiler -fvisibility=hidden -DMICA_KIT_CUDA=1 "'-I${includedir}'
+  MICA_KIT_CUDA_CFLAGS="-DMICA_KIT_CUDA=1 $MICA_CUDA_CPPFLAGS"
   MICA_NVCCFLAGS="$MICA_CUDA_ARCHFLAGS -O3 -std=c++17 -Xcompiler -fPIC"
   AS_IF([test -n "$MICA_VISIBILITY_CFLAGS"],
         [MICA_NVCCFLAGS="$MICA_NVCCFLAGS -Xcompiler $MICA_VISIBILITY_CFLAGS"])
@@ -214,6 +238,9 @@ AC_SUBST([MICA_CUDA_DIR])
 AC_SUBST([MICA_CUDA_ARCHFLAGS])
 AC_SUBST([MICA_CUDA_CPPFLAGS])
 AC_SUBST([MICA_CUDA_LIBS])
+AC_SUBST([MICA_CUDA_MODULE_LIBS])
+AC_SUBST([MICA_KIT_NVCCFLAGS])
+AC_SUBST([MICA_KIT_CUDA_CFLAGS])
 AC_SUBST([MICA_CUDNN_CPPFLAGS])
 AC_SUBST([MICA_CUDNN_LIBS])
 AC_SUBST([MICA_NVCCFLAGS])

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modkit.h"
+#include "mica/kit.h"
+#include "mica/kit_half.h"
 
 /* ---- tensors ---------------------------------------------------------- */
 
@@ -20,31 +21,13 @@ int64_t th_volume(const th_tensor_t *t)
     return mica_dims_volume(&t->dims);
 }
 
-static uint16_t to_bf16(float f)
-{
-    uint32_t x;
-    memcpy(&x, &f, sizeof x);
-    if ((x & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)((x >> 16) | 0x40);
-    x += 0x7fffu + ((x >> 16) & 1);
-    return (uint16_t)(x >> 16);
-}
-
-static float from_bf16(uint16_t h)
-{
-    uint32_t x = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &x, sizeof f);
-    return f;
-}
-
 double th_get(const th_tensor_t *t, int64_t i)
 {
     const unsigned char *p = t->data;
     switch (t->dtype) {
     case MICA_FLOAT32: return ((const float *)p)[i];
-    case MICA_FLOAT16: return mica__half_to_float(((const uint16_t *)p)[i]);
-    case MICA_BFLOAT16: return from_bf16(((const uint16_t *)p)[i]);
+    case MICA_FLOAT16: return mica_kit_half_to_float(((const uint16_t *)p)[i]);
+    case MICA_BFLOAT16: return mica_kit_bf16_to_float(((const uint16_t *)p)[i]);
     case MICA_INT8: return ((const int8_t *)p)[i];
     case MICA_UINT8: return ((const uint8_t *)p)[i];
     case MICA_BOOL: return p[i] != 0;
@@ -59,8 +42,12 @@ void th_set(th_tensor_t *t, int64_t i, double v)
     unsigned char *p = t->data;
     switch (t->dtype) {
     case MICA_FLOAT32: ((float *)p)[i] = (float)v; break;
-    case MICA_FLOAT16: ((uint16_t *)p)[i] = mica__float_to_half((float)v); break;
-    case MICA_BFLOAT16: ((uint16_t *)p)[i] = to_bf16((float)v); break;
+    case MICA_FLOAT16:
+        ((uint16_t *)p)[i] = mica_kit_float_to_half((float)v);
+        break;
+    case MICA_BFLOAT16:
+        ((uint16_t *)p)[i] = mica_kit_float_to_bf16((float)v);
+        break;
     case MICA_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
     case MICA_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
     case MICA_BOOL: p[i] = v != 0; break;
@@ -106,6 +93,12 @@ th_tensor_t th_t(mica_dtype_t dtype, const double *values, int nb_dims, ...)
 th_tensor_t th_shape(th_tensor_t t)
 {
     t.is_shape = 1;
+    return t;
+}
+
+th_tensor_t th_runtime(th_tensor_t t, unsigned mask)
+{
+    t.runtime = mask;
     return t;
 }
 
@@ -180,6 +173,12 @@ th_fields_t *th_f_ints(th_fields_t *f, const char *name, int n,
 th_fields_t *th_f_float(th_fields_t *f, const char *name, double v)
 {
     return add(f, name, MICA_FIELD_FLOAT, 1, &v, sizeof v);
+}
+
+th_fields_t *th_f_floats(th_fields_t *f, const char *name, int n,
+                         const double *v)
+{
+    return add(f, name, MICA_FIELD_FLOAT, n, v, sizeof *v * (size_t)n);
 }
 
 th_fields_t *th_f_bool(th_fields_t *f, const char *name, int v)
@@ -311,6 +310,29 @@ static mica_status_t add_shape_input(mica_network_t *net, const char *name,
                                            t->data, NULL);
 }
 
+/* An input with runtime dimensions and its range in profile 0. */
+static mica_status_t add_runtime_input(mica_network_t *net, const char *name,
+                                       const th_tensor_t *t)
+{
+    mica_dims_t d = t->dims, lo = t->dims, hi = t->dims;
+    int32_t profile, k;
+    mica_status_t st;
+
+    for (k = 0; k < d.nb_dims; k++)
+        if (t->runtime & (1u << k)) {
+            d.d[k] = -1;
+            lo.d[k] = t->dims.d[k] < 1 ? t->dims.d[k] : 1;
+            hi.d[k] = 2 * t->dims.d[k];
+        }
+    if ((st = mica_network_add_input(net, name, t->dtype, &d, NULL)) != MICA_OK)
+        return st;
+    if (mica_network_nb_profiles(net) == 0 &&
+        (st = mica_network_add_profile(net, &profile)) != MICA_OK)
+        return st;
+    return mica_network_set_profile_dims(net, 0, name, &lo, &t->dims, &hi,
+                                         NULL);
+}
+
 mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
                      int nb_in, const th_tensor_t *in, int nb_out,
                      th_tensor_t *out)
@@ -336,9 +358,12 @@ mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
     for (i = 0; i < nb_in; i++) {
         snprintf(names[0][i], sizeof names[0][i], "in%d", i);
         in_names[i] = in[i].data ? names[0][i] : NULL;
-        if (in[i].data && !in[i].is_shape &&
+        if (in[i].data && !in[i].is_shape && !in[i].runtime &&
             (st = mica_network_add_input(net, names[0][i], in[i].dtype,
                                          &in[i].dims, NULL)) != MICA_OK)
+            goto done;
+        if (in[i].data && in[i].runtime &&
+            (st = add_runtime_input(net, names[0][i], &in[i])) != MICA_OK)
             goto done;
         if (in[i].data && in[i].is_shape &&
             (st = add_shape_input(net, names[0][i], &in[i])) != MICA_OK)

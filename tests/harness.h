@@ -22,6 +22,8 @@ typedef struct th_tensor {
     mica_dims_t dims;
     void *data;   /* malloc'd; NULL for an omitted input */
     int is_shape; /* as an input: a shape-tensor network input */
+    unsigned runtime; /* as an input: bit k makes dimension k a runtime
+                       * dimension (th_runtime) */
 } th_tensor_t;
 
 /* A tensor of `dtype` with the given dims, elements from `values` (as
@@ -36,6 +38,13 @@ th_tensor_t th_t(mica_dtype_t dtype, const double *values, int nb_dims, ...);
  * Returns t.
  */
 th_tensor_t th_shape(th_tensor_t t);
+/*
+ * Mark dimensions of t (bit k: dimension k) as runtime dimensions of the
+ * network input, -1 at build time, with one profile whose min is 1 (0
+ * for a length of 0), opt the length and max twice it; the run gives t's
+ * own dims.  Returns t.
+ */
+th_tensor_t th_runtime(th_tensor_t t, unsigned mask);
 /* An omitted optional input. */
 th_tensor_t th_none(void);
 int64_t th_volume(const th_tensor_t *t);
@@ -50,6 +59,8 @@ th_fields_t *th_f_int(th_fields_t *f, const char *name, int64_t v);
 th_fields_t *th_f_ints(th_fields_t *f, const char *name, int n,
                        const int64_t *v);
 th_fields_t *th_f_float(th_fields_t *f, const char *name, double v);
+th_fields_t *th_f_floats(th_fields_t *f, const char *name, int n,
+                         const double *v);
 th_fields_t *th_f_bool(th_fields_t *f, const char *name, int v);
 /* A string, also for ENUM and DTYPE fields ("sum", "float16"). */
 th_fields_t *th_f_str(th_fields_t *f, const char *name, const char *v);

@@ -220,8 +220,8 @@ is 1 "$rc" "an unknown type: status 1"
 is "mica: unknown layer type 'Elementwise' (closest: ElementWise)" \
     "$(cat "$tmp/err")" "  one line naming the closest type"
 is 0 "$(lines "$tmp/out")" "  nothing on stdout"
-run "$mica" modules Resize
-is "mica: unknown layer type 'Resize' (closest: Reduce, Slice)" \
+run "$mica" modules Shale
+is "mica: unknown layer type 'Shale' (closest: Scale, Shape)" \
     "$(cat "$tmp/err")" "an unknown type: the closest ones, one edit apart"
 run "$mica" modules --json Elementwise
 is 1 "$rc" "--json with an unknown type: status 1"

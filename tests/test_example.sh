@@ -11,7 +11,12 @@
 #      compare the outputs (written and read back with tests/npy_fixture,
 #      which shares no code with the tool's .npy reader and writer);
 #   4. check `mica modules` lists it, and that without MICA_MODULE_PATH
-#      the run fails with a message and writes nothing.
+#      the run fails with a message and writes nothing;
+#   5. build examples/swish (a layer written with the module kit, with a
+#      CUDA kernel) with its Makefile through pkg-config: CPU-only, and,
+#      when the installed mica has CUDA, with its kernel (nvcc, the static
+#      CUDA runtime: no GPU library among its DT_NEEDED); run it and
+#      compare with x * sigmoid(x).
 #
 # Environment (from the top-level Makefile.am): MICA_TOP_BUILDDIR,
 # MICA_TOP_SRCDIR, MICA_BIN.  TAP on stdout.
@@ -32,7 +37,7 @@ for tool in "$CC" pkg-config; do
     fi
 done
 
-echo "1..19"
+echo "1..29"
 . "$top_src/tests/tap.sh"
 
 # show FILE: a log as TAP comments
@@ -196,5 +201,104 @@ ok $st "  and says BarPlugin is unknown"
 [ $st -eq 0 ] || show "$tmp/fail.log"
 [ -z "$(ls -A "$tmp/out2")" ]
 ok $? "  and writes no output"
+
+# ---- 5. a layer written with the kit, with CUDA -----------------------------
+kitlib=$(find "$tmp/root" -name libmica_kit.a | head -n 1)
+case " $(pkg-config --libs mica-module) " in
+*" -lmica_kit "*) [ -n "$kitlib" ]; st=$? ;;
+*) st=1 ;;
+esac
+ok $st "pkg-config --libs mica-module links the installed libmica_kit.a"
+
+# swish_check DIR WHAT: run swish.yaml with DIR/swish.so and compare y
+# with x * sigmoid(x) within 1e-6.
+"$npy" write "$tmp/sx.npy" float32 2x3 0 1 -1 2 -3 10
+swish_check() {
+    rm -rf "$tmp/sout"
+    MICA_MODULE_DIR= MICA_MODULE_PATH=$1 \
+        "$mica" run "$top_src/examples/swish/swish.yaml" \
+        --input "x=$tmp/sx.npy" --output-dir "$tmp/sout" \
+        >"$tmp/swish-run.log" 2>&1
+    st=$?
+    ok $st "mica run swish.yaml with the $2 Swish module"
+    [ $st -eq 0 ] || show "$tmp/swish-run.log"
+    "$npy" print "$tmp/sout/y.npy" 2>&1 | awk '
+        BEGIN { split("0 1 -1 2 -3 10", x, " "); bad = 0 }
+        $1 != "float32" || $2 != "[2,3]" || NF != 8 { bad = 1; exit }
+        { for (i = 1; i <= 6; i++) {
+              want = x[i] / (1 + exp(-x[i]))
+              d = $(i + 2) - want
+              if (d < 0) d = -d
+              if (d > 1e-6) bad = 1
+          } }
+        END { exit bad }'
+    st=$?
+    ok $st "  y is x * sigmoid(x)"
+    [ $st -eq 0 ] || "$npy" print "$tmp/sout/y.npy" | sed 's/^/#   got: /'
+}
+
+mkdir "$tmp/swish-cpu" "$tmp/swish-cuda"
+swish_cflags="-O2 -std=c99 -pedantic -Wall -Wextra -Werror"
+(
+    unset MAKEFLAGS MFLAGS MAKELEVEL
+    cd "$tmp/swish-cpu" &&
+        ${MAKE:-make} -f "$top_src/examples/swish/Makefile" CUDA=no \
+            CC="$CC" CFLAGS="$swish_cflags" &&
+        test -f swish.so
+) >"$tmp/swish-make.log" 2>&1
+st=$?
+ok $st "examples/swish builds CPU-only against the installed kit"
+[ $st -eq 0 ] || show "$tmp/swish-make.log"
+swish_check "$tmp/swish-cpu" CPU-only
+MICA_MODULE_DIR= MICA_MODULE_PATH=$tmp/swish-cpu "$mica" modules \
+    >"$tmp/swish-modules.log" 2>&1
+grep -q "^Swish .* reference .*swish-cpu/swish.so" "$tmp/swish-modules.log" &&
+    ! grep -q "^Swish .* cuda " "$tmp/swish-modules.log"
+st=$?
+ok $st "  mica modules lists its CPU implementation alone"
+[ $st -eq 0 ] || show "$tmp/swish-modules.log"
+
+# pkgconf puts the sysroot before a variable that starts with '/': the
+# compiler is the host's, so ask without it.
+nvcc=$(PKG_CONFIG_SYSROOT_DIR= pkg-config --variable=nvcc mica-module)
+if [ -z "$nvcc" ]; then
+    for what in "examples/swish builds with its CUDA kernel" \
+        "  mica modules lists both implementations" \
+        "  no GPU library among its DT_NEEDED" \
+        "mica run swish.yaml with the CUDA-enabled Swish module" \
+        "  y is x * sigmoid(x)"; do
+        skip "$what" "the installed mica has no CUDA"
+    done
+else
+    (
+        unset MAKEFLAGS MFLAGS MAKELEVEL
+        cd "$tmp/swish-cuda" &&
+            ${MAKE:-make} -f "$top_src/examples/swish/Makefile" \
+                NVCC="$nvcc" CC="$CC" CFLAGS="$swish_cflags" &&
+            test -f swish.so
+    ) >"$tmp/swish-make.log" 2>&1
+    st=$?
+    ok $st "examples/swish builds with its CUDA kernel"
+    [ $st -eq 0 ] || show "$tmp/swish-make.log"
+    MICA_MODULE_DIR= MICA_MODULE_PATH=$tmp/swish-cuda "$mica" modules \
+        >"$tmp/swish-modules.log" 2>&1
+    grep -q "^Swish .* reference " "$tmp/swish-modules.log" &&
+        grep -q "^Swish .* cuda .*swish-cuda/swish.so" "$tmp/swish-modules.log"
+    st=$?
+    ok $st "  mica modules lists both implementations"
+    [ $st -eq 0 ] || show "$tmp/swish-modules.log"
+    if command -v readelf >/dev/null 2>&1; then
+        readelf -d "$tmp/swish-cuda/swish.so" >"$tmp/swish-elf.log" 2>&1 &&
+            ! grep NEEDED "$tmp/swish-elf.log" |
+            grep -q -e libcudart -e libcublas -e libcudnn -e 'libcuda\.'
+        st=$?
+        ok $st "  no GPU library among its DT_NEEDED"
+        [ $st -eq 0 ] || show "$tmp/swish-elf.log"
+    else
+        skip "  no GPU library among its DT_NEEDED" "readelf is not installed"
+    fi
+    # A GPU runs the CUDA implementation, else the CPU one is chosen.
+    swish_check "$tmp/swish-cuda" CUDA-enabled
+fi
 
 [ $failed -eq 0 ]

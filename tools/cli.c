@@ -162,9 +162,15 @@ int cli_build(mica_context_t *ctx, const char *manifest, uint32_t device,
     mica_status_t st;
 
     *engine = NULL;
-    st = mica_manifest_load(ctx, manifest, m);
-    if (st != MICA_OK)
-        return cli_error("%s", mica_context_error(ctx));
+    if (cli_onnx_probe(manifest)) {
+        /* An ONNX model, imported in memory (cli_onnx.c). */
+        if (cli_onnx_manifest(ctx, manifest, m) != CLI_OK)
+            return CLI_ERROR;
+    } else {
+        st = mica_manifest_load(ctx, manifest, m);
+        if (st != MICA_OK)
+            return cli_error("%s", mica_context_error(ctx));
+    }
     cfg = *mica_manifest_config(*m);
     if (device != CLI_DEVICE_MANIFEST)
         cfg.device = device;

@@ -70,6 +70,30 @@ int cmd_run(int argc, char **argv);
 int cmd_build(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_modules(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+
+/* ---- ONNX models (cli_onnx.c) ---- */
+
+/*
+ * Take argv[*i] if it is --shapes, --min-shapes, --opt-shapes or
+ * --max-shapes (*taken 1, *i advanced past its value); CLI_USAGE after a
+ * message if it is malformed.
+ */
+int cli_onnx_option(const char *cmd, int argc, char **argv, int *i,
+                    int *taken);
+/* The inputs `mica run` will give: their shapes (or a shape tensor's
+ * values) are the profile of inputs no option names. */
+void cli_onnx_set_inputs(int32_t nb, const char *const *names,
+                         const mica_tensor_desc_t *descs,
+                         const void *const *data);
+/* Whether `path` is an ONNX model (its first bytes). */
+int cli_onnx_probe(const char *path);
+/* Import the model with the options above; CLI_ERROR after a message. */
+int cli_onnx_import(mica_context_t *ctx, const char *path,
+                    mica_onnx_model_t **model);
+/* Import it into a manifest in memory; CLI_ERROR after a message. */
+int cli_onnx_manifest(mica_context_t *ctx, const char *path,
+                      mica_manifest_t **m);
 
 /*
  * Load a manifest and build its engine on `device` (CLI_DEVICE_MANIFEST:

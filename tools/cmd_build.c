@@ -19,7 +19,9 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: mica build MANIFEST -o ENGINE [--device auto|cpu|cuda] [--fp16]\n"
-        "                  [--autotune] [--prefer T=I]... [--module-path DIR]...\n\n"
+        "                  [--autotune] [--prefer T=I]... [--module-path DIR]...\n"
+        "                  [--shapes NAME:AxB,...] (MANIFEST may be an ONNX model:\n"
+        "                  its profile; also --min/--opt/--max-shapes)\n\n"
         "Build the engine of MANIFEST (choose an implementation for every\n"
         "layer, infer shapes, plan memory) and save it as the engine file\n"
         "ENGINE, which 'mica run' and 'mica inspect' take in place of the\n"
@@ -53,7 +55,7 @@ int cmd_build(int argc, char **argv)
     char **paths = calloc((size_t)argc + 1, sizeof(char *));
     const char *manifest = NULL, *output = NULL, *v;
     uint32_t device = CLI_DEVICE_MANIFEST;
-    int nb_paths = 0, i, rc = CLI_OK;
+    int nb_paths = 0, i, rc = CLI_OK, taken;
     mica_context_t *ctx = NULL;
     mica_manifest_t *m = NULL;
     mica_engine_t *engine = NULL;
@@ -97,6 +99,9 @@ int cmd_build(int argc, char **argv)
             else if (cli_parse_device(v, &device))
                 rc = cli_usage_error("build", "--device '%s': expected "
                                      "auto, cpu or cuda", v);
+        } else if ((rc = cli_onnx_option("build", argc, argv, &i, &taken))
+                   != CLI_OK || taken) {
+            continue;
         } else if (a[0] == '-' && a[1]) {
             rc = cli_usage_error("build", "unknown option '%s'", a);
         } else if (!manifest) {

@@ -18,8 +18,10 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: mica inspect MANIFEST|ENGINE [--device auto|cpu|cuda]\n"
-        "                    [--prefer T=I]... [--module-path DIR]...\n\n"
+        "usage: mica inspect MANIFEST|ENGINE|MODEL.onnx [--device auto|cpu|cuda]\n"
+        "                    [--prefer T=I]... [--module-path DIR]...\n"
+        "                    [--shapes NAME:AxB,...] (an ONNX model's profile;\n"
+        "                    also --min-shapes, --opt-shapes, --max-shapes)\n\n"
         "Build the engine of MANIFEST, or load ENGINE (an engine file that\n"
         "'mica build' wrote; it runs on the device it was built for, and\n"
         "another --device is refused), and print its device, arena size,\n"
@@ -340,7 +342,7 @@ int cmd_inspect(int argc, char **argv)
     char **paths = calloc((size_t)argc + 1, sizeof(char *));
     const char *source = NULL, *v;
     uint32_t device = CLI_DEVICE_MANIFEST;
-    int nb_paths = 0, i, rc = CLI_OK;
+    int nb_paths = 0, i, rc = CLI_OK, taken;
     mica_context_t *ctx = NULL;
     cli_source_t src;
     mica_engine_t *engine;
@@ -369,6 +371,9 @@ int cmd_inspect(int argc, char **argv)
             else if (cli_parse_device(v, &device))
                 rc = cli_usage_error("inspect", "--device '%s': expected "
                                      "auto, cpu or cuda", v);
+        } else if ((rc = cli_onnx_option("inspect", argc, argv, &i, &taken))
+                   != CLI_OK || taken) {
+            continue;
         } else if (a[0] == '-' && a[1]) {
             rc = cli_usage_error("inspect", "unknown option '%s'", a);
         } else if (!source) {

@@ -25,7 +25,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: mica run MANIFEST|ENGINE --input NAME=FILE.npy ...\n"
+        "usage: mica run MANIFEST|ENGINE|MODEL.onnx --input NAME=FILE.npy ...\n"
         "                --output-dir DIR [--device auto|cpu|cuda]\n"
         "                [--profile K] [--prefer T=I]... [--module-path DIR]...\n\n"
         "Run the network of MANIFEST (built here) or of ENGINE (an engine\n"
@@ -44,6 +44,9 @@ static void usage(FILE *f)
         "  --prefer TYPE=IMPL     use implementation IMPL for layers of TYPE\n"
         "                         that do not pin one (repeatable; replaces\n"
         "                         $MICA_PREFER)\n"
+        "  --shapes NAME:AxB,...  an ONNX model's profile (also --min-shapes,\n"
+        "                         --opt-shapes, --max-shapes; default: the\n"
+        "                         inputs' shapes)\n"
         "  --module-path DIR      another folder of modules (repeatable; also\n"
         "                         $MICA_MODULE_PATH, colon-separated; an\n"
         "                         engine needs the modules it was built with)\n\n"
@@ -69,7 +72,7 @@ typedef struct run {
 
 static int parse(run_t *r, int argc, char **argv, int *help)
 {
-    int i;
+    int i, taken;
     const char *v;
     char *end;
 
@@ -125,6 +128,11 @@ static int parse(run_t *r, int argc, char **argv, int *help)
             if (!(v = cli_opt_value("run", argc, argv, &i, "--module-path")))
                 return CLI_USAGE;
             r->paths[r->nb_paths++] = (char *)v;
+        } else if (cli_onnx_option("run", argc, argv, &i, &taken)
+                   != CLI_OK) {
+            return CLI_USAGE;
+        } else if (taken) {
+            continue;
         } else if (a[0] == '-' && a[1]) {
             return cli_usage_error("run", "unknown option '%s'", a);
         } else if (!r->source) {
@@ -138,6 +146,32 @@ static int parse(run_t *r, int argc, char **argv, int *help)
         return cli_usage_error("run", "no manifest or engine given");
     if (!r->out_dir)
         return cli_usage_error("run", "no --output-dir given");
+    return CLI_OK;
+}
+
+/* int64 data for an int32 input (an ONNX model's, narrowed as its int64
+ * tensors are): converted, every value checked to fit. */
+static int narrow(input_t *in)
+{
+    int64_t k, nb = mica_dims_volume(&in->npy.dims);
+    const int64_t *src = in->npy.data;
+    int32_t *dst = malloc((size_t)(nb ? nb : 1) * sizeof *dst);
+    if (!dst)
+        return cli_error("out of memory");
+    for (k = 0; k < nb; k++) {
+        if (src[k] < INT32_MIN || src[k] > INT32_MAX) {
+            free(dst);
+            return cli_error("input '%s': %s holds %lld at index %lld, "
+                             "beyond the int32 the network takes",
+                             in->name, in->file, (long long)src[k],
+                             (long long)k);
+        }
+        dst[k] = (int32_t)src[k];
+    }
+    free(in->npy.data);
+    in->npy.data = dst;
+    in->npy.dtype = MICA_INT32;
+    in->npy.bytes = (size_t)nb * sizeof *dst;
     return CLI_OK;
 }
 
@@ -191,6 +225,9 @@ static int check_inputs(run_t *r, mica_engine_t *engine)
             nb_missing++;
             continue;
         }
+        if (in->npy.dtype == MICA_INT64 && info.dtype == MICA_INT32
+            && narrow(in) != CLI_OK)
+            return CLI_ERROR;
         if (in->npy.dtype != info.dtype)
             return cli_error("input '%s': %s holds %s data, the network "
                              "takes %s", info.name, in->file,
@@ -347,6 +384,39 @@ static int32_t *output_tensors(mica_engine_t *engine, int32_t *nb)
     return list;
 }
 
+/*
+ * DIR/NAME.npy, every byte of NAME outside [A-Za-z0-9._-] written as %XX
+ * (so '/' is %2F and a name is always one file name).  malloc'd.
+ */
+static char *npy_path(const char *dir, const char *name)
+{
+    size_t n = strlen(dir), k = 0;
+    const unsigned char *p;
+    char *path = malloc(n + 3 * strlen(name) + 6);
+    if (!path)
+        return NULL;
+    memcpy(path, dir, n);
+    path[n++] = '/';
+    for (p = (const unsigned char *)name; *p; p++) {
+        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z')
+            || (*p >= '0' && *p <= '9') || *p == '.' || *p == '_'
+            || *p == '-')
+            path[n + k++] = (char)*p;
+        else
+            k += (size_t)sprintf(path + n + k, "%%%02X", *p);
+    }
+    /* "." and ".." are no file names of their own. */
+    if ((k == 1 && path[n] == '.') || (k == 2 && path[n] == '.'
+                                       && path[n + 1] == '.')) {
+        size_t j, m = k;
+        for (j = 0; j < m; j++)
+            sprintf(path + n + 3 * j, "%%2E");
+        k = 3 * m;
+    }
+    strcpy(path + n + k, ".npy");
+    return path;
+}
+
 static int write_outputs(run_t *r, mica_context_t *ctx, mica_engine_t *engine,
                          mica_exec_t *exec)
 {
@@ -384,17 +454,11 @@ static int write_outputs(run_t *r, mica_context_t *ctx, mica_engine_t *engine,
                       mica_dtype_name(desc[i].dtype));
             goto out;
         }
-        if (strchr(info.name, '/')) {
-            cli_error("output '%s': the name cannot be a file name",
-                      info.name);
-            goto out;
-        }
-        paths[i] = malloc(strlen(r->out_dir) + strlen(info.name) + 6);
+        paths[i] = npy_path(r->out_dir, info.name);
         if (!paths[i]) {
             cli_error("out of memory");
             goto out;
         }
-        sprintf(paths[i], "%s/%s.npy", r->out_dir, info.name);
     }
     if (make_dir(r->out_dir, &made) != 0) {
         cli_error("cannot create the output folder '%s': %s", r->out_dir,
@@ -459,6 +523,9 @@ int cmd_run(int argc, char **argv)
     mica_exec_t *exec = NULL;
     mica_status_t st;
     char err[1024];
+    const char **names = NULL;
+    mica_tensor_desc_t *descs = NULL;
+    const void **data = NULL;
 
     memset(&r, 0, sizeof(r));
     memset(&src, 0, sizeof(src));
@@ -484,6 +551,22 @@ int cmd_run(int argc, char **argv)
     }
     if ((rc = cli_context(&ctx, r.paths, r.nb_paths, 0)) != CLI_OK)
         goto out;
+    /* An ONNX model takes its profile from these inputs where no option
+     * gives one. */
+    names = calloc((size_t)r.nb_inputs + 1, sizeof *names);
+    descs = calloc((size_t)r.nb_inputs + 1, sizeof *descs);
+    data = calloc((size_t)r.nb_inputs + 1, sizeof *data);
+    if (!names || !descs || !data) {
+        rc = cli_error("out of memory");
+        goto out;
+    }
+    for (k = 0; k < r.nb_inputs; k++) {
+        names[k] = r.inputs[k].name;
+        descs[k].dtype = r.inputs[k].npy.dtype;
+        descs[k].dims = r.inputs[k].npy.dims;
+        data[k] = r.inputs[k].npy.data;
+    }
+    cli_onnx_set_inputs(r.nb_inputs, names, descs, data);
     if ((rc = cli_open(ctx, r.source, r.device, &src)) != CLI_OK)
         goto out;
     engine = src.engine;
@@ -519,5 +602,8 @@ out:
     }
     free(r.inputs);
     free(r.paths);
+    free(names);
+    free(descs);
+    free(data);
     return rc;
 }

@@ -14,7 +14,7 @@ bin_PROGRAMS += tools/mica
 tools_mica_SOURCES = tools/mica.c tools/cli.h tools/cli.c \
 	tools/cmd_run.c tools/cmd_build.c tools/cmd_inspect.c \
 	tools/cmd_modules.c tools/cmd_modules.h tools/modules_detail.c \
-	tools/modules_json.c \
+	tools/modules_json.c tools/cmd_import.c tools/cli_onnx.c \
 	tools/npy.c tools/npy.h
 tools_mica_LDADD = libmica.la $(LIBM)
 # `mica modules TYPE` points to the installed manifest reference.

@@ -21,6 +21,8 @@ static const struct {
     {"inspect", cmd_inspect, "show the layers, tensors and memory of a "
                              "manifest or an engine"},
     {"modules", cmd_modules, "list every registered layer type"},
+    {"import", cmd_import, "write the manifest and weights of an ONNX "
+                           "model"},
 };
 
 #define NB_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -598,6 +598,100 @@ MICA_EXPORT const mica_build_config_t *mica_manifest_config(const mica_manifest_
 /* The manifest's `name`, or "" if it has none. */
 MICA_EXPORT const char *mica_manifest_name(const mica_manifest_t *m);
 
+/* ---------------------------------------------------------------------
+ * ONNX import (docs/onnx.md).  A build configured without the importer
+ * answers MICA_ERR_UNSUPPORTED, saying why, and mica_onnx_available() 0.
+ * ------------------------------------------------------------------- */
+
+typedef struct mica_onnx_model mica_onnx_model_t;
+
+/* What an import is told.  Zero it, set struct_size, fill what you need. */
+typedef struct mica_onnx_options {
+    uint32_t struct_size;     /* sizeof(mica_onnx_options_t) */
+    int32_t reserved_;
+    /* The profile of the inputs with runtime dimensions (ONNX dimensions
+     * given by name or unknown), as trtexec takes them:
+     * "NAME:1x3x224x224,NAME2:8x128"; for a shape-tensor input, its values
+     * ("k:3"; negative values allowed).  `shapes` sets min, opt and max at
+     * once; the others override it.  NULL: none. */
+    const char *shapes;
+    const char *min_shapes;
+    const char *opt_shapes;
+    const char *max_shapes;
+    /* The inputs it will run with (mica run MODEL.onnx --input ...): an
+     * input the shapes above leave out takes its profile from the one
+     * given here, its dimensions (min = opt = max), or its values for a
+     * shape-tensor input (int32 or int64 data).  nb_inputs 0: none; a
+     * NULL name (or input_names NULL) stands for the input at that
+     * position among the model's inputs. */
+    int32_t nb_inputs;
+    int32_t reserved2_;
+    const char *const *input_names;
+    const mica_tensor_desc_t *input_descs;
+    const void *const *input_data;
+} mica_onnx_options_t;
+
+/* 1 where this build has the importer, else 0. */
+MICA_EXPORT int32_t mica_onnx_available(void);
+
+/* 1 if the file's first bytes are those of an ONNX model, else 0. */
+MICA_EXPORT int32_t mica_onnx_file_probe(const char *path);
+
+/*
+ * Import the ONNX model at `path` (external data files are read from its
+ * folder): every node becomes mica layers, initializers weights.  A third
+ * party's operator maps onto the layer type of its name (and domain, as
+ * namespace) registered in ctx.  Refusals are one line naming the node,
+ * its op type, the opset and what is not supported.  opt may be NULL.
+ */
+MICA_EXPORT mica_status_t mica_onnx_import(mica_context_t *ctx,
+                                           const char *path,
+                                           const mica_onnx_options_t *opt,
+                                           mica_onnx_model_t **out);
+MICA_EXPORT void mica_onnx_destroy(mica_onnx_model_t *model);
+
+/*
+ * Write the manifest to `yaml_path` and its weights beside it (the same
+ * name with ".weights" in place of a ".yaml"/".yml" ending, referenced by
+ * `file:` and `offset:`).  Both are complete or neither is there.
+ */
+MICA_EXPORT mica_status_t mica_onnx_save(mica_onnx_model_t *model,
+                                         const char *yaml_path);
+
+/* The manifest in memory, as mica_manifest_load gives one. */
+MICA_EXPORT mica_status_t mica_onnx_manifest(mica_onnx_model_t *model,
+                                             mica_manifest_t **out);
+
+/*
+ * The manifest's text naming `weights_file` for its weights (malloc'd,
+ * free with mica_free; *len its length), and the weights' bytes (owned by
+ * the model, assembled in memory on the first call).
+ */
+MICA_EXPORT char *mica_onnx_manifest_text(mica_onnx_model_t *model,
+                                          const char *weights_file,
+                                          size_t *len);
+MICA_EXPORT const void *mica_onnx_weights(mica_onnx_model_t *model,
+                                          int64_t *bytes);
+/* The size of the weights file, without assembling it. */
+MICA_EXPORT int64_t mica_onnx_weights_size(const mica_onnx_model_t *model);
+
+/*
+ * The operators the importer maps: i from 0 while it answers MICA_OK;
+ * *op the ONNX op type, *layers the mica layer types it becomes.
+ */
+MICA_EXPORT mica_status_t mica_onnx_op(int32_t i, const char **op,
+                                       const char **layers);
+
+/*
+ * Read a serialized TensorProto file (an ONNX test's input_0.pb): its
+ * element type in mica's terms (int64 stays MICA_INT64 here), dims, and
+ * the values in *data (free with mica_free).
+ */
+MICA_EXPORT mica_status_t mica_onnx_read_tensor(mica_context_t *ctx,
+                                                const char *path,
+                                                mica_tensor_desc_t *desc,
+                                                void **data);
+
 #ifdef __cplusplus
 }
 #endif

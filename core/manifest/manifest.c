@@ -313,6 +313,15 @@ MICA_EXPORT mica_status_t mica_manifest_load(mica_context_t *ctx,
                                              const char *path,
                                              mica_manifest_t **out)
 {
+    return mica__manifest_load_mem(ctx, path, NULL, 0, NULL, NULL, 0, out);
+}
+
+mica_status_t mica__manifest_load_mem(mica_context_t *ctx, const char *path,
+                                      const char *text, size_t len,
+                                      const char *mem_file,
+                                      const void *mem_data, size_t mem_size,
+                                      mica_manifest_t **out)
+{
     mica__mf_t mf;
     mica_manifest_t *m;
     const char *slash;
@@ -340,6 +349,11 @@ MICA_EXPORT mica_status_t mica_manifest_load(mica_context_t *ctx,
     mf.ctx = ctx;
     mf.path = path;
     mf.m = m;
+    mf.text = text;
+    mf.text_len = len;
+    mf.mem_file = mem_file;
+    mf.mem_data = mem_data;
+    mf.mem_size = mem_size;
     mf.dir = slash == path ? mica__strdup("/")
              : slash ? mica__asprintf("%.*s", (int)(slash - path), path)
                      : mica__strdup("");

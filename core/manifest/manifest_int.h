@@ -104,7 +104,26 @@ typedef struct mica__mf {
     mica_manifest_t *m;
     mica__mf_def_t *defs;  /* every tensor definition so far */
     int32_t nb_defs, cap_defs;
+    /* A manifest in memory (mica__manifest_load_mem): its text, and the
+     * one `file:` it may name that is bytes in memory too. */
+    const char *text;
+    size_t text_len;
+    const char *mem_file;
+    const void *mem_data;
+    size_t mem_size;
 } mica__mf_t;
+
+/*
+ * Load a manifest from `len` bytes of `text`; `path` names it in messages
+ * and its folder anchors relative paths; a weights `file:` equal to
+ * `mem_file` reads `mem_size` bytes at `mem_data` instead of a file (the
+ * ONNX importer's weights).  Otherwise as mica_manifest_load.
+ */
+mica_status_t mica__manifest_load_mem(mica_context_t *ctx, const char *path,
+                                      const char *text, size_t len,
+                                      const char *mem_file,
+                                      const void *mem_data, size_t mem_size,
+                                      mica_manifest_t **out);
 
 /* ---- yaml_doc.c: nodes, positions, errors ---------------------------- */
 

@@ -213,6 +213,16 @@ static mica_status_t raw_file(mica__mf_t *mf, yaml_node_t *file,
         return mica__mf_fail(mf, offset, "%s: offset must be an integer "
                              ">= 0, got %s", what,
                              mica__mf_describe(offset, d, sizeof(d)));
+    if (mf->mem_file && !strcmp(rel, mf->mem_file)) {
+        /* The bytes are in memory (an imported model's weights). */
+        if ((uint64_t)off > mf->mem_size || mf->mem_size - (size_t)off < bytes)
+            return mica__mf_fail(mf, file, "%s: '%s' has %zu bytes, %zu "
+                                 "needed from offset %lld", what, rel,
+                                 mf->mem_size, bytes, (long long)off);
+        if (bytes)
+            memcpy(w->data, (const char *)mf->mem_data + off, bytes);
+        return MICA_OK;
+    }
     path = mica__mf_path(mf, rel);
     if (!path)
         return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");

@@ -41,18 +41,24 @@ mica_status_t mica__mf_parse(mica__mf_t *mf)
     yaml_document_t next;
     mica_status_t st = MICA_OK;
 
-    f = fopen(mf->path, "rb");
-    if (!f)
+    f = mf->text ? NULL : fopen(mf->path, "rb");
+    if (!f && !mf->text)
         return mica__fail(mf->ctx,
                           errno == ENOENT ? MICA_ERR_NOT_FOUND : MICA_ERR_IO,
                           "cannot open manifest '%s': %s", mf->path,
                           strerror(errno));
     if (!yaml_parser_initialize(&parser)) {
-        fclose(f);
+        if (f)
+            fclose(f);
         return mica__fail(mf->ctx, MICA_ERR_NOMEM, "%s: out of memory",
                           mf->path);
     }
-    yaml_parser_set_input_file(&parser, f);
+    if (f)
+        yaml_parser_set_input_file(&parser, f);
+    else
+        yaml_parser_set_input_string(&parser,
+                                     (const unsigned char *)mf->text,
+                                     mf->text_len);
     if (!yaml_parser_load(&parser, &mf->doc)) {
         st = parse_error(mf, &parser);
     } else {
@@ -69,7 +75,8 @@ mica_status_t mica__mf_parse(mica__mf_t *mf)
         }
     }
     yaml_parser_delete(&parser);
-    fclose(f);
+    if (f)
+        fclose(f);
     return st;
 }
 

@@ -15,7 +15,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "modkit.h"
+#include "mica/kit.h"
+#include "mica/kit_half.h"
+
 #include "activation.h"
 
 static const char *const type_names[] = {
@@ -37,7 +39,7 @@ static const mica_field_schema_t act_fields[] = {
 };
 
 typedef struct act_layer {
-    mica__mod_layer_t base;
+    mica_kit_layer_t base;
     int type;
     float alpha, beta;
 } act_layer_t;
@@ -51,12 +53,6 @@ static int input_ok(int type, mica_dtype_t t)
     return type == MICA__ACT_RELU && (t == MICA_INT8 || t == MICA_INT32);
 }
 
-static int32_t act_nb_outputs(const mica_layer_t *layer)
-{
-    (void)layer;
-    return 1;
-}
-
 static mica_status_t act_output_dtypes(const mica_layer_t *layer,
                                        const mica_dtype_t *in, int32_t nb_in,
                                        mica_dtype_t *out, int32_t nb_out,
@@ -65,36 +61,19 @@ static mica_status_t act_output_dtypes(const mica_layer_t *layer,
     const act_layer_t *l = (const act_layer_t *)layer;
 
     if (nb_in != 1)
-        return MOD_FAIL(err, "Activation takes 1 input, got %d", (int)nb_in);
+        return MICA_KIT_FAIL(err, "Activation takes 1 input, got %d",
+                             (int)nb_in);
     if (nb_out != 1)
-        return MOD_FAIL(err, "Activation has 1 output, got %d", (int)nb_out);
+        return MICA_KIT_FAIL(err, "Activation has 1 output, got %d",
+                             (int)nb_out);
     if (!input_ok(l->type, in[0]))
-        return MOD_FAIL(err, "type '%s' takes %s input, got %s",
-                        type_names[l->type],
-                        l->type == MICA__ACT_RELU
-                            ? "float32, float16, int8 or int32"
-                            : "float32 or float16",
-                        mica__mod_host->dtype_name(in[0]));
+        return MICA_KIT_FAIL(err, "type '%s' takes %s input, got %s",
+                             type_names[l->type],
+                             l->type == MICA__ACT_RELU
+                                 ? "float32, float16, int8 or int32"
+                                 : "float32 or float16",
+                             mica_kit_host->dtype_name(in[0]));
     out[0] = in[0];
-    return MICA_OK;
-}
-
-static mica_status_t act_output_dims(const mica_layer_t *layer,
-                                     int32_t index,
-                                     const mica_shape_expr_t *in,
-                                     int32_t nb_in, mica_expr_builder_t *eb,
-                                     mica_shape_expr_t *out, mica_error_t *err)
-{
-    int32_t k;
-
-    (void)layer;
-    (void)eb;
-    if (index != 0 || nb_in != 1)
-        return MOD_FAIL(err, "Activation has 1 input and 1 output, asked for "
-                        "output %d of %d inputs", (int)index, (int)nb_in);
-    out->nb_dims = in[0].nb_dims;
-    for (k = 0; k < in[0].nb_dims; k++)
-        out->d[k] = in[0].d[k];
     return MICA_OK;
 }
 
@@ -105,7 +84,7 @@ static int32_t act_supports_format(const mica_layer_t *layer, int32_t pos,
     const act_layer_t *l = (const act_layer_t *)layer;
 
     if (nb_in != 1 || nb_out != 1 || pos < 0 || pos > 1 ||
-        !mica__mod_linear(io, pos))
+        !mica_kit_linear(io, pos))
         return 0;
     if (pos == 0)
         return input_ok(l->type, io[0].dtype);
@@ -130,7 +109,7 @@ static mica_status_t act_enqueue_cpu(mica_layer_t *layer,
     (void)workspace;
     (void)stream;
     if (nb_in != 1 || nb_out != 1)
-        return MOD_FAIL(err, "Activation has 1 input and 1 output");
+        return MICA_KIT_FAIL(err, "Activation has 1 input and 1 output");
     for (i = 0; i < n; i++) {
         switch (in[0].dtype) {
         case MICA_FLOAT32:
@@ -138,8 +117,8 @@ static mica_status_t act_enqueue_cpu(mica_layer_t *layer,
                 mica__act_f(l->type, ((const float *)x)[i], l->alpha, l->beta);
             break;
         case MICA_FLOAT16:
-            ((uint16_t *)y)[i] = mica__float_to_half(mica__act_f(
-                l->type, mica__half_to_float(((const uint16_t *)x)[i]),
+            ((uint16_t *)y)[i] = mica_kit_float_to_half(mica__act_f(
+                l->type, mica_kit_half_to_float(((const uint16_t *)x)[i]),
                 l->alpha, l->beta));
             break;
         case MICA_INT8: /* relu only */
@@ -152,14 +131,14 @@ static mica_status_t act_enqueue_cpu(mica_layer_t *layer,
                                     : ((const int32_t *)x)[i];
             break;
         default:
-            return MOD_FAIL(err, "Activation cannot run on type %s",
-                            mica__mod_host->dtype_name(in[0].dtype));
+            return MICA_KIT_FAIL(err, "Activation cannot run on type %s",
+                                 mica_kit_host->dtype_name(in[0].dtype));
         }
     }
     return MICA_OK;
 }
 
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
 static mica_status_t act_enqueue_cuda(mica_layer_t *layer,
                                       const mica_tensor_desc_t *in,
                                       int32_t nb_in,
@@ -173,7 +152,7 @@ static mica_status_t act_enqueue_cuda(mica_layer_t *layer,
     int64_t n = mica_dims_volume(&out[0].dims);
     (void)workspace;
     if (nb_in != 1 || nb_out != 1)
-        return MOD_FAIL(err, "Activation has 1 input and 1 output");
+        return MICA_KIT_FAIL(err, "Activation has 1 input and 1 output");
     if (n == 0)
         return MICA_OK;
     return mica__activation_cuda(l->type, in[0].dtype, n, l->alpha, l->beta,
@@ -183,30 +162,14 @@ static mica_status_t act_enqueue_cuda(mica_layer_t *layer,
 
 /* ---- creators --------------------------------------------------------- */
 
-#define ACT_OPS(enqueue_fn)                                                 \
-    {.struct_size = sizeof(mica_layer_ops_t),                               \
-     .nb_outputs = act_nb_outputs,                                          \
-     .output_dtypes = act_output_dtypes,                                    \
-     .output_dims = act_output_dims,                                        \
-     .supports_format = act_supports_format,                                \
-     .enqueue = enqueue_fn,                                                 \
-     .serialize = mica__mod_layer_serialize,                                \
-     .clone = mica__mod_layer_clone,                                        \
-     .destroy = mica__mod_layer_destroy}
-
-static const mica_layer_ops_t ops_cpu = ACT_OPS(act_enqueue_cpu);
-#ifdef MICA_HAVE_CUDA
-static const mica_layer_ops_t ops_cuda = ACT_OPS(act_enqueue_cuda);
-#endif
-
 /* A finite float param, as TensorRT's setAlpha / setBeta require. */
 static int finite_param(const mica_fields_t *fields, const char *name,
                         float *out, mica_error_t *err)
 {
-    double v = mica__mod_float(fields, name, 0.0);
+    double v = mica_kit_float(fields, name, 0.0);
     if (!isfinite(v) || fabs(v) > 3.4028234663852886e38) {
-        mica__mod_host->set_error(err, "param '%s' must be a finite float32, "
-                                  "got %g", name, v);
+        mica_kit_host->set_error(err, "param '%s' must be a finite float32, "
+                                 "got %g", name, v);
         return 0;
     }
     *out = (float)v;
@@ -218,51 +181,31 @@ static mica_layer_t *act_create(const mica_layer_creator_t *creator,
                                const char *name, const mica_fields_t *fields,
                                mica_error_t *err)
 {
-    const mica_layer_ops_t *ops = creator->user_data;
-    int64_t type = mica__mod_int(fields, "type", -1);
     float alpha, beta;
     act_layer_t *l;
 
-    if (type < 0 || type >= MICA__ACT_COUNT) {
-        if (mica__mod_count(fields, "type") < 1)
-            mica__mod_host->set_error(err, "param 'type' is required");
-        else
-            mica__mod_host->set_error(err, "param 'type' has index %lld, not "
-                                      "one of the %d types", (long long)type,
-                                      MICA__ACT_COUNT);
-        return NULL;
-    }
     if (!finite_param(fields, "alpha", &alpha, err) ||
         !finite_param(fields, "beta", &beta, err))
         return NULL;
-    l = mica__mod_layer_new(sizeof *l, ops, creator, name, fields, err);
+    l = mica_kit_layer_new(sizeof *l, creator->user_data, creator, name,
+                           fields, err);
     if (!l)
         return NULL;
-    l->type = (int)type;
+    l->type = (int)mica_kit_int(fields, "type", 0); /* required */
     l->alpha = alpha;
     l->beta = beta;
     return &l->base.layer;
 }
 
-#define ACT_CREATOR(impl, prio, devices, ops)                              \
-    MICA__MOD_CREATOR("Activation", impl, devices, prio, MICA_ROLE_NONE, act_fields, \
-                      (int32_t)(sizeof act_fields / sizeof act_fields[0]),         \
-                      act_create, ops)
+MICA_KIT_LAYER_PAIR(act, "Activation", act_fields, MICA_KIT_COUNT(act_fields),
+                    act_create, act_enqueue_cpu, act_enqueue_cuda,
+                    .nb_outputs = mica_kit_one_output,
+                    .output_dtypes = act_output_dtypes,
+                    .output_dims = mica_kit_same_dims,
+                    .supports_format = act_supports_format)
 
-static const mica_layer_creator_t creator_cpu =
-    ACT_CREATOR("reference", 0, MICA_DEVICE_CPU, &ops_cpu);
-#ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t creator_cuda =
-    ACT_CREATOR("cuda", 10, MICA_DEVICE_CUDA, &ops_cuda);
-#endif
+static const mica_layer_creator_t *const creators[] = {MICA_KIT_PAIR(act)};
 
-static const mica_layer_creator_t *const creators[] = {
-    &creator_cpu,
-#ifdef MICA_HAVE_CUDA
-    &creator_cuda,
-#endif
-};
-
-MICA__MOD_ENTRY("activation",
-                "Activation: relu, sigmoid, tanh and the parametric activations",
-                creators)
+MICA_KIT_ENTRY("activation", PACKAGE_VERSION, "MIT",
+               "Activation: relu, sigmoid, tanh and the parametric activations",
+               creators)

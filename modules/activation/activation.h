@@ -29,8 +29,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "mica/types.h"
-#include "mica/layer.h"
+#include "mica/kit.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,13 +52,7 @@ enum {
     MICA__ACT_COUNT
 };
 
-#ifdef __CUDACC__
-#define MICA__ACT_HD static __host__ __device__ __forceinline__
-#else
-#define MICA__ACT_HD static inline
-#endif
-
-MICA__ACT_HD float mica__act_f(int type, float x, float a, float b)
+MICA_KIT_HD float mica__act_f(int type, float x, float a, float b)
 {
     float t;
     switch (type) {
@@ -82,7 +75,7 @@ MICA__ACT_HD float mica__act_f(int type, float x, float a, float b)
     }
 }
 
-#if defined(MICA_HAVE_CUDA) || defined(__CUDACC__)
+#if MICA_KIT_CUDA || defined(__CUDACC__)
 /*
  * Run activation `type` on the device over n > 0 elements of `dtype`
  * (float32, float16; int8 and int32 for relu): out[i] = f(in[i]).

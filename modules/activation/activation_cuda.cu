@@ -12,7 +12,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "cuda_check.h"
+#include "mica/kit_cuda.h"
 #include "activation.h"
 
 namespace {
@@ -86,12 +86,12 @@ static mica_status_t launch(int64_t n, float a, float b, const void *px,
 
     if ((uintptr_t)x % 16 == 0 && (uintptr_t)y % 16 == 0 && n >= N)
         act_flat<T, TYPE, N>
-            <<<mica__grid(n / N, threads), threads, 0, stream>>>(x, y, n, a,
-                                                                 b);
+            <<<mica_kit_grid(n / N, threads), threads, 0, stream>>>(x, y, n, a,
+                                                                    b);
     else
         act_flat<T, TYPE, 1>
-            <<<mica__grid(n, threads), threads, 0, stream>>>(x, y, n, a, b);
-    CUDA_CHECK(cudaGetLastError());
+            <<<mica_kit_grid(n, threads), threads, 0, stream>>>(x, y, n, a, b);
+    MICA_KIT_CUDA_CHECK(cudaGetLastError());
     return MICA_OK;
 }
 
@@ -110,9 +110,9 @@ static mica_status_t by_type(mica_dtype_t t, int64_t n, float a, float b,
         if (t == MICA_INT32)
             return launch<int32_t, TYPE>(n, a, b, x, y, st, err);
     }
-    mica__mod_host->set_error(err, "Activation type %d has no CUDA kernel "
-                              "for type %s", TYPE,
-                              mica__mod_host->dtype_name(t));
+    mica_kit_host->set_error(err, "Activation type %d has no CUDA kernel "
+                             "for type %s", TYPE,
+                             mica_kit_host->dtype_name(t));
     return MICA_ERR_UNSUPPORTED;
 }
 
@@ -148,6 +148,6 @@ extern "C" mica_status_t mica__activation_cuda(int type, mica_dtype_t dtype,
     default:
         break;
     }
-    mica__mod_host->set_error(err, "Activation type %d is unknown", type);
+    mica_kit_host->set_error(err, "Activation type %d is unknown", type);
     return MICA_ERR_INVALID;
 }

@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "modkit.h"
+#include "mica/kit.h"
 
 static const mica_field_schema_t assertion_fields[] = {
     {"message", MICA_FIELD_STRING, 1, 0, 0, NULL, NULL,
@@ -32,12 +32,6 @@ static const mica_field_schema_t assertion_fields[] = {
 };
 
 /* ---- types and shapes --------------------------------------------------- */
-
-static int32_t assertion_nb_outputs(const mica_layer_t *layer)
-{
-    (void)layer;
-    return 0;
-}
 
 static mica_status_t assertion_output_dtypes(const mica_layer_t *layer,
                                              const mica_dtype_t *in,
@@ -48,45 +42,25 @@ static mica_status_t assertion_output_dtypes(const mica_layer_t *layer,
     (void)layer;
     (void)out;
     if (nb_in != 1)
-        return MOD_FAIL(err, "takes 1 input (the condition), got %d",
-                        (int)nb_in);
+        return MICA_KIT_FAIL(err, "takes 1 input (the condition), got %d",
+                             (int)nb_in);
     if (nb_out != 0)
-        return MOD_FAIL(err, "has no outputs, got %d", (int)nb_out);
+        return MICA_KIT_FAIL(err, "has no outputs, got %d", (int)nb_out);
     if (in[0] != MICA_BOOL)
-        return MOD_FAIL(err, "input 0 (the condition) has type %s but must "
-                        "be bool", mica__mod_host->dtype_name(in[0]));
+        return MICA_KIT_FAIL(err,
+                             "input 0 (the condition) has type %s but must "
+                             "be bool",
+                             mica_kit_host->dtype_name(in[0]));
     return MICA_OK;
-}
-
-/* Never asked for: the layer has no outputs. */
-static mica_status_t assertion_output_dims(const mica_layer_t *layer,
-                                           int32_t index,
-                                           const mica_shape_expr_t *in,
-                                           int32_t nb_in,
-                                           mica_expr_builder_t *eb,
-                                           mica_shape_expr_t *out,
-                                           mica_error_t *err)
-{
-    (void)layer; (void)in; (void)nb_in; (void)eb; (void)out;
-    return MOD_FAIL(err, "has no outputs, asked for output %d", (int)index);
-}
-
-static int32_t assertion_supports_format(const mica_layer_t *layer,
-                                         int32_t pos,
-                                         const mica_tensor_desc_t *io,
-                                         int32_t nb_in, int32_t nb_out)
-{
-    (void)layer;
-    if (nb_in != 1 || nb_out != 0 || pos != 0 || !mica__mod_linear(io, pos))
-        return 0;
-    return io[0].dtype == MICA_BOOL;
 }
 
 static mica_status_t check_rank(const mica_dims_t *d, mica_error_t *err)
 {
     if (d->nb_dims > 1)
-        return MOD_FAIL(err, "the condition has rank %d but must be 0-D or "
-                        "1-D (a shape tensor)", (int)d->nb_dims);
+        return MICA_KIT_FAIL(err,
+                             "the condition has rank %d but must be 0-D or "
+                             "1-D (a shape tensor)",
+                             (int)d->nb_dims);
     return MICA_OK;
 }
 
@@ -121,9 +95,9 @@ static mica_status_t assertion_enqueue_cpu(mica_layer_t *layer,
                                            void *workspace, void *stream,
                                            mica_error_t *err)
 {
-    const mica__mod_layer_t *l = (const mica__mod_layer_t *)layer;
-    const char *msg = mica__mod_string(mica__mod_fields_view(l->fields),
-                                       "message");
+    const mica_kit_layer_t *l = (const mica_kit_layer_t *)layer;
+    const char *msg = mica_kit_string(mica_kit_fields_view(l->fields),
+                                      "message");
     const uint8_t *cond = inputs[0];
     int64_t n, i;
     mica_status_t st;
@@ -137,41 +111,33 @@ static mica_status_t assertion_enqueue_cpu(mica_layer_t *layer,
         if (cond[i])
             continue;
         if (in[0].dims.nb_dims == 0)
-            mica__mod_host->set_error(err, "%s (the condition is false)",
-                                      msg ? msg : "assertion failed");
+            mica_kit_host->set_error(err, "%s (the condition is false)",
+                                     msg ? msg : "assertion failed");
         else
-            mica__mod_host->set_error(err, "%s (element %lld of the "
-                                      "condition is false)",
-                                      msg ? msg : "assertion failed",
-                                      (long long)i);
+            mica_kit_host->set_error(err, "%s (element %lld of the "
+                                     "condition is false)",
+                                     msg ? msg : "assertion failed",
+                                     (long long)i);
         return MICA_ERR_RUNTIME;
     }
     return MICA_OK;
 }
 
-static const mica_layer_ops_t assertion_ops_cpu = {
-    .struct_size = sizeof(mica_layer_ops_t),
-    .nb_outputs = assertion_nb_outputs,
+static const mica_layer_ops_t assertion_ops_cpu = MICA_KIT_OPS(
+    assertion_enqueue_cpu, .nb_outputs = mica_kit_no_outputs,
     .output_dtypes = assertion_output_dtypes,
-    .output_dims = assertion_output_dims,
-    .supports_format = assertion_supports_format,
-    .configure = assertion_configure,
-    .enqueue = assertion_enqueue_cpu,
-    .serialize = mica__mod_layer_serialize,
-    .clone = mica__mod_layer_clone,
-    .destroy = mica__mod_layer_destroy,
-    .input_kind = assertion_input_kind,
-};
+    .output_dims = mica_kit_no_output_dims,
+    .supports_format = mica_kit_bool_input,
+    .configure = assertion_configure, .input_kind = assertion_input_kind);
 
-static const mica_layer_creator_t assertion_reference =
-    MICA__MOD_CREATOR("Assertion", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_ASSERTION,
-                      assertion_fields, 1, mica__mod_layer_create,
-                      &assertion_ops_cpu);
+/* The CPU alone: it reads a shape tensor, on the host. */
+static const mica_layer_creator_t assertion_reference = MICA_KIT_CREATOR(
+    "Assertion", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_ASSERTION,
+    assertion_fields, 1, mica_kit_layer_create, &assertion_ops_cpu);
 
 static const mica_layer_creator_t *const assertion_creators[] = {
-    &assertion_reference,
-};
+    &assertion_reference};
 
-MICA__MOD_ENTRY("assertion",
-                "Assertion: fail when a bool shape tensor has a false element",
-                assertion_creators)
+MICA_KIT_ENTRY("assertion", PACKAGE_VERSION, "MIT",
+               "Assertion: fail when a bool shape tensor has a false element",
+               assertion_creators)

@@ -1,17 +1,43 @@
-# modules/common/local.mk - the module kit, a convenience library (PIC)
-# linked into every module: each module .so gets its own hidden copy.
+# modules/common/local.mk - the module kit (<mica/kit.h>): the sources of
+# libmica_kit.a and its installed headers.
+#
+# In-tree modules link the convenience libraries (PIC objects, hidden
+# symbols: each module .so gets its own copy); third parties link the
+# installed static archive libmica_kit.a made of the very same objects
+# (`pkg-config --libs mica-module`).  The CUDA half (device copies, scalar
+# read-backs) is a convenience library of its own, linked only by the
+# modules that use it, with the CUDA runtime.
+
+include_mica_HEADERS += abi/mica/kit.h abi/mica/kit_half.h \
+	abi/mica/kit_cuda.h
 
 noinst_LTLIBRARIES += modules/common/libmicamodkit.la
-modules_common_libmicamodkit_la_SOURCES = modules/common/modkit.c \
-	modules/common/modkit_layer.c modules/common/modkit.h \
-	modules/common/cuda_check.h
+modules_common_libmicamodkit_la_SOURCES = modules/common/kit.c \
+	modules/common/kit_fields.c modules/common/kit_layer.c \
+	modules/common/kit_lib.c modules/common/kit_bcast.c
 
-# The CUDA half: device copies and scalar read-backs, linked by the
-# modules that use them (with the CUDA runtime).
+lib_LTLIBRARIES += modules/common/libmica_kit.la
+modules_common_libmica_kit_la_SOURCES =
+modules_common_libmica_kit_la_LDFLAGS = -static
+modules_common_libmica_kit_la_LIBADD = modules/common/libmicamodkit.la
+
 if MICA_CUDA
 noinst_LTLIBRARIES += modules/common/libmicamodkit_cuda.la
-modules_common_libmicamodkit_cuda_la_SOURCES = modules/common/modkit_cuda.c \
-	modules/common/modkit_cuda.h
+modules_common_libmicamodkit_cuda_la_SOURCES = modules/common/kit_cuda.c
 modules_common_libmicamodkit_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	$(MICA_CUDA_CPPFLAGS)
+modules_common_libmica_kit_la_LIBADD += modules/common/libmicamodkit_cuda.la
 endif
+
+# The kit alone, without libmica (a host table of the test's own), and
+# the proof that loading the modules maps no GPU library.
+check_PROGRAMS += tests/test_kit tests/test_kit_nogpu
+TESTS += tests/test_kit tests/test_kit_nogpu
+tests_test_kit_SOURCES = tests/test_kit.c tests/kit_host.c tests/kit_host.h \
+	tests/tap.c tests/tap.h
+tests_test_kit_LDADD = modules/common/libmicamodkit.la $(LIBM)
+tests_test_kit_nogpu_SOURCES = tests/test_kit_nogpu.c tests/kit_host.c \
+	tests/kit_host.h tests/tap.c tests/tap.h
+# Objects of their own (tap.c is also part of libmicatest.la).
+tests_test_kit_CFLAGS = $(AM_CFLAGS)
+tests_test_kit_nogpu_CFLAGS = $(AM_CFLAGS)

@@ -24,11 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modkit.h"
+#include "mica/kit.h"
 #include "concat.h"
 
 typedef struct concat_layer {
-    mica__mod_layer_t base;
+    mica_kit_layer_t base;
     int64_t axis; /* -1: TensorRT's default, max(0, rank - 3) */
 } concat_layer_t;
 
@@ -47,30 +47,26 @@ static int64_t axis_for(const concat_layer_t *l, int32_t r)
 
 /* ---- types and shapes --------------------------------------------------- */
 
-static int32_t concat_nb_outputs(const mica_layer_t *layer)
-{
-    (void)layer;
-    return 1;
-}
-
 static mica_status_t concat_output_dtypes(const mica_layer_t *layer,
                                           const mica_dtype_t *in,
                                           int32_t nb_in, mica_dtype_t *out,
                                           int32_t nb_out, mica_error_t *err)
 {
-    const mica_host_t *h = mica__mod_host;
+    const mica_host_t *h = mica_kit_host;
     int32_t i;
     (void)layer;
 
     if (nb_in < 1)
-        return MOD_FAIL(err, "takes at least 1 input, got %d", (int)nb_in);
+        return MICA_KIT_FAIL(err, "takes at least 1 input, got %d", (int)nb_in);
     if (nb_out != 1)
-        return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
+        return MICA_KIT_FAIL(err, "has 1 output, got %d", (int)nb_out);
     for (i = 1; i < nb_in; i++)
         if (in[i] != in[0])
-            return MOD_FAIL(err, "input %d has type %s but input 0 has type "
-                            "%s", (int)i, h->dtype_name(in[i]),
-                            h->dtype_name(in[0]));
+            return MICA_KIT_FAIL(err,
+                                 "input %d has type %s but input 0 has type "
+                                 "%s",
+                                 (int)i, h->dtype_name(in[i]),
+                                 h->dtype_name(in[0]));
     out[0] = in[0];
     return MICA_OK;
 }
@@ -84,43 +80,51 @@ static mica_status_t concat_output_dims(const mica_layer_t *layer,
                                         mica_error_t *err)
 {
     const concat_layer_t *l = (const concat_layer_t *)layer;
-    const mica_host_t *h = mica__mod_host;
+    const mica_host_t *h = mica_kit_host;
     int32_t i, k, r;
     int64_t axis;
 
     if (index != 0 || nb_in < 1)
-        return MOD_FAIL(err, "has 1 output and at least 1 input, asked for "
-                        "output %d of %d inputs", (int)index, (int)nb_in);
+        return MICA_KIT_FAIL(err,
+                             "has 1 output and at least 1 input, asked for "
+                             "output %d of %d inputs",
+                             (int)index, (int)nb_in);
     r = in[0].nb_dims;
     if (r < 1)
-        return MOD_FAIL(err, "input 0 is 0-D: concatenation needs rank >= 1");
+        return MICA_KIT_FAIL(err,
+                             "input 0 is 0-D: concatenation needs rank >= 1");
     axis = axis_for(l, r);
     if (axis >= r)
-        return MOD_FAIL(err, "axis %lld is out of range for inputs of rank "
-                        "%d (axes are in [0, %d))", (long long)axis, (int)r,
-                        (int)r);
+        return MICA_KIT_FAIL(err,
+                             "axis %lld is out of range for inputs of rank "
+                             "%d (axes are in [0, %d))",
+                             (long long)axis, (int)r, (int)r);
     out->nb_dims = r;
     for (k = 0; k < r; k++)
         out->d[k] = in[0].d[k];
     for (i = 1; i < nb_in; i++) {
         if (in[i].nb_dims != r)
-            return MOD_FAIL(err, "input %d has rank %d but input 0 has rank "
-                            "%d", (int)i, (int)in[i].nb_dims, (int)r);
+            return MICA_KIT_FAIL(err,
+                                 "input %d has rank %d but input 0 has rank "
+                                 "%d",
+                                 (int)i, (int)in[i].nb_dims, (int)r);
         for (k = 0; k < r; k++) {
             const mica_expr_t *a = out->d[k], *b = in[i].d[k];
             int ca = h->expr_is_constant(a), cb = h->expr_is_constant(b);
             if (k == axis) {
                 out->d[k] = h->expr_operation(eb, MICA_EXPR_SUM, a, b);
                 if (!out->d[k])
-                    return MOD_FAIL(err, "out of host memory");
+                    return MICA_KIT_FAIL(err, "out of host memory");
             } else if (ca && cb && h->expr_constant_value(a) !=
                                        h->expr_constant_value(b)) {
-                return MOD_FAIL(err, "dimension %d of input %d is %lld but "
-                                "%lld before it: only axis %lld may differ",
-                                (int)k, (int)i,
-                                (long long)h->expr_constant_value(b),
-                                (long long)h->expr_constant_value(a),
-                                (long long)axis);
+                return MICA_KIT_FAIL(err,
+                                     "dimension %d of input %d is %lld but "
+                                     "%lld before it: only axis %lld may "
+                                     "differ",
+                                     (int)k, (int)i,
+                                     (long long)h->expr_constant_value(b),
+                                     (long long)h->expr_constant_value(a),
+                                     (long long)axis);
             } else if (cb) {
                 out->d[k] = b; /* a constant says more than a symbol */
             }
@@ -151,8 +155,8 @@ static mica_status_t concat_output_values(const mica_layer_t *layer,
             in[i].nb_values < 0 || n + in[i].nb_values > nb_values)
             return MICA_ERR_UNSUPPORTED;
         if (in[i].nb_values == 0 &&
-            !(mica__mod_host->expr_is_constant(in[i].d[0]) &&
-              mica__mod_host->expr_constant_value(in[i].d[0]) == 0))
+            !(mica_kit_host->expr_is_constant(in[i].d[0]) &&
+              mica_kit_host->expr_constant_value(in[i].d[0]) == 0))
             return MICA_ERR_UNSUPPORTED; /* values unknown, not empty */
         for (j = 0; j < in[i].nb_values; j++)
             values[n++] = in[i].values[j];
@@ -166,7 +170,7 @@ static int32_t concat_supports_format(const mica_layer_t *layer, int32_t pos,
 {
     (void)layer;
     if (nb_in < 1 || nb_out != 1 || pos < 0 || pos > nb_in ||
-        !mica__mod_linear(io, pos))
+        !mica_kit_linear(io, pos))
         return 0;
     if (pos == 0)
         return mica_dtype_size(io[0].dtype) != 0;
@@ -205,22 +209,26 @@ static mica_status_t make_plan(const concat_layer_t *l,
     for (i = 0; i < nb_in; i++) {
         const mica_dims_t *d = &in[i].dims;
         if (d->nb_dims != r)
-            return MOD_FAIL(err, "input %d has rank %d but the output has "
-                            "rank %d", (int)i, (int)d->nb_dims, (int)r);
+            return MICA_KIT_FAIL(err, "input %d has rank %d but the output has "
+                                 "rank %d", (int)i, (int)d->nb_dims, (int)r);
         for (k = 0; k < r; k++)
             if (k != axis && d->d[k] != od->d[k])
-                return MOD_FAIL(err, "dimension %d of input %d is %lld but "
-                                "the other inputs have %lld: only axis %lld "
-                                "may differ", (int)k, (int)i,
-                                (long long)d->d[k], (long long)od->d[k],
-                                (long long)axis);
+                return MICA_KIT_FAIL(err,
+                                     "dimension %d of input %d is %lld but "
+                                     "the other inputs have %lld: only axis "
+                                     "%lld "
+                                     "may differ",
+                                     (int)k, (int)i, (long long)d->d[k],
+                                     (long long)od->d[k], (long long)axis);
         row[i] = d->d[axis] * inner * (int64_t)es;
         sum += d->d[axis];
     }
     if (sum != od->d[axis])
-        return MOD_FAIL(err, "the inputs' axis %lld lengths sum to %lld but "
-                        "the output has %lld", (long long)axis,
-                        (long long)sum, (long long)od->d[axis]);
+        return MICA_KIT_FAIL(err,
+                             "the inputs' axis %lld lengths sum to %lld but "
+                             "the output has %lld",
+                             (long long)axis, (long long)sum,
+                             (long long)od->d[axis]);
     p->out_row = od->d[axis] * inner * (int64_t)es;
     return MICA_OK;
 }
@@ -244,8 +252,8 @@ static mica_status_t concat_run(mica_layer_t *layer,
     if (nb_in > CONCAT_STACK_INPUTS) {
         row = malloc(sizeof *row * (size_t)nb_in);
         if (!row) {
-            mica__mod_host->set_error(err, "out of host memory for %d inputs",
-                                      (int)nb_in);
+            mica_kit_host->set_error(err, "out of host memory for %d inputs",
+                                     (int)nb_in);
             return MICA_ERR_NOMEM;
         }
     }
@@ -256,7 +264,7 @@ static mica_status_t concat_run(mica_layer_t *layer,
         const unsigned char *src = inputs[i];
         if (row[i] > 0 && p.outer > 0) {
             if (cuda) {
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
                 st = mica__concat_cuda_copy(dst, src, p.outer, row[i],
                                             p.out_row, stream, err);
                 if (st != MICA_OK)
@@ -291,20 +299,7 @@ static mica_status_t concat_enqueue_cpu(mica_layer_t *layer,
     return concat_run(layer, in, nb_in, out, inputs, outputs, stream, 0, err);
 }
 
-static const mica_layer_ops_t concat_ops_cpu = {
-    .struct_size = sizeof(mica_layer_ops_t),
-    .nb_outputs = concat_nb_outputs,
-    .output_dtypes = concat_output_dtypes,
-    .output_dims = concat_output_dims,
-    .supports_format = concat_supports_format,
-    .enqueue = concat_enqueue_cpu,
-    .serialize = mica__mod_layer_serialize,
-    .clone = mica__mod_layer_clone,
-    .destroy = mica__mod_layer_destroy,
-    .output_values = concat_output_values,
-};
-
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
 static mica_status_t concat_enqueue_cuda(mica_layer_t *layer,
                                          const mica_tensor_desc_t *in,
                                          int32_t nb_in,
@@ -319,19 +314,6 @@ static mica_status_t concat_enqueue_cuda(mica_layer_t *layer,
     (void)workspace;
     return concat_run(layer, in, nb_in, out, inputs, outputs, stream, 1, err);
 }
-
-static const mica_layer_ops_t concat_ops_cuda = {
-    .struct_size = sizeof(mica_layer_ops_t),
-    .nb_outputs = concat_nb_outputs,
-    .output_dtypes = concat_output_dtypes,
-    .output_dims = concat_output_dims,
-    .supports_format = concat_supports_format,
-    .enqueue = concat_enqueue_cuda,
-    .serialize = mica__mod_layer_serialize,
-    .clone = mica__mod_layer_clone,
-    .destroy = mica__mod_layer_destroy,
-    .output_values = concat_output_values,
-};
 #endif
 
 static mica_layer_t *concat_create(const mica_layer_creator_t *creator,
@@ -342,40 +324,34 @@ static mica_layer_t *concat_create(const mica_layer_creator_t *creator,
     concat_layer_t *l;
     int64_t axis = -1;
 
-    if (mica__mod_count(fields, "axis") > 0) {
-        axis = mica__mod_int(fields, "axis", 0);
+    if (mica_kit_count(fields, "axis") > 0) {
+        axis = mica_kit_int(fields, "axis", 0);
         if (axis < 0 || axis >= MICA_MAX_DIMS) {
-            mica__mod_host->set_error(err, "'axis' is %lld: axes count from 0 "
-                                      "and are below the rank (at most %d)",
-                                      (long long)axis, MICA_MAX_DIMS);
+            mica_kit_host->set_error(err, "'axis' is %lld: axes count from 0 "
+                                     "and are below the rank (at most %d)",
+                                     (long long)axis, MICA_MAX_DIMS);
             return NULL;
         }
     }
-    l = mica__mod_layer_new(sizeof *l, (const mica_layer_ops_t *)
-                            creator->user_data, creator, name, fields, err);
+    l = mica_kit_layer_new(sizeof *l, (const mica_layer_ops_t *)
+                           creator->user_data, creator, name, fields, err);
     if (!l)
         return NULL;
     l->axis = axis;
     return &l->base.layer;
 }
 
-static const mica_layer_creator_t concat_reference =
-    MICA__MOD_CREATOR("Concatenation", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
-                      concat_fields, 1, concat_create, &concat_ops_cpu);
-
-#ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t concat_cuda =
-    MICA__MOD_CREATOR("Concatenation", "cuda", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
-                      concat_fields, 1, concat_create, &concat_ops_cuda);
-#endif
+MICA_KIT_LAYER_PAIR(concat, "Concatenation", concat_fields, 1,
+                    concat_create, concat_enqueue_cpu, concat_enqueue_cuda,
+                    .nb_outputs = mica_kit_one_output,
+                    .output_dtypes = concat_output_dtypes,
+                    .output_dims = concat_output_dims,
+                    .supports_format = concat_supports_format,
+                    .output_values = concat_output_values)
 
 static const mica_layer_creator_t *const concat_creators[] = {
-    &concat_reference,
-#ifdef MICA_HAVE_CUDA
-    &concat_cuda,
-#endif
-};
+    MICA_KIT_PAIR(concat)};
 
-MICA__MOD_ENTRY("concat",
-                "Concatenation: join tensors along an axis",
-                concat_creators)
+MICA_KIT_ENTRY("concat", PACKAGE_VERSION, "MIT",
+               "Concatenation: join tensors along an axis",
+               concat_creators)

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "concat.h"
-#include "cuda_check.h"
+#include "mica/kit_cuda.h"
 
 /* Row r of src (row_u units) goes to dst + r * out_u. */
 template <typename T>
@@ -31,9 +31,9 @@ static mica_status_t launch(void *dst, const void *src, int64_t outer,
 {
     const unsigned threads = 256;
     int64_t row_u = row / (int64_t)sizeof(T), n = outer * row_u;
-    slab_kernel<T><<<mica__grid(n, threads), threads, 0, s>>>(
+    slab_kernel<T><<<mica_kit_grid(n, threads), threads, 0, s>>>(
         (T *)dst, (const T *)src, row_u, out_row / (int64_t)sizeof(T), n);
-    CUDA_CHECK(cudaGetLastError());
+    MICA_KIT_CUDA_CHECK(cudaGetLastError());
     return MICA_OK;
 }
 
@@ -48,8 +48,8 @@ extern "C" mica_status_t mica__concat_cuda_copy(void *dst, const void *src,
     if (outer <= 0 || row <= 0)
         return MICA_OK;
     if (outer == 1 || row == out_row) {
-        CUDA_CHECK(cudaMemcpyAsync(dst, src, (size_t)(outer * row),
-                                   cudaMemcpyDeviceToDevice, s));
+        MICA_KIT_CUDA_CHECK(cudaMemcpyAsync(dst, src, (size_t)(outer * row),
+                                            cudaMemcpyDeviceToDevice, s));
         return MICA_OK;
     }
     a = (uint64_t)row | (uint64_t)out_row | (uint64_t)(uintptr_t)dst |

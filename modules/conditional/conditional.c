@@ -31,13 +31,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "modkit.h"
-#ifdef MICA_HAVE_CUDA
-#include "modkit_cuda.h"
+#include "mica/kit.h"
+#if MICA_KIT_CUDA
+#include "mica/kit_cuda.h"
 #endif
 
 typedef struct cond_layer {
-    mica__mod_layer_t base;
+    mica_kit_layer_t base;
     int32_t cuda;  /* the CUDA implementation */
     void *pinned;  /* CUDA Condition: READ's host buffer */
 } cond_layer_t;
@@ -46,7 +46,7 @@ typedef struct cond_layer {
 
 static const char *dname(mica_dtype_t t)
 {
-    return mica__mod_host->dtype_name(t);
+    return mica_kit_host->dtype_name(t);
 }
 
 /* Copy `bytes` on the layer's device. */
@@ -55,9 +55,9 @@ static mica_status_t copy(const cond_layer_t *l, void *dst, const void *src,
 {
     if (bytes == 0 || dst == src)
         return MICA_OK;
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
     if (l->cuda)
-        return mica__mod_cuda_copy(dst, src, bytes, stream, err);
+        return mica_kit_cuda_copy(dst, src, bytes, stream, err);
 #else
     (void)l;
 #endif
@@ -72,7 +72,7 @@ static int32_t same_type_formats(const mica_layer_t *layer, int32_t pos,
                                  int32_t nb_out)
 {
     (void)layer; (void)nb_in; (void)nb_out;
-    if (!mica__mod_linear(io, pos) || !mica__mod_any_type(io[pos].dtype))
+    if (!mica_kit_linear(io, pos) || !mica_kit_any_type(io[pos].dtype))
         return 0;
     return pos == 0 || io[pos].dtype == io[0].dtype;
 }
@@ -87,45 +87,23 @@ static mica_status_t condition_output_dtypes(const mica_layer_t *layer,
 {
     (void)layer; (void)out;
     if (nb_in != 1)
-        return MOD_FAIL(err, "takes 1 input (the condition), got %d",
-                        (int)nb_in);
+        return MICA_KIT_FAIL(err, "takes 1 input (the condition), got %d",
+                             (int)nb_in);
     if (nb_out != 0)
-        return MOD_FAIL(err, "has no outputs, got %d", (int)nb_out);
+        return MICA_KIT_FAIL(err, "has no outputs, got %d", (int)nb_out);
     if (in[0] != MICA_BOOL)
-        return MOD_FAIL(err, "input 0 (the condition) has type %s but must "
-                        "be bool", dname(in[0]));
+        return MICA_KIT_FAIL(err,
+                             "input 0 (the condition) has type %s but must "
+                             "be bool",
+                             dname(in[0]));
     return MICA_OK;
-}
-
-/* Never asked for: the layer has no outputs. */
-static mica_status_t condition_output_dims(const mica_layer_t *layer,
-                                           int32_t index,
-                                           const mica_shape_expr_t *in,
-                                           int32_t nb_in,
-                                           mica_expr_builder_t *eb,
-                                           mica_shape_expr_t *out,
-                                           mica_error_t *err)
-{
-    (void)layer; (void)in; (void)nb_in; (void)eb; (void)out;
-    return MOD_FAIL(err, "has no outputs, asked for output %d", (int)index);
-}
-
-static int32_t condition_supports_format(const mica_layer_t *layer,
-                                         int32_t pos,
-                                         const mica_tensor_desc_t *io,
-                                         int32_t nb_in, int32_t nb_out)
-{
-    (void)layer;
-    if (nb_in != 1 || nb_out != 0 || pos != 0 || !mica__mod_linear(io, pos))
-        return 0;
-    return io[0].dtype == MICA_BOOL;
 }
 
 static mica_status_t condition_rank(const mica_dims_t *d, mica_error_t *err)
 {
     if (d->nb_dims != 0)
-        return MOD_FAIL(err, "the condition has rank %d but must be 0-D",
-                        (int)d->nb_dims);
+        return MICA_KIT_FAIL(err, "the condition has rank %d but must be 0-D",
+                             (int)d->nb_dims);
     return MICA_OK;
 }
 
@@ -155,21 +133,23 @@ static mica_status_t condition_boundary(mica_layer_t *layer,
     (void)out; (void)nb_out; (void)outputs; (void)workspace;
 
     if (step->kind > MICA_STEP_SELECT)
-        return MOD_FAIL(err, "unknown step kind %u", (unsigned)step->kind);
+        return MICA_KIT_FAIL(err, "unknown step kind %u", (unsigned)step->kind);
     if (step->kind != MICA_STEP_READ)
         return MICA_OK;
     if (nb_in != 1)
-        return MOD_FAIL(err, "takes 1 input (the condition), got %d",
-                        (int)nb_in);
+        return MICA_KIT_FAIL(err, "takes 1 input (the condition), got %d",
+                             (int)nb_in);
     if (in[0].dtype != MICA_BOOL)
-        return MOD_FAIL(err, "input 0 (the condition) has type %s but must "
-                        "be bool", dname(in[0].dtype));
+        return MICA_KIT_FAIL(err,
+                             "input 0 (the condition) has type %s but must "
+                             "be bool",
+                             dname(in[0].dtype));
     if ((st = condition_rank(&in[0].dims, err)) != MICA_OK)
         return st;
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
     if (l->cuda) {
-        if ((st = mica__mod_cuda_fetch(&l->pinned, inputs[0], 1, stream,
-                                       err)) != MICA_OK)
+        if ((st = mica_kit_cuda_fetch(&l->pinned, inputs[0], 1, stream,
+                                      err)) != MICA_OK)
             return st;
         p = l->pinned;
     }
@@ -180,7 +160,7 @@ static mica_status_t condition_boundary(mica_layer_t *layer,
     return MICA_OK;
 }
 
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
 static mica_status_t condition_initialize(mica_layer_t *layer, void *stream,
                                           mica_error_t *err)
 {
@@ -188,18 +168,18 @@ static mica_status_t condition_initialize(mica_layer_t *layer, void *stream,
     (void)stream;
     if (l->pinned)
         return MICA_OK;
-    return mica__mod_cuda_host_alloc(&l->pinned, err);
+    return mica_kit_cuda_host_alloc(&l->pinned, err);
 }
 
 static void condition_terminate(mica_layer_t *layer)
 {
     cond_layer_t *l = C(layer);
-    mica__mod_cuda_host_free(l->pinned);
+    mica_kit_cuda_host_free(l->pinned);
     l->pinned = NULL;
 }
 
 /* destroy without terminate (the buffer was allocated on first use). */
-static void condition_fini(mica__mod_layer_t *base)
+static void condition_fini(mica_kit_layer_t *base)
 {
     condition_terminate(&base->layer);
 }
@@ -214,12 +194,12 @@ static mica_status_t input_output_dtypes(const mica_layer_t *layer,
 {
     (void)layer;
     if (nb_in != 1)
-        return MOD_FAIL(err, "takes 1 input, got %d", (int)nb_in);
+        return MICA_KIT_FAIL(err, "takes 1 input, got %d", (int)nb_in);
     if (nb_out != 1)
-        return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
-    if (!mica__mod_any_type(in[0]))
-        return MOD_FAIL(err, "input 0 has type %s, which is not supported",
-                        dname(in[0]));
+        return MICA_KIT_FAIL(err, "has 1 output, got %d", (int)nb_out);
+    if (!mica_kit_any_type(in[0]))
+        return MICA_KIT_FAIL(err, "input 0 has type %s, which is not supported",
+                             dname(in[0]));
     out[0] = in[0];
     return MICA_OK;
 }
@@ -234,7 +214,7 @@ static mica_status_t input_output_dims(const mica_layer_t *layer,
     int32_t k;
     (void)layer; (void)eb;
     if (index != 0 || nb_in != 1)
-        return MOD_FAIL(err, "takes 1 input and has 1 output");
+        return MICA_KIT_FAIL(err, "takes 1 input and has 1 output");
     out->nb_dims = in[0].nb_dims;
     for (k = 0; k < in[0].nb_dims; k++)
         out->d[k] = in[0].d[k];
@@ -251,10 +231,12 @@ static mica_status_t input_enqueue(mica_layer_t *layer,
     int64_t n = mica_dims_volume(&out[0].dims);
     (void)nb_in; (void)nb_out; (void)workspace;
     if (in[0].dtype != out[0].dtype || mica_dims_volume(&in[0].dims) != n)
-        return MOD_FAIL(err, "the input (%s, %lld elements) does not match "
-                        "the output (%s, %lld elements)", dname(in[0].dtype),
-                        (long long)mica_dims_volume(&in[0].dims),
-                        dname(out[0].dtype), (long long)n);
+        return MICA_KIT_FAIL(err,
+                             "the input (%s, %lld elements) does not match "
+                             "the output (%s, %lld elements)",
+                             dname(in[0].dtype),
+                             (long long)mica_dims_volume(&in[0].dims),
+                             dname(out[0].dtype), (long long)n);
     return copy(C(layer), outputs[0], inputs[0],
                 (size_t)n * mica_dtype_size(out[0].dtype), stream, err);
 }
@@ -268,36 +250,22 @@ static mica_status_t output_output_dtypes(const mica_layer_t *layer,
 {
     (void)layer;
     if (nb_in != 2)
-        return MOD_FAIL(err, "takes 2 inputs (true_value, false_value), got "
-                        "%d", (int)nb_in);
+        return MICA_KIT_FAIL(err,
+                             "takes 2 inputs (true_value, false_value), got "
+                             "%d",
+                             (int)nb_in);
     if (nb_out != 1)
-        return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
-    if (!mica__mod_any_type(in[0]))
-        return MOD_FAIL(err, "input 0 (the true value) has type %s, which "
-                        "is not supported", dname(in[0]));
+        return MICA_KIT_FAIL(err, "has 1 output, got %d", (int)nb_out);
+    if (!mica_kit_any_type(in[0]))
+        return MICA_KIT_FAIL(err, "input 0 (the true value) has type %s, which "
+                             "is not supported", dname(in[0]));
     if (in[1] != in[0])
-        return MOD_FAIL(err, "true and false values have different types %s "
-                        "and %s", dname(in[0]), dname(in[1]));
+        return MICA_KIT_FAIL(err,
+                             "true and false values have different types %s "
+                             "and %s",
+                             dname(in[0]), dname(in[1]));
     out[0] = in[0];
     return MICA_OK;
-}
-
-/* "[2, 3]", a symbolic dimension as "?". */
-static void print_shape(const mica_shape_expr_t *s, char *buf, size_t len)
-{
-    const mica_host_t *h = mica__mod_host;
-    size_t n = 0;
-    int32_t k;
-    n += (size_t)snprintf(buf, len, "[");
-    for (k = 0; k < s->nb_dims && n < len; k++) {
-        if (h->expr_is_constant(s->d[k]))
-            n += (size_t)snprintf(buf + n, len - n, "%s%lld", k ? ", " : "",
-                                  (long long)h->expr_constant_value(s->d[k]));
-        else
-            n += (size_t)snprintf(buf + n, len - n, "%s?", k ? ", " : "");
-    }
-    if (n < len)
-        snprintf(buf + n, len - n, "]");
 }
 
 static mica_status_t output_output_dims(const mica_layer_t *layer,
@@ -307,12 +275,13 @@ static mica_status_t output_output_dims(const mica_layer_t *layer,
                                         mica_shape_expr_t *out,
                                         mica_error_t *err)
 {
-    const mica_host_t *h = mica__mod_host;
+    const mica_host_t *h = mica_kit_host;
     int32_t k, same;
     (void)layer; (void)eb;
     if (index != 0 || nb_in != 2)
-        return MOD_FAIL(err, "takes 2 inputs (true_value, false_value) and "
-                        "has 1 output");
+        return MICA_KIT_FAIL(err,
+                             "takes 2 inputs (true_value, false_value) and "
+                             "has 1 output");
     same = in[0].nb_dims == in[1].nb_dims;
     for (k = 0; same && k < in[0].nb_dims; k++)
         if (h->expr_is_constant(in[0].d[k]) &&
@@ -322,10 +291,10 @@ static mica_status_t output_output_dims(const mica_layer_t *layer,
             same = 0;
     if (!same) {
         char a[256], b[256];
-        print_shape(&in[0], a, sizeof a);
-        print_shape(&in[1], b, sizeof b);
-        return MOD_FAIL(err, "true and false values have different shapes "
-                        "%s and %s", a, b);
+        mica_kit_exprs_text(in[0].d, in[0].nb_dims, a, sizeof a);
+        mica_kit_exprs_text(in[1].d, in[1].nb_dims, b, sizeof b);
+        return MICA_KIT_FAIL(err, "true and false values have different shapes "
+                             "%s and %s", a, b);
     }
     out->nb_dims = in[0].nb_dims;
     for (k = 0; k < in[0].nb_dims; k++)
@@ -356,23 +325,26 @@ static mica_status_t output_boundary(mica_layer_t *layer, mica_step_t *step,
     (void)workspace;
 
     if (step->kind > MICA_STEP_SELECT)
-        return MOD_FAIL(err, "unknown step kind %u", (unsigned)step->kind);
+        return MICA_KIT_FAIL(err, "unknown step kind %u", (unsigned)step->kind);
     if (step->kind != MICA_STEP_SELECT)
         return MICA_OK;
     if (nb_in != 2 || nb_out != 1)
-        return MOD_FAIL(err, "takes 2 inputs (true_value, false_value) and "
-                        "has 1 output");
+        return MICA_KIT_FAIL(err,
+                             "takes 2 inputs (true_value, false_value) and "
+                             "has 1 output");
     if (b != 0 && b != 1)
-        return MOD_FAIL(err, "branch %d is neither 0 (true) nor 1 (false)",
-                        (int)b);
+        return MICA_KIT_FAIL(err, "branch %d is neither 0 (true) nor 1 (false)",
+                             (int)b);
     if (in[b].dtype != out[0].dtype || !same_dims(&in[b].dims, &out[0].dims))
-        return MOD_FAIL(err, "the %s value (%s, rank %d, %lld elements) does "
-                        "not match the output (%s, rank %d, %lld elements)",
-                        b ? "false" : "true", dname(in[b].dtype),
-                        (int)in[b].dims.nb_dims,
-                        (long long)mica_dims_volume(&in[b].dims),
-                        dname(out[0].dtype), (int)out[0].dims.nb_dims,
-                        (long long)mica_dims_volume(&out[0].dims));
+        return MICA_KIT_FAIL(err,
+                             "the %s value (%s, rank %d, %lld elements) does "
+                             "not match the output (%s, rank %d, %lld "
+                             "elements)",
+                             b ? "false" : "true", dname(in[b].dtype),
+                             (int)in[b].dims.nb_dims,
+                             (long long)mica_dims_volume(&in[b].dims),
+                             dname(out[0].dtype), (int)out[0].dims.nb_dims,
+                             (long long)mica_dims_volume(&out[0].dims));
     return copy(C(layer), outputs[0], inputs[b],
                 (size_t)mica_dims_volume(&out[0].dims) *
                 mica_dtype_size(out[0].dtype), stream, err);
@@ -380,91 +352,67 @@ static mica_status_t output_boundary(mica_layer_t *layer, mica_step_t *step,
 
 /* ---- ops tables and creators ---------------------------------------------- */
 
-#define COND_OPS(nb_outputs_, dtypes_, dims_, formats_, configure_, enqueue_, \
-                 init_, term_, boundary_)                                   \
-    {.struct_size = sizeof(mica_layer_ops_t),                               \
-     .nb_outputs = (nb_outputs_),                                           \
-     .output_dtypes = (dtypes_),                                            \
-     .output_dims = (dims_),                                                \
-     .supports_format = (formats_),                                         \
-     .configure = (configure_),                                             \
-     .enqueue = (enqueue_),                                                 \
-     .serialize = mica__mod_layer_serialize,                                \
-     .clone = mica__mod_layer_clone,                                        \
-     .destroy = mica__mod_layer_destroy,                                    \
-     .initialize = (init_),                                                 \
-     .terminate = (term_),                                                  \
-     .enqueue_boundary = (boundary_)}
-
 static const mica_layer_ops_t condition_ops_cpu =
-    COND_OPS(mica__mod_no_outputs, condition_output_dtypes, condition_output_dims,
-             condition_supports_format, condition_configure, mica__mod_boundary_enqueue,
-             NULL, NULL, condition_boundary);
+    MICA_KIT_OPS(mica_kit_boundary_enqueue, .nb_outputs = mica_kit_no_outputs,
+                 .output_dtypes = condition_output_dtypes,
+                 .output_dims = mica_kit_no_output_dims,
+                 .supports_format = mica_kit_bool_input,
+                 .configure = condition_configure,
+                 .enqueue_boundary = condition_boundary);
 static const mica_layer_ops_t input_ops =
-    COND_OPS(mica__mod_one_output, input_output_dtypes, input_output_dims,
-             same_type_formats, NULL, input_enqueue, NULL, NULL, NULL);
+    MICA_KIT_OPS(input_enqueue, .nb_outputs = mica_kit_one_output,
+                 .output_dtypes = input_output_dtypes,
+                 .output_dims = input_output_dims,
+                 .supports_format = same_type_formats);
 static const mica_layer_ops_t output_ops =
-    COND_OPS(mica__mod_one_output, output_output_dtypes, output_output_dims,
-             same_type_formats, NULL, mica__mod_boundary_enqueue, NULL, NULL,
-             output_boundary);
-#ifdef MICA_HAVE_CUDA
+    MICA_KIT_OPS(mica_kit_boundary_enqueue, .nb_outputs = mica_kit_one_output,
+                 .output_dtypes = output_output_dtypes,
+                 .output_dims = output_output_dims,
+                 .supports_format = same_type_formats,
+                 .enqueue_boundary = output_boundary);
+#if MICA_KIT_CUDA
 static const mica_layer_ops_t condition_ops_cuda =
-    COND_OPS(mica__mod_no_outputs, condition_output_dtypes, condition_output_dims,
-             condition_supports_format, condition_configure, mica__mod_boundary_enqueue,
-             condition_initialize, condition_terminate, condition_boundary);
+    MICA_KIT_OPS(mica_kit_boundary_enqueue, .nb_outputs = mica_kit_no_outputs,
+                 .output_dtypes = condition_output_dtypes,
+                 .output_dims = mica_kit_no_output_dims,
+                 .supports_format = mica_kit_bool_input,
+                 .configure = condition_configure,
+                 .initialize = condition_initialize,
+                 .terminate = condition_terminate,
+                 .enqueue_boundary = condition_boundary);
 #endif
 
 static mica_layer_t *cond_create(const mica_layer_creator_t *creator,
                                  const char *name, const mica_fields_t *fields,
                                  mica_error_t *err)
 {
-    cond_layer_t *l = mica__mod_layer_new(sizeof *l, (const mica_layer_ops_t *)
-                                          creator->user_data, creator, name,
-                                          fields, err);
+    cond_layer_t *l = mica_kit_layer_new(sizeof *l, (const mica_layer_ops_t *)
+                                         creator->user_data, creator, name,
+                                         fields, err);
     if (!l)
         return NULL;
     l->cuda = (creator->devices & MICA_DEVICE_CUDA) != 0;
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
     if (l->cuda && creator->role == MICA_ROLE_CONDITION)
         l->base.fini = condition_fini;
 #endif
     return &l->base.layer;
 }
 
-#define CPU_CREATOR(type_, role_, ops_)                                      \
-    MICA__MOD_CREATOR(type_, "reference", MICA_DEVICE_CPU, 0, role_, NULL,  \
-                      0, cond_create, ops_)
-#define CUDA_CREATOR(type_, role_, ops_)                                     \
-    MICA__MOD_CREATOR(type_, "cuda", MICA_DEVICE_CUDA, 10, role_, NULL, 0,  \
-                      cond_create, ops_)
-
-static const mica_layer_creator_t condition_reference =
-    CPU_CREATOR("Condition", MICA_ROLE_CONDITION, &condition_ops_cpu);
-static const mica_layer_creator_t input_reference =
-    CPU_CREATOR("IfConditionalInput", MICA_ROLE_IF_INPUT, &input_ops);
-static const mica_layer_creator_t output_reference =
-    CPU_CREATOR("IfConditionalOutput", MICA_ROLE_IF_OUTPUT, &output_ops);
-
-#ifdef MICA_HAVE_CUDA
 /* The CUDA creators share the CPU ops but for the Condition's pinned
  * buffer: cond_create marks the layer as a CUDA one from the creator's
  * devices, and the copies follow. */
-static const mica_layer_creator_t condition_cuda =
-    CUDA_CREATOR("Condition", MICA_ROLE_CONDITION, &condition_ops_cuda);
-static const mica_layer_creator_t input_cuda =
-    CUDA_CREATOR("IfConditionalInput", MICA_ROLE_IF_INPUT, &input_ops);
-static const mica_layer_creator_t output_cuda =
-    CUDA_CREATOR("IfConditionalOutput", MICA_ROLE_IF_OUTPUT, &output_ops);
-#endif
+MICA_KIT_ROLE_PAIR(condition, "Condition", MICA_ROLE_CONDITION, NULL, 0,
+                   cond_create, &condition_ops_cpu, &condition_ops_cuda)
+MICA_KIT_ROLE_PAIR(input, "IfConditionalInput", MICA_ROLE_IF_INPUT, NULL, 0,
+                   cond_create, &input_ops, &input_ops)
+MICA_KIT_ROLE_PAIR(output, "IfConditionalOutput", MICA_ROLE_IF_OUTPUT, NULL,
+                   0, cond_create, &output_ops, &output_ops)
 
 static const mica_layer_creator_t *const cond_creators[] = {
-    &condition_reference, &input_reference, &output_reference,
-#ifdef MICA_HAVE_CUDA
-    &condition_cuda, &input_cuda, &output_cuda,
-#endif
-};
+    MICA_KIT_PAIR(condition), MICA_KIT_PAIR(input), MICA_KIT_PAIR(output)};
 
-MICA__MOD_ENTRY("conditional",
-                "Conditional boundaries: Condition, IfConditionalInput, "
-                "IfConditionalOutput",
-                cond_creators)
+MICA_KIT_ENTRY("conditional", PACKAGE_VERSION, "MIT",
+               "Conditional boundaries: Condition, IfConditionalInput, "
+               "IfConditionalOutput",
+               cond_creators)

@@ -7,7 +7,7 @@ modules_mica_conditional_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
 modules_mica_conditional_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
 if MICA_CUDA
 modules_mica_conditional_la_LIBADD += modules/common/libmicamodkit_cuda.la \
-	$(MICA_CUDA_LIBS)
+	$(MICA_CUDA_MODULE_LIBS)
 endif
 
 # As tests/test_mod_loop: direct op calls, fields and expressions through

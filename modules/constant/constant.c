@@ -20,11 +20,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "modkit.h"
+#include "mica/kit.h"
 #include "constant.h"
 
 typedef struct constant_layer {
-    mica__mod_layer_t base;
+    mica_kit_layer_t base;
     const mica_weights_t *w; /* inside base.fields */
     mica_dims_t dims;        /* the output's dimensions */
     void *dev;               /* CUDA: the values on the device */
@@ -37,36 +37,17 @@ static const mica_field_schema_t constant_fields[] = {
      "output dimensions (default: the weights' dimensions)"},
 };
 
-/* "[2, 3]" into buf. */
-static const char *ints_text(const int64_t *v, int32_t n, char *buf,
-                             size_t len)
-{
-    size_t pos = (size_t)snprintf(buf, len, "[");
-    int32_t i;
-    for (i = 0; i < n && pos < len; i++)
-        pos += (size_t)snprintf(buf + pos, len - pos, "%s%lld", i ? ", " : "",
-                                (long long)v[i]);
-    if (pos < len)
-        snprintf(buf + pos, len - pos, "]");
-    return buf;
-}
-
 /* The output dims from the fields, checked. */
 static mica_status_t constant_dims(const mica_fields_t *f, mica_dims_t *dims,
                                    mica_error_t *err)
 {
-    const mica_weights_t *w = mica__mod_weights(f, "weights");
-    const int64_t *shape = mica__mod_ints(f, "shape");
-    int32_t i, n = mica__mod_count(f, "shape");
+    const mica_weights_t *w = mica_kit_weights(f, "weights");
+    const int64_t *shape = mica_kit_ints(f, "shape");
+    int32_t i, n = mica_kit_count(f, "shape");
     int64_t vol = 1;
     char text[256];
 
-    memset(dims, 0, sizeof *dims);
-    if (!w)
-        return MOD_FAIL(err, "param 'weights' is required");
-    if (mica_dtype_size(w->dtype) == 0)
-        return MOD_FAIL(err, "weights have an unknown element type %d",
-                        (int)w->dtype);
+    memset(dims, 0, sizeof *dims); /* w: required, of a known type */
     if (!shape) {
         if (w->dims.nb_dims == 0 && w->count != 1) {
             /* no declared shape: a 1-D tensor of the values */
@@ -78,27 +59,24 @@ static mica_status_t constant_dims(const mica_fields_t *f, mica_dims_t *dims,
         n = w->dims.nb_dims;
     }
     if (n > MICA_MAX_DIMS)
-        return MOD_FAIL(err, "'shape' has %d dimensions, more than %d",
-                        (int)n, MICA_MAX_DIMS);
+        return MICA_KIT_FAIL(err, "'shape' has %d dimensions, more than %d",
+                             (int)n, MICA_MAX_DIMS);
     for (i = 0; i < n; i++) {
         if (shape[i] < 0)
-            return MOD_FAIL(err, "'shape' %s has a negative dimension",
-                            ints_text(shape, n, text, sizeof text));
+            return MICA_KIT_FAIL(err, "'shape' %s has a negative dimension",
+                                 mica_kit_ints_text(shape, n, text,
+                                                    sizeof text));
         vol *= shape[i];
         dims->d[i] = shape[i];
     }
     dims->nb_dims = n;
     if (vol != w->count)
-        return MOD_FAIL(err, "'shape' %s has volume %lld but the weights have "
-                        "%lld values", ints_text(shape, n, text, sizeof text),
-                        (long long)vol, (long long)w->count);
+        return MICA_KIT_FAIL(err,
+                             "'shape' %s has volume %lld but the weights have "
+                             "%lld values",
+                             mica_kit_ints_text(shape, n, text, sizeof text),
+                             (long long)vol, (long long)w->count);
     return MICA_OK;
-}
-
-static int32_t constant_nb_outputs(const mica_layer_t *layer)
-{
-    (void)layer;
-    return 1;
 }
 
 static mica_status_t constant_output_dtypes(const mica_layer_t *layer,
@@ -109,9 +87,9 @@ static mica_status_t constant_output_dtypes(const mica_layer_t *layer,
     const constant_layer_t *l = (const constant_layer_t *)layer;
     (void)in;
     if (nb_in != 0)
-        return MOD_FAIL(err, "takes no inputs, got %d", (int)nb_in);
+        return MICA_KIT_FAIL(err, "takes no inputs, got %d", (int)nb_in);
     if (nb_out != 1)
-        return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
+        return MICA_KIT_FAIL(err, "has 1 output, got %d", (int)nb_out);
     out[0] = l->w->dtype;
     return MICA_OK;
 }
@@ -129,12 +107,12 @@ static mica_status_t constant_output_dims(const mica_layer_t *layer,
     (void)in;
     (void)nb_in;
     if (index != 0)
-        return MOD_FAIL(err, "has no output %d", (int)index);
+        return MICA_KIT_FAIL(err, "has no output %d", (int)index);
     out->nb_dims = l->dims.nb_dims;
     for (i = 0; i < l->dims.nb_dims; i++) {
-        out->d[i] = mica__mod_host->expr_constant(eb, l->dims.d[i]);
+        out->d[i] = mica_kit_host->expr_constant(eb, l->dims.d[i]);
         if (!out->d[i])
-            return MOD_FAIL(err, "out of host memory");
+            return MICA_KIT_FAIL(err, "out of host memory");
     }
     return MICA_OK;
 }
@@ -146,7 +124,7 @@ static int32_t constant_supports_format(const mica_layer_t *layer,
 {
     const constant_layer_t *l = (const constant_layer_t *)layer;
     (void)nb_out;
-    return pos == nb_in && mica__mod_linear(io, pos) &&
+    return pos == nb_in && mica_kit_linear(io, pos) &&
            io[pos].dtype == l->w->dtype;
 }
 
@@ -175,9 +153,9 @@ static mica_status_t constant_output_values(const mica_layer_t *layer,
         case MICA_BOOL: v = ((const uint8_t *)l->w->values)[i] != 0; break;
         default: return MICA_ERR_UNSUPPORTED; /* floats are not sizes */
         }
-        values[i] = mica__mod_host->expr_constant(eb, v);
+        values[i] = mica_kit_host->expr_constant(eb, v);
         if (!values[i])
-            return MOD_FAIL(err, "out of host memory");
+            return MICA_KIT_FAIL(err, "out of host memory");
     }
     return MICA_OK;
 }
@@ -205,20 +183,18 @@ static mica_status_t constant_enqueue_cpu(mica_layer_t *layer,
     return MICA_OK;
 }
 
-static const mica_layer_ops_t constant_ops_cpu = {
-    .struct_size = sizeof(mica_layer_ops_t),
-    .nb_outputs = constant_nb_outputs,
-    .output_dtypes = constant_output_dtypes,
-    .output_dims = constant_output_dims,
-    .supports_format = constant_supports_format,
-    .enqueue = constant_enqueue_cpu,
-    .serialize = mica__mod_layer_serialize,
-    .clone = mica__mod_layer_clone,
-    .destroy = mica__mod_layer_destroy,
-    .output_values = constant_output_values,
-};
+/* The ops of both implementations: the enqueue, maybe more, then these. */
+#define CONSTANT_OPS(...)                                                    \
+    MICA_KIT_OPS(__VA_ARGS__, .nb_outputs = mica_kit_one_output,             \
+                 .output_dtypes = constant_output_dtypes,                    \
+                 .output_dims = constant_output_dims,                        \
+                 .supports_format = constant_supports_format,                \
+                 .output_values = constant_output_values)
 
-#ifdef MICA_HAVE_CUDA
+static const mica_layer_ops_t constant_ops_cpu =
+    CONSTANT_OPS(constant_enqueue_cpu);
+
+#if MICA_KIT_CUDA
 static mica_status_t constant_upload(constant_layer_t *l, mica_error_t *err)
 {
     if (l->dev)
@@ -254,21 +230,10 @@ static mica_status_t constant_enqueue_cuda(mica_layer_t *layer,
                                     stream, err);
 }
 
-static const mica_layer_ops_t constant_ops_cuda = {
-    .struct_size = sizeof(mica_layer_ops_t),
-    .nb_outputs = constant_nb_outputs,
-    .output_dtypes = constant_output_dtypes,
-    .output_dims = constant_output_dims,
-    .supports_format = constant_supports_format,
-    .enqueue = constant_enqueue_cuda,
-    .serialize = mica__mod_layer_serialize,
-    .clone = mica__mod_layer_clone,
-    .destroy = mica__mod_layer_destroy,
-    .output_values = constant_output_values,
-    .initialize = constant_initialize_cuda,
-};
+static const mica_layer_ops_t constant_ops_cuda =
+    CONSTANT_OPS(constant_enqueue_cuda, .initialize = constant_initialize_cuda);
 
-static void constant_fini(mica__mod_layer_t *self)
+static void constant_fini(mica_kit_layer_t *self)
 {
     constant_layer_t *l = (constant_layer_t *)self;
     mica__constant_cuda_free(l->dev);
@@ -286,35 +251,24 @@ static mica_layer_t *constant_create(const mica_layer_creator_t *creator,
 
     if (constant_dims(fields, &dims, err) != MICA_OK)
         return NULL;
-    l = mica__mod_layer_new(sizeof *l, (const mica_layer_ops_t *)
-                            creator->user_data, creator, name, fields, err);
+    l = mica_kit_layer_new(sizeof *l, (const mica_layer_ops_t *)
+                           creator->user_data, creator, name, fields, err);
     if (!l)
         return NULL;
-    l->w = mica__mod_weights(mica__mod_fields_view(l->base.fields), "weights");
+    l->w = mica_kit_weights(mica_kit_fields_view(l->base.fields), "weights");
     l->dims = dims;
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
     l->base.fini = constant_fini;
 #endif
     return &l->base.layer;
 }
 
-static const mica_layer_creator_t constant_reference =
-    MICA__MOD_CREATOR("Constant", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
-                      constant_fields, 2, constant_create, &constant_ops_cpu);
-
-#ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t constant_cuda =
-    MICA__MOD_CREATOR("Constant", "cuda", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
-                      constant_fields, 2, constant_create, &constant_ops_cuda);
-#endif
+MICA_KIT_CREATOR_PAIR(constant, "Constant", constant_fields, 2,
+                      constant_create, &constant_ops_cpu, &constant_ops_cuda)
 
 static const mica_layer_creator_t *const constant_creators[] = {
-    &constant_reference,
-#ifdef MICA_HAVE_CUDA
-    &constant_cuda,
-#endif
-};
+    MICA_KIT_PAIR(constant)};
 
-MICA__MOD_ENTRY("constant",
-                "Constant: a tensor of fixed values",
-                constant_creators)
+MICA_KIT_ENTRY("constant", PACKAGE_VERSION, "MIT",
+               "Constant: a tensor of fixed values",
+               constant_creators)

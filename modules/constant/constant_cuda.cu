@@ -4,7 +4,7 @@
  */
 #include <cuda_runtime_api.h>
 
-#include "cuda_check.h"
+#include "mica/kit_cuda.h"
 #include "constant.h"
 
 extern "C" mica_status_t mica__constant_cuda_upload(const void *host,
@@ -13,7 +13,7 @@ extern "C" mica_status_t mica__constant_cuda_upload(const void *host,
 {
     void *p = NULL;
     *dev = NULL;
-    CUDA_CHECK(cudaMalloc(&p, bytes ? bytes : 1));
+    MICA_KIT_CUDA_CHECK(cudaMalloc(&p, bytes ? bytes : 1));
     if (bytes) {
         cudaError_t e = cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice);
         /* From pageable memory cudaMemcpy may return before the DMA is
@@ -23,9 +23,9 @@ extern "C" mica_status_t mica__constant_cuda_upload(const void *host,
             e = cudaDeviceSynchronize();
         if (e != cudaSuccess) {
             cudaFree(p);
-            mica__mod_host->set_error(err, "cudaMemcpy of %zu bytes of "
-                                      "constant values failed: %s", bytes,
-                                      cudaGetErrorString(e));
+            mica_kit_host->set_error(err, "cudaMemcpy of %zu bytes of "
+                                     "constant values failed: %s", bytes,
+                                     cudaGetErrorString(e));
             return MICA_ERR_DEVICE;
         }
     }
@@ -44,7 +44,7 @@ extern "C" mica_status_t mica__constant_cuda_copy(void *dst, const void *src,
                                                   mica_error_t *err)
 {
     if (bytes)
-        CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
-                                   (cudaStream_t)stream));
+        MICA_KIT_CUDA_CHECK(cudaMemcpyAsync(
+            dst, src, bytes, cudaMemcpyDeviceToDevice, (cudaStream_t)stream));
     return MICA_OK;
 }

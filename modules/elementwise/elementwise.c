@@ -19,7 +19,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "modkit.h"
+#include "mica/kit.h"
+#include "mica/kit_half.h"
 #include "elementwise.h"
 
 static const char *const op_names[] = {
@@ -33,7 +34,7 @@ static const mica_field_schema_t ew_fields[] = {
 };
 
 typedef struct ew_layer {
-    mica__mod_layer_t base;
+    mica_kit_layer_t base;
     int op;
 } ew_layer_t;
 
@@ -76,30 +77,27 @@ static const char *accepted(int op)
     return "float32, float16, int8 or int32";
 }
 
-static int32_t ew_nb_outputs(const mica_layer_t *layer)
-{
-    (void)layer;
-    return 1;
-}
-
 static mica_status_t ew_output_dtypes(const mica_layer_t *layer,
                                       const mica_dtype_t *in, int32_t nb_in,
                                       mica_dtype_t *out, int32_t nb_out,
                                       mica_error_t *err)
 {
     const ew_layer_t *l = (const ew_layer_t *)layer;
-    const mica_host_t *h = mica__mod_host;
+    const mica_host_t *h = mica_kit_host;
 
     if (nb_in != 2)
-        return MOD_FAIL(err, "ElementWise takes 2 inputs, got %d", (int)nb_in);
+        return MICA_KIT_FAIL(err, "ElementWise takes 2 inputs, got %d",
+                             (int)nb_in);
     if (nb_out != 1)
-        return MOD_FAIL(err, "ElementWise has 1 output, got %d", (int)nb_out);
+        return MICA_KIT_FAIL(err, "ElementWise has 1 output, got %d",
+                             (int)nb_out);
     if (!input_ok(l->op, in[0]))
-        return MOD_FAIL(err, "op '%s' takes %s inputs, got %s", op_names[l->op],
-                        accepted(l->op), h->dtype_name(in[0]));
+        return MICA_KIT_FAIL(err, "op '%s' takes %s inputs, got %s",
+                             op_names[l->op], accepted(l->op),
+                             h->dtype_name(in[0]));
     if (in[1] != in[0])
-        return MOD_FAIL(err, "input 1 has type %s but input 0 has type %s",
-                        h->dtype_name(in[1]), h->dtype_name(in[0]));
+        return MICA_KIT_FAIL(err, "input 1 has type %s but input 0 has type %s",
+                             h->dtype_name(in[1]), h->dtype_name(in[0]));
     out[0] = output_type(l->op, in[0]);
     return MICA_OK;
 }
@@ -108,47 +106,10 @@ static mica_status_t ew_output_dtypes(const mica_layer_t *layer,
 
 static int is_const(const mica_expr_t *e, int64_t *v)
 {
-    if (!mica__mod_host->expr_is_constant(e))
+    if (!mica_kit_host->expr_is_constant(e))
         return 0;
-    *v = mica__mod_host->expr_constant_value(e);
+    *v = mica_kit_host->expr_constant_value(e);
     return 1;
-}
-
-/* One output dimension: the one that is not 1 (TensorRT's broadcast). */
-static mica_status_t broadcast_dim(mica_expr_builder_t *eb, int32_t k,
-                                   const mica_expr_t *a, const mica_expr_t *b,
-                                   const mica_expr_t **out, mica_error_t *err)
-{
-    const mica_host_t *h = mica__mod_host;
-    int64_t va = 0, vb = 0;
-    int ca = is_const(a, &va), cb = is_const(b, &vb);
-    const mica_expr_t *one, *is_one, *diff;
-
-    if (a == b || (ca && va == 1)) {
-        *out = b;
-    } else if (cb && vb == 1) {
-        *out = a;
-    } else if (ca && cb) {
-        if (va != vb)
-            return MOD_FAIL(err, "dimension %d of input 0 is %lld and of "
-                            "input 1 is %lld: they must be equal or one of "
-                            "them 1", (int)k, (long long)va, (long long)vb);
-        *out = a;
-    } else {
-        /* Symbolic: a == 1 ? b : a, as a + (a == 1) * (b - a). */
-        one = h->expr_constant(eb, 1);
-        is_one = one ? h->expr_operation(eb, MICA_EXPR_EQUAL, a, one) : NULL;
-        diff = h->expr_operation(eb, MICA_EXPR_SUB, b, a);
-        diff = is_one && diff
-                   ? h->expr_operation(eb, MICA_EXPR_PROD, is_one, diff)
-                   : NULL;
-        *out = diff ? h->expr_operation(eb, MICA_EXPR_SUM, a, diff) : NULL;
-    }
-    if (!*out) {
-        h->set_error(err, "out of memory building dimension %d", (int)k);
-        return MICA_ERR_NOMEM;
-    }
-    return MICA_OK;
 }
 
 static mica_status_t ew_output_dims(const mica_layer_t *layer, int32_t index,
@@ -156,23 +117,13 @@ static mica_status_t ew_output_dims(const mica_layer_t *layer, int32_t index,
                                     mica_expr_builder_t *eb,
                                     mica_shape_expr_t *out, mica_error_t *err)
 {
-    int32_t k;
-    mica_status_t st;
-
     (void)layer;
     if (index != 0 || nb_in != 2)
-        return MOD_FAIL(err, "ElementWise has 2 inputs and 1 output, asked "
-                        "for output %d of %d inputs", (int)index, (int)nb_in);
-    if (in[1].nb_dims != in[0].nb_dims)
-        return MOD_FAIL(err, "input 1 has rank %d but input 0 has rank %d",
-                        (int)in[1].nb_dims, (int)in[0].nb_dims);
-    out->nb_dims = in[0].nb_dims;
-    for (k = 0; k < in[0].nb_dims; k++) {
-        st = broadcast_dim(eb, k, in[0].d[k], in[1].d[k], &out->d[k], err);
-        if (st != MICA_OK)
-            return st;
-    }
-    return MICA_OK;
+        return MICA_KIT_FAIL(err,
+                             "ElementWise has 2 inputs and 1 output, asked "
+                             "for output %d of %d inputs",
+                             (int)index, (int)nb_in);
+    return mica_kit_broadcast_dims(in, 2, eb, out, err);
 }
 
 static int32_t ew_supports_format(const mica_layer_t *layer, int32_t pos,
@@ -182,7 +133,7 @@ static int32_t ew_supports_format(const mica_layer_t *layer, int32_t pos,
     const ew_layer_t *l = (const ew_layer_t *)layer;
 
     if (nb_in != 2 || nb_out != 1 || pos < 0 || pos > 2 ||
-        !mica__mod_linear(io, pos))
+        !mica_kit_linear(io, pos))
         return 0;
     if (pos == 0)
         return input_ok(l->op, io[0].dtype);
@@ -216,7 +167,7 @@ static const mica_expr_t *value_op(mica_expr_builder_t *eb, int op,
                                    const mica_expr_t *a, const mica_expr_t *b,
                                    int *ok)
 {
-    const mica_host_t *h = mica__mod_host;
+    const mica_host_t *h = mica_kit_host;
     int64_t va = 0, vb = 0;
     int ca = is_const(a, &va), cb = is_const(b, &vb);
     const mica_expr_t *z, *q;
@@ -280,7 +231,7 @@ static mica_status_t ew_output_values(const mica_layer_t *layer,
         if (!ok)
             return MICA_ERR_UNSUPPORTED;
         if (!values[j])
-            return MOD_FAIL(err, "out of host memory");
+            return MICA_KIT_FAIL(err, "out of host memory");
     }
     return MICA_OK;
 }
@@ -290,7 +241,7 @@ static mica_status_t ew_output_values(const mica_layer_t *layer,
 static float ld_f(mica_dtype_t t, const void *p, int64_t i)
 {
     if (t == MICA_FLOAT16)
-        return mica__half_to_float(((const uint16_t *)p)[i]);
+        return mica_kit_half_to_float(((const uint16_t *)p)[i]);
     return ((const float *)p)[i];
 }
 
@@ -306,7 +257,7 @@ static int64_t ld_i(mica_dtype_t t, const void *p, int64_t i)
 static void st_f(mica_dtype_t t, void *p, int64_t i, float v)
 {
     if (t == MICA_FLOAT16)
-        ((uint16_t *)p)[i] = mica__float_to_half(v);
+        ((uint16_t *)p)[i] = mica_kit_float_to_half(v);
     else
         ((float *)p)[i] = v;
 }
@@ -320,18 +271,6 @@ static void st_i(mica_dtype_t t, void *p, int64_t i, int64_t v)
     }
 }
 
-/* Element strides of a row-major tensor, 0 along broadcast dimensions. */
-static void bcast_strides(const mica_dims_t *d, const mica_dims_t *od,
-                          int64_t *s)
-{
-    int64_t acc = 1;
-    int32_t k;
-    for (k = d->nb_dims - 1; k >= 0; k--) {
-        s[k] = d->d[k] == 1 && od->d[k] != 1 ? 0 : acc;
-        acc *= d->d[k];
-    }
-}
-
 static mica_status_t ew_enqueue_cpu(mica_layer_t *layer,
                                     const mica_tensor_desc_t *in, int32_t nb_in,
                                     const mica_tensor_desc_t *out,
@@ -342,25 +281,23 @@ static mica_status_t ew_enqueue_cpu(mica_layer_t *layer,
     const ew_layer_t *l = (const ew_layer_t *)layer;
     const mica_dims_t *od = &out[0].dims;
     mica_dtype_t ti = in[0].dtype, to = out[0].dtype;
-    int64_t sa[MICA_MAX_DIMS], sb[MICA_MAX_DIMS], n, i;
-    int32_t rank = od->nb_dims, k;
+    mica_kit_bcast_t v;
+    int64_t n, i, off[2];
+    mica_status_t st;
     int fl = ti == MICA_FLOAT32 || ti == MICA_FLOAT16, sat = ti == MICA_INT8;
 
     (void)workspace;
     (void)stream;
     if (nb_in != 2 || nb_out != 1)
-        return MOD_FAIL(err, "ElementWise has 2 inputs and 1 output");
-    bcast_strides(&in[0].dims, od, sa);
-    bcast_strides(&in[1].dims, od, sb);
+        return MICA_KIT_FAIL(err, "ElementWise has 2 inputs and 1 output");
+    if ((st = mica_kit_broadcast_view(in, 2, od, 0, &v, err)) != MICA_OK)
+        return st;
     n = mica_dims_volume(od);
     for (i = 0; i < n; i++) {
-        int64_t rem = i, ia = 0, ib = 0;
-        for (k = rank - 1; k >= 0; k--) {
-            int64_t c = rem % od->d[k];
-            rem /= od->d[k];
-            ia += c * sa[k];
-            ib += c * sb[k];
-        }
+        int64_t ia, ib;
+        mica_kit_broadcast_offsets(&v, i, off);
+        ia = off[0];
+        ib = off[1];
         if (fl) {
             float r = mica__ew_f(l->op, ld_f(ti, inputs[0], ia),
                                  ld_f(ti, inputs[1], ib));
@@ -377,7 +314,7 @@ static mica_status_t ew_enqueue_cpu(mica_layer_t *layer,
     return MICA_OK;
 }
 
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
 static mica_status_t ew_enqueue_cuda(mica_layer_t *layer,
                                      const mica_tensor_desc_t *in,
                                      int32_t nb_in,
@@ -387,9 +324,15 @@ static mica_status_t ew_enqueue_cuda(mica_layer_t *layer,
                                      void *stream, mica_error_t *err)
 {
     const ew_layer_t *l = (const ew_layer_t *)layer;
+    mica_kit_bcast_t v;
+    mica_status_t st;
     (void)workspace;
     if (nb_in != 2 || nb_out != 1)
-        return MOD_FAIL(err, "ElementWise has 2 inputs and 1 output");
+        return MICA_KIT_FAIL(err, "ElementWise has 2 inputs and 1 output");
+    /* runtime lengths are checked here, before the kernels fold them */
+    if ((st = mica_kit_broadcast_view(in, 2, &out[0].dims, 0, &v, err)) !=
+        MICA_OK)
+        return st;
     if (mica_dims_volume(&out[0].dims) == 0)
         return MICA_OK;
     return mica__elementwise_cuda(l->op, &in[0], &in[1], &out[0], inputs[0],
@@ -399,67 +342,29 @@ static mica_status_t ew_enqueue_cuda(mica_layer_t *layer,
 
 /* ---- creators --------------------------------------------------------- */
 
-#define EW_OPS(enqueue_fn) \
-    {.struct_size = sizeof(mica_layer_ops_t), \
-     .nb_outputs = ew_nb_outputs, \
-     .output_dtypes = ew_output_dtypes, \
-     .output_dims = ew_output_dims, \
-     .supports_format = ew_supports_format, \
-     .enqueue = enqueue_fn, \
-     .serialize = mica__mod_layer_serialize, \
-     .clone = mica__mod_layer_clone, \
-     .destroy = mica__mod_layer_destroy, \
-     .output_values = ew_output_values}
-
-static const mica_layer_ops_t ops_cpu = EW_OPS(ew_enqueue_cpu);
-#ifdef MICA_HAVE_CUDA
-static const mica_layer_ops_t ops_cuda = EW_OPS(ew_enqueue_cuda);
-#endif
-
 /* Create a layer; the creator carries the ops of its device. */
 static mica_layer_t *ew_create(const mica_layer_creator_t *creator,
                                const char *name, const mica_fields_t *fields,
                                mica_error_t *err)
 {
-    const mica_layer_ops_t *ops = creator->user_data;
-    int64_t op = mica__mod_int(fields, "op", -1);
-    ew_layer_t *l;
-
-    if (op < 0 || op >= MICA__EW_COUNT) {
-        if (mica__mod_count(fields, "op") < 1)
-            mica__mod_host->set_error(err, "param 'op' is required");
-        else
-            mica__mod_host->set_error(err, "param 'op' has index %lld, not "
-                                      "one of the %d ops", (long long)op,
-                                      MICA__EW_COUNT);
-        return NULL;
-    }
-    l = mica__mod_layer_new(sizeof *l, ops, creator, name, fields, err);
+    ew_layer_t *l = mica_kit_layer_new(sizeof *l, creator->user_data,
+                                       creator, name, fields, err);
     if (!l)
         return NULL;
-    l->op = (int)op;
+    l->op = (int)mica_kit_int(fields, "op", 0); /* required */
     return &l->base.layer;
 }
 
-#define EW_CREATOR(impl, prio, devices, ops)                              \
-    MICA__MOD_CREATOR("ElementWise", impl, devices, prio, MICA_ROLE_NONE, ew_fields, \
-                      (int32_t)(sizeof ew_fields / sizeof ew_fields[0]),         \
-                      ew_create, ops)
+MICA_KIT_LAYER_PAIR(ew, "ElementWise", ew_fields, MICA_KIT_COUNT(ew_fields),
+                    ew_create, ew_enqueue_cpu, ew_enqueue_cuda,
+                    .nb_outputs = mica_kit_one_output,
+                    .output_dtypes = ew_output_dtypes,
+                    .output_dims = ew_output_dims,
+                    .supports_format = ew_supports_format,
+                    .output_values = ew_output_values)
 
-static const mica_layer_creator_t creator_cpu =
-    EW_CREATOR("reference", 0, MICA_DEVICE_CPU, &ops_cpu);
-#ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t creator_cuda =
-    EW_CREATOR("cuda", 10, MICA_DEVICE_CUDA, &ops_cuda);
-#endif
+static const mica_layer_creator_t *const creators[] = {MICA_KIT_PAIR(ew)};
 
-static const mica_layer_creator_t *const creators[] = {
-    &creator_cpu,
-#ifdef MICA_HAVE_CUDA
-    &creator_cuda,
-#endif
-};
-
-MICA__MOD_ENTRY("elementwise",
-                "ElementWise: binary operations with broadcasting",
-                creators)
+MICA_KIT_ENTRY("elementwise", PACKAGE_VERSION, "MIT",
+               "ElementWise: binary operations with broadcasting",
+               creators)

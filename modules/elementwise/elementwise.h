@@ -29,8 +29,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "mica/types.h"
-#include "mica/layer.h"
+#include "mica/kit.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,14 +54,8 @@ enum {
     MICA__EW_COUNT
 };
 
-#ifdef __CUDACC__
-#define MICA__EW_HD static __host__ __device__ __forceinline__
-#else
-#define MICA__EW_HD static inline
-#endif
-
 /* One float op; comparisons give 1 or 0. */
-MICA__EW_HD float mica__ew_f(int op, float a, float b)
+MICA_KIT_HD float mica__ew_f(int op, float a, float b)
 {
     switch (op) {
     case MICA__EW_SUM: return a + b;
@@ -81,7 +74,7 @@ MICA__EW_HD float mica__ew_f(int op, float a, float b)
 }
 
 /* Saturating product for int8 pow: magnitudes stop at 2^20. */
-MICA__EW_HD int64_t mica__ew_clamp20(int64_t v)
+MICA_KIT_HD int64_t mica__ew_clamp20(int64_t v)
 {
     const int64_t c = (int64_t)1 << 20;
     return v > c ? c : v < -c ? -c : v;
@@ -91,7 +84,7 @@ MICA__EW_HD int64_t mica__ew_clamp20(int64_t v)
  * a to the power e on integers.  sat: int8 (the result only needs to be
  * right up to saturation); else int32 (the result wraps modulo 2^32).
  */
-MICA__EW_HD int64_t mica__ew_ipow(int64_t a, int64_t e, int sat)
+MICA_KIT_HD int64_t mica__ew_ipow(int64_t a, int64_t e, int sat)
 {
     if (e < 0)
         return a == 1 ? 1 : a == -1 ? (e % 2 ? -1 : 1) : 0;
@@ -118,7 +111,7 @@ MICA__EW_HD int64_t mica__ew_ipow(int64_t a, int64_t e, int sat)
 }
 
 /* One integer (int8, int32, bool) op; sat: the type is int8. */
-MICA__EW_HD int64_t mica__ew_i(int op, int64_t a, int64_t b, int sat)
+MICA_KIT_HD int64_t mica__ew_i(int op, int64_t a, int64_t b, int sat)
 {
     int64_t q;
     switch (op) {
@@ -147,17 +140,17 @@ MICA__EW_HD int64_t mica__ew_i(int op, int64_t a, int64_t b, int sat)
 }
 
 /* Storing an integer result: int8 saturates, int32 wraps. */
-MICA__EW_HD int8_t mica__ew_sat8(int64_t v)
+MICA_KIT_HD int8_t mica__ew_sat8(int64_t v)
 {
     return (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
 }
 
-MICA__EW_HD int32_t mica__ew_wrap32(int64_t v)
+MICA_KIT_HD int32_t mica__ew_wrap32(int64_t v)
 {
     return (int32_t)(uint32_t)(uint64_t)v;
 }
 
-#if defined(MICA_HAVE_CUDA) || defined(__CUDACC__)
+#if MICA_KIT_CUDA || defined(__CUDACC__)
 /*
  * Run op on the device: out = a op b with broadcasting (a, b and out have
  * the same rank; a dimension of a or b is 1 or equal to out's).  Pointers

@@ -21,7 +21,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "cuda_check.h"
+#include "mica/kit_cuda.h"
 #include "elementwise.h"
 
 namespace {
@@ -334,12 +334,12 @@ static mica_status_t launch(const bshape &s, int64_t n, const void *pa,
                        (uintptr_t)o % (sizeof(TO) * N) == 0;
         if (aligned && n >= N)
             ew_flat<TI, TO, OP, N>
-                <<<mica__grid(n / N, threads), threads, 0, stream>>>(
+                <<<mica_kit_grid(n / N, threads), threads, 0, stream>>>(
                     a, b, o, n, as, bs);
         else
             ew_flat<TI, TO, OP, 1>
-                <<<mica__grid(n, threads), threads, 0, stream>>>(a, b, o, n,
-                                                                 as, bs);
+                <<<mica_kit_grid(n, threads), threads, 0, stream>>>(a, b, o, n,
+                                                                    as, bs);
     } else if (n < ((int64_t)1 << 31)) {
         const int in = s.rank - 1;
         bshape32 s32;
@@ -359,18 +359,18 @@ static mica_status_t launch(const bshape &s, int64_t n, const void *pa,
             s32.sa[in] *= N;
             s32.sb[in] *= N;
             ew_bcast32v<TI, TO, OP, N>
-                <<<mica__grid(n / N, threads), threads, 0, stream>>>(
+                <<<mica_kit_grid(n / N, threads), threads, 0, stream>>>(
                     a, b, o, (uint32_t)(n / N), s32);
         } else {
             ew_bcast32<TI, TO, OP>
-                <<<mica__grid(n, threads), threads, 0, stream>>>(
+                <<<mica_kit_grid(n, threads), threads, 0, stream>>>(
                     a, b, o, (uint32_t)n, s32);
         }
     } else {
         ew_bcast<TI, TO, OP>
-            <<<mica__grid(n, threads), threads, 0, stream>>>(a, b, o, n, s);
+            <<<mica_kit_grid(n, threads), threads, 0, stream>>>(a, b, o, n, s);
     }
-    CUDA_CHECK(cudaGetLastError());
+    MICA_KIT_CUDA_CHECK(cudaGetLastError());
     return MICA_OK;
 }
 
@@ -418,8 +418,8 @@ static mica_status_t by_type(mica_dtype_t t, const bshape &s, int64_t n,
             break;
         }
     }
-    mica__mod_host->set_error(err, "ElementWise op %d has no CUDA kernel for "
-                              "type %s", OP, mica__mod_host->dtype_name(t));
+    mica_kit_host->set_error(err, "ElementWise op %d has no CUDA kernel for "
+                             "type %s", OP, mica_kit_host->dtype_name(t));
     return MICA_ERR_UNSUPPORTED;
 }
 
@@ -462,6 +462,6 @@ mica__elementwise_cuda(int op, const mica_tensor_desc_t *a,
     default:
         break;
     }
-    mica__mod_host->set_error(err, "ElementWise op %d is unknown", op);
+    mica_kit_host->set_error(err, "ElementWise op %d is unknown", op);
     return MICA_ERR_INVALID;
 }

@@ -30,7 +30,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "modkit.h"
+#include "mica/kit.h"
+#include "mica/kit_half.h"
 #include "fill.h"
 
 static const char *const op_names[] = {"linspace", "random_uniform", NULL};
@@ -51,7 +52,7 @@ static const mica_field_schema_t fill_fields[] = {
 };
 
 typedef struct fill_layer {
-    mica__mod_layer_t base;
+    mica_kit_layer_t base;
     int32_t op;
     mica_dtype_t dtype;
     int32_t nshape; /* -1: no 'shape' param */
@@ -59,19 +60,6 @@ typedef struct fill_layer {
     int32_t nbeta;  /* values in beta[] */
     double alpha, beta[MICA_MAX_DIMS];
 } fill_layer_t;
-
-static const char *ints_text(const int64_t *v, int32_t n, char *buf,
-                             size_t len)
-{
-    size_t pos = (size_t)snprintf(buf, len, "[");
-    int32_t i;
-    for (i = 0; i < n && pos < len; i++)
-        pos += (size_t)snprintf(buf + pos, len - pos, "%s%lld", i ? ", " : "",
-                                (long long)v[i]);
-    if (pos < len)
-        snprintf(buf + pos, len - pos, "]");
-    return buf;
-}
 
 static int dtype_ok(int32_t op, mica_dtype_t t)
 {
@@ -90,12 +78,6 @@ static int param_type_ok(mica_dtype_t out, mica_dtype_t t)
 
 /* ---- types and shapes --------------------------------------------------- */
 
-static int32_t fill_nb_outputs(const mica_layer_t *layer)
-{
-    (void)layer;
-    return 1;
-}
-
 static mica_status_t fill_output_dtypes(const mica_layer_t *layer,
                                         const mica_dtype_t *in, int32_t nb_in,
                                         mica_dtype_t *out, int32_t nb_out,
@@ -104,13 +86,15 @@ static mica_status_t fill_output_dtypes(const mica_layer_t *layer,
     const fill_layer_t *l = (const fill_layer_t *)layer;
     (void)in;
     if (nb_in < 0 || nb_in > 3)
-        return MOD_FAIL(err, "takes at most 3 inputs (shape, alpha, beta), "
-                        "got %d", (int)nb_in);
+        return MICA_KIT_FAIL(err,
+                             "takes at most 3 inputs (shape, alpha, beta), "
+                             "got %d",
+                             (int)nb_in);
     if (nb_in == 2)
-        return MOD_FAIL(err, "input 1 (alpha) is given without input 2 "
-                        "(beta): give both or neither");
+        return MICA_KIT_FAIL(err, "input 1 (alpha) is given without input 2 "
+                             "(beta): give both or neither");
     if (nb_out != 1)
-        return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
+        return MICA_KIT_FAIL(err, "has 1 output, got %d", (int)nb_out);
     out[0] = l->dtype;
     return MICA_OK;
 }
@@ -130,65 +114,73 @@ static mica_status_t fill_output_dims(const mica_layer_t *layer,
                                       mica_error_t *err)
 {
     const fill_layer_t *l = (const fill_layer_t *)layer;
-    const mica_host_t *h = mica__mod_host;
+    const mica_host_t *h = mica_kit_host;
     int32_t i, rank;
 
     if (index != 0)
-        return MOD_FAIL(err, "has no output %d", (int)index);
+        return MICA_KIT_FAIL(err, "has no output %d", (int)index);
     if (shape_given(in, nb_in)) {
         if (l->nshape >= 0)
-            return MOD_FAIL(err, "the dimensions are given twice: by the "
-                            "'shape' param and by input 0");
+            return MICA_KIT_FAIL(err, "the dimensions are given twice: by the "
+                                 "'shape' param and by input 0");
         if (in[0].nb_dims != 1)
-            return MOD_FAIL(err, "input 0 (dimensions) must be 1-D, got rank "
-                            "%d", (int)in[0].nb_dims);
+            return MICA_KIT_FAIL(err,
+                                 "input 0 (dimensions) must be 1-D, got rank "
+                                 "%d",
+                                 (int)in[0].nb_dims);
         if (!in[0].values)
-            return MOD_FAIL(err, "input 0 (dimensions) has no values: it "
-                            "must be a shape tensor");
+            return MICA_KIT_FAIL(err, "input 0 (dimensions) has no values: it "
+                                 "must be a shape tensor");
         rank = in[0].nb_values;
         if (rank > MICA_MAX_DIMS)
-            return MOD_FAIL(err, "input 0 (dimensions) has %d values, more "
-                            "than %d", (int)rank, MICA_MAX_DIMS);
+            return MICA_KIT_FAIL(err,
+                                 "input 0 (dimensions) has %d values, more "
+                                 "than %d",
+                                 (int)rank, MICA_MAX_DIMS);
         for (i = 0; i < rank; i++) {
             const mica_expr_t *v = in[0].values[i];
             if (h->expr_is_constant(v) && h->expr_constant_value(v) < 0)
-                return MOD_FAIL(err, "input 0 (dimensions): value %d is %lld, "
-                                "a negative dimension", (int)i,
-                                (long long)h->expr_constant_value(v));
+                return MICA_KIT_FAIL(err,
+                                     "input 0 (dimensions): value %d is %lld, "
+                                     "a negative dimension",
+                                     (int)i,
+                                     (long long)h->expr_constant_value(v));
             out->d[i] = v;
         }
     } else {
         if (l->nshape < 0)
-            return MOD_FAIL(err, "no output dimensions: give the 'shape' "
-                            "param or input 0");
+            return MICA_KIT_FAIL(err, "no output dimensions: give the 'shape' "
+                                 "param or input 0");
         rank = l->nshape;
         for (i = 0; i < rank; i++) {
             out->d[i] = h->expr_constant(eb, l->shape[i]);
             if (!out->d[i])
-                return MOD_FAIL(err, "out of host memory");
+                return MICA_KIT_FAIL(err, "out of host memory");
         }
     }
     out->nb_dims = rank;
     if (l->op == MICA__FILL_LINSPACE && nb_in < 3 && l->nbeta != rank &&
         !(l->nbeta == 1 && rank == 0))
-        return MOD_FAIL(err, "linspace: 'beta' has %d values but the output "
-                        "has rank %d: give one step per axis", (int)l->nbeta,
-                        (int)rank);
+        return MICA_KIT_FAIL(err,
+                             "linspace: 'beta' has %d values but the output "
+                             "has rank %d: give one step per axis",
+                             (int)l->nbeta, (int)rank);
     if (nb_in == 3 && in[2].nb_dims > 1)
-        return MOD_FAIL(err, "input 2 (beta) must be a scalar or 1-D, got "
-                        "rank %d", (int)in[2].nb_dims);
+        return MICA_KIT_FAIL(err, "input 2 (beta) must be a scalar or 1-D, got "
+                             "rank %d", (int)in[2].nb_dims);
     if (nb_in == 3 && in[2].nb_dims == 1 && h->expr_is_constant(in[2].d[0])) {
         int64_t n = h->expr_constant_value(in[2].d[0]);
         int64_t want = l->op == MICA__FILL_LINSPACE ? rank : 1;
         if (n != want && !(l->op == MICA__FILL_LINSPACE && n == 1 &&
                            rank == 0))
-            return MOD_FAIL(err, "input 2 (beta) has %lld values but %s "
-                            "takes %lld", (long long)n, op_names[l->op],
-                            (long long)want);
+            return MICA_KIT_FAIL(err, "input 2 (beta) has %lld values but %s "
+                                 "takes %lld", (long long)n, op_names[l->op],
+                                 (long long)want);
     }
     if (nb_in >= 2 && in[1].nb_dims > 1)
-        return MOD_FAIL(err, "input 1 (alpha) must be a scalar, got rank %d",
-                        (int)in[1].nb_dims);
+        return MICA_KIT_FAIL(err,
+                             "input 1 (alpha) must be a scalar, got rank %d",
+                             (int)in[1].nb_dims);
     return MICA_OK;
 }
 
@@ -198,7 +190,7 @@ static int32_t fill_supports_format(const mica_layer_t *layer, int32_t pos,
 {
     const fill_layer_t *l = (const fill_layer_t *)layer;
     (void)nb_out;
-    if (!mica__mod_linear(io, pos))
+    if (!mica_kit_linear(io, pos))
         return 0;
     if (pos == nb_in)
         return io[pos].dtype == l->dtype;
@@ -229,7 +221,7 @@ static mica_status_t fill_output_values(const mica_layer_t *layer,
                                         int32_t nb_values, mica_error_t *err)
 {
     const fill_layer_t *l = (const fill_layer_t *)layer;
-    const mica_host_t *h = mica__mod_host;
+    const mica_host_t *h = mica_kit_host;
     const mica_expr_t *alpha, *beta[MICA_MAX_DIMS];
     int64_t dims[MICA_MAX_DIMS], vol = 1, i;
     int32_t k, rank;
@@ -280,7 +272,7 @@ static mica_status_t fill_output_values(const mica_layer_t *layer,
                                       h->expr_constant(eb, c)));
         }
         if (!acc)
-            return MOD_FAIL(err, "out of host memory");
+            return MICA_KIT_FAIL(err, "out of host memory");
         values[i] = acc;
     }
     return MICA_OK;
@@ -315,24 +307,28 @@ static mica_status_t make_args(const fill_layer_t *l,
     if (*dyn) {
         want = l->op == MICA__FILL_LINSPACE ? a->rank : 1;
         if (na == 0 || nbeta == 0)
-            return MOD_FAIL(err, "input %d (%s) is given without input %d "
-                            "(%s): give both or neither", na ? 1 : 2,
-                            na ? "alpha" : "beta", na ? 2 : 1,
-                            na ? "beta" : "alpha");
+            return MICA_KIT_FAIL(err, "input %d (%s) is given without input %d "
+                                 "(%s): give both or neither", na ? 1 : 2,
+                                 na ? "alpha" : "beta", na ? 2 : 1,
+                                 na ? "beta" : "alpha");
         if (na != 1)
-            return MOD_FAIL(err, "input 1 (alpha) has %lld elements, not 1",
-                            (long long)na);
+            return MICA_KIT_FAIL(err,
+                                 "input 1 (alpha) has %lld elements, not 1",
+                                 (long long)na);
         if (nbeta != want && !(nbeta == 1 && want == 0))
-            return MOD_FAIL(err, "input 2 (beta) has %lld elements but %s "
-                            "of rank %d takes %lld", (long long)nbeta,
-                            op_names[l->op], (int)a->rank, (long long)want);
+            return MICA_KIT_FAIL(err,
+                                 "input 2 (beta) has %lld elements but %s "
+                                 "of rank %d takes %lld",
+                                 (long long)nbeta, op_names[l->op],
+                                 (int)a->rank, (long long)want);
         return MICA_OK;
     }
     if (l->op == MICA__FILL_LINSPACE && l->nbeta != a->rank &&
         !(l->nbeta == 1 && a->rank == 0))
-        return MOD_FAIL(err, "linspace: 'beta' has %d values but the output "
-                        "has rank %d: give one step per axis", (int)l->nbeta,
-                        (int)a->rank);
+        return MICA_KIT_FAIL(err,
+                             "linspace: 'beta' has %d values but the output "
+                             "has rank %d: give one step per axis",
+                             (int)l->nbeta, (int)a->rank);
     a->alpha = l->alpha;
     a->ialpha = (int64_t)l->alpha;
     for (k = 0; k < l->nbeta; k++) {
@@ -340,34 +336,6 @@ static mica_status_t make_args(const fill_layer_t *l,
         a->ibeta[k] = (int64_t)l->beta[k];
     }
     return MICA_OK;
-}
-
-static double load_param(const void *p, mica_dtype_t t, int64_t i)
-{
-    switch (t) {
-    case MICA_FLOAT16: return mica__half_to_float(((const uint16_t *)p)[i]);
-    case MICA_INT32: return ((const int32_t *)p)[i];
-    case MICA_INT64: return (double)((const int64_t *)p)[i];
-    default: return ((const float *)p)[i];
-    }
-}
-
-static int64_t load_iparam(const void *p, mica_dtype_t t, int64_t i)
-{
-    return t == MICA_INT64 ? ((const int64_t *)p)[i]
-                           : ((const int32_t *)p)[i];
-}
-
-/* A random_uniform float16 value of v kept below beta (see fill.h). */
-static uint16_t clamp16(const mica__fill_args_t *a, double v)
-{
-    uint16_t x = mica__float_to_half((float)v);
-    uint16_t hb = mica__float_to_half((float)a->beta[0]);
-    float fb = mica__half_to_float(hb);
-    if (a->alpha < a->beta[0] && !(mica__half_to_float(x) < fb) &&
-        isfinite(fb))
-        x = mica__fill_below16(hb);
-    return x;
 }
 
 static mica_status_t fill_enqueue_cpu(mica_layer_t *layer,
@@ -390,13 +358,13 @@ static mica_status_t fill_enqueue_cpu(mica_layer_t *layer,
     if ((st = make_args(l, in, nb_in, out, &a, &dyn, err)) != MICA_OK)
         return st;
     if (dyn) {
-        a.alpha = load_param(inputs[1], in[1].dtype, 0);
-        a.ialpha = a.dtype == MICA_INT32 ? load_iparam(inputs[1],
+        a.alpha = mica__fill_param(inputs[1], in[1].dtype, 0);
+        a.ialpha = a.dtype == MICA_INT32 ? mica__fill_iparam(inputs[1],
                                                        in[1].dtype, 0) : 0;
         for (k = 0; k < (l->op == MICA__FILL_LINSPACE ? a.rank : 1); k++) {
-            a.beta[k] = load_param(inputs[2], in[2].dtype, k);
+            a.beta[k] = mica__fill_param(inputs[2], in[2].dtype, k);
             if (a.dtype == MICA_INT32)
-                a.ibeta[k] = load_iparam(inputs[2], in[2].dtype, k);
+                a.ibeta[k] = mica__fill_iparam(inputs[2], in[2].dtype, k);
         }
     }
     n = mica_dims_volume(&out[0].dims);
@@ -407,8 +375,8 @@ static mica_status_t fill_enqueue_cpu(mica_layer_t *layer,
             if (a.dtype == MICA_INT32)
                 ((int32_t *)outputs[0])[i] = mica__fill_linspace_i(&a, c);
             else if (a.dtype == MICA_FLOAT16)
-                ((uint16_t *)outputs[0])[i] = mica__float_to_half(
-                    (float)mica__fill_linspace(&a, c));
+                ((uint16_t *)outputs[0])[i] =
+                    mica_kit_float_to_half((float)mica__fill_linspace(&a, c));
             else
                 ((float *)outputs[0])[i] = (float)mica__fill_linspace(&a, c);
             for (k = a.rank - 1; k >= 0; k--) { /* odometer */
@@ -418,7 +386,7 @@ static mica_status_t fill_enqueue_cpu(mica_layer_t *layer,
             }
         } else if (a.dtype == MICA_FLOAT16) {
             ((uint16_t *)outputs[0])[i] =
-                clamp16(&a, mica__fill_uniform(&a, i));
+                mica__fill_clamp16(&a, mica__fill_uniform(&a, i));
         } else {
             ((float *)outputs[0])[i] =
                 mica__fill_clamp32(&a, mica__fill_uniform(&a, i));
@@ -427,7 +395,7 @@ static mica_status_t fill_enqueue_cpu(mica_layer_t *layer,
     return MICA_OK;
 }
 
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
 static mica_status_t fill_enqueue_cuda(mica_layer_t *layer,
                                        const mica_tensor_desc_t *in,
                                        int32_t nb_in,
@@ -457,67 +425,49 @@ static mica_status_t fill_enqueue_cuda(mica_layer_t *layer,
 
 /* ---- creators ----------------------------------------------------------- */
 
-#define FILL_OPS(enqueue_fn) \
-    {.struct_size = sizeof(mica_layer_ops_t), \
-     .nb_outputs = fill_nb_outputs, \
-     .output_dtypes = fill_output_dtypes, \
-     .output_dims = fill_output_dims, \
-     .supports_format = fill_supports_format, \
-     .enqueue = enqueue_fn, \
-     .serialize = mica__mod_layer_serialize, \
-     .clone = mica__mod_layer_clone, \
-     .destroy = mica__mod_layer_destroy, \
-     .output_values = fill_output_values, \
-     .input_kind = fill_input_kind}
-
-static const mica_layer_ops_t ops_cpu = FILL_OPS(fill_enqueue_cpu);
-#ifdef MICA_HAVE_CUDA
-static const mica_layer_ops_t ops_cuda = FILL_OPS(fill_enqueue_cuda);
-#endif
-
 /* Check the fields into tmp. */
 static mica_status_t fill_parse(const mica_fields_t *f, fill_layer_t *tmp,
                                 mica_error_t *err)
 {
-    const mica_host_t *h = mica__mod_host;
-    const int64_t *shape = mica__mod_ints(f, "shape");
+    const mica_host_t *h = mica_kit_host;
+    const int64_t *shape = mica_kit_ints(f, "shape");
     const mica_field_t *beta = mica_fields_find(f, "beta");
-    int32_t i, ns = mica__mod_count(f, "shape");
-    int64_t op = mica__mod_int(f, "op", -1);
+    int32_t i, ns = mica_kit_count(f, "shape");
+    int64_t op = mica_kit_int(f, "op", 0); /* required */
     char text[256];
 
-    if (op < 0 || op >= MICA__FILL_COUNT)
-        return MOD_FAIL(err, "param 'op' is required (linspace or "
-                        "random_uniform)");
     tmp->op = (int32_t)op;
-    tmp->dtype = (mica_dtype_t)mica__mod_int(f, "dtype", MICA_FLOAT32);
+    tmp->dtype = (mica_dtype_t)mica_kit_int(f, "dtype", MICA_FLOAT32);
     if (!dtype_ok(tmp->op, tmp->dtype))
-        return MOD_FAIL(err, "%s does not give %s (it gives %s)",
-                        op_names[op], h->dtype_name(tmp->dtype),
-                        op == MICA__FILL_LINSPACE
-                            ? "float32, float16 or int32"
-                            : "float32 or float16");
+        return MICA_KIT_FAIL(err, "%s does not give %s (it gives %s)",
+                             op_names[op], h->dtype_name(tmp->dtype),
+                             op == MICA__FILL_LINSPACE
+                                 ? "float32, float16 or int32"
+                                 : "float32 or float16");
     tmp->nshape = -1;
     if (shape && ns >= 0) {
         if (ns > MICA_MAX_DIMS)
-            return MOD_FAIL(err, "'shape' has %d dimensions, more than %d",
-                            (int)ns, MICA_MAX_DIMS);
+            return MICA_KIT_FAIL(err, "'shape' has %d dimensions, more than %d",
+                                 (int)ns, MICA_MAX_DIMS);
         for (i = 0; i < ns; i++) {
             if (shape[i] < 0)
-                return MOD_FAIL(err, "'shape' %s has a negative dimension",
-                                ints_text(shape, ns, text, sizeof text));
+                return MICA_KIT_FAIL(err, "'shape' %s has a negative dimension",
+                                     mica_kit_ints_text(shape, ns, text,
+                                                        sizeof text));
             tmp->shape[i] = shape[i];
         }
         tmp->nshape = ns;
     }
-    tmp->alpha = mica__mod_float(f, "alpha", 0.0);
+    tmp->alpha = mica_kit_float(f, "alpha", 0.0);
     if (beta) { /* an empty list suits a rank-0 linspace */
         if (beta->count > MICA_MAX_DIMS)
-            return MOD_FAIL(err, "'beta' has %d values, more than %d",
-                            (int)beta->count, MICA_MAX_DIMS);
+            return MICA_KIT_FAIL(err, "'beta' has %d values, more than %d",
+                                 (int)beta->count, MICA_MAX_DIMS);
         if (op == MICA__FILL_RANDOM_UNIFORM && beta->count != 1)
-            return MOD_FAIL(err, "random_uniform: 'beta' (the maximum) has "
-                            "%d values, not 1", (int)beta->count);
+            return MICA_KIT_FAIL(err,
+                                 "random_uniform: 'beta' (the maximum) has "
+                                 "%d values, not 1",
+                                 (int)beta->count);
         for (i = 0; i < beta->count; i++)
             tmp->beta[i] = ((const double *)beta->data)[i];
         tmp->nbeta = beta->count;
@@ -527,30 +477,33 @@ static mica_status_t fill_parse(const mica_fields_t *f, fill_layer_t *tmp,
     }
     if (tmp->dtype == MICA_INT32) {
         if (tmp->alpha != floor(tmp->alpha) || fabs(tmp->alpha) > 2147483647.0)
-            return MOD_FAIL(err, "'alpha' %g is not an int32 value, but the "
-                            "output is int32", tmp->alpha);
+            return MICA_KIT_FAIL(err,
+                                 "'alpha' %g is not an int32 value, but the "
+                                 "output is int32",
+                                 tmp->alpha);
         for (i = 0; i < tmp->nbeta; i++)
             if (tmp->beta[i] != floor(tmp->beta[i]) ||
                 fabs(tmp->beta[i]) > 2147483647.0)
-                return MOD_FAIL(err, "'beta' value %d (%g) is not an int32 "
-                                "value, but the output is int32", (int)i,
-                                tmp->beta[i]);
+                return MICA_KIT_FAIL(err,
+                                     "'beta' value %d (%g) is not an int32 "
+                                     "value, but the output is int32",
+                                     (int)i, tmp->beta[i]);
     }
     return MICA_OK;
 }
 
 /* Create a layer; the creator carries the ops of its device. */
 static mica_layer_t *fill_create(const mica_layer_creator_t *creator,
-                               const char *name, const mica_fields_t *fields,
-                               mica_error_t *err)
+                                 const char *name, const mica_fields_t *fields,
+                                 mica_error_t *err)
 {
-    const mica_layer_ops_t *ops = creator->user_data;
     fill_layer_t tmp, *l;
 
     memset(&tmp, 0, sizeof tmp);
     if (fill_parse(fields, &tmp, err) != MICA_OK)
         return NULL;
-    l = mica__mod_layer_new(sizeof *l, ops, creator, name, fields, err);
+    l = mica_kit_layer_new(sizeof *l, creator->user_data, creator, name,
+                           fields, err);
     if (!l)
         return NULL;
     tmp.base = l->base;
@@ -558,25 +511,17 @@ static mica_layer_t *fill_create(const mica_layer_creator_t *creator,
     return &l->base.layer;
 }
 
-#define FILL_CREATOR(impl, prio, devices, ops)                              \
-    MICA__MOD_CREATOR("Fill", impl, devices, prio, MICA_ROLE_NONE, fill_fields, \
-                      (int32_t)(sizeof fill_fields / sizeof fill_fields[0]),         \
-                      fill_create, ops)
+MICA_KIT_LAYER_PAIR(fill, "Fill", fill_fields, MICA_KIT_COUNT(fill_fields),
+                    fill_create, fill_enqueue_cpu, fill_enqueue_cuda,
+                    .nb_outputs = mica_kit_one_output,
+                    .output_dtypes = fill_output_dtypes,
+                    .output_dims = fill_output_dims,
+                    .supports_format = fill_supports_format,
+                    .output_values = fill_output_values,
+                    .input_kind = fill_input_kind)
 
-static const mica_layer_creator_t creator_cpu =
-    FILL_CREATOR("reference", 0, MICA_DEVICE_CPU, &ops_cpu);
-#ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t creator_cuda =
-    FILL_CREATOR("cuda", 10, MICA_DEVICE_CUDA, &ops_cuda);
-#endif
+static const mica_layer_creator_t *const creators[] = {MICA_KIT_PAIR(fill)};
 
-static const mica_layer_creator_t *const creators[] = {
-    &creator_cpu,
-#ifdef MICA_HAVE_CUDA
-    &creator_cuda,
-#endif
-};
-
-MICA__MOD_ENTRY("fill",
-                "Fill: linspace and random_uniform tensors",
-                creators)
+MICA_KIT_ENTRY("fill", PACKAGE_VERSION, "MIT",
+               "Fill: linspace and random_uniform tensors",
+               creators)

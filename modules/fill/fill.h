@@ -24,8 +24,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "mica/types.h"
-#include "mica/layer.h"
+#include "mica/kit.h"
+#include "mica/kit_half.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,12 +40,6 @@ enum {
 
 /* The fixed seed of random_uniform. */
 #define MICA__FILL_SEED 0x6d6963612d66696cull /* "mica-fil" */
-
-#ifdef __CUDACC__
-#define MICA__FILL_HD static __host__ __device__ __forceinline__
-#else
-#define MICA__FILL_HD static inline
-#endif
 
 /*
  * What one run needs besides the pointers: the output's type and dims,
@@ -63,7 +57,7 @@ typedef struct mica__fill_args {
 } mica__fill_args_t;
 
 /* splitmix64's finalizer: a bijective 64-bit mix. */
-MICA__FILL_HD uint64_t mica__fill_mix(uint64_t x)
+MICA_KIT_HD uint64_t mica__fill_mix(uint64_t x)
 {
     x ^= x >> 30;
     x *= 0xbf58476d1ce4e5b9ull;
@@ -74,7 +68,7 @@ MICA__FILL_HD uint64_t mica__fill_mix(uint64_t x)
 }
 
 /* The uniform number of element i, in [0, 1), with 53 random bits. */
-MICA__FILL_HD double mica__fill_unit(int64_t i)
+MICA_KIT_HD double mica__fill_unit(int64_t i)
 {
     uint64_t h = mica__fill_mix(MICA__FILL_SEED +
                                 (uint64_t)i * 0x9e3779b97f4a7c15ull);
@@ -82,7 +76,7 @@ MICA__FILL_HD double mica__fill_unit(int64_t i)
 }
 
 /* The largest float below the finite float with bits b. */
-MICA__FILL_HD uint32_t mica__fill_below32(uint32_t b)
+MICA_KIT_HD uint32_t mica__fill_below32(uint32_t b)
 {
     if ((b & 0x7fffffffu) == 0)
         return 0x80000001u; /* below +-0: the smallest negative */
@@ -90,7 +84,7 @@ MICA__FILL_HD uint32_t mica__fill_below32(uint32_t b)
 }
 
 /* The largest float16 below the finite float16 with bits b. */
-MICA__FILL_HD uint16_t mica__fill_below16(uint16_t b)
+MICA_KIT_HD uint16_t mica__fill_below16(uint16_t b)
 {
     if ((b & 0x7fffu) == 0)
         return 0x8001u;
@@ -98,7 +92,7 @@ MICA__FILL_HD uint16_t mica__fill_below16(uint16_t b)
 }
 
 /* The double value of a float linspace element at coordinates c. */
-MICA__FILL_HD double mica__fill_linspace(const mica__fill_args_t *a,
+MICA_KIT_HD double mica__fill_linspace(const mica__fill_args_t *a,
                                          const int64_t *c)
 {
     double acc = a->alpha;
@@ -109,7 +103,7 @@ MICA__FILL_HD double mica__fill_linspace(const mica__fill_args_t *a,
 }
 
 /* The int32 linspace element at coordinates c (wrapped). */
-MICA__FILL_HD int32_t mica__fill_linspace_i(const mica__fill_args_t *a,
+MICA_KIT_HD int32_t mica__fill_linspace_i(const mica__fill_args_t *a,
                                             const int64_t *c)
 {
     uint64_t acc = (uint64_t)a->ialpha;
@@ -120,7 +114,7 @@ MICA__FILL_HD int32_t mica__fill_linspace_i(const mica__fill_args_t *a,
 }
 
 /* The double value of random_uniform element i. */
-MICA__FILL_HD double mica__fill_uniform(const mica__fill_args_t *a,
+MICA_KIT_HD double mica__fill_uniform(const mica__fill_args_t *a,
                                         int64_t i)
 {
     return fma(a->beta[0] - a->alpha, mica__fill_unit(i), a->alpha);
@@ -131,19 +125,46 @@ MICA__FILL_HD double mica__fill_uniform(const mica__fill_args_t *a,
  * float is not below (float)beta while alpha < beta, the float just
  * below (float)beta.
  */
-MICA__FILL_HD float mica__fill_clamp32(const mica__fill_args_t *a, double v)
+MICA_KIT_HD float mica__fill_clamp32(const mica__fill_args_t *a, double v)
 {
     float f = (float)v, fb = (float)a->beta[0];
-    uint32_t bits;
-    if (a->alpha < a->beta[0] && !(f < fb) && isfinite(fb)) {
-        memcpy(&bits, &fb, sizeof bits);
-        bits = mica__fill_below32(bits);
-        memcpy(&f, &bits, sizeof f);
-    }
+    if (a->alpha < a->beta[0] && !(f < fb) && isfinite(fb))
+        f = mica_kit_bits_float(mica__fill_below32(mica_kit_float_bits(fb)));
     return f;
 }
 
-#if defined(MICA_HAVE_CUDA) || defined(__CUDACC__)
+/* The same for float16: the float16 bits of v, kept below beta. */
+MICA_KIT_HD uint16_t mica__fill_clamp16(const mica__fill_args_t *a, double v)
+{
+    uint16_t x = mica_kit_float_to_half((float)v);
+    uint16_t hb = mica_kit_float_to_half((float)a->beta[0]);
+    float fb = mica_kit_half_to_float(hb);
+    if (a->alpha < a->beta[0] && !(mica_kit_half_to_float(x) < fb) &&
+        isfinite(fb))
+        x = mica__fill_below16(hb);
+    return x;
+}
+
+/* Element i of a dynamic alpha or beta input of type t (float32, float16,
+ * int32, int64), as a double; and of an integer one, as int64. */
+MICA_KIT_HD double mica__fill_param(const void *p, mica_dtype_t t, int64_t i)
+{
+    switch (t) {
+    case MICA_FLOAT16: return mica_kit_half_to_float(((const uint16_t *)p)[i]);
+    case MICA_INT32: return ((const int32_t *)p)[i];
+    case MICA_INT64: return (double)((const int64_t *)p)[i];
+    default: return ((const float *)p)[i];
+    }
+}
+
+MICA_KIT_HD int64_t mica__fill_iparam(const void *p, mica_dtype_t t,
+                                      int64_t i)
+{
+    return t == MICA_INT64 ? ((const int64_t *)p)[i]
+                           : ((const int32_t *)p)[i];
+}
+
+#if MICA_KIT_CUDA || defined(__CUDACC__)
 /*
  * Fill `out` (device memory, volume of a->dims > 0 elements of a->dtype)
  * on `stream`.  alpha_p / beta_p: device pointers to the alpha (one

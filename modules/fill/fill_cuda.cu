@@ -12,39 +12,10 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "cuda_check.h"
+#include "mica/kit_cuda.h"
 #include "fill.h"
 
 namespace {
-
-__device__ double load_param(const void *p, mica_dtype_t t, int64_t i)
-{
-    switch (t) {
-    case MICA_FLOAT16:
-        return __half2float(((const __half *)p)[i]);
-    case MICA_INT32: return ((const int32_t *)p)[i];
-    case MICA_INT64: return (double)((const int64_t *)p)[i];
-    default: return ((const float *)p)[i];
-    }
-}
-
-__device__ int64_t load_iparam(const void *p, mica_dtype_t t, int64_t i)
-{
-    return t == MICA_INT64 ? ((const int64_t *)p)[i]
-                           : ((const int32_t *)p)[i];
-}
-
-/* float16 bits of f, round to nearest even (as mica__float_to_half). */
-__device__ uint16_t half_bits(float f)
-{
-    __half h = __float2half_rn(f);
-    return __half_as_ushort(h);
-}
-
-__device__ float half_value(uint16_t b)
-{
-    return __half2float(__ushort_as_half(b));
-}
 
 /* The element i of the output, stored. */
 template <int OP, mica_dtype_t T>
@@ -60,18 +31,13 @@ __device__ void fill_one(const mica__fill_args_t &a, int64_t i, void *out)
             ((int32_t *)out)[i] = mica__fill_linspace_i(&a, c);
         else if (T == MICA_FLOAT16)
             ((uint16_t *)out)[i] =
-                half_bits((float)mica__fill_linspace(&a, c));
+                mica_kit_float_to_half((float)mica__fill_linspace(&a, c));
         else
             ((float *)out)[i] = (float)mica__fill_linspace(&a, c);
     } else {
         double v = mica__fill_uniform(&a, i);
         if (T == MICA_FLOAT16) {
-            uint16_t x = half_bits((float)v);
-            uint16_t hb = half_bits((float)a.beta[0]);
-            float fb = half_value(hb);
-            if (a.alpha < a.beta[0] && !(half_value(x) < fb) && isfinite(fb))
-                x = mica__fill_below16(hb);
-            ((uint16_t *)out)[i] = x;
+            ((uint16_t *)out)[i] = mica__fill_clamp16(&a, v);
         } else {
             ((float *)out)[i] = mica__fill_clamp32(&a, v);
         }
@@ -85,13 +51,13 @@ __global__ void fill_kernel(mica__fill_args_t a, const void *alpha_p,
 {
     if (alpha_p) {
         int32_t nb = OP == MICA__FILL_LINSPACE ? a.rank : 1;
-        a.alpha = load_param(alpha_p, alpha_t, 0);
+        a.alpha = mica__fill_param(alpha_p, alpha_t, 0);
         if (T == MICA_INT32)
-            a.ialpha = load_iparam(alpha_p, alpha_t, 0);
+            a.ialpha = mica__fill_iparam(alpha_p, alpha_t, 0);
         for (int32_t k = 0; k < nb; k++) {
-            a.beta[k] = load_param(beta_p, beta_t, k);
+            a.beta[k] = mica__fill_param(beta_p, beta_t, k);
             if (T == MICA_INT32)
-                a.ibeta[k] = load_iparam(beta_p, beta_t, k);
+                a.ibeta[k] = mica__fill_iparam(beta_p, beta_t, k);
         }
     }
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
@@ -105,7 +71,7 @@ void launch(const mica__fill_args_t *a, const void *alpha_p,
             void *out, int64_t n, cudaStream_t s)
 {
     const unsigned threads = 256;
-    fill_kernel<OP, T><<<mica__grid(n, threads), threads, 0, s>>>(
+    fill_kernel<OP, T><<<mica_kit_grid(n, threads), threads, 0, s>>>(
         *a, alpha_p, alpha_t, beta_p, beta_t, out, n);
 }
 
@@ -150,6 +116,6 @@ extern "C" mica_status_t mica__fill_cuda(const mica__fill_args_t *a,
                                                         beta_p, beta_t, out,
                                                         n, s);
     }
-    CUDA_CHECK(cudaGetLastError());
+    MICA_KIT_CUDA_CHECK(cudaGetLastError());
     return MICA_OK;
 }

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modkit.h"
+#include "mica/kit.h"
 #include "gather.h"
 
 static const char *const mode_names[] = {"default", "nd", "element", NULL};
@@ -47,22 +47,16 @@ static const mica_field_schema_t gather_fields[] = {
 };
 
 typedef struct gather_layer {
-    mica__mod_layer_t base;
+    mica_kit_layer_t base;
     int mode;
     int32_t axis;
     int32_t e;
 } gather_layer_t;
 
-#define EXPR_C(v) mica__mod_host->expr_constant(eb, (v))
-#define EXPR_OP(op, a, b) mica__mod_host->expr_operation(eb, (op), (a), (b))
-#define IS_C(e) mica__mod_host->expr_is_constant(e)
-#define C_VAL(e) mica__mod_host->expr_constant_value(e)
-
-static int32_t gather_nb_outputs(const mica_layer_t *layer)
-{
-    (void)layer;
-    return 1;
-}
+#define EXPR_C(v) mica_kit_host->expr_constant(eb, (v))
+#define EXPR_OP(op, a, b) mica_kit_host->expr_operation(eb, (op), (a), (b))
+#define IS_C(e) mica_kit_host->expr_is_constant(e)
+#define C_VAL(e) mica_kit_host->expr_constant_value(e)
 
 static mica_status_t gather_output_dtypes(const mica_layer_t *layer,
                                           const mica_dtype_t *in,
@@ -71,11 +65,11 @@ static mica_status_t gather_output_dtypes(const mica_layer_t *layer,
 {
     (void)layer;
     if (nb_in != 2 || nb_out != 1)
-        return MOD_FAIL(err, "takes 2 inputs (data, indices) and gives 1 "
-                        "output, got %d and %d", (int)nb_in, (int)nb_out);
+        return MICA_KIT_FAIL(err, "takes 2 inputs (data, indices) and gives 1 "
+                             "output, got %d and %d", (int)nb_in, (int)nb_out);
     if (in[1] != MICA_INT32)
-        return MOD_FAIL(err, "indices (input 1) must be int32, got %s",
-                        mica__mod_host->dtype_name(in[1]));
+        return MICA_KIT_FAIL(err, "indices (input 1) must be int32, got %s",
+                             mica_kit_host->dtype_name(in[1]));
     out[0] = in[0];
     return MICA_OK;
 }
@@ -93,10 +87,12 @@ static mica_status_t batch_dim(mica_expr_builder_t *eb, const mica_expr_t *a,
         *out = a;
     } else if (IS_C(a) && IS_C(b)) {
         if (C_VAL(a) != C_VAL(b))
-            return MOD_FAIL(err, "elementwise dimension 0 is %lld in data "
-                            "and %lld in indices: they must be equal or one "
-                            "of them 1", (long long)C_VAL(a),
-                            (long long)C_VAL(b));
+            return MICA_KIT_FAIL(err,
+                                 "elementwise dimension 0 is %lld in data "
+                                 "and %lld in indices: they must be equal or "
+                                 "one "
+                                 "of them 1",
+                                 (long long)C_VAL(a), (long long)C_VAL(b));
         *out = a;
     } else {
         /* a == 1 ? b : a, as a + (a == 1) * (b - a). */
@@ -107,7 +103,7 @@ static mica_status_t batch_dim(mica_expr_builder_t *eb, const mica_expr_t *a,
         *out = diff ? EXPR_OP(MICA_EXPR_SUM, a, diff) : NULL;
     }
     if (!*out)
-        return MOD_FAIL(err, "out of host memory");
+        return MICA_KIT_FAIL(err, "out of host memory");
     return MICA_OK;
 }
 
@@ -125,52 +121,60 @@ static mica_status_t gather_output_dims(const mica_layer_t *layer,
     mica_status_t st;
 
     if (index != 0 || nb_in != 2)
-        return MOD_FAIL(err, "takes 2 inputs and has 1 output, asked for "
-                        "output %d of %d inputs", (int)index, (int)nb_in);
+        return MICA_KIT_FAIL(err, "takes 2 inputs and has 1 output, asked for "
+                             "output %d of %d inputs", (int)index, (int)nb_in);
     r = d->nb_dims;
     q = x->nb_dims;
     if (r < 1)
-        return MOD_FAIL(err, "data (input 0) must have rank >= 1, got 0");
+        return MICA_KIT_FAIL(err, "data (input 0) must have rank >= 1, got 0");
     if (l->mode != MICA__GATHER_ND && l->axis >= r)
-        return MOD_FAIL(err, "axis %d is outside [0, %d), the rank of data",
-                        (int)l->axis, (int)r);
+        return MICA_KIT_FAIL(err,
+                             "axis %d is outside [0, %d), the rank of data",
+                             (int)l->axis, (int)r);
     switch (l->mode) {
     case MICA__GATHER_ELEMENT:
         if (q != r)
-            return MOD_FAIL(err, "mode element: indices have rank %d but "
-                            "data has rank %d", (int)q, (int)r);
+            return MICA_KIT_FAIL(err, "mode element: indices have rank %d but "
+                                 "data has rank %d", (int)q, (int)r);
         for (j = 0; j < r; j++) {
             if (j != l->axis && IS_C(x->d[j]) && IS_C(d->d[j]) &&
                 C_VAL(x->d[j]) > C_VAL(d->d[j]))
-                return MOD_FAIL(err, "mode element: indices dimension %d is "
-                                "%lld, more than data's %lld", (int)j,
-                                (long long)C_VAL(x->d[j]),
-                                (long long)C_VAL(d->d[j]));
+                return MICA_KIT_FAIL(err,
+                                     "mode element: indices dimension %d is "
+                                     "%lld, more than data's %lld",
+                                     (int)j, (long long)C_VAL(x->d[j]),
+                                     (long long)C_VAL(d->d[j]));
             out->d[n++] = x->d[j];
         }
         break;
     case MICA__GATHER_ND:
         if (q < 1 + e)
-            return MOD_FAIL(err, "mode nd: indices need rank >= %d, got %d",
-                            1 + e, (int)q);
+            return MICA_KIT_FAIL(err,
+                                 "mode nd: indices need rank >= %d, got %d",
+                                 1 + e, (int)q);
         if (!IS_C(x->d[q - 1]))
-            return MOD_FAIL(err, "mode nd: the last dimension of indices "
-                            "must be a build-time constant");
+            return MICA_KIT_FAIL(err, "mode nd: the last dimension of indices "
+                                 "must be a build-time constant");
         k = (int32_t)C_VAL(x->d[q - 1]);
         if (k < 1 || k > r - e)
-            return MOD_FAIL(err, "mode nd: the last dimension of indices is "
-                            "%d, outside [1, %d] (data rank %d less %d "
-                            "elementwise)", (int)k, (int)(r - e), (int)r,
-                            (int)e);
+            return MICA_KIT_FAIL(err,
+                                 "mode nd: the last dimension of indices is "
+                                 "%d, outside [1, %d] (data rank %d less %d "
+                                 "elementwise)",
+                                 (int)k, (int)(r - e), (int)r, (int)e);
         if (e && IS_C(x->d[0]) && IS_C(d->d[0]) &&
             C_VAL(x->d[0]) != C_VAL(d->d[0]))
-            return MOD_FAIL(err, "mode nd: elementwise dimension 0 is %lld "
-                            "in data and %lld in indices: they must be "
-                            "equal", (long long)C_VAL(d->d[0]),
-                            (long long)C_VAL(x->d[0]));
+            return MICA_KIT_FAIL(err,
+                                 "mode nd: elementwise dimension 0 is %lld "
+                                 "in data and %lld in indices: they must be "
+                                 "equal",
+                                 (long long)C_VAL(d->d[0]),
+                                 (long long)C_VAL(x->d[0]));
         if (q - 1 + r - e - k > MICA_MAX_DIMS)
-            return MOD_FAIL(err, "the output would have rank %d, more than "
-                            "%d", (int)(q - 1 + r - e - k), MICA_MAX_DIMS);
+            return MICA_KIT_FAIL(err,
+                                 "the output would have rank %d, more than "
+                                 "%d",
+                                 (int)(q - 1 + r - e - k), MICA_MAX_DIMS);
         for (j = 0; j < q - 1; j++)
             out->d[n++] = x->d[j];
         for (j = e + k; j < r; j++)
@@ -178,14 +182,16 @@ static mica_status_t gather_output_dims(const mica_layer_t *layer,
         break;
     default:
         if (e && l->axis < 1)
-            return MOD_FAIL(err, "num_elementwise_dims 1 needs axis >= 1, "
-                            "got axis %d", (int)l->axis);
+            return MICA_KIT_FAIL(err, "num_elementwise_dims 1 needs axis >= 1, "
+                                 "got axis %d", (int)l->axis);
         if (q < e)
-            return MOD_FAIL(err, "num_elementwise_dims 1 needs indices of "
-                            "rank >= 1, got rank 0");
+            return MICA_KIT_FAIL(err, "num_elementwise_dims 1 needs indices of "
+                                 "rank >= 1, got rank 0");
         if (r - 1 + q - e > MICA_MAX_DIMS)
-            return MOD_FAIL(err, "the output would have rank %d, more than "
-                            "%d", (int)(r - 1 + q - e), MICA_MAX_DIMS);
+            return MICA_KIT_FAIL(err,
+                                 "the output would have rank %d, more than "
+                                 "%d",
+                                 (int)(r - 1 + q - e), MICA_MAX_DIMS);
         if (e && (st = batch_dim(eb, d->d[0], x->d[0], &out->d[n++], err)) !=
                      MICA_OK)
             return st;
@@ -233,7 +239,7 @@ static mica_status_t gather_output_values(const mica_layer_t *layer,
         k = mica__gather_norm(C_VAL(in[1].values[j]), d);
         values[j] = k < 0 ? EXPR_C(0) : in[0].values[k];
         if (!values[j])
-            return MOD_FAIL(err, "out of host memory");
+            return MICA_KIT_FAIL(err, "out of host memory");
     }
     return MICA_OK;
 }
@@ -245,7 +251,7 @@ static int32_t gather_supports_format(const mica_layer_t *layer, int32_t pos,
     size_t s;
     (void)layer;
     if (nb_in != 2 || nb_out != 1 || pos < 0 || pos > 2 ||
-        !mica__mod_linear(io, pos))
+        !mica_kit_linear(io, pos))
         return 0;
     if (pos == 0) {
         s = mica_dtype_size(io[0].dtype);
@@ -290,11 +296,11 @@ static mica_status_t make_view(const gather_layer_t *l,
     case MICA__GATHER_ELEMENT:
         for (j = 0; j < r; j++) {
             if (j != l->axis && x->d[j] > d->d[j]) {
-                mica__mod_host->set_error(err, "mode element: indices "
-                                          "dimension %d is %lld, more than "
-                                          "data's %lld", (int)j,
-                                          (long long)x->d[j],
-                                          (long long)d->d[j]);
+                mica_kit_host->set_error(err, "mode element: indices "
+                                         "dimension %d is %lld, more than "
+                                         "data's %lld", (int)j,
+                                         (long long)x->d[j],
+                                         (long long)d->d[j]);
                 return MICA_ERR_RUNTIME;
             }
             v->odims[j] = x->d[j];
@@ -303,10 +309,10 @@ static mica_status_t make_view(const gather_layer_t *l,
     case MICA__GATHER_ND:
         v->k = (int32_t)x->d[q - 1];
         if (e && x->d[0] != d->d[0]) {
-            mica__mod_host->set_error(err, "mode nd: elementwise dimension "
-                                      "0 is %lld in data and %lld in "
-                                      "indices: they must be equal",
-                                      (long long)d->d[0], (long long)x->d[0]);
+            mica_kit_host->set_error(err, "mode nd: elementwise dimension "
+                                     "0 is %lld in data and %lld in "
+                                     "indices: they must be equal",
+                                     (long long)d->d[0], (long long)x->d[0]);
             return MICA_ERR_RUNTIME;
         }
         v->m = prod(x, e, q - 1);
@@ -319,10 +325,10 @@ static mica_status_t make_view(const gather_layer_t *l,
         break;
     default:
         if (e && d->d[0] != x->d[0] && d->d[0] != 1 && x->d[0] != 1) {
-            mica__mod_host->set_error(err, "elementwise dimension 0 is %lld "
-                                      "in data and %lld in indices: they "
-                                      "must be equal or one of them 1",
-                                      (long long)d->d[0], (long long)x->d[0]);
+            mica_kit_host->set_error(err, "elementwise dimension 0 is %lld "
+                                     "in data and %lld in indices: they "
+                                     "must be equal or one of them 1",
+                                     (long long)d->d[0], (long long)x->d[0]);
             return MICA_ERR_RUNTIME;
         }
         v->outer = prod(d, e, l->axis);
@@ -368,21 +374,7 @@ static mica_status_t gather_enqueue_cpu(mica_layer_t *layer,
     return MICA_OK;
 }
 
-#define GATHER_OPS(enqueue_fn) \
-    {.struct_size = sizeof(mica_layer_ops_t), \
-     .nb_outputs = gather_nb_outputs, \
-     .output_dtypes = gather_output_dtypes, \
-     .output_dims = gather_output_dims, \
-     .supports_format = gather_supports_format, \
-     .enqueue = enqueue_fn, \
-     .serialize = mica__mod_layer_serialize, \
-     .clone = mica__mod_layer_clone, \
-     .destroy = mica__mod_layer_destroy, \
-     .output_values = gather_output_values}
-
-static const mica_layer_ops_t gather_ops_cpu = GATHER_OPS(gather_enqueue_cpu);
-
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
 static mica_status_t gather_enqueue_cuda(mica_layer_t *layer,
                                          const mica_tensor_desc_t *in,
                                          int32_t nb_in,
@@ -404,9 +396,6 @@ static mica_status_t gather_enqueue_cuda(mica_layer_t *layer,
                              outputs[0], mica_dims_volume(&out[0].dims),
                              mica_dtype_size(in[0].dtype), &v, stream, err);
 }
-
-static const mica_layer_ops_t gather_ops_cuda =
-    GATHER_OPS(gather_enqueue_cuda);
 #endif
 
 static mica_layer_t *gather_create(const mica_layer_creator_t *creator,
@@ -415,33 +404,28 @@ static mica_layer_t *gather_create(const mica_layer_creator_t *creator,
                                    mica_error_t *err)
 {
     gather_layer_t *l;
-    int64_t mode = mica__mod_int(fields, "mode", MICA__GATHER_DEFAULT);
-    int64_t axis = mica__mod_int(fields, "axis", 0);
-    int64_t e = mica__mod_int(fields, "num_elementwise_dims", 0);
+    int64_t mode = mica_kit_int(fields, "mode", MICA__GATHER_DEFAULT);
+    int64_t axis = mica_kit_int(fields, "axis", 0);
+    int64_t e = mica_kit_int(fields, "num_elementwise_dims", 0);
 
-    if (mode < 0 || mode >= MICA__GATHER_MODE_COUNT) {
-        mica__mod_host->set_error(err, "'mode' %lld is not a gather mode",
-                                  (long long)mode);
-        return NULL;
-    }
     if (axis < 0 || axis >= MICA_MAX_DIMS) {
-        mica__mod_host->set_error(err, "'axis' is %lld, outside [0, %d)",
-                                  (long long)axis, MICA_MAX_DIMS);
+        mica_kit_host->set_error(err, "'axis' is %lld, outside [0, %d)",
+                                 (long long)axis, MICA_MAX_DIMS);
         return NULL;
     }
     if (e != 0 && e != 1) {
-        mica__mod_host->set_error(err, "'num_elementwise_dims' is %lld: it "
-                                  "is 0 or 1", (long long)e);
+        mica_kit_host->set_error(err, "'num_elementwise_dims' is %lld: it "
+                                 "is 0 or 1", (long long)e);
         return NULL;
     }
     if (e && mode == MICA__GATHER_ELEMENT) {
-        mica__mod_host->set_error(err, "'num_elementwise_dims' 1 is for "
-                                  "modes default and nd, mode is element");
+        mica_kit_host->set_error(err, "'num_elementwise_dims' 1 is for "
+                                 "modes default and nd, mode is element");
         return NULL;
     }
-    l = mica__mod_layer_new(sizeof *l,
-                            (const mica_layer_ops_t *)creator->user_data,
-                            creator, name, fields, err);
+    l = mica_kit_layer_new(sizeof *l,
+                           (const mica_layer_ops_t *)creator->user_data,
+                           creator, name, fields, err);
     if (!l)
         return NULL;
     l->mode = (int)mode;
@@ -450,25 +434,18 @@ static mica_layer_t *gather_create(const mica_layer_creator_t *creator,
     return &l->base.layer;
 }
 
-#define NB_FIELDS ((int32_t)(sizeof gather_fields / sizeof gather_fields[0]))
-
-static const mica_layer_creator_t gather_reference =
-    MICA__MOD_CREATOR("Gather", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
-                      gather_fields, NB_FIELDS, gather_create, &gather_ops_cpu);
-
-#ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t gather_cuda =
-    MICA__MOD_CREATOR("Gather", "cuda", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
-                      gather_fields, NB_FIELDS, gather_create, &gather_ops_cuda);
-#endif
+MICA_KIT_LAYER_PAIR(gather, "Gather", gather_fields,
+                    MICA_KIT_COUNT(gather_fields),
+                    gather_create, gather_enqueue_cpu, gather_enqueue_cuda,
+                    .nb_outputs = mica_kit_one_output,
+                    .output_dtypes = gather_output_dtypes,
+                    .output_dims = gather_output_dims,
+                    .supports_format = gather_supports_format,
+                    .output_values = gather_output_values)
 
 static const mica_layer_creator_t *const gather_creators[] = {
-    &gather_reference,
-#ifdef MICA_HAVE_CUDA
-    &gather_cuda,
-#endif
-};
+    MICA_KIT_PAIR(gather)};
 
-MICA__MOD_ENTRY("gather",
-                "Gather: default, nd and element modes",
-                gather_creators)
+MICA_KIT_ENTRY("gather", PACKAGE_VERSION, "MIT",
+               "Gather: default, nd and element modes",
+               gather_creators)

@@ -12,8 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mica/types.h"
-#include "mica/layer.h"
+#include "mica/kit.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,12 +25,6 @@ enum {
     MICA__GATHER_ELEMENT,
     MICA__GATHER_MODE_COUNT
 };
-
-#ifdef __CUDACC__
-#define MICA__GATHER_HD static __host__ __device__ __forceinline__
-#else
-#define MICA__GATHER_HD static inline
-#endif
 
 /*
  * One run, in elements, passed by value.  With b the elementwise (batch)
@@ -60,7 +53,7 @@ typedef struct mica__gather_view {
 } mica__gather_view_t;
 
 /* k counted from the end when negative; -1 when outside [0, d). */
-MICA__GATHER_HD int64_t mica__gather_norm(int64_t k, int64_t d)
+MICA_KIT_HD int64_t mica__gather_norm(int64_t k, int64_t d)
 {
     if (k < 0)
         k += d;
@@ -68,7 +61,7 @@ MICA__GATHER_HD int64_t mica__gather_norm(int64_t k, int64_t d)
 }
 
 /* The data element output element i reads, or -1 for a zero. */
-MICA__GATHER_HD int64_t mica__gather_src(const mica__gather_view_t *v,
+MICA_KIT_HD int64_t mica__gather_src(const mica__gather_view_t *v,
                                          const int32_t *idx, int64_t i)
 {
     int64_t rest, off, k, c, b;

@@ -6,7 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 
-#include "cuda_check.h"
+#include "mica/kit_cuda.h"
 #include "gather.h"
 
 /* One output element per thread (grid-stride); invalid indices give 0. */
@@ -36,7 +36,7 @@ extern "C" mica_status_t mica__gather_cuda(const void *data,
 
     if (n <= 0)
         return MICA_OK;
-    grid = mica__grid(n, threads);
+    grid = mica_kit_grid(n, threads);
     switch (esize) {
     case 1:
         gather_kernel<uint8_t><<<grid, threads, 0, s>>>(
@@ -55,9 +55,9 @@ extern "C" mica_status_t mica__gather_cuda(const void *data,
             (const uint64_t *)data, indices, (uint64_t *)dst, n, *v);
         break;
     default:
-        mica__mod_host->set_error(err, "gather of %zu-byte elements", esize);
+        mica_kit_host->set_error(err, "gather of %zu-byte elements", esize);
         return MICA_ERR_INVALID;
     }
-    CUDA_CHECK(cudaGetLastError());
+    MICA_KIT_CUDA_CHECK(cudaGetLastError());
     return MICA_OK;
 }

@@ -24,11 +24,12 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "modkit.h"
+#include "mica/kit.h"
+#include "mica/kit_half.h"
 #include "identity.h"
 
 typedef struct identity_layer {
-    mica__mod_layer_t base;
+    mica_kit_layer_t base;
     int has_dtype;
     mica_dtype_t dtype;
 } identity_layer_t;
@@ -38,85 +39,7 @@ static const mica_field_schema_t identity_fields[] = {
      "output type (default: the input's type)"},
 };
 
-/* ---- conversions on the host ------------------------------------------ */
-
-static double load(const void *p, mica_dtype_t t, int64_t i)
-{
-    switch (t) {
-    case MICA_FLOAT32: return ((const float *)p)[i];
-    case MICA_FLOAT16: return mica__half_to_float(((const uint16_t *)p)[i]);
-    case MICA_BFLOAT16: {
-        uint32_t x = (uint32_t)((const uint16_t *)p)[i] << 16;
-        float f;
-        memcpy(&f, &x, sizeof f);
-        return f;
-    }
-    case MICA_INT8: return ((const int8_t *)p)[i];
-    case MICA_UINT8: return ((const uint8_t *)p)[i];
-    case MICA_BOOL: return ((const uint8_t *)p)[i] != 0;
-    case MICA_INT32: return ((const int32_t *)p)[i];
-    case MICA_INT64: return (double)((const int64_t *)p)[i];
-    default: return 0.0;
-    }
-}
-
-static int64_t to_int(double v, double lo, double hi, int64_t ilo,
-                      int64_t ihi)
-{
-    if (isnan(v))
-        return 0;
-    if (v <= lo)
-        return ilo;
-    if (v >= hi)
-        return ihi;
-    return (int64_t)v;
-}
-
-static uint16_t to_bf16(float f)
-{
-    uint32_t x;
-    memcpy(&x, &f, sizeof x);
-    if ((x & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)((x >> 16) | 0x40);
-    x += 0x7fffu + ((x >> 16) & 1);
-    return (uint16_t)(x >> 16);
-}
-
-static void store(void *p, mica_dtype_t t, int64_t i, double v)
-{
-    switch (t) {
-    case MICA_FLOAT32: ((float *)p)[i] = (float)v; break;
-    case MICA_FLOAT16:
-        ((uint16_t *)p)[i] = mica__float_to_half((float)v);
-        break;
-    case MICA_BFLOAT16: ((uint16_t *)p)[i] = to_bf16((float)v); break;
-    case MICA_INT8:
-        ((int8_t *)p)[i] = (int8_t)to_int(v, -128.0, 127.0, -128, 127);
-        break;
-    case MICA_UINT8:
-        ((uint8_t *)p)[i] = (uint8_t)to_int(v, 0.0, 255.0, 0, 255);
-        break;
-    case MICA_BOOL: ((uint8_t *)p)[i] = v != 0.0; break;
-    case MICA_INT32:
-        ((int32_t *)p)[i] = (int32_t)to_int(v, -2147483648.0, 2147483647.0,
-                                            INT32_MIN, INT32_MAX);
-        break;
-    case MICA_INT64:
-        ((int64_t *)p)[i] = to_int(v, -9223372036854775808.0,
-                                   9223372036854775808.0, INT64_MIN,
-                                   INT64_MAX);
-        break;
-    default: break;
-    }
-}
-
 /* ---- layer ops ---------------------------------------------------------- */
-
-static int32_t identity_nb_outputs(const mica_layer_t *layer)
-{
-    (void)layer;
-    return 1;
-}
 
 static mica_status_t identity_output_dtypes(const mica_layer_t *layer,
                                             const mica_dtype_t *in,
@@ -125,9 +48,9 @@ static mica_status_t identity_output_dtypes(const mica_layer_t *layer,
 {
     const identity_layer_t *l = (const identity_layer_t *)layer;
     if (nb_in != 1)
-        return MOD_FAIL(err, "takes 1 input, got %d", (int)nb_in);
+        return MICA_KIT_FAIL(err, "takes 1 input, got %d", (int)nb_in);
     if (nb_out != 1)
-        return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
+        return MICA_KIT_FAIL(err, "has 1 output, got %d", (int)nb_out);
     out[0] = l->has_dtype ? l->dtype : in[0];
     return MICA_OK;
 }
@@ -144,7 +67,7 @@ static mica_status_t identity_output_dims(const mica_layer_t *layer,
     (void)layer;
     (void)eb;
     if (index != 0 || nb_in != 1)
-        return MOD_FAIL(err, "takes 1 input and has 1 output");
+        return MICA_KIT_FAIL(err, "takes 1 input and has 1 output");
     out->nb_dims = in[0].nb_dims;
     for (i = 0; i < in[0].nb_dims; i++)
         out->d[i] = in[0].d[i];
@@ -158,7 +81,7 @@ static int32_t identity_supports_format(const mica_layer_t *layer,
 {
     const identity_layer_t *l = (const identity_layer_t *)layer;
     (void)nb_out;
-    if (!mica__mod_linear(io, pos) || !mica__mod_any_type(io[pos].dtype))
+    if (!mica_kit_linear(io, pos) || !mica_kit_any_type(io[pos].dtype))
         return 0;
     if (pos == nb_in)
         return io[pos].dtype == (l->has_dtype ? l->dtype : io[0].dtype);
@@ -181,7 +104,7 @@ static mica_status_t identity_output_values(const mica_layer_t *layer,
                                             mica_error_t *err)
 {
     const identity_layer_t *l = (const identity_layer_t *)layer;
-    const mica_host_t *h = mica__mod_host;
+    const mica_host_t *h = mica_kit_host;
     mica_dtype_t t = l->has_dtype ? l->dtype : MICA_INT32;
     int64_t lo, hi;
     int32_t i;
@@ -218,7 +141,7 @@ static mica_status_t identity_output_values(const mica_layer_t *layer,
                                   h->expr_constant(eb, lo));
         }
         if (!x)
-            return MOD_FAIL(err, "out of host memory");
+            return MICA_KIT_FAIL(err, "out of host memory");
         values[i] = x;
     }
     return MICA_OK;
@@ -244,24 +167,12 @@ static mica_status_t identity_enqueue_cpu(mica_layer_t *layer,
         return MICA_OK;
     }
     for (i = 0; i < n; i++)
-        store(outputs[0], out[0].dtype, i, load(inputs[0], in[0].dtype, i));
+        mica__identity_store(outputs[0], out[0].dtype, i,
+                             mica__identity_load(inputs[0], in[0].dtype, i));
     return MICA_OK;
 }
 
-static const mica_layer_ops_t identity_ops_cpu = {
-    .struct_size = sizeof(mica_layer_ops_t),
-    .nb_outputs = identity_nb_outputs,
-    .output_dtypes = identity_output_dtypes,
-    .output_dims = identity_output_dims,
-    .supports_format = identity_supports_format,
-    .enqueue = identity_enqueue_cpu,
-    .serialize = mica__mod_layer_serialize,
-    .clone = mica__mod_layer_clone,
-    .destroy = mica__mod_layer_destroy,
-    .output_values = identity_output_values,
-};
-
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
 static mica_status_t identity_enqueue_cuda(mica_layer_t *layer,
                                            const mica_tensor_desc_t *in,
                                            int32_t nb_in,
@@ -278,19 +189,6 @@ static mica_status_t identity_enqueue_cuda(mica_layer_t *layer,
                                     mica_dims_volume(&out[0].dims), stream,
                                     err);
 }
-
-static const mica_layer_ops_t identity_ops_cuda = {
-    .struct_size = sizeof(mica_layer_ops_t),
-    .nb_outputs = identity_nb_outputs,
-    .output_dtypes = identity_output_dtypes,
-    .output_dims = identity_output_dims,
-    .supports_format = identity_supports_format,
-    .enqueue = identity_enqueue_cuda,
-    .serialize = mica__mod_layer_serialize,
-    .clone = mica__mod_layer_clone,
-    .destroy = mica__mod_layer_destroy,
-    .output_values = identity_output_values,
-};
 #endif
 
 static mica_layer_t *identity_create(const mica_layer_creator_t *creator,
@@ -299,17 +197,17 @@ static mica_layer_t *identity_create(const mica_layer_creator_t *creator,
                                      mica_error_t *err)
 {
     identity_layer_t *l;
-    const int64_t *dt = mica__mod_ints(fields, "dtype");
+    const int64_t *dt = mica_kit_ints(fields, "dtype");
 
-    if (dt && !mica__mod_any_type((mica_dtype_t)dt[0])) {
-        mica__mod_host->set_error(err, "'dtype' %s is not supported (float32, "
-                                  "float16, bfloat16, int8, uint8, int32, "
-                                  "int64, bool)", mica__mod_host->dtype_name(
-                                      (mica_dtype_t)dt[0]));
+    if (dt && !mica_kit_any_type((mica_dtype_t)dt[0])) {
+        mica_kit_host->set_error(err, "'dtype' %s is not supported (float32, "
+                                 "float16, bfloat16, int8, uint8, int32, "
+                                 "int64, bool)", mica_kit_host->dtype_name(
+                                     (mica_dtype_t)dt[0]));
         return NULL;
     }
-    l = mica__mod_layer_new(sizeof *l, (const mica_layer_ops_t *)
-                            creator->user_data, creator, name, fields, err);
+    l = mica_kit_layer_new(sizeof *l, (const mica_layer_ops_t *)
+                           creator->user_data, creator, name, fields, err);
     if (!l)
         return NULL;
     l->has_dtype = dt != NULL;
@@ -317,23 +215,17 @@ static mica_layer_t *identity_create(const mica_layer_creator_t *creator,
     return &l->base.layer;
 }
 
-static const mica_layer_creator_t identity_reference =
-    MICA__MOD_CREATOR("Identity", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
-                      identity_fields, 1, identity_create, &identity_ops_cpu);
-
-#ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t identity_cuda =
-    MICA__MOD_CREATOR("Identity", "cuda", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
-                      identity_fields, 1, identity_create, &identity_ops_cuda);
-#endif
+MICA_KIT_LAYER_PAIR(identity, "Identity", identity_fields, 1, identity_create,
+                    identity_enqueue_cpu, identity_enqueue_cuda,
+                    .nb_outputs = mica_kit_one_output,
+                    .output_dtypes = identity_output_dtypes,
+                    .output_dims = identity_output_dims,
+                    .supports_format = identity_supports_format,
+                    .output_values = identity_output_values)
 
 static const mica_layer_creator_t *const identity_creators[] = {
-    &identity_reference,
-#ifdef MICA_HAVE_CUDA
-    &identity_cuda,
-#endif
-};
+    MICA_KIT_PAIR(identity)};
 
-MICA__MOD_ENTRY("identity",
-                "Identity: copy, or cast to another type",
-                identity_creators)
+MICA_KIT_ENTRY("identity", PACKAGE_VERSION, "MIT",
+               "Identity: copy, or cast to another type",
+               identity_creators)

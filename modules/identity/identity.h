@@ -1,19 +1,91 @@
 /*
- * modules/identity/identity.h - the CUDA launcher of the Identity module.
+ * modules/identity/identity.h - the Identity module's element
+ * conversions, shared by the CPU reference and the CUDA kernel (so that
+ * the two agree bit for bit), and the CUDA launcher.
+ *
+ * Every element goes through a double: floats convert exactly, float16
+ * and bfloat16 round to nearest even from the float of the value;
+ * integers from a float truncate toward zero and saturate, NaN gives 0;
+ * bool is v != 0.
  */
 #ifndef MICA_MOD_IDENTITY_H
 #define MICA_MOD_IDENTITY_H
 
 #include <stdint.h>
 
-#include "mica/layer.h"
+#include "mica/kit.h"
+#include "mica/kit_half.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* Element i of p, of type t, as a double. */
+MICA_KIT_HD double mica__identity_load(const void *p, int t, int64_t i)
+{
+    switch (t) {
+    case MICA_FLOAT32: return ((const float *)p)[i];
+    case MICA_FLOAT16:
+        return mica_kit_half_to_float(((const uint16_t *)p)[i]);
+    case MICA_BFLOAT16:
+        return mica_kit_bf16_to_float(((const uint16_t *)p)[i]);
+    case MICA_INT8: return ((const int8_t *)p)[i];
+    case MICA_UINT8: return ((const uint8_t *)p)[i];
+    case MICA_BOOL: return ((const uint8_t *)p)[i] != 0;
+    case MICA_INT32: return ((const int32_t *)p)[i];
+    case MICA_INT64: return (double)((const int64_t *)p)[i];
+    default: return 0.0;
+    }
+}
+
+/* v truncated toward zero into [ilo, ihi] (v <= lo: ilo, v >= hi: ihi);
+ * NaN gives 0. */
+MICA_KIT_HD int64_t mica__identity_int(double v, double lo, double hi,
+                                      int64_t ilo, int64_t ihi)
+{
+    if (v != v)
+        return 0;
+    if (v <= lo)
+        return ilo;
+    if (v >= hi)
+        return ihi;
+    return (int64_t)v;
+}
+
+/* Store v as element i of p, of type t. */
+MICA_KIT_HD void mica__identity_store(void *p, int t, int64_t i, double v)
+{
+    switch (t) {
+    case MICA_FLOAT32: ((float *)p)[i] = (float)v; break;
+    case MICA_FLOAT16:
+        ((uint16_t *)p)[i] = mica_kit_float_to_half((float)v);
+        break;
+    case MICA_BFLOAT16:
+        ((uint16_t *)p)[i] = mica_kit_float_to_bf16((float)v);
+        break;
+    case MICA_INT8:
+        ((int8_t *)p)[i] =
+            (int8_t)mica__identity_int(v, -128.0, 127.0, -128, 127);
+        break;
+    case MICA_UINT8:
+        ((uint8_t *)p)[i] = (uint8_t)mica__identity_int(v, 0.0, 255.0, 0, 255);
+        break;
+    case MICA_BOOL: ((uint8_t *)p)[i] = v != 0.0; break;
+    case MICA_INT32:
+        ((int32_t *)p)[i] = (int32_t)mica__identity_int(
+            v, -2147483648.0, 2147483647.0, INT32_MIN, INT32_MAX);
+        break;
+    case MICA_INT64:
+        ((int64_t *)p)[i] = mica__identity_int(v, -9223372036854775808.0,
+                                               9223372036854775808.0,
+                                               INT64_MIN, INT64_MAX);
+        break;
+    default: break;
+    }
+}
+
 /* Convert n elements from `src` (type sdt) to `dst` (type ddt) on
- * `stream`, with the conversion rules of identity.c. */
+ * `stream`, with the conversions above. */
 mica_status_t mica__identity_cuda_cast(const void *src, mica_dtype_t sdt,
                                        void *dst, mica_dtype_t ddt, int64_t n,
                                        void *stream, mica_error_t *err);

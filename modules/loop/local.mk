@@ -8,7 +8,7 @@ modules_mica_loop_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
 if MICA_CUDA
 modules_mica_loop_la_SOURCES += modules/loop/loop_cuda.cu
 modules_mica_loop_la_LIBADD += modules/common/libmicamodkit_cuda.la \
-	$(MICA_CUDA_LIBS)
+	$(MICA_CUDA_MODULE_LIBS)
 endif
 
 # The test calls the layers' ops directly (boundary layers run through

@@ -48,10 +48,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "modkit.h"
+#include "mica/kit.h"
 #include "loop.h"
-#ifdef MICA_HAVE_CUDA
-#include "modkit_cuda.h"
+#if MICA_KIT_CUDA
+#include "mica/kit_cuda.h"
 #endif
 
 enum { TRIP_COUNT = 0, TRIP_WHILE = 1 };
@@ -83,7 +83,7 @@ static const mica_field_schema_t output_fields[] = {
 };
 
 typedef struct loop_layer {
-    mica__mod_layer_t base;
+    mica_kit_layer_t base;
     int32_t kind;    /* TripLimit, LoopOutput: the `kind` index */
     int64_t axis;    /* Iterator, LoopOutput */
     int32_t reverse; /* Iterator */
@@ -95,13 +95,13 @@ typedef struct loop_layer {
 
 static const char *dname(mica_dtype_t t)
 {
-    return mica__mod_host->dtype_name(t);
+    return mica_kit_host->dtype_name(t);
 }
 
 /* The ordinary enqueue of every boundary layer: never called by the core. */
 static mica_status_t bad_step(const mica_step_t *step, mica_error_t *err)
 {
-    return MOD_FAIL(err, "unknown step kind %u", (unsigned)step->kind);
+    return MICA_KIT_FAIL(err, "unknown step kind %u", (unsigned)step->kind);
 }
 
 /*
@@ -132,7 +132,7 @@ static mica_status_t copy_rows(const loop_layer_t *l, void *dst, size_t dpitch,
     int64_t r;
     if (rows <= 0 || width == 0 || dst == src)
         return MICA_OK;
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
     if (l->cuda)
         return mica__loop_cuda_copy_rows(dst, dpitch, src, spitch, width,
                                          rows, stream, err);
@@ -161,32 +161,22 @@ static mica_status_t trip_output_dtypes(const mica_layer_t *layer,
     const loop_layer_t *l = L(layer);
     (void)out;
     if (nb_in != 1)
-        return MOD_FAIL(err, "takes 1 input (the trip limit), got %d",
-                        (int)nb_in);
+        return MICA_KIT_FAIL(err, "takes 1 input (the trip limit), got %d",
+                             (int)nb_in);
     if (nb_out != 0)
-        return MOD_FAIL(err, "has no outputs, got %d", (int)nb_out);
+        return MICA_KIT_FAIL(err, "has no outputs, got %d", (int)nb_out);
     if (in[0] != trip_type(l))
-        return MOD_FAIL(err, "input 0 (the trip limit) has type %s but a "
-                        "'%s' trip limit must be %s", dname(in[0]),
-                        trip_kinds[l->kind], dname(trip_type(l)));
+        return MICA_KIT_FAIL(err, "input 0 (the trip limit) has type %s but a "
+                             "'%s' trip limit must be %s", dname(in[0]),
+                             trip_kinds[l->kind], dname(trip_type(l)));
     return MICA_OK;
-}
-
-/* Never asked for: the layer has no outputs. */
-static mica_status_t no_output_dims(const mica_layer_t *layer, int32_t index,
-                                    const mica_shape_expr_t *in, int32_t nb_in,
-                                    mica_expr_builder_t *eb,
-                                    mica_shape_expr_t *out, mica_error_t *err)
-{
-    (void)layer; (void)in; (void)nb_in; (void)eb; (void)out;
-    return MOD_FAIL(err, "has no outputs, asked for output %d", (int)index);
 }
 
 static int32_t trip_supports_format(const mica_layer_t *layer, int32_t pos,
                                     const mica_tensor_desc_t *io,
                                     int32_t nb_in, int32_t nb_out)
 {
-    if (nb_in != 1 || nb_out != 0 || pos != 0 || !mica__mod_linear(io, pos))
+    if (nb_in != 1 || nb_out != 0 || pos != 0 || !mica_kit_linear(io, pos))
         return 0;
     return io[0].dtype == trip_type(L(layer));
 }
@@ -195,8 +185,8 @@ static mica_status_t scalar_rank(const char *what, const mica_dims_t *d,
                                  mica_error_t *err)
 {
     if (d->nb_dims != 0)
-        return MOD_FAIL(err, "%s has rank %d but must be 0-D", what,
-                        (int)d->nb_dims);
+        return MICA_KIT_FAIL(err, "%s has rank %d but must be 0-D", what,
+                             (int)d->nb_dims);
     return MICA_OK;
 }
 
@@ -227,18 +217,18 @@ static mica_status_t trip_boundary(mica_layer_t *layer, mica_step_t *step,
     if (step->kind != MICA_STEP_READ)
         return MICA_OK;
     if (nb_in != 1)
-        return MOD_FAIL(err, "takes 1 input (the trip limit), got %d",
-                        (int)nb_in);
+        return MICA_KIT_FAIL(err, "takes 1 input (the trip limit), got %d",
+                             (int)nb_in);
     if (in[0].dtype != trip_type(l))
-        return MOD_FAIL(err, "input 0 (the trip limit) has type %s but a "
-                        "'%s' trip limit must be %s", dname(in[0].dtype),
-                        trip_kinds[l->kind], dname(trip_type(l)));
+        return MICA_KIT_FAIL(err, "input 0 (the trip limit) has type %s but a "
+                             "'%s' trip limit must be %s", dname(in[0].dtype),
+                             trip_kinds[l->kind], dname(trip_type(l)));
     if ((st = scalar_rank("the trip limit", &in[0].dims, err)) != MICA_OK)
         return st;
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
     if (l->cuda) {
-        st = mica__mod_cuda_fetch(&l->pinned, inputs[0],
-                                   mica_dtype_size(in[0].dtype), stream, err);
+        st = mica_kit_cuda_fetch(&l->pinned, inputs[0],
+                                  mica_dtype_size(in[0].dtype), stream, err);
         if (st != MICA_OK)
             return st;
         p = l->pinned;
@@ -255,7 +245,7 @@ static mica_status_t trip_boundary(mica_layer_t *layer, mica_step_t *step,
     return MICA_OK;
 }
 
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
 static mica_status_t trip_initialize(mica_layer_t *layer, void *stream,
                                      mica_error_t *err)
 {
@@ -263,18 +253,18 @@ static mica_status_t trip_initialize(mica_layer_t *layer, void *stream,
     (void)stream;
     if (l->pinned)
         return MICA_OK;
-    return mica__mod_cuda_host_alloc(&l->pinned, err);
+    return mica_kit_cuda_host_alloc(&l->pinned, err);
 }
 
 static void trip_terminate(mica_layer_t *layer)
 {
     loop_layer_t *l = L(layer);
-    mica__mod_cuda_host_free(l->pinned);
+    mica_kit_cuda_host_free(l->pinned);
     l->pinned = NULL;
 }
 
 /* destroy without terminate (the buffer was allocated on first use). */
-static void trip_fini(mica__mod_layer_t *base)
+static void trip_fini(mica_kit_layer_t *base)
 {
     trip_terminate(&base->layer);
 }
@@ -287,12 +277,12 @@ static mica_status_t single_input_dtype(const mica_dtype_t *in, int32_t nb_in,
                                         mica_error_t *err)
 {
     if (nb_in != 1)
-        return MOD_FAIL(err, "takes 1 input, got %d", (int)nb_in);
+        return MICA_KIT_FAIL(err, "takes 1 input, got %d", (int)nb_in);
     if (nb_out != 1)
-        return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
-    if (!mica__mod_any_type(in[0]))
-        return MOD_FAIL(err, "input 0 has type %s, which is not supported",
-                        dname(in[0]));
+        return MICA_KIT_FAIL(err, "has 1 output, got %d", (int)nb_out);
+    if (!mica_kit_any_type(in[0]))
+        return MICA_KIT_FAIL(err, "input 0 has type %s, which is not supported",
+                             dname(in[0]));
     out[0] = in[0];
     return MICA_OK;
 }
@@ -310,12 +300,14 @@ static mica_status_t iterator_axis(const loop_layer_t *l, int32_t rank,
                                    mica_error_t *err)
 {
     if (rank < 1)
-        return MOD_FAIL(err, "the input is 0-D but must have rank 1 or more "
-                        "(an axis to iterate on)");
+        return MICA_KIT_FAIL(err,
+                             "the input is 0-D but must have rank 1 or more "
+                             "(an axis to iterate on)");
     if (l->axis < 0 || l->axis >= rank)
-        return MOD_FAIL(err, "axis %lld is out of range for an input of "
-                        "rank %d (axes are in [0, %d))", (long long)l->axis,
-                        (int)rank, (int)rank);
+        return MICA_KIT_FAIL(err,
+                             "axis %lld is out of range for an input of "
+                             "rank %d (axes are in [0, %d))",
+                             (long long)l->axis, (int)rank, (int)rank);
     return MICA_OK;
 }
 
@@ -332,7 +324,7 @@ static mica_status_t iterator_output_dims(const mica_layer_t *layer,
     int32_t k, n = 0;
     (void)eb;
     if (index != 0 || nb_in != 1)
-        return MOD_FAIL(err, "takes 1 input and has 1 output");
+        return MICA_KIT_FAIL(err, "takes 1 input and has 1 output");
     if ((st = iterator_axis(l, in[0].nb_dims, err)) != MICA_OK)
         return st;
     for (k = 0; k < in[0].nb_dims; k++)
@@ -348,7 +340,7 @@ static int32_t same_type_formats(const mica_layer_t *layer, int32_t pos,
                                  int32_t nb_out)
 {
     (void)layer; (void)nb_in; (void)nb_out;
-    if (!mica__mod_linear(io, pos) || !mica__mod_any_type(io[pos].dtype))
+    if (!mica_kit_linear(io, pos) || !mica_kit_any_type(io[pos].dtype))
         return 0;
     return pos == 0 || io[pos].dtype == io[0].dtype;
 }
@@ -373,7 +365,7 @@ static mica_status_t iterator_boundary(mica_layer_t *layer, mica_step_t *step,
     if (step->kind != MICA_STEP_READ && step->kind != MICA_STEP_ITER_BEGIN)
         return MICA_OK;
     if (nb_in != 1)
-        return MOD_FAIL(err, "takes 1 input, got %d", (int)nb_in);
+        return MICA_KIT_FAIL(err, "takes 1 input, got %d", (int)nb_in);
     if ((st = iterator_axis(l, in[0].dims.nb_dims, err)) != MICA_OK)
         return st;
     geometry(&in[0].dims, l->axis, &outer, &len, &inner);
@@ -382,18 +374,21 @@ static mica_status_t iterator_boundary(mica_layer_t *layer, mica_step_t *step,
         return MICA_OK;
     }
     if (nb_out != 1)
-        return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
+        return MICA_KIT_FAIL(err, "has 1 output, got %d", (int)nb_out);
     if (out[0].dtype != in[0].dtype ||
         mica_dims_volume(&out[0].dims) != outer * inner)
-        return MOD_FAIL(err, "the output (%s, %lld elements) is not a slice "
-                        "of the input (%s, %lld elements per slice)",
-                        dname(out[0].dtype),
-                        (long long)mica_dims_volume(&out[0].dims),
-                        dname(in[0].dtype), (long long)(outer * inner));
+        return MICA_KIT_FAIL(err,
+                             "the output (%s, %lld elements) is not a slice "
+                             "of the input (%s, %lld elements per slice)",
+                             dname(out[0].dtype),
+                             (long long)mica_dims_volume(&out[0].dims),
+                             dname(in[0].dtype), (long long)(outer * inner));
     if (step->iteration < 0 || step->iteration >= len)
-        return MOD_FAIL(err, "trip %lld is out of range: the input has %lld "
-                        "slices along axis %lld", (long long)step->iteration,
-                        (long long)len, (long long)l->axis);
+        return MICA_KIT_FAIL(err,
+                             "trip %lld is out of range: the input has %lld "
+                             "slices along axis %lld",
+                             (long long)step->iteration, (long long)len,
+                             (long long)l->axis);
     i = l->reverse ? len - 1 - step->iteration : step->iteration;
     es = mica_dtype_size(in[0].dtype);
     row = (size_t)inner * es;
@@ -413,13 +408,13 @@ static mica_status_t recurrence_output_dtypes(const mica_layer_t *layer,
 {
     (void)layer;
     if (nb_in != 2)
-        return MOD_FAIL(err, "takes 2 inputs (initial, next), got %d",
-                        (int)nb_in);
+        return MICA_KIT_FAIL(err, "takes 2 inputs (initial, next), got %d",
+                             (int)nb_in);
     if (nb_out != 1)
-        return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
-    if (!mica__mod_any_type(in[0]))
-        return MOD_FAIL(err, "input 0 (the initial value) has type %s, "
-                        "which is not supported", dname(in[0]));
+        return MICA_KIT_FAIL(err, "has 1 output, got %d", (int)nb_out);
+    if (!mica_kit_any_type(in[0]))
+        return MICA_KIT_FAIL(err, "input 0 (the initial value) has type %s, "
+                             "which is not supported", dname(in[0]));
     out[0] = in[0];
     return MICA_OK;
 }
@@ -435,8 +430,8 @@ static mica_status_t recurrence_output_dims(const mica_layer_t *layer,
     int32_t k;
     (void)layer; (void)eb;
     if (index != 0 || nb_in != 2)
-        return MOD_FAIL(err, "takes 2 inputs (initial, next) and has 1 "
-                        "output");
+        return MICA_KIT_FAIL(err, "takes 2 inputs (initial, next) and has 1 "
+                             "output");
     out->nb_dims = in[0].nb_dims;
     for (k = 0; k < in[0].nb_dims; k++)
         out->d[k] = in[0].d[k];
@@ -463,17 +458,17 @@ static mica_status_t recurrence_boundary(mica_layer_t *layer,
     if (step->kind != MICA_STEP_ENTER && step->kind != MICA_STEP_ITER_END)
         return MICA_OK;
     if (nb_in != 2 || nb_out != 1)
-        return MOD_FAIL(err, "takes 2 inputs (initial, next) and has 1 "
-                        "output");
+        return MICA_KIT_FAIL(err, "takes 2 inputs (initial, next) and has 1 "
+                             "output");
     from = step->kind == MICA_STEP_ENTER ? 0 : 1;
     n = mica_dims_volume(&out[0].dims);
     if (in[from].dtype != out[0].dtype ||
         mica_dims_volume(&in[from].dims) != n)
-        return MOD_FAIL(err, "the %s value (%s, %lld elements) does not "
-                        "match the output (%s, %lld elements)",
-                        from ? "next" : "initial", dname(in[from].dtype),
-                        (long long)mica_dims_volume(&in[from].dims),
-                        dname(out[0].dtype), (long long)n);
+        return MICA_KIT_FAIL(err, "the %s value (%s, %lld elements) does not "
+                             "match the output (%s, %lld elements)",
+                             from ? "next" : "initial", dname(in[from].dtype),
+                             (long long)mica_dims_volume(&in[from].dims),
+                             dname(out[0].dtype), (long long)n);
     return copy_rows(L(layer), outputs[0], 0, inputs[from], 0,
                      (size_t)n * mica_dtype_size(out[0].dtype), 1, stream,
                      err);
@@ -488,13 +483,13 @@ static mica_status_t output_output_dtypes(const mica_layer_t *layer,
 {
     (void)layer;
     if (nb_in != 1 && nb_in != 2)
-        return MOD_FAIL(err, "takes 1 or 2 inputs (x, length), got %d",
-                        (int)nb_in);
+        return MICA_KIT_FAIL(err, "takes 1 or 2 inputs (x, length), got %d",
+                             (int)nb_in);
     if (nb_out != 1)
-        return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
-    if (!mica__mod_any_type(in[0]))
-        return MOD_FAIL(err, "input 0 has type %s, which is not supported",
-                        dname(in[0]));
+        return MICA_KIT_FAIL(err, "has 1 output, got %d", (int)nb_out);
+    if (!mica_kit_any_type(in[0]))
+        return MICA_KIT_FAIL(err, "input 0 has type %s, which is not supported",
+                             dname(in[0]));
     out[0] = in[0];
     return MICA_OK;
 }
@@ -513,18 +508,18 @@ static mica_status_t output_output_dims(const mica_layer_t *layer,
                                         mica_error_t *err)
 {
     const loop_layer_t *l = L(layer);
-    const mica_host_t *h = mica__mod_host;
+    const mica_host_t *h = mica_kit_host;
     const mica_expr_t *len;
     int32_t k, n = 0, r = in[0].nb_dims;
     (void)eb;
 
     if (index != 0 || nb_in < 1 || nb_in > 2)
-        return MOD_FAIL(err, "takes 1 or 2 inputs (x, length) and has 1 "
-                        "output");
+        return MICA_KIT_FAIL(err, "takes 1 or 2 inputs (x, length) and has 1 "
+                             "output");
     if (l->kind == OUT_LAST_VALUE) {
         if (has_length(in, nb_in))
-            return MOD_FAIL(err, "LoopOutput 'last_value' takes no length "
-                            "(input 1 is for concatenate and reverse)");
+            return MICA_KIT_FAIL(err, "LoopOutput 'last_value' takes no length "
+                                 "(input 1 is for concatenate and reverse)");
         out->nb_dims = r;
         for (k = 0; k < r; k++)
             out->d[k] = in[0].d[k];
@@ -532,19 +527,22 @@ static mica_status_t output_output_dims(const mica_layer_t *layer,
     }
     if (!has_length(in, nb_in) || in[1].nb_dims != 0 || !in[1].values ||
         in[1].nb_values != 1)
-        return MOD_FAIL(err, "LoopOutput '%s' needs the 0-D int32 length as "
-                        "its second input", output_kinds[l->kind]);
+        return MICA_KIT_FAIL(err,
+                             "LoopOutput '%s' needs the 0-D int32 length as "
+                             "its second input",
+                             output_kinds[l->kind]);
     if (l->axis < 0 || l->axis > r)
-        return MOD_FAIL(err, "axis %lld is out of range for an input of "
-                        "rank %d (axes are in [0, %d])", (long long)l->axis,
-                        (int)r, (int)r);
+        return MICA_KIT_FAIL(err,
+                             "axis %lld is out of range for an input of "
+                             "rank %d (axes are in [0, %d])",
+                             (long long)l->axis, (int)r, (int)r);
     if (r + 1 > MICA_MAX_DIMS)
-        return MOD_FAIL(err, "the output would have rank %d, more than %d",
-                        (int)r + 1, (int)MICA_MAX_DIMS);
+        return MICA_KIT_FAIL(err, "the output would have rank %d, more than %d",
+                             (int)r + 1, (int)MICA_MAX_DIMS);
     len = in[1].values[0];
     if (h->expr_is_constant(len) && h->expr_constant_value(len) < 0)
-        return MOD_FAIL(err, "the length is %lld but must be 0 or more",
-                        (long long)h->expr_constant_value(len));
+        return MICA_KIT_FAIL(err, "the length is %lld but must be 0 or more",
+                             (long long)h->expr_constant_value(len));
     for (k = 0; k <= r; k++) {
         if (k == l->axis)
             out->d[n++] = len;
@@ -560,10 +558,10 @@ static int32_t output_supports_format(const mica_layer_t *layer, int32_t pos,
                                       int32_t nb_in, int32_t nb_out)
 {
     (void)layer; (void)nb_out;
-    if (!mica__mod_linear(io, pos))
+    if (!mica_kit_linear(io, pos))
         return 0;
     if (pos == 0)
-        return mica__mod_any_type(io[0].dtype);
+        return mica_kit_any_type(io[0].dtype);
     if (pos < nb_in)
         return io[pos].dtype == MICA_INT32;
     return io[pos].dtype == io[0].dtype;
@@ -594,43 +592,48 @@ static mica_status_t output_boundary(mica_layer_t *layer, mica_step_t *step,
     if (step->kind != MICA_STEP_ITER_END && step->kind != MICA_STEP_EXIT)
         return MICA_OK;
     if (nb_in < 1 || nb_out != 1)
-        return MOD_FAIL(err, "takes 1 or 2 inputs (x, length) and has 1 "
-                        "output");
+        return MICA_KIT_FAIL(err, "takes 1 or 2 inputs (x, length) and has 1 "
+                             "output");
     if (in[0].dtype != out[0].dtype)
-        return MOD_FAIL(err, "the output has type %s but the input has %s",
-                        dname(out[0].dtype), dname(in[0].dtype));
+        return MICA_KIT_FAIL(err, "the output has type %s but the input has %s",
+                             dname(out[0].dtype), dname(in[0].dtype));
     es = mica_dtype_size(in[0].dtype);
     if (l->kind == OUT_LAST_VALUE) {
         int64_t n = mica_dims_volume(&out[0].dims);
         if (step->kind != MICA_STEP_EXIT)
             return MICA_OK;
         if (mica_dims_volume(&in[0].dims) != n)
-            return MOD_FAIL(err, "the input has %lld elements but the output "
-                            "%lld", (long long)mica_dims_volume(&in[0].dims),
-                            (long long)n);
+            return MICA_KIT_FAIL(err,
+                                 "the input has %lld elements but the output "
+                                 "%lld",
+                                 (long long)mica_dims_volume(&in[0].dims),
+                                 (long long)n);
         return copy_rows(l, outputs[0], 0, inputs[0], 0, (size_t)n * es, 1,
                          stream, err);
     }
     if (out[0].dims.nb_dims != in[0].dims.nb_dims + 1 || l->axis < 0 ||
         l->axis >= out[0].dims.nb_dims)
-        return MOD_FAIL(err, "the output has rank %d but the input has rank "
-                        "%d and axis is %lld", (int)out[0].dims.nb_dims,
-                        (int)in[0].dims.nb_dims, (long long)l->axis);
+        return MICA_KIT_FAIL(err,
+                             "the output has rank %d but the input has rank "
+                             "%d and axis is %lld",
+                             (int)out[0].dims.nb_dims, (int)in[0].dims.nb_dims,
+                             (long long)l->axis);
     geometry(&out[0].dims, l->axis, &outer, &len, &inner);
     row = (size_t)inner * es;
     if (step->kind == MICA_STEP_ITER_END) {
         if (mica_dims_volume(&in[0].dims) != outer * inner)
-            return MOD_FAIL(err, "the input has %lld elements but a slice of "
-                            "the output has %lld",
-                            (long long)mica_dims_volume(&in[0].dims),
-                            (long long)(outer * inner));
+            return MICA_KIT_FAIL(err,
+                                 "the input has %lld elements but a slice of "
+                                 "the output has %lld",
+                                 (long long)mica_dims_volume(&in[0].dims),
+                                 (long long)(outer * inner));
         if (step->iteration < 0 || step->iteration >= len) {
-            mica__mod_host->set_error(err, "the loop ran more trips (%lld) "
-                                      "than the output's length along axis "
-                                      "%lld (%lld): a length smaller than "
-                                      "the trip count",
-                                      (long long)step->iteration + 1,
-                                      (long long)l->axis, (long long)len);
+            mica_kit_host->set_error(err, "the loop ran more trips (%lld) "
+                                     "than the output's length along axis "
+                                     "%lld (%lld): a length smaller than "
+                                     "the trip count",
+                                     (long long)step->iteration + 1,
+                                     (long long)l->axis, (long long)len);
             return MICA_ERR_RUNTIME;
         }
         return copy_rows(l, (char *)outputs[0] +
@@ -640,11 +643,12 @@ static mica_status_t output_boundary(mica_layer_t *layer, mica_step_t *step,
     if (l->kind != OUT_REVERSE)
         return MICA_OK;
     if (step->trip_count < 0)
-        return MOD_FAIL(err, "the trip count is unknown at the loop's exit");
+        return MICA_KIT_FAIL(err,
+                             "the trip count is unknown at the loop's exit");
     count = step->trip_count < len ? step->trip_count : len;
     if (count < 2 || outer == 0 || row == 0)
         return MICA_OK;
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
     if (l->cuda)
         return mica__loop_cuda_reverse(outputs[0], outer, (size_t)len * row,
                                        row, count, stream, err);
@@ -673,42 +677,34 @@ static mica_status_t output_boundary(mica_layer_t *layer, mica_step_t *step,
 
 /* ---- ops tables ---------------------------------------------------------- */
 
-#define LOOP_OPS(nb_outputs_, dtypes_, dims_, formats_, configure_,         \
-                 input_kind_, init_, term_, boundary_)                      \
-    {.struct_size = sizeof(mica_layer_ops_t),                               \
-     .nb_outputs = (nb_outputs_),                                           \
-     .output_dtypes = (dtypes_),                                            \
-     .output_dims = (dims_),                                                \
-     .supports_format = (formats_),                                         \
-     .configure = (configure_),                                             \
-     .enqueue = mica__mod_boundary_enqueue,                                           \
-     .serialize = mica__mod_layer_serialize,                                \
-     .clone = mica__mod_layer_clone,                                        \
-     .destroy = mica__mod_layer_destroy,                                    \
-     .input_kind = (input_kind_),                                           \
-     .initialize = (init_),                                                 \
-     .terminate = (term_),                                                  \
-     .enqueue_boundary = (boundary_)}
-
-static const mica_layer_ops_t trip_ops_cpu =
-    LOOP_OPS(mica__mod_no_outputs, trip_output_dtypes, no_output_dims,
-             trip_supports_format, trip_configure, NULL, NULL, NULL,
-             trip_boundary);
-static const mica_layer_ops_t iterator_ops =
-    LOOP_OPS(mica__mod_one_output, iterator_output_dtypes, iterator_output_dims,
-             same_type_formats, NULL, NULL, NULL, NULL, iterator_boundary);
-static const mica_layer_ops_t recurrence_ops =
-    LOOP_OPS(mica__mod_one_output, recurrence_output_dtypes, recurrence_output_dims,
-             same_type_formats, NULL, NULL, NULL, NULL, recurrence_boundary);
-static const mica_layer_ops_t output_ops =
-    LOOP_OPS(mica__mod_one_output, output_output_dtypes, output_output_dims,
-             output_supports_format, NULL, output_input_kind, NULL, NULL,
-             output_boundary);
-#ifdef MICA_HAVE_CUDA
-static const mica_layer_ops_t trip_ops_cuda =
-    LOOP_OPS(mica__mod_no_outputs, trip_output_dtypes, no_output_dims,
-             trip_supports_format, trip_configure, NULL, trip_initialize,
-             trip_terminate, trip_boundary);
+static const mica_layer_ops_t trip_ops_cpu = MICA_KIT_OPS(
+    mica_kit_boundary_enqueue, .nb_outputs = mica_kit_no_outputs,
+    .output_dtypes = trip_output_dtypes, .output_dims = mica_kit_no_output_dims,
+    .supports_format = trip_supports_format, .configure = trip_configure,
+    .enqueue_boundary = trip_boundary);
+static const mica_layer_ops_t iterator_ops = MICA_KIT_OPS(
+    mica_kit_boundary_enqueue, .nb_outputs = mica_kit_one_output,
+    .output_dtypes = iterator_output_dtypes,
+    .output_dims = iterator_output_dims, .supports_format = same_type_formats,
+    .enqueue_boundary = iterator_boundary);
+static const mica_layer_ops_t recurrence_ops = MICA_KIT_OPS(
+    mica_kit_boundary_enqueue, .nb_outputs = mica_kit_one_output,
+    .output_dtypes = recurrence_output_dtypes,
+    .output_dims = recurrence_output_dims,
+    .supports_format = same_type_formats,
+    .enqueue_boundary = recurrence_boundary);
+static const mica_layer_ops_t output_ops = MICA_KIT_OPS(
+    mica_kit_boundary_enqueue, .nb_outputs = mica_kit_one_output,
+    .output_dtypes = output_output_dtypes, .output_dims = output_output_dims,
+    .supports_format = output_supports_format,
+    .input_kind = output_input_kind, .enqueue_boundary = output_boundary);
+#if MICA_KIT_CUDA
+static const mica_layer_ops_t trip_ops_cuda = MICA_KIT_OPS(
+    mica_kit_boundary_enqueue, .nb_outputs = mica_kit_no_outputs,
+    .output_dtypes = trip_output_dtypes, .output_dims = mica_kit_no_output_dims,
+    .supports_format = trip_supports_format, .configure = trip_configure,
+    .initialize = trip_initialize, .terminate = trip_terminate,
+    .enqueue_boundary = trip_boundary);
 #endif
 
 /* ---- creators ------------------------------------------------------------ */
@@ -718,74 +714,39 @@ static mica_layer_t *loop_create(const mica_layer_creator_t *creator,
                                  mica_error_t *err)
 {
     loop_layer_t *l;
-    int64_t kind = mica__mod_int(fields, "kind", 0);
-    int64_t nkinds = creator->role == MICA_ROLE_TRIP_LIMIT ? 2 : 3;
+    int64_t kind = mica_kit_int(fields, "kind", 0); /* in its schema */
 
-    if (kind < 0 || kind >= nkinds) {
-        mica__mod_host->set_error(err, "'kind' %lld is out of range",
-                                  (long long)kind);
-        return NULL;
-    }
-    l = mica__mod_layer_new(sizeof *l, (const mica_layer_ops_t *)
-                            creator->user_data, creator, name, fields, err);
+    l = mica_kit_layer_new(sizeof *l, (const mica_layer_ops_t *)
+                           creator->user_data, creator, name, fields, err);
     if (!l)
         return NULL;
     l->kind = (int32_t)kind;
-    l->axis = mica__mod_int(fields, "axis", 0);
-    l->reverse = mica__mod_int(fields, "reverse", 0) != 0;
+    l->axis = mica_kit_int(fields, "axis", 0);
+    l->reverse = mica_kit_int(fields, "reverse", 0) != 0;
     l->cuda = (creator->devices & MICA_DEVICE_CUDA) != 0;
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
     if (l->cuda && creator->role == MICA_ROLE_TRIP_LIMIT)
         l->base.fini = trip_fini;
 #endif
     return &l->base.layer;
 }
 
-#define CPU_CREATOR(type_, role_, fields_, nb_, ops_)                         \
-    MICA__MOD_CREATOR(type_, "reference", MICA_DEVICE_CPU, 0, role_, fields_, \
-                      nb_, loop_create, ops_)
-#define CUDA_CREATOR(type_, role_, fields_, nb_, ops_)                        \
-    MICA__MOD_CREATOR(type_, "cuda", MICA_DEVICE_CUDA, 10, role_, fields_,    \
-                      nb_, loop_create, ops_)
-
-static const mica_layer_creator_t trip_reference =
-    CPU_CREATOR("TripLimit", MICA_ROLE_TRIP_LIMIT, trip_fields, 1,
-                &trip_ops_cpu);
-static const mica_layer_creator_t iterator_reference =
-    CPU_CREATOR("Iterator", MICA_ROLE_ITERATOR, iterator_fields, 2,
-                &iterator_ops);
-static const mica_layer_creator_t recurrence_reference =
-    CPU_CREATOR("Recurrence", MICA_ROLE_RECURRENCE, NULL, 0, &recurrence_ops);
-static const mica_layer_creator_t output_reference =
-    CPU_CREATOR("LoopOutput", MICA_ROLE_LOOP_OUTPUT, output_fields, 2,
-                &output_ops);
-
-#ifdef MICA_HAVE_CUDA
 /* The CUDA creators share the CPU ops but for the TripLimit's pinned
  * buffer: loop_create marks the layer as a CUDA one from the creator's
  * devices, and the data movement follows (loop_cuda.cu). */
-static const mica_layer_creator_t trip_cuda =
-    CUDA_CREATOR("TripLimit", MICA_ROLE_TRIP_LIMIT, trip_fields, 1,
-                 &trip_ops_cuda);
-static const mica_layer_creator_t iterator_cuda =
-    CUDA_CREATOR("Iterator", MICA_ROLE_ITERATOR, iterator_fields, 2,
-                 &iterator_ops);
-static const mica_layer_creator_t recurrence_cuda =
-    CUDA_CREATOR("Recurrence", MICA_ROLE_RECURRENCE, NULL, 0,
-                 &recurrence_ops);
-static const mica_layer_creator_t output_cuda =
-    CUDA_CREATOR("LoopOutput", MICA_ROLE_LOOP_OUTPUT, output_fields, 2,
-                 &output_ops);
-#endif
+MICA_KIT_ROLE_PAIR(trip, "TripLimit", MICA_ROLE_TRIP_LIMIT, trip_fields, 1,
+                   loop_create, &trip_ops_cpu, &trip_ops_cuda)
+MICA_KIT_ROLE_PAIR(iterator, "Iterator", MICA_ROLE_ITERATOR, iterator_fields,
+                   2, loop_create, &iterator_ops, &iterator_ops)
+MICA_KIT_ROLE_PAIR(recurrence, "Recurrence", MICA_ROLE_RECURRENCE, NULL, 0,
+                   loop_create, &recurrence_ops, &recurrence_ops)
+MICA_KIT_ROLE_PAIR(output, "LoopOutput", MICA_ROLE_LOOP_OUTPUT, output_fields,
+                   2, loop_create, &output_ops, &output_ops)
 
 static const mica_layer_creator_t *const loop_creators[] = {
-    &trip_reference, &iterator_reference, &recurrence_reference,
-    &output_reference,
-#ifdef MICA_HAVE_CUDA
-    &trip_cuda, &iterator_cuda, &recurrence_cuda, &output_cuda,
-#endif
-};
+    MICA_KIT_PAIR(trip), MICA_KIT_PAIR(iterator), MICA_KIT_PAIR(recurrence),
+    MICA_KIT_PAIR(output)};
 
-MICA__MOD_ENTRY("loop",
-                "Loop boundaries: TripLimit, Iterator, Recurrence, LoopOutput",
-                loop_creators)
+MICA_KIT_ENTRY("loop", PACKAGE_VERSION, "MIT",
+               "Loop boundaries: TripLimit, Iterator, Recurrence, LoopOutput",
+               loop_creators)

@@ -2,14 +2,14 @@
  * modules/loop/loop_cuda.cu - data movement of the loop boundary layers
  * on CUDA: strided row copies (Iterator, LoopOutput, Recurrence) and the
  * in-place reversal of LoopOutput 'reverse' (the trip limit's read-back is
- * modules/common/modkit_cuda.c's).  Pure data movement: every element
+ * mica_kit_cuda_fetch, <mica/kit_cuda.h>).  Pure data movement: every element
  * type is moved as words of the widest size (8, 4, 2 or 1 bytes) that
  * divides every address, pitch and width involved.
  */
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 
-#include "cuda_check.h"
+#include "mica/kit_cuda.h"
 #include "loop.h"
 
 /* The widest word (8, 4, 2, 1 bytes) dividing every bit of `bits`. */
@@ -43,10 +43,10 @@ static mica_status_t copy_rows_as(void *dst, size_t dpitch, const void *src,
 {
     const unsigned threads = 256;
     int64_t w = (int64_t)(width / sizeof(T)), n = rows * w;
-    copy_rows_kernel<T><<<mica__grid(n, threads), threads, 0, s>>>(
+    copy_rows_kernel<T><<<mica_kit_grid(n, threads), threads, 0, s>>>(
         (T *)dst, (int64_t)(dpitch / sizeof(T)), (const T *)src,
         (int64_t)(spitch / sizeof(T)), w, n);
-    CUDA_CHECK(cudaGetLastError());
+    MICA_KIT_CUDA_CHECK(cudaGetLastError());
     return MICA_OK;
 }
 
@@ -61,8 +61,8 @@ extern "C" mica_status_t mica__loop_cuda_copy_rows(void *dst, size_t dpitch,
     if (rows <= 0 || width == 0)
         return MICA_OK;
     if (rows == 1 || (dpitch == width && spitch == width)) {
-        CUDA_CHECK(cudaMemcpyAsync(dst, src, (size_t)rows * width,
-                                   cudaMemcpyDeviceToDevice, s));
+        MICA_KIT_CUDA_CHECK(cudaMemcpyAsync(dst, src, (size_t)rows * width,
+                                            cudaMemcpyDeviceToDevice, s));
         return MICA_OK;
     }
     switch (word_of((uintptr_t)dst | (uintptr_t)src | dpitch | spitch |
@@ -112,9 +112,9 @@ static mica_status_t reverse_as(void *base, int64_t rows, size_t pitch,
     const unsigned threads = 256;
     int64_t w = (int64_t)(inner / sizeof(T)), half = count / 2;
     int64_t n = rows * half * w;
-    reverse_kernel<T><<<mica__grid(n, threads), threads, 0, s>>>(
+    reverse_kernel<T><<<mica_kit_grid(n, threads), threads, 0, s>>>(
         (T *)base, (int64_t)(pitch / sizeof(T)), w, count, half, n);
-    CUDA_CHECK(cudaGetLastError());
+    MICA_KIT_CUDA_CHECK(cudaGetLastError());
     return MICA_OK;
 }
 

@@ -5,8 +5,8 @@ modules_mica_matmul_la_SOURCES = modules/matmul/matmul.c modules/matmul/matmul.h
 modules_mica_matmul_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
 modules_mica_matmul_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
 if MICA_CUDA
-modules_mica_matmul_la_SOURCES += modules/matmul/matmul_cuda.cu
-modules_mica_matmul_la_LIBADD += $(MICA_CUDA_LIBS)
+modules_mica_matmul_la_SOURCES += modules/matmul/matmul_cublas.c
+modules_mica_matmul_la_LIBADD += $(MICA_CUDA_MODULE_LIBS)
 endif
 
 check_PROGRAMS += tests/test_mod_matmul

@@ -14,20 +14,21 @@
  * Types: float32 and float16, both inputs the same; the output has their
  * type.  The reference accumulates in double and rounds once; an empty
  * inner dimension (K = 0) gives zeros.  CUDA implementation "cublas": see
- * matmul_cuda.cu.
+ * matmul_cublas.c.
  */
 #include <config.h>
 
 #include <stdio.h>
 #include <string.h>
 
-#include "modkit.h"
+#include "mica/kit.h"
+#include "mica/kit_half.h"
 #include "matmul.h"
 
 enum { OP_NONE = 0, OP_TRANSPOSE = 1, OP_VECTOR = 2 };
 
 typedef struct matmul_layer {
-    mica__mod_layer_t base;
+    mica_kit_layer_t base;
     int32_t op[2];
     void *handle; /* CUDA: the cuBLAS handle */
 } matmul_layer_t;
@@ -50,12 +51,6 @@ static int32_t mat_rank(int32_t op)
 
 /* ---- shapes ------------------------------------------------------------- */
 
-static int32_t matmul_nb_outputs(const mica_layer_t *layer)
-{
-    (void)layer;
-    return 1;
-}
-
 static mica_status_t matmul_output_dtypes(const mica_layer_t *layer,
                                           const mica_dtype_t *in,
                                           int32_t nb_in, mica_dtype_t *out,
@@ -63,15 +58,15 @@ static mica_status_t matmul_output_dtypes(const mica_layer_t *layer,
 {
     (void)layer;
     if (nb_in != 2)
-        return MOD_FAIL(err, "takes 2 inputs, got %d", (int)nb_in);
+        return MICA_KIT_FAIL(err, "takes 2 inputs, got %d", (int)nb_in);
     if (nb_out != 1)
-        return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
+        return MICA_KIT_FAIL(err, "has 1 output, got %d", (int)nb_out);
     out[0] = in[0];
     return MICA_OK;
 }
 
-#define IS_C(e) mica__mod_host->expr_is_constant(e)
-#define C_VAL(e) mica__mod_host->expr_constant_value(e)
+#define IS_C(e) mica_kit_host->expr_is_constant(e)
+#define C_VAL(e) mica_kit_host->expr_constant_value(e)
 
 static mica_status_t matmul_output_dims(const mica_layer_t *layer,
                                         int32_t index,
@@ -87,49 +82,54 @@ static mica_status_t matmul_output_dims(const mica_layer_t *layer,
     const mica_shape_expr_t *A = &in[0], *B = &in[1];
 
     if (index != 0 || nb_in != 2)
-        return MOD_FAIL(err, "takes 2 inputs and has 1 output");
+        return MICA_KIT_FAIL(err, "takes 2 inputs and has 1 output");
     ra = A->nb_dims;
     rb = B->nb_dims;
     if (ra < mat_rank(l->op[0]))
-        return MOD_FAIL(err, "input 0 has rank %d but op_a '%s' needs rank "
-                        ">= %d", (int)ra, matmul_ops[l->op[0]],
-                        (int)mat_rank(l->op[0]));
+        return MICA_KIT_FAIL(err,
+                             "input 0 has rank %d but op_a '%s' needs rank "
+                             ">= %d",
+                             (int)ra, matmul_ops[l->op[0]],
+                             (int)mat_rank(l->op[0]));
     if (rb < mat_rank(l->op[1]))
-        return MOD_FAIL(err, "input 1 has rank %d but op_b '%s' needs rank "
-                        ">= %d", (int)rb, matmul_ops[l->op[1]],
-                        (int)mat_rank(l->op[1]));
+        return MICA_KIT_FAIL(err,
+                             "input 1 has rank %d but op_b '%s' needs rank "
+                             ">= %d",
+                             (int)rb, matmul_ops[l->op[1]],
+                             (int)mat_rank(l->op[1]));
     nba = ra - mat_rank(l->op[0]);
     nbb = rb - mat_rank(l->op[1]);
     if (nba != nbb)
-        return MOD_FAIL(err, "input 0 has %d batch dimensions (rank %d, op_a "
-                        "'%s') but input 1 has %d (rank %d, op_b '%s')",
-                        (int)nba, (int)ra, matmul_ops[l->op[0]], (int)nbb,
-                        (int)rb, matmul_ops[l->op[1]]);
+        return MICA_KIT_FAIL(err,
+                             "input 0 has %d batch dimensions (rank %d, op_a "
+                             "'%s') but input 1 has %d (rank %d, op_b '%s')",
+                             (int)nba, (int)ra, matmul_ops[l->op[0]], (int)nbb,
+                             (int)rb, matmul_ops[l->op[1]]);
     ka = l->op[0] == OP_TRANSPOSE ? A->d[ra - 2] : A->d[ra - 1];
     kb = l->op[1] == OP_NONE ? B->d[rb - 2] : B->d[rb - 1];
     if (IS_C(ka) && IS_C(kb) && C_VAL(ka) != C_VAL(kb))
-        return MOD_FAIL(err, "inner dimensions differ: input 0 has %lld "
-                        "(op_a '%s') but input 1 has %lld (op_b '%s')",
-                        (long long)C_VAL(ka), matmul_ops[l->op[0]],
-                        (long long)C_VAL(kb), matmul_ops[l->op[1]]);
+        return MICA_KIT_FAIL(err, "inner dimensions differ: input 0 has %lld "
+                             "(op_a '%s') but input 1 has %lld (op_b '%s')",
+                             (long long)C_VAL(ka), matmul_ops[l->op[0]],
+                             (long long)C_VAL(kb), matmul_ops[l->op[1]]);
     for (i = 0; i < nba; i++) {
         const mica_expr_t *a = A->d[i], *b = B->d[i];
         if (IS_C(a) && IS_C(b)) {
             int64_t x = C_VAL(a), y = C_VAL(b);
             if (x != y && x != 1 && y != 1)
-                return MOD_FAIL(err, "batch dimension %d differs: %lld in "
-                                "input 0, %lld in input 1 (equal or 1 to "
-                                "broadcast)", (int)i, (long long)x,
-                                (long long)y);
+                return MICA_KIT_FAIL(err, "batch dimension %d differs: %lld in "
+                                     "input 0, %lld in input 1 (equal or 1 to "
+                                     "broadcast)", (int)i, (long long)x,
+                                     (long long)y);
             out->d[n++] = x == 1 ? b : a;
         } else if (IS_C(a) && C_VAL(a) == 1) {
             out->d[n++] = b;
         } else if (IS_C(b) && C_VAL(b) == 1) {
             out->d[n++] = a;
         } else {
-            out->d[n] = mica__mod_host->expr_operation(eb, MICA_EXPR_MAX, a, b);
+            out->d[n] = mica_kit_host->expr_operation(eb, MICA_EXPR_MAX, a, b);
             if (!out->d[n++])
-                return MOD_FAIL(err, "out of host memory");
+                return MICA_KIT_FAIL(err, "out of host memory");
         }
     }
     if (l->op[0] != OP_VECTOR)
@@ -147,7 +147,7 @@ static int32_t matmul_supports_format(const mica_layer_t *layer, int32_t pos,
     (void)layer;
     (void)nb_in;
     (void)nb_out;
-    if (!mica__mod_linear(io, pos))
+    if (!mica_kit_linear(io, pos))
         return 0;
     if (pos == 0)
         return io[0].dtype == MICA_FLOAT32 || io[0].dtype == MICA_FLOAT16;
@@ -187,7 +187,7 @@ static void make_problem(const matmul_layer_t *l,
 
 static double elem(const void *p, mica_dtype_t t, int64_t i)
 {
-    return t == MICA_FLOAT16 ? mica__half_to_float(((const uint16_t *)p)[i])
+    return t == MICA_FLOAT16 ? mica_kit_half_to_float(((const uint16_t *)p)[i])
                              : ((const float *)p)[i];
 }
 
@@ -237,7 +237,7 @@ static mica_status_t matmul_enqueue_cpu(mica_layer_t *layer,
                 }
                 if (p.dtype == MICA_FLOAT16)
                     ((uint16_t *)outputs[0])[coff + m * p.N + n] =
-                        mica__float_to_half((float)acc);
+                        mica_kit_float_to_half((float)acc);
                 else
                     ((float *)outputs[0])[coff + m * p.N + n] = (float)acc;
             }
@@ -245,19 +245,16 @@ static mica_status_t matmul_enqueue_cpu(mica_layer_t *layer,
     return MICA_OK;
 }
 
-static const mica_layer_ops_t matmul_ops_cpu = {
-    .struct_size = sizeof(mica_layer_ops_t),
-    .nb_outputs = matmul_nb_outputs,
-    .output_dtypes = matmul_output_dtypes,
-    .output_dims = matmul_output_dims,
-    .supports_format = matmul_supports_format,
-    .enqueue = matmul_enqueue_cpu,
-    .serialize = mica__mod_layer_serialize,
-    .clone = mica__mod_layer_clone,
-    .destroy = mica__mod_layer_destroy,
-};
+/* The ops of both implementations: the enqueue, maybe more, then these. */
+#define MATMUL_OPS(...)                                                      \
+    MICA_KIT_OPS(__VA_ARGS__, .nb_outputs = mica_kit_one_output,             \
+                 .output_dtypes = matmul_output_dtypes,                      \
+                 .output_dims = matmul_output_dims,                          \
+                 .supports_format = matmul_supports_format)
 
-#ifdef MICA_HAVE_CUDA
+static const mica_layer_ops_t matmul_ops_cpu = MATMUL_OPS(matmul_enqueue_cpu);
+
+#if MICA_KIT_CUDA
 static mica_status_t matmul_configure_cuda(mica_layer_t *layer,
                                            const mica_dyn_desc_t *in,
                                            int32_t nb_in,
@@ -302,21 +299,11 @@ static mica_status_t matmul_enqueue_cuda(mica_layer_t *layer,
                              stream, err);
 }
 
-static const mica_layer_ops_t matmul_ops_cuda = {
-    .struct_size = sizeof(mica_layer_ops_t),
-    .nb_outputs = matmul_nb_outputs,
-    .output_dtypes = matmul_output_dtypes,
-    .output_dims = matmul_output_dims,
-    .supports_format = matmul_supports_format,
-    .configure = matmul_configure_cuda,
-    .workspace_size = matmul_workspace_cuda,
-    .enqueue = matmul_enqueue_cuda,
-    .serialize = mica__mod_layer_serialize,
-    .clone = mica__mod_layer_clone,
-    .destroy = mica__mod_layer_destroy,
-};
+static const mica_layer_ops_t matmul_ops_cuda =
+    MATMUL_OPS(matmul_enqueue_cuda, .configure = matmul_configure_cuda,
+               .workspace_size = matmul_workspace_cuda);
 
-static void matmul_fini(mica__mod_layer_t *self)
+static void matmul_fini(mica_kit_layer_t *self)
 {
     matmul_layer_t *l = (matmul_layer_t *)self;
     mica__matmul_cuda_destroy(l->handle);
@@ -330,44 +317,34 @@ static mica_layer_t *matmul_create(const mica_layer_creator_t *creator,
                                    mica_error_t *err)
 {
     matmul_layer_t *l;
-    int64_t a = mica__mod_int(fields, "op_a", OP_NONE);
-    int64_t b = mica__mod_int(fields, "op_b", OP_NONE);
+    int64_t a = mica_kit_int(fields, "op_a", OP_NONE);
+    int64_t b = mica_kit_int(fields, "op_b", OP_NONE);
 
-    if (a < OP_NONE || a > OP_VECTOR || b < OP_NONE || b > OP_VECTOR) {
-        mica__mod_host->set_error(err, "op_a %lld / op_b %lld: each is none, "
-                                  "transpose or vector", (long long)a,
-                                  (long long)b);
-        return NULL;
-    }
-    l = mica__mod_layer_new(sizeof *l, (const mica_layer_ops_t *)
-                            creator->user_data, creator, name, fields, err);
+    l = mica_kit_layer_new(sizeof *l, (const mica_layer_ops_t *)
+                           creator->user_data, creator, name, fields, err);
     if (!l)
         return NULL;
     l->op[0] = (int32_t)a;
     l->op[1] = (int32_t)b;
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
     l->base.fini = matmul_fini;
 #endif
     return &l->base.layer;
 }
 
-static const mica_layer_creator_t matmul_reference =
-    MICA__MOD_CREATOR("MatrixMultiply", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
-                      matmul_fields, 2, matmul_create, &matmul_ops_cpu);
-
-#ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t matmul_cublas =
-    MICA__MOD_CREATOR("MatrixMultiply", "cublas", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
-                      matmul_fields, 2, matmul_create, &matmul_ops_cuda);
+/* The CUDA implementation is cuBLAS's: "cublas", not the pair's "cuda". */
+static const mica_layer_creator_t matmul_reference = MICA_KIT_CREATOR(
+    "MatrixMultiply", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
+    matmul_fields, 2, matmul_create, &matmul_ops_cpu);
+#if MICA_KIT_CUDA
+static const mica_layer_creator_t matmul_cublas = MICA_KIT_CREATOR(
+    "MatrixMultiply", "cublas", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
+    matmul_fields, 2, matmul_create, &matmul_ops_cuda);
 #endif
 
 static const mica_layer_creator_t *const matmul_creators[] = {
-    &matmul_reference,
-#ifdef MICA_HAVE_CUDA
-    &matmul_cublas,
-#endif
-};
+    &matmul_reference MICA_KIT_IF_CUDA(, &matmul_cublas)};
 
-MICA__MOD_ENTRY("matmul",
-                "MatrixMultiply: batched matrix products",
-                matmul_creators)
+MICA_KIT_ENTRY("matmul", PACKAGE_VERSION, "MIT",
+               "MatrixMultiply: batched matrix products",
+               matmul_creators)

@@ -28,11 +28,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "modkit.h"
+#include "mica/kit.h"
+#include "mica/kit_half.h"
 #include "reduce.h"
 
 typedef struct reduce_layer {
-    mica__mod_layer_t base;
+    mica_kit_layer_t base;
     int32_t op;
     uint32_t mask;    /* bit k: axis k is reduced */
     int32_t max_axis; /* highest axis named, -1 for none */
@@ -60,12 +61,6 @@ static int type_ok(mica_dtype_t t)
 
 /* ---- shapes ------------------------------------------------------------- */
 
-static int32_t reduce_nb_outputs(const mica_layer_t *layer)
-{
-    (void)layer;
-    return 1;
-}
-
 static mica_status_t reduce_output_dtypes(const mica_layer_t *layer,
                                           const mica_dtype_t *in,
                                           int32_t nb_in, mica_dtype_t *out,
@@ -73,9 +68,9 @@ static mica_status_t reduce_output_dtypes(const mica_layer_t *layer,
 {
     (void)layer;
     if (nb_in != 1)
-        return MOD_FAIL(err, "takes 1 input, got %d", (int)nb_in);
+        return MICA_KIT_FAIL(err, "takes 1 input, got %d", (int)nb_in);
     if (nb_out != 1)
-        return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
+        return MICA_KIT_FAIL(err, "has 1 output, got %d", (int)nb_out);
     out[0] = in[0];
     return MICA_OK;
 }
@@ -92,19 +87,20 @@ static mica_status_t reduce_output_dims(const mica_layer_t *layer,
     int32_t i, n = 0, r;
 
     if (index != 0 || nb_in != 1)
-        return MOD_FAIL(err, "takes 1 input and has 1 output");
+        return MICA_KIT_FAIL(err, "takes 1 input and has 1 output");
     r = in[0].nb_dims;
     if (l->max_axis >= r)
-        return MOD_FAIL(err, "axis %d is out of range for input 0 of rank %d "
-                        "(axes are in [0, %d))", (int)l->max_axis, (int)r,
-                        (int)r);
+        return MICA_KIT_FAIL(err,
+                             "axis %d is out of range for input 0 of rank %d "
+                             "(axes are in [0, %d))",
+                             (int)l->max_axis, (int)r, (int)r);
     for (i = 0; i < r; i++) {
         if (!(l->mask & (1u << i)))
             out->d[n++] = in[0].d[i];
         else if (l->keep_dims) {
-            out->d[n] = mica__mod_host->expr_constant(eb, 1);
+            out->d[n] = mica_kit_host->expr_constant(eb, 1);
             if (!out->d[n++])
-                return MOD_FAIL(err, "out of host memory");
+                return MICA_KIT_FAIL(err, "out of host memory");
         }
     }
     out->nb_dims = n;
@@ -117,7 +113,7 @@ static int32_t reduce_supports_format(const mica_layer_t *layer, int32_t pos,
 {
     (void)layer;
     (void)nb_out;
-    if (!mica__mod_linear(io, pos))
+    if (!mica_kit_linear(io, pos))
         return 0;
     if (pos == 0)
         return type_ok(io[0].dtype);
@@ -141,7 +137,7 @@ static mica_status_t reduce_output_values(const mica_layer_t *layer,
                                           mica_error_t *err)
 {
     const reduce_layer_t *l = (const reduce_layer_t *)layer;
-    const mica_host_t *h = mica__mod_host;
+    const mica_host_t *h = mica_kit_host;
     const mica_expr_t *acc;
     mica_expr_op_t eop;
     int64_t init;
@@ -169,13 +165,13 @@ static mica_status_t reduce_output_values(const mica_layer_t *layer,
     for (i = 1; i < n && acc; i++)
         acc = h->expr_operation(eb, eop, acc, in[0].values[i]);
     if (!acc)
-        return MOD_FAIL(err, "out of host memory");
+        return MICA_KIT_FAIL(err, "out of host memory");
     if (l->op == MICA_REDUCE_AVG) {
         if (!h->expr_is_constant(acc))
             return MICA_ERR_UNSUPPORTED;
         acc = h->expr_constant(eb, n ? h->expr_constant_value(acc) / n : 0);
         if (!acc)
-            return MOD_FAIL(err, "out of host memory");
+            return MICA_KIT_FAIL(err, "out of host memory");
     }
     values[0] = acc;
     return MICA_OK;
@@ -185,7 +181,7 @@ static mica_status_t reduce_output_values(const mica_layer_t *layer,
 
 static double load_f(const void *p, mica_dtype_t t, int64_t i)
 {
-    return t == MICA_FLOAT16 ? mica__half_to_float(((const uint16_t *)p)[i])
+    return t == MICA_FLOAT16 ? mica_kit_half_to_float(((const uint16_t *)p)[i])
                              : ((const float *)p)[i];
 }
 
@@ -310,7 +306,7 @@ static mica_status_t reduce_enqueue_cpu(mica_layer_t *layer,
             ((float *)outputs[0])[o] =
                 (float)reduce_float(inputs[0], t, l->op, base, &v);
         } else if (t == MICA_FLOAT16) {
-            ((uint16_t *)outputs[0])[o] = mica__float_to_half(
+            ((uint16_t *)outputs[0])[o] = mica_kit_float_to_half(
                 (float)reduce_float(inputs[0], t, l->op, base, &v));
         } else if (t == MICA_INT32) {
             ((int32_t *)outputs[0])[o] = (int32_t)(uint32_t)(uint64_t)
@@ -324,20 +320,7 @@ static mica_status_t reduce_enqueue_cpu(mica_layer_t *layer,
     return MICA_OK;
 }
 
-static const mica_layer_ops_t reduce_ops_cpu = {
-    .struct_size = sizeof(mica_layer_ops_t),
-    .nb_outputs = reduce_nb_outputs,
-    .output_dtypes = reduce_output_dtypes,
-    .output_dims = reduce_output_dims,
-    .supports_format = reduce_supports_format,
-    .enqueue = reduce_enqueue_cpu,
-    .serialize = mica__mod_layer_serialize,
-    .clone = mica__mod_layer_clone,
-    .destroy = mica__mod_layer_destroy,
-    .output_values = reduce_output_values,
-};
-
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
 static mica_status_t reduce_enqueue_cuda(mica_layer_t *layer,
                                          const mica_tensor_desc_t *in,
                                          int32_t nb_in,
@@ -354,19 +337,6 @@ static mica_status_t reduce_enqueue_cuda(mica_layer_t *layer,
                              in[0].dims.nb_dims, in[0].dims.d, l->mask,
                              stream, err);
 }
-
-static const mica_layer_ops_t reduce_ops_cuda = {
-    .struct_size = sizeof(mica_layer_ops_t),
-    .nb_outputs = reduce_nb_outputs,
-    .output_dtypes = reduce_output_dtypes,
-    .output_dims = reduce_output_dims,
-    .supports_format = reduce_supports_format,
-    .enqueue = reduce_enqueue_cuda,
-    .serialize = mica__mod_layer_serialize,
-    .clone = mica__mod_layer_clone,
-    .destroy = mica__mod_layer_destroy,
-    .output_values = reduce_output_values,
-};
 #endif
 
 static mica_layer_t *reduce_create(const mica_layer_creator_t *creator,
@@ -375,65 +345,50 @@ static mica_layer_t *reduce_create(const mica_layer_creator_t *creator,
                                    mica_error_t *err)
 {
     reduce_layer_t *l;
-    const int64_t *axes = mica__mod_ints(fields, "axes");
-    int32_t i, n = mica__mod_count(fields, "axes"), max_axis = -1;
-    int64_t op = mica__mod_int(fields, "op", -1);
+    const int64_t *axes = mica_kit_ints(fields, "axes");
+    int32_t i, n = mica_kit_count(fields, "axes"), max_axis = -1;
+    int64_t op = mica_kit_int(fields, "op", 0); /* required, as axes */
     uint32_t mask = 0;
 
-    if (op < 0 || op > MICA_REDUCE_AVG) {
-        mica__mod_host->set_error(err, "param 'op' is required (sum, prod, "
-                                  "max, min, avg)");
-        return NULL;
-    }
-    if (!axes && n != 0) {
-        mica__mod_host->set_error(err, "param 'axes' is required");
-        return NULL;
-    }
     for (i = 0; i < n; i++) {
         if (axes[i] < 0 || axes[i] >= MICA_MAX_DIMS) {
-            mica__mod_host->set_error(err, "'axes' entry %d is %lld: axes "
-                                      "count from 0 and are below the rank "
-                                      "(at most %d)", (int)i,
-                                      (long long)axes[i], MICA_MAX_DIMS);
+            mica_kit_host->set_error(err, "'axes' entry %d is %lld: axes "
+                                     "count from 0 and are below the rank "
+                                     "(at most %d)", (int)i,
+                                     (long long)axes[i], MICA_MAX_DIMS);
             return NULL;
         }
         if (mask & (1u << axes[i])) {
-            mica__mod_host->set_error(err, "'axes' names axis %lld twice",
-                                      (long long)axes[i]);
+            mica_kit_host->set_error(err, "'axes' names axis %lld twice",
+                                     (long long)axes[i]);
             return NULL;
         }
         mask |= 1u << axes[i];
         if (axes[i] > max_axis)
             max_axis = (int32_t)axes[i];
     }
-    l = mica__mod_layer_new(sizeof *l, (const mica_layer_ops_t *)
-                            creator->user_data, creator, name, fields, err);
+    l = mica_kit_layer_new(sizeof *l, (const mica_layer_ops_t *)
+                           creator->user_data, creator, name, fields, err);
     if (!l)
         return NULL;
     l->op = (int32_t)op;
     l->mask = mask;
     l->max_axis = max_axis;
-    l->keep_dims = mica__mod_int(fields, "keep_dims", 0) != 0;
+    l->keep_dims = mica_kit_int(fields, "keep_dims", 0) != 0;
     return &l->base.layer;
 }
 
-static const mica_layer_creator_t reduce_reference =
-    MICA__MOD_CREATOR("Reduce", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
-                      reduce_fields, 3, reduce_create, &reduce_ops_cpu);
-
-#ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t reduce_cuda =
-    MICA__MOD_CREATOR("Reduce", "cuda", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
-                      reduce_fields, 3, reduce_create, &reduce_ops_cuda);
-#endif
+MICA_KIT_LAYER_PAIR(reduce, "Reduce", reduce_fields, 3,
+                    reduce_create, reduce_enqueue_cpu, reduce_enqueue_cuda,
+                    .nb_outputs = mica_kit_one_output,
+                    .output_dtypes = reduce_output_dtypes,
+                    .output_dims = reduce_output_dims,
+                    .supports_format = reduce_supports_format,
+                    .output_values = reduce_output_values)
 
 static const mica_layer_creator_t *const reduce_creators[] = {
-    &reduce_reference,
-#ifdef MICA_HAVE_CUDA
-    &reduce_cuda,
-#endif
-};
+    MICA_KIT_PAIR(reduce)};
 
-MICA__MOD_ENTRY("reduce",
-                "Reduce: sum, prod, max, min, avg over axes",
-                reduce_creators)
+MICA_KIT_ENTRY("reduce", PACKAGE_VERSION, "MIT",
+               "Reduce: sum, prod, max, min, avg over axes",
+               reduce_creators)

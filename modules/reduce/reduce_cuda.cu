@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "cuda_check.h"
+#include "mica/kit_cuda.h"
 #include "reduce.h"
 
 typedef struct reduce_view {
@@ -209,15 +209,16 @@ static mica_status_t launch_op(const void *src, void *dst,
 {
     if (v.R <= 256) {
         const unsigned threads = 256;
-        reduce_warp_kernel<T, OP><<<mica__grid(v.nout * 32, threads), threads,
-                                    0, s>>>((const T *)src, (T *)dst, v);
+        reduce_warp_kernel<T, OP>
+            <<<mica_kit_grid(v.nout * 32, threads), threads, 0, s>>>(
+                (const T *)src, (T *)dst, v);
     } else {
         const unsigned threads = 256;
         unsigned grid = (unsigned)(v.nout > 65535 * 8 ? 65535 * 8 : v.nout);
         reduce_block_kernel<T, OP><<<grid, threads, 0, s>>>((const T *)src,
                                                             (T *)dst, v);
     }
-    CUDA_CHECK(cudaGetLastError());
+    MICA_KIT_CUDA_CHECK(cudaGetLastError());
     return MICA_OK;
 }
 
@@ -233,7 +234,7 @@ static mica_status_t launch(const void *src, void *dst, int32_t op,
     case MICA_REDUCE_MIN: return launch_op<T, MICA_REDUCE_MIN>(src, dst, v, s, err);
     case MICA_REDUCE_AVG: return launch_op<T, MICA_REDUCE_AVG>(src, dst, v, s, err);
     default:
-        mica__mod_host->set_error(err, "unknown reduce operation %d", (int)op);
+        mica_kit_host->set_error(err, "unknown reduce operation %d", (int)op);
         return MICA_ERR_INVALID;
     }
 }
@@ -286,8 +287,8 @@ extern "C" mica_status_t mica__reduce_cuda(const void *src, void *dst,
     case MICA_INT32: return launch<int32_t>(src, dst, op, v, s, err);
     case MICA_INT8: return launch<int8_t>(src, dst, op, v, s, err);
     default:
-        mica__mod_host->set_error(err, "reduce of type %s is not supported",
-                                  mica__mod_host->dtype_name(dtype));
+        mica_kit_host->set_error(err, "reduce of type %s is not supported",
+                                 mica_kit_host->dtype_name(dtype));
         return MICA_ERR_INVALID;
     }
 }

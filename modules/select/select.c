@@ -18,18 +18,12 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "modkit.h"
+#include "mica/kit.h"
 #include "select.h"
 
 static const char *const input_names[] = {"cond", "then", "else"};
 
 /* ---- types and shapes --------------------------------------------------- */
-
-static int32_t select_nb_outputs(const mica_layer_t *layer)
-{
-    (void)layer;
-    return 1;
-}
 
 static int elem_ok(mica_dtype_t t)
 {
@@ -42,24 +36,25 @@ static mica_status_t select_output_dtypes(const mica_layer_t *layer,
                                           int32_t nb_in, mica_dtype_t *out,
                                           int32_t nb_out, mica_error_t *err)
 {
-    const mica_host_t *h = mica__mod_host;
+    const mica_host_t *h = mica_kit_host;
     (void)layer;
 
     if (nb_in != 3)
-        return MOD_FAIL(err, "takes 3 inputs (cond, then, else), got %d",
-                        (int)nb_in);
+        return MICA_KIT_FAIL(err, "takes 3 inputs (cond, then, else), got %d",
+                             (int)nb_in);
     if (nb_out != 1)
-        return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
+        return MICA_KIT_FAIL(err, "has 1 output, got %d", (int)nb_out);
     if (in[0] != MICA_BOOL)
-        return MOD_FAIL(err, "input 0 (cond) has type %s but must be bool",
-                        h->dtype_name(in[0]));
+        return MICA_KIT_FAIL(err, "input 0 (cond) has type %s but must be bool",
+                             h->dtype_name(in[0]));
     if (!elem_ok(in[1]))
-        return MOD_FAIL(err, "input 1 (then) has unsupported type %s",
-                        h->dtype_name(in[1]));
+        return MICA_KIT_FAIL(err, "input 1 (then) has unsupported type %s",
+                             h->dtype_name(in[1]));
     if (in[2] != in[1])
-        return MOD_FAIL(err, "input 2 (else) has type %s but input 1 (then) "
-                        "has type %s", h->dtype_name(in[2]),
-                        h->dtype_name(in[1]));
+        return MICA_KIT_FAIL(err,
+                             "input 2 (else) has type %s but input 1 (then) "
+                             "has type %s",
+                             h->dtype_name(in[2]), h->dtype_name(in[1]));
     out[0] = in[1];
     return MICA_OK;
 }
@@ -70,7 +65,7 @@ static const mica_expr_t *broadcast2(mica_expr_builder_t *eb,
                                      const mica_expr_t *a,
                                      const mica_expr_t *b)
 {
-    const mica_host_t *h = mica__mod_host;
+    const mica_host_t *h = mica_kit_host;
     int ca = h->expr_is_constant(a), cb = h->expr_is_constant(b);
     const mica_expr_t *one, *is_one, *diff;
 
@@ -96,19 +91,21 @@ static mica_status_t select_output_dims(const mica_layer_t *layer,
                                         mica_shape_expr_t *out,
                                         mica_error_t *err)
 {
-    const mica_host_t *h = mica__mod_host;
+    const mica_host_t *h = mica_kit_host;
     int32_t i, j, k, r;
     (void)layer;
 
     if (index != 0 || nb_in != 3)
-        return MOD_FAIL(err, "has 3 inputs and 1 output, asked for output %d "
-                        "of %d inputs", (int)index, (int)nb_in);
+        return MICA_KIT_FAIL(err,
+                             "has 3 inputs and 1 output, asked for output %d "
+                             "of %d inputs",
+                             (int)index, (int)nb_in);
     r = in[0].nb_dims;
     for (i = 1; i < 3; i++)
         if (in[i].nb_dims != r)
-            return MOD_FAIL(err, "input %d (%s) has rank %d but input 0 "
-                            "(cond) has rank %d", (int)i, input_names[i],
-                            (int)in[i].nb_dims, (int)r);
+            return MICA_KIT_FAIL(err, "input %d (%s) has rank %d but input 0 "
+                                 "(cond) has rank %d", (int)i, input_names[i],
+                                 (int)in[i].nb_dims, (int)r);
     out->nb_dims = r;
     for (k = 0; k < r; k++) {
         /* Constant lengths other than 1 must agree pairwise. */
@@ -121,17 +118,20 @@ static mica_status_t select_output_dims(const mica_layer_t *layer,
                 a = h->expr_constant_value(in[i].d[k]);
                 b = h->expr_constant_value(in[j].d[k]);
                 if (a != b && a != 1 && b != 1)
-                    return MOD_FAIL(err, "dimension %d of input %d (%s) is "
-                                    "%lld and of input %d (%s) is %lld: they "
-                                    "must be equal or one of them 1", (int)k,
-                                    (int)i, input_names[i], (long long)a,
-                                    (int)j, input_names[j], (long long)b);
+                    return MICA_KIT_FAIL(err,
+                                         "dimension %d of input %d (%s) is "
+                                         "%lld and of input %d (%s) is %lld: "
+                                         "they "
+                                         "must be equal or one of them 1",
+                                         (int)k, (int)i, input_names[i],
+                                         (long long)a, (int)j, input_names[j],
+                                         (long long)b);
             }
         out->d[k] = broadcast2(eb, in[0].d[k], in[1].d[k]);
         if (out->d[k])
             out->d[k] = broadcast2(eb, out->d[k], in[2].d[k]);
         if (!out->d[k])
-            return MOD_FAIL(err, "out of host memory");
+            return MICA_KIT_FAIL(err, "out of host memory");
     }
     return MICA_OK;
 }
@@ -150,7 +150,7 @@ static mica_status_t select_output_values(const mica_layer_t *layer,
                                           int32_t nb_values,
                                           mica_error_t *err)
 {
-    const mica_host_t *h = mica__mod_host;
+    const mica_host_t *h = mica_kit_host;
     int32_t i, k;
     (void)layer;
 
@@ -175,7 +175,7 @@ static mica_status_t select_output_values(const mica_layer_t *layer,
             v = v ? h->expr_operation(eb, MICA_EXPR_SUM, e, v) : NULL;
         }
         if (!v)
-            return MOD_FAIL(err, "out of host memory");
+            return MICA_KIT_FAIL(err, "out of host memory");
         values[i] = v;
     }
     return MICA_OK;
@@ -187,7 +187,7 @@ static int32_t select_supports_format(const mica_layer_t *layer, int32_t pos,
 {
     (void)layer;
     if (nb_in != 3 || nb_out != 1 || pos < 0 || pos > 3 ||
-        !mica__mod_linear(io, pos))
+        !mica_kit_linear(io, pos))
         return 0;
     if (pos == 0)
         return io[0].dtype == MICA_BOOL;
@@ -212,15 +212,17 @@ static mica_status_t strides(const mica_tensor_desc_t *in, int32_t i,
     int32_t k;
 
     if (d->nb_dims != od->nb_dims)
-        return MOD_FAIL(err, "input %d (%s) has rank %d but the output has "
-                        "rank %d", (int)i, input_names[i], (int)d->nb_dims,
-                        (int)od->nb_dims);
+        return MICA_KIT_FAIL(err,
+                             "input %d (%s) has rank %d but the output has "
+                             "rank %d",
+                             (int)i, input_names[i], (int)d->nb_dims,
+                             (int)od->nb_dims);
     for (k = d->nb_dims - 1; k >= 0; k--) {
         if (d->d[k] != od->d[k] && d->d[k] != 1)
-            return MOD_FAIL(err, "dimension %d of input %d (%s) is %lld, "
-                            "which does not broadcast to %lld", (int)k,
-                            (int)i, input_names[i], (long long)d->d[k],
-                            (long long)od->d[k]);
+            return MICA_KIT_FAIL(err, "dimension %d of input %d (%s) is %lld, "
+                                 "which does not broadcast to %lld", (int)k,
+                                 (int)i, input_names[i], (long long)d->d[k],
+                                 (long long)od->d[k]);
         s[k] = d->d[k] == 1 ? 0 : acc;
         acc *= d->d[k];
     }
@@ -264,20 +266,7 @@ static mica_status_t select_enqueue_cpu(mica_layer_t *layer,
     return MICA_OK;
 }
 
-static const mica_layer_ops_t select_ops_cpu = {
-    .struct_size = sizeof(mica_layer_ops_t),
-    .nb_outputs = select_nb_outputs,
-    .output_dtypes = select_output_dtypes,
-    .output_dims = select_output_dims,
-    .supports_format = select_supports_format,
-    .enqueue = select_enqueue_cpu,
-    .serialize = mica__mod_layer_serialize,
-    .clone = mica__mod_layer_clone,
-    .destroy = mica__mod_layer_destroy,
-    .output_values = select_output_values,
-};
-
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
 static mica_status_t select_enqueue_cuda(mica_layer_t *layer,
                                          const mica_tensor_desc_t *in,
                                          int32_t nb_in,
@@ -302,38 +291,19 @@ static mica_status_t select_enqueue_cuda(mica_layer_t *layer,
                              od->d, s[0], s[1], s[2], mica_dims_volume(od),
                              stream, err);
 }
-
-static const mica_layer_ops_t select_ops_cuda = {
-    .struct_size = sizeof(mica_layer_ops_t),
-    .nb_outputs = select_nb_outputs,
-    .output_dtypes = select_output_dtypes,
-    .output_dims = select_output_dims,
-    .supports_format = select_supports_format,
-    .enqueue = select_enqueue_cuda,
-    .serialize = mica__mod_layer_serialize,
-    .clone = mica__mod_layer_clone,
-    .destroy = mica__mod_layer_destroy,
-    .output_values = select_output_values,
-};
 #endif
 
-static const mica_layer_creator_t select_reference =
-    MICA__MOD_CREATOR("Select", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
-                      NULL, 0, mica__mod_layer_create, &select_ops_cpu);
-
-#ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t select_cuda =
-    MICA__MOD_CREATOR("Select", "cuda", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
-                      NULL, 0, mica__mod_layer_create, &select_ops_cuda);
-#endif
+MICA_KIT_LAYER_PAIR(select, "Select", NULL, 0, mica_kit_layer_create,
+                    select_enqueue_cpu, select_enqueue_cuda,
+                    .nb_outputs = mica_kit_one_output,
+                    .output_dtypes = select_output_dtypes,
+                    .output_dims = select_output_dims,
+                    .supports_format = select_supports_format,
+                    .output_values = select_output_values)
 
 static const mica_layer_creator_t *const select_creators[] = {
-    &select_reference,
-#ifdef MICA_HAVE_CUDA
-    &select_cuda,
-#endif
-};
+    MICA_KIT_PAIR(select)};
 
-MICA__MOD_ENTRY("select",
-                "Select: cond ? then : else with broadcasting",
-                select_creators)
+MICA_KIT_ENTRY("select", PACKAGE_VERSION, "MIT",
+               "Select: cond ? then : else with broadcasting",
+               select_creators)

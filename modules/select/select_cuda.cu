@@ -6,7 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 
-#include "cuda_check.h"
+#include "mica/kit_cuda.h"
 #include "select.h"
 
 typedef struct select_view {
@@ -42,7 +42,7 @@ static void launch(void *dst, const void *cond, const void *a, const void *b,
                    const select_view_t &v, int64_t n, cudaStream_t s)
 {
     const unsigned threads = 256;
-    select_kernel<T><<<mica__grid(n, threads), threads, 0, s>>>(
+    select_kernel<T><<<mica_kit_grid(n, threads), threads, 0, s>>>(
         (T *)dst, (const uint8_t *)cond, (const T *)a, (const T *)b, v, n);
 }
 
@@ -62,8 +62,8 @@ extern "C" mica_status_t mica__select_cuda(void *dst, const void *cond,
     if (n <= 0)
         return MICA_OK;
     if (rank < 0 || rank > MICA_MAX_DIMS) {
-        mica__mod_host->set_error(err, "select of rank %d (at most %d)",
-                                  (int)rank, MICA_MAX_DIMS);
+        mica_kit_host->set_error(err, "select of rank %d (at most %d)",
+                                 (int)rank, MICA_MAX_DIMS);
         return MICA_ERR_INVALID;
     }
     /* Drop unit output dims: they contribute no offset. */
@@ -87,9 +87,9 @@ extern "C" mica_status_t mica__select_cuda(void *dst, const void *cond,
     case 4: launch<uint32_t>(dst, cond, then_, else_, v, n, s); break;
     case 8: launch<uint64_t>(dst, cond, then_, else_, v, n, s); break;
     default:
-        mica__mod_host->set_error(err, "select of %zu-byte elements", esize);
+        mica_kit_host->set_error(err, "select of %zu-byte elements", esize);
         return MICA_ERR_INVALID;
     }
-    CUDA_CHECK(cudaGetLastError());
+    MICA_KIT_CUDA_CHECK(cudaGetLastError());
     return MICA_OK;
 }

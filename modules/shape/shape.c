@@ -17,16 +17,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "modkit.h"
+#include "mica/kit.h"
 #include "shape.h"
 
 /* ---- types and shapes --------------------------------------------------- */
-
-static int32_t shape_nb_outputs(const mica_layer_t *layer)
-{
-    (void)layer;
-    return 1;
-}
 
 static mica_status_t shape_output_dtypes(const mica_layer_t *layer,
                                          const mica_dtype_t *in,
@@ -36,9 +30,9 @@ static mica_status_t shape_output_dtypes(const mica_layer_t *layer,
     (void)layer;
     (void)in;
     if (nb_in != 1)
-        return MOD_FAIL(err, "takes 1 input, got %d", (int)nb_in);
+        return MICA_KIT_FAIL(err, "takes 1 input, got %d", (int)nb_in);
     if (nb_out != 1)
-        return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
+        return MICA_KIT_FAIL(err, "has 1 output, got %d", (int)nb_out);
     out[0] = MICA_INT32;
     return MICA_OK;
 }
@@ -52,12 +46,12 @@ static mica_status_t shape_output_dims(const mica_layer_t *layer,
 {
     (void)layer;
     if (index != 0 || nb_in != 1)
-        return MOD_FAIL(err, "takes 1 input and has 1 output, asked for "
-                        "output %d of %d inputs", (int)index, (int)nb_in);
+        return MICA_KIT_FAIL(err, "takes 1 input and has 1 output, asked for "
+                             "output %d of %d inputs", (int)index, (int)nb_in);
     out->nb_dims = 1;
-    out->d[0] = mica__mod_host->expr_constant(eb, in[0].nb_dims);
+    out->d[0] = mica_kit_host->expr_constant(eb, in[0].nb_dims);
     if (!out->d[0])
-        return MOD_FAIL(err, "out of host memory");
+        return MICA_KIT_FAIL(err, "out of host memory");
     return MICA_OK;
 }
 
@@ -74,11 +68,11 @@ static mica_status_t shape_output_values(const mica_layer_t *layer,
     (void)layer;
     (void)eb;
     if (index != 0 || nb_in != 1)
-        return MOD_FAIL(err, "takes 1 input and has 1 output, asked for "
-                        "output %d of %d inputs", (int)index, (int)nb_in);
+        return MICA_KIT_FAIL(err, "takes 1 input and has 1 output, asked for "
+                             "output %d of %d inputs", (int)index, (int)nb_in);
     if (nb_values != in[0].nb_dims)
-        return MOD_FAIL(err, "asked for %d values of an input of rank %d",
-                        (int)nb_values, (int)in[0].nb_dims);
+        return MICA_KIT_FAIL(err, "asked for %d values of an input of rank %d",
+                             (int)nb_values, (int)in[0].nb_dims);
     for (i = 0; i < nb_values; i++)
         values[i] = in[0].d[i];
     return MICA_OK;
@@ -90,7 +84,7 @@ static int32_t shape_supports_format(const mica_layer_t *layer, int32_t pos,
 {
     (void)layer;
     if (nb_in != 1 || nb_out != 1 || pos < 0 || pos > 1 ||
-        !mica__mod_linear(io, pos))
+        !mica_kit_linear(io, pos))
         return 0;
     if (pos == 0)
         return mica_dtype_size(io[0].dtype) != 0;
@@ -112,9 +106,10 @@ static mica_status_t check_dims(const mica_dims_t *d, mica_error_t *err)
     int32_t i;
     for (i = 0; i < d->nb_dims; i++)
         if (d->d[i] < 0 || d->d[i] > INT32_MAX)
-            return MOD_FAIL(err, "dimension %d of the input is %lld, outside "
-                            "the int32 range of the output", (int)i,
-                            (long long)d->d[i]);
+            return MICA_KIT_FAIL(err,
+                                 "dimension %d of the input is %lld, outside "
+                                 "the int32 range of the output",
+                                 (int)i, (long long)d->d[i]);
     return MICA_OK;
 }
 
@@ -142,21 +137,7 @@ static mica_status_t shape_enqueue_cpu(mica_layer_t *layer,
     return MICA_OK;
 }
 
-static const mica_layer_ops_t shape_ops_cpu = {
-    .struct_size = sizeof(mica_layer_ops_t),
-    .nb_outputs = shape_nb_outputs,
-    .output_dtypes = shape_output_dtypes,
-    .output_dims = shape_output_dims,
-    .supports_format = shape_supports_format,
-    .enqueue = shape_enqueue_cpu,
-    .serialize = mica__mod_layer_serialize,
-    .clone = mica__mod_layer_clone,
-    .destroy = mica__mod_layer_destroy,
-    .output_values = shape_output_values,
-    .input_kind = shape_input_kind,
-};
-
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
 static mica_status_t shape_enqueue_cuda(mica_layer_t *layer,
                                         const mica_tensor_desc_t *in,
                                         int32_t nb_in,
@@ -176,39 +157,20 @@ static mica_status_t shape_enqueue_cuda(mica_layer_t *layer,
     return mica__shape_cuda(outputs[0], in[0].dims.nb_dims, in[0].dims.d,
                             stream, err);
 }
-
-static const mica_layer_ops_t shape_ops_cuda = {
-    .struct_size = sizeof(mica_layer_ops_t),
-    .nb_outputs = shape_nb_outputs,
-    .output_dtypes = shape_output_dtypes,
-    .output_dims = shape_output_dims,
-    .supports_format = shape_supports_format,
-    .enqueue = shape_enqueue_cuda,
-    .serialize = mica__mod_layer_serialize,
-    .clone = mica__mod_layer_clone,
-    .destroy = mica__mod_layer_destroy,
-    .output_values = shape_output_values,
-    .input_kind = shape_input_kind,
-};
 #endif
 
-static const mica_layer_creator_t shape_reference =
-    MICA__MOD_CREATOR("Shape", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
-                      NULL, 0, mica__mod_layer_create, &shape_ops_cpu);
-
-#ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t shape_cuda =
-    MICA__MOD_CREATOR("Shape", "cuda", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
-                      NULL, 0, mica__mod_layer_create, &shape_ops_cuda);
-#endif
+MICA_KIT_LAYER_PAIR(shape, "Shape", NULL, 0, mica_kit_layer_create,
+                    shape_enqueue_cpu, shape_enqueue_cuda,
+                    .nb_outputs = mica_kit_one_output,
+                    .output_dtypes = shape_output_dtypes,
+                    .output_dims = shape_output_dims,
+                    .supports_format = shape_supports_format,
+                    .output_values = shape_output_values,
+                    .input_kind = shape_input_kind)
 
 static const mica_layer_creator_t *const shape_creators[] = {
-    &shape_reference,
-#ifdef MICA_HAVE_CUDA
-    &shape_cuda,
-#endif
-};
+    MICA_KIT_PAIR(shape)};
 
-MICA__MOD_ENTRY("shape",
-                "Shape: the dimensions of a tensor as int32",
-                shape_creators)
+MICA_KIT_ENTRY("shape", PACKAGE_VERSION, "MIT",
+               "Shape: the dimensions of a tensor as int32",
+               shape_creators)

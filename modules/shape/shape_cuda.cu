@@ -5,7 +5,7 @@
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 
-#include "cuda_check.h"
+#include "mica/kit_cuda.h"
 #include "shape.h"
 
 typedef struct shape_dims {
@@ -30,14 +30,14 @@ extern "C" mica_status_t mica__shape_cuda(int32_t *dst, int32_t rank,
     if (rank <= 0)
         return MICA_OK; /* an empty output: nothing to write */
     if (rank > MICA_MAX_DIMS) {
-        mica__mod_host->set_error(err, "input of rank %d (at most %d)",
-                                  (int)rank, MICA_MAX_DIMS);
+        mica_kit_host->set_error(err, "input of rank %d (at most %d)",
+                                 (int)rank, MICA_MAX_DIMS);
         return MICA_ERR_INVALID;
     }
     v.rank = rank;
     for (i = 0; i < MICA_MAX_DIMS; i++)
         v.d[i] = i < rank ? (int32_t)dims[i] : 0;
     shape_kernel<<<1, MICA_MAX_DIMS, 0, (cudaStream_t)stream>>>(dst, v);
-    CUDA_CHECK(cudaGetLastError());
+    MICA_KIT_CUDA_CHECK(cudaGetLastError());
     return MICA_OK;
 }

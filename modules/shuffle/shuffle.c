@@ -40,11 +40,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modkit.h"
+#include "mica/kit.h"
 #include "shuffle.h"
 
 typedef struct shuffle_layer {
-    mica__mod_layer_t base;
+    mica_kit_layer_t base;
     int32_t n1, nr, n2; /* lengths; nr < 0: no reshape */
     int64_t p1[MICA_MAX_DIMS], reshape[MICA_MAX_DIMS], p2[MICA_MAX_DIMS];
     int zero_is_placeholder;
@@ -63,19 +63,6 @@ static const mica_field_schema_t shuffle_fields[] = {
      "0 in reshape copies the input dimension (default: true)"},
 };
 
-static const char *ints_text(const int64_t *v, int32_t n, char *buf,
-                             size_t len)
-{
-    size_t pos = (size_t)snprintf(buf, len, "[");
-    int32_t i;
-    for (i = 0; i < n && pos < len; i++)
-        pos += (size_t)snprintf(buf + pos, len - pos, "%s%lld", i ? ", " : "",
-                                (long long)v[i]);
-    if (pos < len)
-        snprintf(buf + pos, len - pos, "]");
-    return buf;
-}
-
 static int is_identity(const int64_t *p, int32_t n)
 {
     int32_t i;
@@ -89,28 +76,31 @@ static int is_identity(const int64_t *p, int32_t n)
 static mica_status_t get_perm(const mica_fields_t *f, const char *name,
                               int64_t *p, int32_t *n, mica_error_t *err)
 {
-    const int64_t *v = mica__mod_ints(f, name);
-    int32_t i, j, cnt = mica__mod_count(f, name);
+    const int64_t *v = mica_kit_ints(f, name);
+    int32_t i, j, cnt = mica_kit_count(f, name);
     char text[256];
 
     *n = 0;
     if (!v || cnt <= 0)
         return MICA_OK;
     if (cnt > MICA_MAX_DIMS)
-        return MOD_FAIL(err, "'%s' has %d entries, more than %d", name,
-                        (int)cnt, MICA_MAX_DIMS);
+        return MICA_KIT_FAIL(err, "'%s' has %d entries, more than %d", name,
+                             (int)cnt, MICA_MAX_DIMS);
     for (i = 0; i < cnt; i++) {
         if (v[i] < 0 || v[i] >= cnt)
-            return MOD_FAIL(err, "'%s' %s is not a permutation: %lld is "
-                            "outside [0, %d)", name,
-                            ints_text(v, cnt, text, sizeof text),
-                            (long long)v[i], (int)cnt);
+            return MICA_KIT_FAIL(err, "'%s' %s is not a permutation: %lld is "
+                                 "outside [0, %d)", name,
+                                 mica_kit_ints_text(v, cnt, text, sizeof text),
+                                 (long long)v[i], (int)cnt);
         for (j = 0; j < i; j++)
             if (v[j] == v[i])
-                return MOD_FAIL(err, "'%s' %s is not a permutation: %lld "
-                                "appears twice", name,
-                                ints_text(v, cnt, text, sizeof text),
-                                (long long)v[i]);
+                return MICA_KIT_FAIL(err,
+                                     "'%s' %s is not a permutation: %lld "
+                                     "appears twice",
+                                     name,
+                                     mica_kit_ints_text(v, cnt, text,
+                                                        sizeof text),
+                                     (long long)v[i]);
         p[i] = v[i];
     }
     *n = cnt;
@@ -119,17 +109,12 @@ static mica_status_t get_perm(const mica_fields_t *f, const char *name,
 
 /* ---- shapes ------------------------------------------------------------- */
 
-static int32_t shuffle_nb_outputs(const mica_layer_t *layer)
-{
-    (void)layer;
-    return 1;
-}
-
 static mica_status_t check_inputs(int32_t nb_in, mica_error_t *err)
 {
     if (nb_in < 1 || nb_in > 2)
-        return MOD_FAIL(err, "takes 1 input (and an optional second), got %d",
-                        (int)nb_in);
+        return MICA_KIT_FAIL(err,
+                             "takes 1 input (and an optional second), got %d",
+                             (int)nb_in);
     return MICA_OK;
 }
 
@@ -150,34 +135,15 @@ static mica_status_t shuffle_output_dtypes(const mica_layer_t *layer,
     if ((st = check_inputs(nb_in, err)) != MICA_OK)
         return st;
     if (nb_out != 1)
-        return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
+        return MICA_KIT_FAIL(err, "has 1 output, got %d", (int)nb_out);
     out[0] = in[0];
     return MICA_OK;
 }
 
-#define EXPR_C(v) mica__mod_host->expr_constant(eb, (v))
-#define EXPR_OP(op, a, b) mica__mod_host->expr_operation(eb, (op), (a), (b))
-#define IS_C(e) mica__mod_host->expr_is_constant(e)
-#define C_VAL(e) mica__mod_host->expr_constant_value(e)
-
-/* "[2, ?, -1]": the reshape values, '?' where known only at run time. */
-static const char *exprs_text(const mica_expr_t *const *v, int32_t n,
-                              char *buf, size_t len)
-{
-    size_t pos = (size_t)snprintf(buf, len, "[");
-    int32_t i;
-    for (i = 0; i < n && pos < len; i++) {
-        if (IS_C(v[i]))
-            pos += (size_t)snprintf(buf + pos, len - pos, "%s%lld",
-                                    i ? ", " : "", (long long)C_VAL(v[i]));
-        else
-            pos += (size_t)snprintf(buf + pos, len - pos, "%s?",
-                                    i ? ", " : "");
-    }
-    if (pos < len)
-        snprintf(buf + pos, len - pos, "]");
-    return buf;
-}
+#define EXPR_C(v) mica_kit_host->expr_constant(eb, (v))
+#define EXPR_OP(op, a, b) mica_kit_host->expr_operation(eb, (op), (a), (b))
+#define IS_C(e) mica_kit_host->expr_is_constant(e)
+#define C_VAL(e) mica_kit_host->expr_constant_value(e)
 
 /*
  * The reshaped dims t2[0..nr-1] from the reshape values rv (the param's,
@@ -210,20 +176,25 @@ static mica_status_t reshape_dims(const shuffle_layer_t *l,
         if (!IS_C(rv[i])) {
             nsym++;
         } else if (v < -1) {
-            return MOD_FAIL(err, "%s %s: %lld is not a dimension (>= 0), 0 "
-                            "or -1", what, exprs_text(rv, nr, text,
-                                                      sizeof text),
-                            (long long)v);
+            return MICA_KIT_FAIL(err,
+                                 "%s %s: %lld is not a dimension (>= 0), 0 "
+                                 "or -1",
+                                 what,
+                                 mica_kit_exprs_text(rv, nr, text, sizeof text),
+                                 (long long)v);
         } else if (v == -1) {
             if (wild >= 0)
-                return MOD_FAIL(err, "%s %s has more than one -1", what,
-                                exprs_text(rv, nr, text, sizeof text));
+                return MICA_KIT_FAIL(err, "%s %s has more than one -1", what,
+                                     mica_kit_exprs_text(rv, nr, text,
+                                                         sizeof text));
             wild = i;
         } else if (v == 0 && l->zero_is_placeholder && i >= r) {
-            return MOD_FAIL(err, "%s %s: entry %d is 0 (copy the input "
-                            "dimension) but input 0 has rank %d", what,
-                            exprs_text(rv, nr, text, sizeof text), (int)i,
-                            (int)r);
+            return MICA_KIT_FAIL(err,
+                                 "%s %s: entry %d is 0 (copy the input "
+                                 "dimension) but input 0 has rank %d",
+                                 what,
+                                 mica_kit_exprs_text(rv, nr, text, sizeof text),
+                                 (int)i, (int)r);
         }
     }
     vol = EXPR_C(1);
@@ -256,21 +227,28 @@ static mica_status_t reshape_dims(const shuffle_layer_t *l,
         known = f ? EXPR_OP(MICA_EXPR_PROD, known, f) : NULL;
     }
     if (!vol || !known)
-        return MOD_FAIL(err, "out of host memory");
+        return MICA_KIT_FAIL(err, "out of host memory");
     if (wild >= 0) {
         if (IS_C(known) && C_VAL(known) == 0)
-            return MOD_FAIL(err, "%s %s: the other dimensions of the -1 have "
-                            "volume 0, so the -1 cannot be inferred", what,
-                            exprs_text(rv, nr, text, sizeof text));
+            return MICA_KIT_FAIL(err,
+                                 "%s %s: the other dimensions of the -1 have "
+                                 "volume 0, so the -1 cannot be inferred",
+                                 what,
+                                 mica_kit_exprs_text(rv, nr, text,
+                                                     sizeof text));
         if (IS_C(known) && IS_C(vol) && C_VAL(vol) % C_VAL(known) != 0)
-            return MOD_FAIL(err, "%s %s: input volume %lld is not a multiple "
-                            "of %lld, the volume of the dimensions other than "
-                            "the -1", what,
-                            exprs_text(rv, nr, text, sizeof text),
-                            (long long)C_VAL(vol), (long long)C_VAL(known));
+            return MICA_KIT_FAIL(err,
+                                 "%s %s: input volume %lld is not a multiple "
+                                 "of %lld, the volume of the dimensions other "
+                                 "than "
+                                 "the -1",
+                                 what,
+                                 mica_kit_exprs_text(rv, nr, text, sizeof text),
+                                 (long long)C_VAL(vol),
+                                 (long long)C_VAL(known));
         t2[wild] = EXPR_OP(MICA_EXPR_FLOOR_DIV, vol, known);
         if (!t2[wild])
-            return MOD_FAIL(err, "out of host memory");
+            return MICA_KIT_FAIL(err, "out of host memory");
     } else if (nsym > 0) {
         /* known is 0 when another dim is 0: divide by 1 then, so that
          * a reshape without a -1 still evaluates, and leave a -1 as -1
@@ -288,12 +266,15 @@ static mica_status_t reshape_dims(const shuffle_layer_t *l,
                                 EXPR_OP(MICA_EXPR_PROD, wflag[i], q))
                       : NULL;
             if (!t2[i])
-                return MOD_FAIL(err, "out of host memory");
+                return MICA_KIT_FAIL(err, "out of host memory");
         }
     } else if (IS_C(known) && IS_C(vol) && C_VAL(known) != C_VAL(vol)) {
-        return MOD_FAIL(err, "%s %s has volume %lld but input 0 has volume "
-                        "%lld", what, exprs_text(rv, nr, text, sizeof text),
-                        (long long)C_VAL(known), (long long)C_VAL(vol));
+        return MICA_KIT_FAIL(err,
+                             "%s %s has volume %lld but input 0 has volume "
+                             "%lld",
+                             what,
+                             mica_kit_exprs_text(rv, nr, text, sizeof text),
+                             (long long)C_VAL(known), (long long)C_VAL(vol));
     }
     return MICA_OK;
 }
@@ -316,30 +297,35 @@ static mica_status_t shuffle_output_dims(const mica_layer_t *layer,
     if ((st = check_inputs(nb_in, err)) != MICA_OK)
         return st;
     if (index != 0)
-        return MOD_FAIL(err, "has no output %d", (int)index);
+        return MICA_KIT_FAIL(err, "has no output %d", (int)index);
     r = in[0].nb_dims;
     if (l->n1 > 0 && l->n1 != r)
-        return MOD_FAIL(err, "'first_transpose' %s has %d entries but input "
-                        "0 has rank %d", ints_text(l->p1, l->n1, text,
-                                                   sizeof text),
-                        (int)l->n1, (int)r);
+        return MICA_KIT_FAIL(err,
+                             "'first_transpose' %s has %d entries but input "
+                             "0 has rank %d",
+                             mica_kit_ints_text(l->p1, l->n1, text,
+                                                sizeof text),
+                             (int)l->n1, (int)r);
     for (i = 0; i < r; i++)
         t1[i] = in[0].d[l->n1 > 0 ? l->p1[i] : i];
     rank2 = r;
     if (dims_input(in, nb_in)) {
         if (l->nr >= 0)
-            return MOD_FAIL(err, "the reshape dimensions are given twice: by "
-                            "the 'reshape' param and by input 1");
+            return MICA_KIT_FAIL(err,
+                                 "the reshape dimensions are given twice: by "
+                                 "the 'reshape' param and by input 1");
         if (in[1].nb_dims != 1)
-            return MOD_FAIL(err, "input 1 (reshape dimensions) must be 1-D, "
-                            "got rank %d", (int)in[1].nb_dims);
+            return MICA_KIT_FAIL(err,
+                                 "input 1 (reshape dimensions) must be 1-D, "
+                                 "got rank %d",
+                                 (int)in[1].nb_dims);
         if (!in[1].values)
-            return MOD_FAIL(err, "input 1 (reshape dimensions) has no "
-                            "values: it must be a shape tensor");
+            return MICA_KIT_FAIL(err, "input 1 (reshape dimensions) has no "
+                                 "values: it must be a shape tensor");
         if (in[1].nb_values > MICA_MAX_DIMS)
-            return MOD_FAIL(err, "input 1 (reshape dimensions) has %d "
-                            "values, more than %d", (int)in[1].nb_values,
-                            MICA_MAX_DIMS);
+            return MICA_KIT_FAIL(err, "input 1 (reshape dimensions) has %d "
+                                 "values, more than %d", (int)in[1].nb_values,
+                                 MICA_MAX_DIMS);
         rank2 = in[1].nb_values;
         st = reshape_dims(l, t1, r, in[1].values, rank2,
                           "input 1 (reshape dimensions)", eb, t2, err);
@@ -348,7 +334,7 @@ static mica_status_t shuffle_output_dims(const mica_layer_t *layer,
     } else if (l->nr >= 0) {
         for (i = 0; i < l->nr; i++)
             if (!(rv[i] = EXPR_C(l->reshape[i])))
-                return MOD_FAIL(err, "out of host memory");
+                return MICA_KIT_FAIL(err, "out of host memory");
         rank2 = l->nr;
         st = reshape_dims(l, t1, r, rv, rank2, "'reshape'", eb, t2, err);
         if (st != MICA_OK)
@@ -358,10 +344,12 @@ static mica_status_t shuffle_output_dims(const mica_layer_t *layer,
             t2[i] = t1[i];
     }
     if (l->n2 > 0 && l->n2 != rank2)
-        return MOD_FAIL(err, "'second_transpose' %s has %d entries but the "
-                        "reshaped tensor has rank %d",
-                        ints_text(l->p2, l->n2, text, sizeof text),
-                        (int)l->n2, (int)rank2);
+        return MICA_KIT_FAIL(err,
+                             "'second_transpose' %s has %d entries but the "
+                             "reshaped tensor has rank %d",
+                             mica_kit_ints_text(l->p2, l->n2, text,
+                                                sizeof text),
+                             (int)l->n2, (int)rank2);
     out->nb_dims = rank2;
     for (i = 0; i < rank2; i++)
         out->d[i] = t2[l->n2 > 0 ? l->p2[i] : i];
@@ -414,7 +402,7 @@ static int32_t shuffle_supports_format(const mica_layer_t *layer, int32_t pos,
 {
     (void)layer;
     (void)nb_out;
-    if (!mica__mod_linear(io, pos))
+    if (!mica_kit_linear(io, pos))
         return 0;
     if (pos == 0)
         return type_ok(io[0].dtype);
@@ -479,10 +467,12 @@ static mica_status_t make_plan(const shuffle_layer_t *l,
     p->n = mica_dims_volume(&out[0].dims);
     /* run-time reshape values (input 1) are only checked here */
     if (p->n != vin)
-        return MOD_FAIL(err, "the reshape dimensions %s have volume %lld but "
-                        "input 0 has volume %lld",
-                        ints_text(p->mid_dims, p->rank2, text, sizeof text),
-                        (long long)p->n, (long long)vin);
+        return MICA_KIT_FAIL(err,
+                             "the reshape dimensions %s have volume %lld but "
+                             "input 0 has volume %lld",
+                             mica_kit_ints_text(p->mid_dims, p->rank2, text,
+                                                sizeof text),
+                             (long long)p->n, (long long)vin);
     return MICA_OK;
 }
 
@@ -552,22 +542,7 @@ static mica_status_t shuffle_enqueue_cpu(mica_layer_t *layer,
     return MICA_OK;
 }
 
-static const mica_layer_ops_t shuffle_ops_cpu = {
-    .struct_size = sizeof(mica_layer_ops_t),
-    .nb_outputs = shuffle_nb_outputs,
-    .output_dtypes = shuffle_output_dtypes,
-    .output_dims = shuffle_output_dims,
-    .supports_format = shuffle_supports_format,
-    .workspace_size = shuffle_workspace_size,
-    .enqueue = shuffle_enqueue_cpu,
-    .serialize = mica__mod_layer_serialize,
-    .clone = mica__mod_layer_clone,
-    .destroy = mica__mod_layer_destroy,
-    .output_values = shuffle_output_values,
-    .input_kind = shuffle_input_kind,
-};
-
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
 static mica_status_t shuffle_enqueue_cuda(mica_layer_t *layer,
                                           const mica_tensor_desc_t *in,
                                           int32_t nb_in,
@@ -605,21 +580,6 @@ static mica_status_t shuffle_enqueue_cuda(mica_layer_t *layer,
                                             outputs[0], p.esize, stream, err);
     return MICA_OK;
 }
-
-static const mica_layer_ops_t shuffle_ops_cuda = {
-    .struct_size = sizeof(mica_layer_ops_t),
-    .nb_outputs = shuffle_nb_outputs,
-    .output_dtypes = shuffle_output_dtypes,
-    .output_dims = shuffle_output_dims,
-    .supports_format = shuffle_supports_format,
-    .workspace_size = shuffle_workspace_size,
-    .enqueue = shuffle_enqueue_cuda,
-    .serialize = mica__mod_layer_serialize,
-    .clone = mica__mod_layer_clone,
-    .destroy = mica__mod_layer_destroy,
-    .output_values = shuffle_output_values,
-    .input_kind = shuffle_input_kind,
-};
 #endif
 
 static mica_layer_t *shuffle_create(const mica_layer_creator_t *creator,
@@ -628,8 +588,8 @@ static mica_layer_t *shuffle_create(const mica_layer_creator_t *creator,
                                     mica_error_t *err)
 {
     shuffle_layer_t tmp, *l;
-    const int64_t *rs = mica__mod_ints(fields, "reshape");
-    int32_t i, nr = mica__mod_count(fields, "reshape"), wild = -1;
+    const int64_t *rs = mica_kit_ints(fields, "reshape");
+    int32_t i, nr = mica_kit_count(fields, "reshape"), wild = -1;
     char text[256];
 
     memset(&tmp, 0, sizeof tmp);
@@ -639,23 +599,28 @@ static mica_layer_t *shuffle_create(const mica_layer_creator_t *creator,
     tmp.nr = -1;
     if (rs && nr >= 0) {
         if (nr > MICA_MAX_DIMS) {
-            mica__mod_host->set_error(err, "'reshape' has %d entries, more "
-                                      "than %d", (int)nr, MICA_MAX_DIMS);
+            mica_kit_host->set_error(err, "'reshape' has %d entries, more "
+                                     "than %d", (int)nr, MICA_MAX_DIMS);
             return NULL;
         }
         for (i = 0; i < nr; i++) {
             if (rs[i] < -1) {
-                mica__mod_host->set_error(
-                    err, "'reshape' %s: %lld is not a dimension (>= 0), 0 or "
-                    "-1", ints_text(rs, nr, text, sizeof text),
-                    (long long)rs[i]);
+                mica_kit_host->set_error(err,
+                                         "'reshape' %s: %lld is not a "
+                                         "dimension (>= 0), 0 or "
+                                         "-1",
+                                         mica_kit_ints_text(rs, nr, text,
+                                                            sizeof text),
+                                         (long long)rs[i]);
                 return NULL;
             }
             if (rs[i] == -1) {
                 if (wild >= 0) {
-                    mica__mod_host->set_error(
-                        err, "'reshape' %s has more than one -1",
-                        ints_text(rs, nr, text, sizeof text));
+                    mica_kit_host->set_error(err,
+                                             "'reshape' %s has more than one "
+                                             "-1",
+                                             mica_kit_ints_text(rs, nr, text,
+                                                                sizeof text));
                     return NULL;
                 }
                 wild = i;
@@ -665,9 +630,9 @@ static mica_layer_t *shuffle_create(const mica_layer_creator_t *creator,
         tmp.nr = nr;
     }
     tmp.zero_is_placeholder =
-        mica__mod_int(fields, "zero_is_placeholder", 1) != 0;
-    l = mica__mod_layer_new(sizeof *l, (const mica_layer_ops_t *)
-                            creator->user_data, creator, name, fields, err);
+        mica_kit_int(fields, "zero_is_placeholder", 1) != 0;
+    l = mica_kit_layer_new(sizeof *l, (const mica_layer_ops_t *)
+                           creator->user_data, creator, name, fields, err);
     if (!l)
         return NULL;
     tmp.base = l->base;
@@ -675,23 +640,19 @@ static mica_layer_t *shuffle_create(const mica_layer_creator_t *creator,
     return &l->base.layer;
 }
 
-static const mica_layer_creator_t shuffle_reference =
-    MICA__MOD_CREATOR("Shuffle", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
-                      shuffle_fields, 4, shuffle_create, &shuffle_ops_cpu);
-
-#ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t shuffle_cuda =
-    MICA__MOD_CREATOR("Shuffle", "cuda", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
-                      shuffle_fields, 4, shuffle_create, &shuffle_ops_cuda);
-#endif
+MICA_KIT_LAYER_PAIR(shuffle, "Shuffle", shuffle_fields, 4,
+                    shuffle_create, shuffle_enqueue_cpu, shuffle_enqueue_cuda,
+                    .nb_outputs = mica_kit_one_output,
+                    .output_dtypes = shuffle_output_dtypes,
+                    .output_dims = shuffle_output_dims,
+                    .supports_format = shuffle_supports_format,
+                    .workspace_size = shuffle_workspace_size,
+                    .output_values = shuffle_output_values,
+                    .input_kind = shuffle_input_kind)
 
 static const mica_layer_creator_t *const shuffle_creators[] = {
-    &shuffle_reference,
-#ifdef MICA_HAVE_CUDA
-    &shuffle_cuda,
-#endif
-};
+    MICA_KIT_PAIR(shuffle)};
 
-MICA__MOD_ENTRY("shuffle",
-                "Shuffle: transpose, reshape, transpose",
-                shuffle_creators)
+MICA_KIT_ENTRY("shuffle", PACKAGE_VERSION, "MIT",
+               "Shuffle: transpose, reshape, transpose",
+               shuffle_creators)

@@ -5,7 +5,7 @@
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 
-#include "cuda_check.h"
+#include "mica/kit_cuda.h"
 #include "shuffle.h"
 
 /* The transposed view: output dims, and for each output dim the stride of
@@ -50,8 +50,8 @@ extern "C" mica_status_t mica__shuffle_cuda_transpose(const void *src,
     int32_t i;
 
     if (rank < 0 || rank > MICA_MAX_DIMS) {
-        mica__mod_host->set_error(err, "transpose of rank %d (at most %d)",
-                                  (int)rank, MICA_MAX_DIMS);
+        mica_kit_host->set_error(err, "transpose of rank %d (at most %d)",
+                                 (int)rank, MICA_MAX_DIMS);
         return MICA_ERR_INVALID;
     }
     for (i = rank - 1; i >= 0; i--) {
@@ -73,7 +73,7 @@ extern "C" mica_status_t mica__shuffle_cuda_transpose(const void *src,
         v.odims[i] = 1;
         v.sstride[i] = 0;
     }
-    grid = mica__grid(n, threads);
+    grid = mica_kit_grid(n, threads);
     switch (esize) {
     case 1:
         transpose_kernel<uint8_t><<<grid, threads, 0, s>>>(
@@ -92,11 +92,11 @@ extern "C" mica_status_t mica__shuffle_cuda_transpose(const void *src,
             (const uint64_t *)src, (uint64_t *)dst, v, n);
         break;
     default:
-        mica__mod_host->set_error(err, "transpose of %zu-byte elements",
-                                  esize);
+        mica_kit_host->set_error(err, "transpose of %zu-byte elements",
+                                 esize);
         return MICA_ERR_INVALID;
     }
-    CUDA_CHECK(cudaGetLastError());
+    MICA_KIT_CUDA_CHECK(cudaGetLastError());
     return MICA_OK;
 }
 
@@ -105,7 +105,7 @@ extern "C" mica_status_t mica__shuffle_cuda_copy(void *dst, const void *src,
                                                  mica_error_t *err)
 {
     if (bytes && dst != src)
-        CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
-                                   (cudaStream_t)stream));
+        MICA_KIT_CUDA_CHECK(cudaMemcpyAsync(
+            dst, src, bytes, cudaMemcpyDeviceToDevice, (cudaStream_t)stream));
     return MICA_OK;
 }

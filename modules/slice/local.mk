@@ -6,7 +6,7 @@ modules_mica_slice_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
 modules_mica_slice_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
 if MICA_CUDA
 modules_mica_slice_la_SOURCES += modules/slice/slice_cuda.cu
-modules_mica_slice_la_LIBADD += $(MICA_CUDA_LIBS)
+modules_mica_slice_la_LIBADD += $(MICA_CUDA_MODULE_LIBS)
 endif
 
 check_PROGRAMS += tests/test_mod_slice

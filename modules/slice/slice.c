@@ -32,7 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modkit.h"
+#include "mica/kit.h"
+#include "mica/kit_half.h"
 #include "slice.h"
 
 static const char *const mode_names[] = {
@@ -60,22 +61,16 @@ enum { P_START = 0, P_SIZE = 1, P_STRIDE = 2 };
 static const char *const param_names[] = {"start", "size", "stride"};
 
 typedef struct slice_layer {
-    mica__mod_layer_t base;
+    mica_kit_layer_t base;
     int mode;
     int32_t count[3]; /* per param; -1: absent */
     int64_t param[3][MICA_MAX_DIMS];
     double fill_value;
 } slice_layer_t;
 
-#define EXPR_C(v) mica__mod_host->expr_constant(eb, (v))
-#define IS_C(e) mica__mod_host->expr_is_constant(e)
-#define C_VAL(e) mica__mod_host->expr_constant_value(e)
-
-static int32_t slice_nb_outputs(const mica_layer_t *layer)
-{
-    (void)layer;
-    return 1;
-}
+#define EXPR_C(v) mica_kit_host->expr_constant(eb, (v))
+#define IS_C(e) mica_kit_host->expr_is_constant(e)
+#define C_VAL(e) mica_kit_host->expr_constant_value(e)
 
 static int32_t slice_input_kind(const mica_layer_t *layer, int32_t index,
                                 int32_t nb_inputs)
@@ -88,8 +83,10 @@ static int32_t slice_input_kind(const mica_layer_t *layer, int32_t index,
 static mica_status_t check_nb_inputs(int32_t nb_in, mica_error_t *err)
 {
     if (nb_in < 1 || nb_in > 5)
-        return MOD_FAIL(err, "takes 1 to 5 inputs (x, start, size, stride, "
-                        "fill value), got %d", (int)nb_in);
+        return MICA_KIT_FAIL(err,
+                             "takes 1 to 5 inputs (x, start, size, stride, "
+                             "fill value), got %d",
+                             (int)nb_in);
     return MICA_OK;
 }
 
@@ -103,7 +100,7 @@ static mica_status_t slice_output_dtypes(const mica_layer_t *layer,
     if ((st = check_nb_inputs(nb_in, err)) != MICA_OK)
         return st;
     if (nb_out != 1)
-        return MOD_FAIL(err, "has 1 output, got %d", (int)nb_out);
+        return MICA_KIT_FAIL(err, "has 1 output, got %d", (int)nb_out);
     out[0] = in[0];
     return MICA_OK;
 }
@@ -131,28 +128,31 @@ static mica_status_t axis_exprs(const slice_layer_t *l, int which,
     if (given(in, nb_in, k)) {
         if (in[k].nb_dims != 1 || !IS_C(in[k].d[0]) ||
             C_VAL(in[k].d[0]) != r)
-            return MOD_FAIL(err, "input %d (%s) must be a 1-D tensor of "
-                            "length %d (the rank of x), got rank %d%s",
-                            (int)k, name, (int)r, (int)in[k].nb_dims,
-                            in[k].nb_dims == 1 ? " with another length" : "");
+            return MICA_KIT_FAIL(err,
+                                 "input %d (%s) must be a 1-D tensor of "
+                                 "length %d (the rank of x), got rank %d%s",
+                                 (int)k, name, (int)r, (int)in[k].nb_dims,
+                                 in[k].nb_dims == 1 ? " with another length"
+                                                    : "");
         if (!in[k].values || in[k].nb_values != r)
-            return MOD_FAIL(err, "input %d (%s) must be a shape tensor: its "
-                            "values are not known before execution", (int)k,
-                            name);
+            return MICA_KIT_FAIL(err,
+                                 "input %d (%s) must be a shape tensor: its "
+                                 "values are not known before execution",
+                                 (int)k, name);
         for (a = 0; a < r; a++)
             e[a] = in[k].values[a];
         return MICA_OK;
     }
     if (l->count[which] >= 0 && l->count[which] != r)
-        return MOD_FAIL(err, "'%s' has %d entries but x has rank %d", name,
-                        (int)l->count[which], (int)r);
+        return MICA_KIT_FAIL(err, "'%s' has %d entries but x has rank %d", name,
+                             (int)l->count[which], (int)r);
     if (l->count[which] < 0 && which == P_SIZE && r > 0)
-        return MOD_FAIL(err, "no size: give the 'size' param or input 2");
+        return MICA_KIT_FAIL(err, "no size: give the 'size' param or input 2");
     for (a = 0; a < r; a++) {
         int64_t v = l->count[which] >= 0 ? l->param[which][a]
                                          : which == P_STRIDE ? 1 : 0;
         if (!(e[a] = EXPR_C(v)))
-            return MOD_FAIL(err, "out of host memory");
+            return MICA_KIT_FAIL(err, "out of host memory");
     }
     return MICA_OK;
 }
@@ -168,29 +168,33 @@ static mica_status_t check_axis(int mode, int32_t a, int64_t d, int64_t start,
     int64_t last;
 
     if (size < 0) {
-        mica__mod_host->set_error(err, "axis %d: size %lld is negative",
-                                  (int)a, (long long)size);
+        mica_kit_host->set_error(err, "axis %d: size %lld is negative",
+                                 (int)a, (long long)size);
         return fail;
     }
     if (size == 0 || mode == MICA__SLICE_FILL)
         return MICA_OK;
     if (d == 0) {
-        mica__mod_host->set_error(err, "axis %d: size %lld on an input axis "
-                                  "of length 0 (mode %s; only fill allows it)",
-                                  (int)a, (long long)size, mode_names[mode]);
+        mica_kit_host->set_error(err, "axis %d: size %lld on an input axis "
+                                 "of length 0 (mode %s; only fill allows it)",
+                                 (int)a, (long long)size, mode_names[mode]);
         return fail;
     }
     if (mode != MICA__SLICE_DEFAULT)
         return MICA_OK;
     last = start + (size - 1) * stride;
     if (start < 0 || start >= d || last < 0 || last >= d) {
-        mica__mod_host->set_error(
-            err, "axis %d: start %lld, size %lld, stride %lld reads index "
-            "%lld, outside [0, %lld) of the input (mode default; wrap, "
-            "clamp, fill or reflect allow it)", (int)a, (long long)start,
-            (long long)size, (long long)stride,
-            (long long)(start < 0 || start >= d ? start : last),
-            (long long)d);
+        mica_kit_host->set_error(err,
+                                 "axis %d: start %lld, size %lld, stride %lld "
+                                 "reads index "
+                                 "%lld, outside [0, %lld) of the input (mode "
+                                 "default; wrap, "
+                                 "clamp, fill or reflect allow it)",
+                                 (int)a, (long long)start, (long long)size,
+                                 (long long)stride,
+                                 (long long)(start < 0 || start >= d ? start
+                                                                     : last),
+                                 (long long)d);
         return fail;
     }
     return MICA_OK;
@@ -211,7 +215,7 @@ static mica_status_t slice_output_dims(const mica_layer_t *layer,
     if ((st = check_nb_inputs(nb_in, err)) != MICA_OK)
         return st;
     if (index != 0)
-        return MOD_FAIL(err, "has no output %d", (int)index);
+        return MICA_KIT_FAIL(err, "has no output %d", (int)index);
     r = in[0].nb_dims;
     for (w = 0; w < 3; w++)
         if ((st = axis_exprs(l, w, in, nb_in, r, eb, e[w], err)) != MICA_OK)
@@ -219,8 +223,8 @@ static mica_status_t slice_output_dims(const mica_layer_t *layer,
     for (a = 0; a < r; a++) {
         const mica_expr_t *d = in[0].d[a];
         if (IS_C(e[P_SIZE][a]) && C_VAL(e[P_SIZE][a]) < 0)
-            return MOD_FAIL(err, "axis %d: size %lld is negative", (int)a,
-                            (long long)C_VAL(e[P_SIZE][a]));
+            return MICA_KIT_FAIL(err, "axis %d: size %lld is negative", (int)a,
+                                 (long long)C_VAL(e[P_SIZE][a]));
         if (IS_C(d) && IS_C(e[P_START][a]) && IS_C(e[P_SIZE][a]) &&
             IS_C(e[P_STRIDE][a]) &&
             (st = check_axis(l->mode, a, C_VAL(d), C_VAL(e[P_START][a]),
@@ -276,7 +280,7 @@ static mica_status_t slice_output_values(const mica_layer_t *layer,
                 return MICA_ERR_UNSUPPORTED;
             fill = in[4].values[0];
         } else if (!(fill = EXPR_C((int64_t)nearbyint(l->fill_value)))) {
-            return MOD_FAIL(err, "out of host memory");
+            return MICA_KIT_FAIL(err, "out of host memory");
         }
     }
     for (i = 0; i < size; i++) {
@@ -295,7 +299,7 @@ static int32_t slice_supports_format(const mica_layer_t *layer, int32_t pos,
     const slice_layer_t *l = (const slice_layer_t *)layer;
     size_t s;
 
-    if (nb_out != 1 || pos < 0 || pos > nb_in || !mica__mod_linear(io, pos))
+    if (nb_out != 1 || pos < 0 || pos > nb_in || !mica_kit_linear(io, pos))
         return 0;
     if (pos == 0) {
         s = mica_dtype_size(io[0].dtype);
@@ -323,7 +327,7 @@ static uint32_t fill_bits_of(mica_dtype_t t, double v)
         memcpy(&bits, &f, sizeof f);
         break;
     case MICA_FLOAT16:
-        bits = mica__float_to_half(f);
+        bits = mica_kit_float_to_half(f);
         break;
     case MICA_BOOL:
         bits = v != 0;
@@ -373,8 +377,8 @@ static mica_status_t make_view(const slice_layer_t *l,
 
     memset(v, 0, sizeof *v);
     if (r > MICA_MAX_DIMS || out[0].dims.nb_dims != r) {
-        mica__mod_host->set_error(err, "output has rank %d but x has rank %d",
-                                  (int)out[0].dims.nb_dims, (int)r);
+        mica_kit_host->set_error(err, "output has rank %d but x has rank %d",
+                                 (int)out[0].dims.nb_dims, (int)r);
         return MICA_ERR_INTERNAL;
     }
     v->rank = r;
@@ -400,10 +404,10 @@ static mica_status_t make_view(const slice_layer_t *l,
             else if (w == P_STRIDE)
                 v->stride[a] = x;
             else if (x != v->out_dims[a]) {
-                mica__mod_host->set_error(err, "axis %d: size %lld but the "
-                                          "output has length %lld", (int)a,
-                                          (long long)x,
-                                          (long long)v->out_dims[a]);
+                mica_kit_host->set_error(err, "axis %d: size %lld but the "
+                                         "output has length %lld", (int)a,
+                                         (long long)x,
+                                         (long long)v->out_dims[a]);
                 return MICA_ERR_INTERNAL;
             }
         }
@@ -453,8 +457,8 @@ static mica_status_t slice_enqueue_cpu(mica_layer_t *layer,
         total += v.out_dims[a];
     table = malloc(sizeof *table * (size_t)(total > 0 ? total : 1));
     if (!table) {
-        mica__mod_host->set_error(err, "out of host memory (%lld indices)",
-                                  (long long)total);
+        mica_kit_host->set_error(err, "out of host memory (%lld indices)",
+                                 (long long)total);
         return MICA_ERR_NOMEM;
     }
     total = 0;
@@ -486,22 +490,7 @@ static mica_status_t slice_enqueue_cpu(mica_layer_t *layer,
     return MICA_OK;
 }
 
-#define SLICE_OPS(enqueue_fn) \
-    {.struct_size = sizeof(mica_layer_ops_t), \
-     .nb_outputs = slice_nb_outputs, \
-     .output_dtypes = slice_output_dtypes, \
-     .output_dims = slice_output_dims, \
-     .supports_format = slice_supports_format, \
-     .enqueue = enqueue_fn, \
-     .serialize = mica__mod_layer_serialize, \
-     .clone = mica__mod_layer_clone, \
-     .destroy = mica__mod_layer_destroy, \
-     .output_values = slice_output_values, \
-     .input_kind = slice_input_kind}
-
-static const mica_layer_ops_t slice_ops_cpu = SLICE_OPS(slice_enqueue_cpu);
-
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
 static mica_status_t slice_enqueue_cuda(mica_layer_t *layer,
                                         const mica_tensor_desc_t *in,
                                         int32_t nb_in,
@@ -531,8 +520,6 @@ static mica_status_t slice_enqueue_cuda(mica_layer_t *layer,
                             fill_bits_of(in[0].dtype, l->fill_value), stream,
                             err);
 }
-
-static const mica_layer_ops_t slice_ops_cuda = SLICE_OPS(slice_enqueue_cuda);
 #endif
 
 static mica_layer_t *slice_create(const mica_layer_creator_t *creator,
@@ -544,47 +531,42 @@ static mica_layer_t *slice_create(const mica_layer_creator_t *creator,
     int32_t w, a;
 
     memset(&tmp, 0, sizeof tmp);
-    tmp.mode = (int)mica__mod_int(fields, "mode", MICA__SLICE_DEFAULT);
-    if (tmp.mode < 0 || tmp.mode >= MICA__SLICE_MODE_COUNT) {
-        mica__mod_host->set_error(err, "'mode' %d is not a slice mode",
-                                  tmp.mode);
-        return NULL;
-    }
+    tmp.mode = (int)mica_kit_int(fields, "mode", MICA__SLICE_DEFAULT);
     for (w = 0; w < 3; w++) {
-        const int64_t *v = mica__mod_ints(fields, param_names[w]);
-        int32_t n = mica__mod_count(fields, param_names[w]);
+        const int64_t *v = mica_kit_ints(fields, param_names[w]);
+        int32_t n = mica_kit_count(fields, param_names[w]);
         tmp.count[w] = -1;
         if (n < 0)
             continue;
         if (n > MICA_MAX_DIMS) {
-            mica__mod_host->set_error(err, "'%s' has %d entries, more than "
-                                      "%d", param_names[w], (int)n,
-                                      MICA_MAX_DIMS);
+            mica_kit_host->set_error(err, "'%s' has %d entries, more than "
+                                     "%d", param_names[w], (int)n,
+                                     MICA_MAX_DIMS);
             return NULL;
         }
         for (a = 0; a < n; a++) {
             if (w == P_SIZE && v[a] < 0) {
-                mica__mod_host->set_error(err, "'size' entry %d is %lld: "
-                                          "sizes are >= 0", (int)a,
-                                          (long long)v[a]);
+                mica_kit_host->set_error(err, "'size' entry %d is %lld: "
+                                         "sizes are >= 0", (int)a,
+                                         (long long)v[a]);
                 return NULL;
             }
             tmp.param[w][a] = v[a];
         }
         tmp.count[w] = n;
     }
-    if (mica__mod_count(fields, "fill_value") > 0) {
+    if (mica_kit_count(fields, "fill_value") > 0) {
         if (tmp.mode != MICA__SLICE_FILL) {
-            mica__mod_host->set_error(err, "'fill_value' is only used in "
-                                      "mode fill, mode is %s",
-                                      mode_names[tmp.mode]);
+            mica_kit_host->set_error(err, "'fill_value' is only used in "
+                                     "mode fill, mode is %s",
+                                     mode_names[tmp.mode]);
             return NULL;
         }
-        tmp.fill_value = mica__mod_float(fields, "fill_value", 0);
+        tmp.fill_value = mica_kit_float(fields, "fill_value", 0);
     }
-    l = mica__mod_layer_new(sizeof *l,
-                            (const mica_layer_ops_t *)creator->user_data,
-                            creator, name, fields, err);
+    l = mica_kit_layer_new(sizeof *l,
+                           (const mica_layer_ops_t *)creator->user_data,
+                           creator, name, fields, err);
     if (!l)
         return NULL;
     tmp.base = l->base;
@@ -592,25 +574,18 @@ static mica_layer_t *slice_create(const mica_layer_creator_t *creator,
     return &l->base.layer;
 }
 
-#define NB_FIELDS ((int32_t)(sizeof slice_fields / sizeof slice_fields[0]))
-
-static const mica_layer_creator_t slice_reference =
-    MICA__MOD_CREATOR("Slice", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
-                      slice_fields, NB_FIELDS, slice_create, &slice_ops_cpu);
-
-#ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t slice_cuda =
-    MICA__MOD_CREATOR("Slice", "cuda", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
-                      slice_fields, NB_FIELDS, slice_create, &slice_ops_cuda);
-#endif
+MICA_KIT_LAYER_PAIR(slice, "Slice", slice_fields, MICA_KIT_COUNT(slice_fields),
+                    slice_create, slice_enqueue_cpu, slice_enqueue_cuda,
+                    .nb_outputs = mica_kit_one_output,
+                    .output_dtypes = slice_output_dtypes,
+                    .output_dims = slice_output_dims,
+                    .supports_format = slice_supports_format,
+                    .output_values = slice_output_values,
+                    .input_kind = slice_input_kind)
 
 static const mica_layer_creator_t *const slice_creators[] = {
-    &slice_reference,
-#ifdef MICA_HAVE_CUDA
-    &slice_cuda,
-#endif
-};
+    MICA_KIT_PAIR(slice)};
 
-MICA__MOD_ENTRY("slice",
-                "Slice: strided windows with sample modes",
-                slice_creators)
+MICA_KIT_ENTRY("slice", PACKAGE_VERSION, "MIT",
+               "Slice: strided windows with sample modes",
+               slice_creators)

@@ -12,8 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mica/types.h"
-#include "mica/layer.h"
+#include "mica/kit.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,12 +29,6 @@ enum {
     MICA__SLICE_MODE_COUNT
 };
 
-#ifdef __CUDACC__
-#define MICA__SLICE_HD static __host__ __device__ __forceinline__
-#else
-#define MICA__SLICE_HD static inline
-#endif
-
 /*
  * The input index that coordinate x (start + i * stride) reads along an
  * axis of length d, or -1 where the fill value is read instead.  The
@@ -43,7 +36,7 @@ enum {
  * wrap, clamp and reflect, d > 0.  Reflect mirrors about the centres of
  * the edge elements, repeated indefinitely; a length of 1 repeats it.
  */
-MICA__SLICE_HD int64_t mica__slice_map(int64_t x, int64_t d, int mode)
+MICA_KIT_HD int64_t mica__slice_map(int64_t x, int64_t d, int mode)
 {
     int64_t m, p;
     switch (mode) {

@@ -5,7 +5,7 @@
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 
-#include "cuda_check.h"
+#include "mica/kit_cuda.h"
 #include "slice.h"
 
 /* One output element per thread (grid-stride): its coordinates, each
@@ -50,7 +50,7 @@ extern "C" mica_status_t mica__slice_cuda(const void *src, void *dst,
 
     if (n <= 0)
         return MICA_OK;
-    grid = mica__grid(n, threads);
+    grid = mica_kit_grid(n, threads);
     switch (esize) {
     case 1:
         slice_kernel<uint8_t><<<grid, threads, 0, s>>>(
@@ -68,9 +68,9 @@ extern "C" mica_status_t mica__slice_cuda(const void *src, void *dst,
             (const uint32_t *)fill_dev, fill_bits);
         break;
     default:
-        mica__mod_host->set_error(err, "slice of %zu-byte elements", esize);
+        mica_kit_host->set_error(err, "slice of %zu-byte elements", esize);
         return MICA_ERR_INVALID;
     }
-    CUDA_CHECK(cudaGetLastError());
+    MICA_KIT_CUDA_CHECK(cudaGetLastError());
     return MICA_OK;
 }

@@ -15,7 +15,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "modkit.h"
+#include "mica/kit.h"
+#include "mica/kit_half.h"
 #include "unary.h"
 
 static const char *const op_names[] = {
@@ -30,7 +31,7 @@ static const mica_field_schema_t un_fields[] = {
 };
 
 typedef struct un_layer {
-    mica__mod_layer_t base;
+    mica_kit_layer_t base;
     int op;
 } un_layer_t;
 
@@ -74,12 +75,6 @@ static mica_dtype_t output_type(int op, mica_dtype_t in)
     return gives_bool(op) ? MICA_BOOL : in;
 }
 
-static int32_t un_nb_outputs(const mica_layer_t *layer)
-{
-    (void)layer;
-    return 1;
-}
-
 static mica_status_t un_output_dtypes(const mica_layer_t *layer,
                                       const mica_dtype_t *in, int32_t nb_in,
                                       mica_dtype_t *out, int32_t nb_out,
@@ -88,31 +83,14 @@ static mica_status_t un_output_dtypes(const mica_layer_t *layer,
     const un_layer_t *l = (const un_layer_t *)layer;
 
     if (nb_in != 1)
-        return MOD_FAIL(err, "Unary takes 1 input, got %d", (int)nb_in);
+        return MICA_KIT_FAIL(err, "Unary takes 1 input, got %d", (int)nb_in);
     if (nb_out != 1)
-        return MOD_FAIL(err, "Unary has 1 output, got %d", (int)nb_out);
+        return MICA_KIT_FAIL(err, "Unary has 1 output, got %d", (int)nb_out);
     if (!input_ok(l->op, in[0]))
-        return MOD_FAIL(err, "op '%s' takes %s input, got %s", op_names[l->op],
-                        accepted(l->op), mica__mod_host->dtype_name(in[0]));
+        return MICA_KIT_FAIL(err, "op '%s' takes %s input, got %s",
+                             op_names[l->op], accepted(l->op),
+                             mica_kit_host->dtype_name(in[0]));
     out[0] = output_type(l->op, in[0]);
-    return MICA_OK;
-}
-
-static mica_status_t un_output_dims(const mica_layer_t *layer, int32_t index,
-                                    const mica_shape_expr_t *in, int32_t nb_in,
-                                    mica_expr_builder_t *eb,
-                                    mica_shape_expr_t *out, mica_error_t *err)
-{
-    int32_t k;
-
-    (void)layer;
-    (void)eb;
-    if (index != 0 || nb_in != 1)
-        return MOD_FAIL(err, "Unary has 1 input and 1 output, asked for "
-                        "output %d of %d inputs", (int)index, (int)nb_in);
-    out->nb_dims = in[0].nb_dims;
-    for (k = 0; k < in[0].nb_dims; k++)
-        out->d[k] = in[0].d[k];
     return MICA_OK;
 }
 
@@ -129,7 +107,7 @@ static mica_status_t un_output_values(const mica_layer_t *layer,
                                       int32_t nb_values, mica_error_t *err)
 {
     const un_layer_t *l = (const un_layer_t *)layer;
-    const mica_host_t *h = mica__mod_host;
+    const mica_host_t *h = mica_kit_host;
     const mica_expr_t *zero, *x, *v;
     int32_t i;
 
@@ -163,7 +141,7 @@ static mica_status_t un_output_values(const mica_layer_t *layer,
             break;
         }
         if (!v)
-            return MOD_FAIL(err, "out of host memory");
+            return MICA_KIT_FAIL(err, "out of host memory");
         values[i] = v;
     }
     return MICA_OK;
@@ -176,7 +154,7 @@ static int32_t un_supports_format(const mica_layer_t *layer, int32_t pos,
     const un_layer_t *l = (const un_layer_t *)layer;
 
     if (nb_in != 1 || nb_out != 1 || pos < 0 || pos > 1 ||
-        !mica__mod_linear(io, pos))
+        !mica_kit_linear(io, pos))
         return 0;
     if (pos == 0)
         return input_ok(l->op, io[0].dtype);
@@ -201,7 +179,7 @@ static mica_status_t un_enqueue_cpu(mica_layer_t *layer,
     (void)workspace;
     (void)stream;
     if (nb_in != 1 || nb_out != 1)
-        return MOD_FAIL(err, "Unary has 1 input and 1 output");
+        return MICA_KIT_FAIL(err, "Unary has 1 input and 1 output");
     for (i = 0; i < n; i++) {
         float f;
         switch (ti) {
@@ -209,14 +187,14 @@ static mica_status_t un_enqueue_cpu(mica_layer_t *layer,
         case MICA_FLOAT16:
             f = ti == MICA_FLOAT32
                     ? ((const float *)x)[i]
-                    : mica__half_to_float(((const uint16_t *)x)[i]);
+                    : mica_kit_half_to_float(((const uint16_t *)x)[i]);
             f = mica__unary_f(l->op, f);
             if (to == MICA_BOOL)
                 ((uint8_t *)y)[i] = f != 0.0f;
             else if (to == MICA_FLOAT32)
                 ((float *)y)[i] = f;
             else
-                ((uint16_t *)y)[i] = mica__float_to_half(f);
+                ((uint16_t *)y)[i] = mica_kit_float_to_half(f);
             break;
         case MICA_INT8:
             ((int8_t *)y)[i] =
@@ -231,14 +209,14 @@ static mica_status_t un_enqueue_cpu(mica_layer_t *layer,
                 mica__unary_i(l->op, ((const uint8_t *)x)[i] != 0) != 0;
             break;
         default:
-            return MOD_FAIL(err, "Unary cannot run on type %s",
-                            mica__mod_host->dtype_name(ti));
+            return MICA_KIT_FAIL(err, "Unary cannot run on type %s",
+                                 mica_kit_host->dtype_name(ti));
         }
     }
     return MICA_OK;
 }
 
-#ifdef MICA_HAVE_CUDA
+#if MICA_KIT_CUDA
 static mica_status_t un_enqueue_cuda(mica_layer_t *layer,
                                      const mica_tensor_desc_t *in,
                                      int32_t nb_in,
@@ -251,7 +229,7 @@ static mica_status_t un_enqueue_cuda(mica_layer_t *layer,
     int64_t n = mica_dims_volume(&out[0].dims);
     (void)workspace;
     if (nb_in != 1 || nb_out != 1)
-        return MOD_FAIL(err, "Unary has 1 input and 1 output");
+        return MICA_KIT_FAIL(err, "Unary has 1 input and 1 output");
     if (n == 0)
         return MICA_OK;
     return mica__unary_cuda(l->op, in[0].dtype, n, inputs[0], outputs[0],
@@ -261,67 +239,29 @@ static mica_status_t un_enqueue_cuda(mica_layer_t *layer,
 
 /* ---- creators --------------------------------------------------------- */
 
-#define UN_OPS(enqueue_fn) \
-    {.struct_size = sizeof(mica_layer_ops_t), \
-     .nb_outputs = un_nb_outputs, \
-     .output_dtypes = un_output_dtypes, \
-     .output_dims = un_output_dims, \
-     .supports_format = un_supports_format, \
-     .enqueue = enqueue_fn, \
-     .serialize = mica__mod_layer_serialize, \
-     .clone = mica__mod_layer_clone, \
-     .destroy = mica__mod_layer_destroy, \
-     .output_values = un_output_values}
-
-static const mica_layer_ops_t ops_cpu = UN_OPS(un_enqueue_cpu);
-#ifdef MICA_HAVE_CUDA
-static const mica_layer_ops_t ops_cuda = UN_OPS(un_enqueue_cuda);
-#endif
-
 /* Create a layer; the creator carries the ops of its device. */
 static mica_layer_t *un_create(const mica_layer_creator_t *creator,
                                const char *name, const mica_fields_t *fields,
                                mica_error_t *err)
 {
-    const mica_layer_ops_t *ops = creator->user_data;
-    int64_t op = mica__mod_int(fields, "op", -1);
-    un_layer_t *l;
-
-    if (op < 0 || op >= MICA__UN_COUNT) {
-        if (mica__mod_count(fields, "op") < 1)
-            mica__mod_host->set_error(err, "param 'op' is required");
-        else
-            mica__mod_host->set_error(err, "param 'op' has index %lld, not "
-                                      "one of the %d ops", (long long)op,
-                                      MICA__UN_COUNT);
-        return NULL;
-    }
-    l = mica__mod_layer_new(sizeof *l, ops, creator, name, fields, err);
+    un_layer_t *l = mica_kit_layer_new(sizeof *l, creator->user_data,
+                                       creator, name, fields, err);
     if (!l)
         return NULL;
-    l->op = (int)op;
+    l->op = (int)mica_kit_int(fields, "op", 0); /* required */
     return &l->base.layer;
 }
 
-#define UN_CREATOR(impl, prio, devices, ops)                              \
-    MICA__MOD_CREATOR("Unary", impl, devices, prio, MICA_ROLE_NONE, un_fields, \
-                      (int32_t)(sizeof un_fields / sizeof un_fields[0]),         \
-                      un_create, ops)
+MICA_KIT_LAYER_PAIR(un, "Unary", un_fields, MICA_KIT_COUNT(un_fields),
+                    un_create, un_enqueue_cpu, un_enqueue_cuda,
+                    .nb_outputs = mica_kit_one_output,
+                    .output_dtypes = un_output_dtypes,
+                    .output_dims = mica_kit_same_dims,
+                    .supports_format = un_supports_format,
+                    .output_values = un_output_values)
 
-static const mica_layer_creator_t creator_cpu =
-    UN_CREATOR("reference", 0, MICA_DEVICE_CPU, &ops_cpu);
-#ifdef MICA_HAVE_CUDA
-static const mica_layer_creator_t creator_cuda =
-    UN_CREATOR("cuda", 10, MICA_DEVICE_CUDA, &ops_cuda);
-#endif
+static const mica_layer_creator_t *const creators[] = {MICA_KIT_PAIR(un)};
 
-static const mica_layer_creator_t *const creators[] = {
-    &creator_cpu,
-#ifdef MICA_HAVE_CUDA
-    &creator_cuda,
-#endif
-};
-
-MICA__MOD_ENTRY("unary",
-                "Unary: one-input math, rounding and logic operations",
-                creators)
+MICA_KIT_ENTRY("unary", PACKAGE_VERSION, "MIT",
+               "Unary: one-input math, rounding and logic operations",
+               creators)

@@ -23,8 +23,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "mica/types.h"
-#include "mica/layer.h"
+#include "mica/kit.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -60,14 +59,8 @@ enum {
     MICA__UN_COUNT
 };
 
-#ifdef __CUDACC__
-#define MICA__UN_HD static __host__ __device__ __forceinline__
-#else
-#define MICA__UN_HD static inline
-#endif
-
 /* One op on a float; isinf and isnan give 1 or 0. */
-MICA__UN_HD float mica__unary_f(int op, float x)
+MICA_KIT_HD float mica__unary_f(int op, float x)
 {
     switch (op) {
     case MICA__UN_EXP: return expf(x);
@@ -99,7 +92,7 @@ MICA__UN_HD float mica__unary_f(int op, float x)
 }
 
 /* One op on an integer (abs, neg, sign on int8/int32; not on bool). */
-MICA__UN_HD int64_t mica__unary_i(int op, int64_t x)
+MICA_KIT_HD int64_t mica__unary_i(int op, int64_t x)
 {
     switch (op) {
     case MICA__UN_ABS: return x < 0 ? -x : x;
@@ -110,17 +103,17 @@ MICA__UN_HD int64_t mica__unary_i(int op, int64_t x)
     }
 }
 
-MICA__UN_HD int8_t mica__un_sat8(int64_t v)
+MICA_KIT_HD int8_t mica__un_sat8(int64_t v)
 {
     return (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
 }
 
-MICA__UN_HD int32_t mica__un_wrap32(int64_t v)
+MICA_KIT_HD int32_t mica__un_wrap32(int64_t v)
 {
     return (int32_t)(uint32_t)(uint64_t)v;
 }
 
-#if defined(MICA_HAVE_CUDA) || defined(__CUDACC__)
+#if MICA_KIT_CUDA || defined(__CUDACC__)
 /*
  * Run op on the device over n > 0 elements: out[i] = op(in[i]).  in_type
  * is the input's type, the output's follows (bool for isinf and isnan).

@@ -13,7 +13,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "cuda_check.h"
+#include "mica/kit_cuda.h"
 #include "unary.h"
 
 namespace {
@@ -117,11 +117,11 @@ static mica_status_t launch(int64_t n, const void *px, void *py,
     if ((uintptr_t)x % 16 == 0 && (uintptr_t)y % (sizeof(TO) * N) == 0 &&
         n >= N)
         un_flat<TI, TO, OP, N>
-            <<<mica__grid(n / N, threads), threads, 0, stream>>>(x, y, n);
+            <<<mica_kit_grid(n / N, threads), threads, 0, stream>>>(x, y, n);
     else
         un_flat<TI, TO, OP, 1>
-            <<<mica__grid(n, threads), threads, 0, stream>>>(x, y, n);
-    CUDA_CHECK(cudaGetLastError());
+            <<<mica_kit_grid(n, threads), threads, 0, stream>>>(x, y, n);
+    MICA_KIT_CUDA_CHECK(cudaGetLastError());
     return MICA_OK;
 }
 
@@ -153,8 +153,8 @@ static mica_status_t by_type(mica_dtype_t t, int64_t n, const void *x,
                 return launch<int32_t, int32_t, OP>(n, x, y, st, err);
         }
     }
-    mica__mod_host->set_error(err, "Unary op %d has no CUDA kernel for type "
-                              "%s", OP, mica__mod_host->dtype_name(t));
+    mica_kit_host->set_error(err, "Unary op %d has no CUDA kernel for type "
+                             "%s", OP, mica_kit_host->dtype_name(t));
     return MICA_ERR_UNSUPPORTED;
 }
 
@@ -202,6 +202,6 @@ extern "C" mica_status_t mica__unary_cuda(int op, mica_dtype_t in_type,
     default:
         break;
     }
-    mica__mod_host->set_error(err, "Unary op %d is unknown", op);
+    mica_kit_host->set_error(err, "Unary op %d is unknown", op);
     return MICA_ERR_INVALID;
 }

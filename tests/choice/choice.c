@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "modkit.h"
+#include "mica/kit.h"
 
 static int32_t twin_nb_outputs(const mica_layer_t *layer)
 {
@@ -26,7 +26,7 @@ static mica_status_t twin_output_dtypes(const mica_layer_t *layer,
 {
     (void)layer;
     if (nb_in != 1 || nb_out != 1)
-        return MOD_FAIL(err, "Twin takes 1 input and gives 1 output");
+        return MICA_KIT_FAIL(err, "Twin takes 1 input and gives 1 output");
     out[0] = in[0];
     return MICA_OK;
 }
@@ -55,7 +55,7 @@ static int32_t twin_supports_format(const mica_layer_t *layer, int32_t pos,
     (void)layer;
     (void)nb_in;
     (void)nb_out;
-    return mica__mod_linear(io, pos) && io[pos].dtype == io[0].dtype;
+    return mica_kit_linear(io, pos) && io[pos].dtype == io[0].dtype;
 }
 
 /* "fast" takes float32 only: float16 must go to another implementation. */
@@ -93,10 +93,10 @@ static mica_status_t twin_enqueue(mica_layer_t *layer,
     (void)err;
     memcpy(outputs[0], inputs[0],
            (size_t)mica_dims_volume(&in[0].dims) * mica_dtype_size(in[0].dtype));
-    if (strcmp(((const mica__mod_layer_t *)layer)->creator->implementation,
+    if (strcmp(((const mica_kit_layer_t *)layer)->creator->implementation,
                "fast") == 0)
         spin(3.0);
-    else if (strcmp(((const mica__mod_layer_t *)layer)->creator->implementation,
+    else if (strcmp(((const mica_kit_layer_t *)layer)->creator->implementation,
                     "reference") == 0)
         spin(1.0);
     return MICA_OK;
@@ -128,9 +128,9 @@ static const mica_layer_ops_t twin_ops = {
     .output_dims = twin_output_dims,
     .supports_format = twin_supports_format,
     .enqueue = twin_enqueue,
-    .serialize = mica__mod_layer_serialize,
-    .clone = mica__mod_layer_clone,
-    .destroy = mica__mod_layer_destroy,
+    .serialize = mica_kit_layer_serialize,
+    .clone = mica_kit_layer_clone,
+    .destroy = mica_kit_layer_destroy,
     .initialize = twin_initialize,
     .terminate = twin_terminate,
 };
@@ -142,9 +142,9 @@ static const mica_layer_ops_t fast_ops = {
     .output_dims = twin_output_dims,
     .supports_format = fast_supports_format,
     .enqueue = twin_enqueue,
-    .serialize = mica__mod_layer_serialize,
-    .clone = mica__mod_layer_clone,
-    .destroy = mica__mod_layer_destroy,
+    .serialize = mica_kit_layer_serialize,
+    .clone = mica_kit_layer_clone,
+    .destroy = mica_kit_layer_destroy,
     .initialize = twin_initialize,
     .terminate = twin_terminate,
 };
@@ -162,7 +162,7 @@ static mica_status_t dq_output_dtypes(const mica_layer_t *layer,
     (void)layer;
     (void)in;
     if (nb_in != 1 || nb_out != 1)
-        return MOD_FAIL(err, "Dequant takes 1 input and gives 1 output");
+        return MICA_KIT_FAIL(err, "Dequant takes 1 input and gives 1 output");
     out[0] = MICA_FLOAT32;
     return MICA_OK;
 }
@@ -204,28 +204,29 @@ static const mica_layer_ops_t dq_ops = {
     .output_dims = twin_output_dims,
     .supports_format = dq_supports_format,
     .enqueue = dq_enqueue,
-    .serialize = mica__mod_layer_serialize,
-    .clone = mica__mod_layer_clone,
-    .destroy = mica__mod_layer_destroy,
+    .serialize = mica_kit_layer_serialize,
+    .clone = mica_kit_layer_clone,
+    .destroy = mica_kit_layer_destroy,
 };
 
 static const mica_layer_creator_t dequant =
-    MICA__MOD_CREATOR("Dequant", "reference", MICA_DEVICE_CPU, 0,
-                      MICA_ROLE_NONE, NULL, 0, mica__mod_layer_create,
-                      &dq_ops);
+    MICA_KIT_CREATOR("Dequant", "reference", MICA_DEVICE_CPU, 0,
+                     MICA_ROLE_NONE, NULL, 0, mica_kit_layer_create,
+                     &dq_ops);
 
 static const mica_layer_creator_t reference =
-    MICA__MOD_CREATOR("Twin", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
-                      NULL, 0, mica__mod_layer_create, &twin_ops);
+    MICA_KIT_CREATOR("Twin", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
+                     NULL, 0, mica_kit_layer_create, &twin_ops);
 static const mica_layer_creator_t alt =
-    MICA__MOD_CREATOR("Twin", "alt", MICA_DEVICE_CPU, 1, MICA_ROLE_NONE,
-                      NULL, 0, mica__mod_layer_create, &twin_ops);
+    MICA_KIT_CREATOR("Twin", "alt", MICA_DEVICE_CPU, 1, MICA_ROLE_NONE,
+                     NULL, 0, mica_kit_layer_create, &twin_ops);
 static const mica_layer_creator_t fast =
-    MICA__MOD_CREATOR("Twin", "fast", MICA_DEVICE_CPU, 5, MICA_ROLE_NONE,
-                      NULL, 0, mica__mod_layer_create, &fast_ops);
+    MICA_KIT_CREATOR("Twin", "fast", MICA_DEVICE_CPU, 5, MICA_ROLE_NONE,
+                     NULL, 0, mica_kit_layer_create, &fast_ops);
 
 static const mica_layer_creator_t *const creators[] = {&reference, &alt,
                                                        &fast, &dequant};
 
-MICA__MOD_ENTRY("choice", "three CPU implementations of Twin, for tests",
-                creators)
+MICA_KIT_ENTRY("choice", PACKAGE_VERSION, "MIT",
+               "three CPU implementations of Twin, for tests",
+               creators)

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modkit.h"
+#include "mica/kit.h"
 
 #define PROBE_STATE "PROBEST" /* 8 bytes with its NUL */
 
@@ -40,7 +40,7 @@ static mica_status_t probe_output_dtypes(const mica_layer_t *layer,
     (void)layer;
     (void)in;
     if (nb_in != 0 || nb_out != 1)
-        return MOD_FAIL(err, "Probe takes no input and gives 1 output");
+        return MICA_KIT_FAIL(err, "Probe takes no input and gives 1 output");
     out[0] = MICA_INT64;
     return MICA_OK;
 }
@@ -57,8 +57,8 @@ static mica_status_t probe_output_dims(const mica_layer_t *layer,
     (void)in;
     (void)nb_in;
     out->nb_dims = 1;
-    out->d[0] = mica__mod_host->expr_constant(eb, 3);
-    return out->d[0] ? MICA_OK : MOD_FAIL(err, "out of host memory");
+    out->d[0] = mica_kit_host->expr_constant(eb, 3);
+    return out->d[0] ? MICA_OK : MICA_KIT_FAIL(err, "out of host memory");
 }
 
 static int32_t probe_supports_format(const mica_layer_t *layer, int32_t pos,
@@ -68,7 +68,7 @@ static int32_t probe_supports_format(const mica_layer_t *layer, int32_t pos,
     (void)layer;
     (void)nb_in;
     (void)nb_out;
-    return mica__mod_linear(io, pos) && io[pos].dtype == MICA_INT64;
+    return mica_kit_linear(io, pos) && io[pos].dtype == MICA_INT64;
 }
 
 static mica_status_t probe_enqueue(mica_layer_t *layer,
@@ -121,7 +121,7 @@ static mica_layer_t *probe_new(int64_t flags, const void *data, int64_t which,
 {
     probe_t *p = calloc(1, sizeof *p);
     if (!p) {
-        mica__mod_host->set_error(err, "out of host memory");
+        mica_kit_host->set_error(err, "out of host memory");
         return NULL;
     }
     p->layer.ops = &probe_ops;
@@ -156,8 +156,8 @@ static int probe_state_ok(const void *data, size_t size, mica_error_t *err)
 {
     if (size == sizeof PROBE_STATE && memcmp(data, PROBE_STATE, size) == 0)
         return 1;
-    mica__mod_host->set_error(err, "probe state is corrupt (%zu bytes)",
-                              size);
+    mica_kit_host->set_error(err, "probe state is corrupt (%zu bytes)",
+                             size);
     return 0;
 }
 
@@ -212,5 +212,6 @@ static const mica_layer_creator_t *const probe_creators[] = {
     &probe_old_creator,
 };
 
-MICA__MOD_ENTRY("probe", "test layers that report how they were made",
-                probe_creators)
+MICA_KIT_ENTRY("probe", PACKAGE_VERSION, "MIT",
+               "test layers that report how they were made",
+               probe_creators)

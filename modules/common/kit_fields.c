@@ -1,6 +1,6 @@
 /*
- * modules/common/modkit_layer.c - field copies in a flat byte form, and
- * the layer base whose state is its fields (see modkit.h).
+ * modules/common/kit_fields.c - shared copies of fields and their flat
+ * byte form (see <mica/kit.h>).
  *
  * The byte form, native little-endian:
  *   u32 magic "MFL2", u32 nb_fields, then per field:
@@ -10,12 +10,14 @@
  *   a multiple of 64 from the start of the form, raw values.
  * "MFL1" (read, no longer written) is the same without the zero bytes.
  *
- * Read from bytes that outlive the layer (MICA_STATE_PERSISTENT), weights
- * aligned for their element type are borrowed in place; everything else
- * is copied.  A fields object is shared by a layer and its clones,
- * counted, and never changed after it is made.
+ * Read from bytes that outlive the fields (MICA_STATE_PERSISTENT),
+ * weights aligned for their element type are borrowed in place;
+ * everything else is copied.  A fields object is shared by a layer and
+ * its clones, counted, and never changed after it is made.
  */
-#include "modkit.h"
+#include <config.h>
+
+#include "mica/kit.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -25,7 +27,7 @@
 #define FIELDS_MAGIC 0x324c464du    /* "MFL2" */
 #define WEIGHTS_ALIGN 64
 
-struct mica__mod_fields {
+struct mica_kit_fields {
     mica_fields_t view;
     mica_field_t *items;
     void **owned;
@@ -152,7 +154,7 @@ static int64_t get_i64(reader_t *r)
 }
 
 /* Allocate n bytes owned by f (zeroed; at least one byte). */
-static void *own(mica__mod_fields_t *f, size_t n)
+static void *own(mica_kit_fields_t *f, size_t n)
 {
     void *p;
     if (f->nb_owned == f->cap_owned) {
@@ -170,7 +172,7 @@ static void *own(mica__mod_fields_t *f, size_t n)
 }
 
 /* Copy n bytes from the reader into owned memory. */
-static void *own_copy(mica__mod_fields_t *f, reader_t *r, size_t n)
+static void *own_copy(mica_kit_fields_t *f, reader_t *r, size_t n)
 {
     const void *src = take(r, n);
     void *dst = src ? own(f, n + 1) : NULL; /* +1: strings get their NUL */
@@ -183,7 +185,7 @@ static void *own_copy(mica__mod_fields_t *f, reader_t *r, size_t n)
  * `bytes` of weight values of element size `esize`: borrowed in place
  * when the reader may and they are aligned for their type, else copied.
  */
-static const void *weight_values(mica__mod_fields_t *f, reader_t *r,
+static const void *weight_values(mica_kit_fields_t *f, reader_t *r,
                                  size_t bytes, size_t esize)
 {
     const unsigned char *pad;
@@ -204,7 +206,7 @@ static const void *weight_values(mica__mod_fields_t *f, reader_t *r,
     return take(r, bytes);
 }
 
-static int read_field(mica__mod_fields_t *f, reader_t *r, mica_field_t *out)
+static int read_field(mica_kit_fields_t *f, reader_t *r, mica_field_t *out)
 {
     uint32_t nlen = get_u32(r);
     int32_t i, count;
@@ -264,11 +266,11 @@ static int read_field(mica__mod_fields_t *f, reader_t *r, mica_field_t *out)
     return out->data && !r->bad ? 0 : -1;
 }
 
-mica__mod_fields_t *mica__mod_fields_load(const void *buf, size_t size,
-                                          int borrow)
+mica_kit_fields_t *mica_kit_fields_load(const void *buf, size_t size,
+                                        int borrow)
 {
     reader_t r = {buf, size, 0, 0, borrow, 0};
-    mica__mod_fields_t *f = calloc(1, sizeof *f);
+    mica_kit_fields_t *f = calloc(1, sizeof *f);
     uint32_t n, i, magic;
 
     if (!f)
@@ -291,12 +293,12 @@ mica__mod_fields_t *mica__mod_fields_load(const void *buf, size_t size,
     f->view.fields = f->items;
     return f;
 fail:
-    mica__mod_fields_free(f);
+    mica_kit_fields_free(f);
     return NULL;
 }
 
 /* Deep copy of one field's values into f's allocations; 0 or -1. */
-static int copy_field(mica__mod_fields_t *f, const mica_field_t *src,
+static int copy_field(mica_kit_fields_t *f, const mica_field_t *src,
                       mica_field_t *dst)
 {
     int32_t i, n = src->count;
@@ -353,22 +355,11 @@ static int copy_field(mica__mod_fields_t *f, const mica_field_t *src,
     }
 }
 
-/* A reference to fields that the next mica__mod_layer_new of this thread
- * takes over instead of copying them (set by mica__mod_layer_deserialize_ex,
- * which has just read them, and by mica__mod_layer_clone, which shares
- * its layer's). */
-static _Thread_local mica__mod_fields_t *adoptable;
-
-mica__mod_fields_t *mica__mod_fields_copy(const mica_fields_t *fields)
+mica_kit_fields_t *mica_kit_fields_copy(const mica_fields_t *fields)
 {
-    mica__mod_fields_t *f;
+    mica_kit_fields_t *f;
     int32_t i, n = fields ? fields->nb_fields : 0;
 
-    if (adoptable && fields == &adoptable->view) {
-        f = adoptable; /* made for this layer: take it, no copy */
-        adoptable = NULL;
-        return f;
-    }
     if (!(f = calloc(1, sizeof *f)))
         return NULL;
     atomic_init(&f->refs, 1);
@@ -382,22 +373,22 @@ mica__mod_fields_t *mica__mod_fields_copy(const mica_fields_t *fields)
     f->view.fields = f->items;
     return f;
 fail:
-    mica__mod_fields_free(f);
+    mica_kit_fields_free(f);
     return NULL;
 }
 
-const mica_fields_t *mica__mod_fields_view(const mica__mod_fields_t *f)
+const mica_fields_t *mica_kit_fields_view(const mica_kit_fields_t *f)
 {
     return &f->view;
 }
 
-mica__mod_fields_t *mica__mod_fields_share(mica__mod_fields_t *f)
+mica_kit_fields_t *mica_kit_fields_share(mica_kit_fields_t *f)
 {
     atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
     return f;
 }
 
-void mica__mod_fields_free(mica__mod_fields_t *f)
+void mica_kit_fields_free(mica_kit_fields_t *f)
 {
     int32_t i;
     if (!f || atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) > 1)
@@ -408,8 +399,8 @@ void mica__mod_fields_free(mica__mod_fields_t *f)
     free(f);
 }
 
-mica_status_t mica__mod_fields_save(const mica__mod_fields_t *f, void *buf,
-                                    size_t *size)
+mica_status_t mica_kit_fields_save(const mica_kit_fields_t *f, void *buf,
+                                   size_t *size)
 {
     size_t need = write_fields(&f->view, NULL, 0);
     if (!buf) {
@@ -422,116 +413,52 @@ mica_status_t mica__mod_fields_save(const mica__mod_fields_t *f, void *buf,
     return MICA_OK;
 }
 
-/* ---- the layer base --------------------------------------------------- */
 
-void *mica__mod_layer_new(size_t size, const mica_layer_ops_t *ops,
-                          const mica_layer_creator_t *creator,
-                          const char *name, const mica_fields_t *fields,
-                          mica_error_t *err)
+/* ---- what the validator guarantees ------------------------------------ */
+
+/* Whether one present field fits its schema entry: 1 or 0. */
+static int field_fits(const mica_field_t *f, const mica_field_schema_t *s)
 {
-    mica__mod_layer_t *l = calloc(1, size);
-    size_t nlen = strlen(name ? name : "");
+    const int64_t *v = f->data;
+    int32_t i, m = 0;
 
-    if (!l)
-        goto nomem;
-    l->layer.ops = ops;
-    l->creator = creator;
-    l->name = malloc(nlen + 1);
-    l->fields = mica__mod_fields_copy(fields);
-    if (!l->name || !l->fields)
-        goto nomem;
-    memcpy(l->name, name ? name : "", nlen + 1);
-    return l;
-nomem:
-    if (l) {
-        free(l->name);
-        mica__mod_fields_free(l->fields);
-        free(l);
+    if (f->type != s->type || f->count < 0 ||
+        (s->count > 0 && f->count != s->count))
+        return 0;
+    if (f->type == MICA_FIELD_ENUM)
+        while (s->enum_values && s->enum_values[m])
+            m++;
+    for (i = 0; i < f->count; i++) {
+        if (f->type == MICA_FIELD_ENUM && (v[i] < 0 || v[i] >= m))
+            return 0;
+        if (f->type == MICA_FIELD_DTYPE &&
+            (v[i] < 0 || v[i] >= MICA_DTYPE_COUNT_))
+            return 0;
+        if (f->type == MICA_FIELD_BOOL && v[i] != 0 && v[i] != 1)
+            return 0;
     }
-    mica__mod_host->set_error(err, "out of host memory creating layer '%s'",
-                              name ? name : "");
-    return NULL;
+    return 1;
 }
 
-mica_layer_t *mica__mod_layer_create(const mica_layer_creator_t *creator,
-                                     const char *name,
-                                     const mica_fields_t *fields,
-                                     mica_error_t *err)
+int mica_kit_fields_fit(const mica_fields_t *f,
+                        const mica_layer_creator_t *creator)
 {
-    mica__mod_layer_t *l = mica__mod_layer_new(
-        sizeof *l, (const mica_layer_ops_t *)creator->user_data, creator,
-        name, fields, err);
-    return l ? &l->layer : NULL;
-}
+    int32_t i, j, nb = f ? f->nb_fields : 0, found = 0;
 
-mica_status_t mica__mod_layer_serialize(const mica_layer_t *layer, void *buf,
-                                        size_t *size)
-{
-    const mica__mod_layer_t *l = (const mica__mod_layer_t *)layer;
-    return mica__mod_fields_save(l->fields, buf, size);
-}
-
-mica_layer_t *mica__mod_layer_clone(const mica_layer_t *layer,
-                                    mica_error_t *err)
-{
-    const mica__mod_layer_t *l = (const mica__mod_layer_t *)layer;
-    mica__mod_fields_t *f = mica__mod_fields_share(l->fields);
-    mica_layer_t *copy;
-
-    /* The clone shares the fields (weights included) instead of copying
-     * them: its create() takes this reference through
-     * mica__mod_layer_new; if it never gets there, it is dropped here. */
-    adoptable = f;
-    copy = l->creator->create(l->creator, l->name, mica__mod_fields_view(f),
-                              err);
-    if (adoptable == f) {
-        adoptable = NULL;
-        mica__mod_fields_free(f);
+    for (i = 0; i < creator->nb_fields; i++) {
+        const mica_field_schema_t *s = &creator->fields[i];
+        const mica_field_t *x = mica_fields_find(f, s->name);
+        if (!x) {
+            if (s->required)
+                return 0;
+            continue;
+        }
+        for (j = 0; j < nb; j++) /* given once */
+            if (&f->fields[j] != x && strcmp(f->fields[j].name, s->name) == 0)
+                return 0;
+        if (!field_fits(x, s))
+            return 0;
+        found++;
     }
-    return copy;
-}
-
-void mica__mod_layer_destroy(mica_layer_t *layer)
-{
-    mica__mod_layer_t *l = (mica__mod_layer_t *)layer;
-    if (!l)
-        return;
-    if (l->fini)
-        l->fini(l);
-    free(l->name);
-    mica__mod_fields_free(l->fields);
-    free(l);
-}
-
-mica_layer_t *mica__mod_layer_deserialize(const mica_layer_creator_t *c,
-                                          const char *name, const void *data,
-                                          size_t size, mica_error_t *err)
-{
-    return mica__mod_layer_deserialize_ex(c, name, data, size, 0, err);
-}
-
-mica_layer_t *mica__mod_layer_deserialize_ex(const mica_layer_creator_t *c,
-                                             const char *name,
-                                             const void *data, size_t size,
-                                             uint32_t flags, mica_error_t *err)
-{
-    mica__mod_fields_t *f = mica__mod_fields_load(
-        data, size, (flags & MICA_STATE_PERSISTENT) != 0);
-    mica_layer_t *layer;
-
-    if (!f) {
-        mica__mod_host->set_error(err, "layer '%s': serialized %s state is "
-                                  "corrupt (%zu bytes)", name, c->type, size);
-        return NULL;
-    }
-    /* The layer's create() keeps these fields through
-     * mica__mod_layer_new instead of copying them again; if it never
-     * gets there (an error), they are freed here. */
-    adoptable = f;
-    layer = c->create(c, name, mica__mod_fields_view(f), err);
-    if (adoptable == f) {
-        adoptable = NULL;
-        mica__mod_fields_free(f);
-    }
-    return layer;
+    return found == nb; /* no field outside the schema */
 }

@@ -1,5 +1,7 @@
 /*
- * modules/matmul/matmul_cuda.cu - MatrixMultiply through cuBLAS.
+ * modules/matmul/matmul_cublas.c - MatrixMultiply through cuBLAS.  Host
+ * code only (no kernel of its own): plain C, so that the table of cuBLAS
+ * functions is typed by the C prototypes (C++ sees overloads of some).
  *
  * Row-major C = A B is column-major C^T = B^T A^T, so cuBLAS gets the
  * operands swapped: (B, A) with m = N, n = M.  A row-major buffer read
@@ -13,49 +15,86 @@
  * broadcasts loop over all batch dims but the last, one strided-batched
  * call each.  No copies: cuBLAS reads the operands in place, and its
  * scratch is the layer's workspace (MICA_MATMUL_CUBLAS_WORKSPACE bytes).
+ *
+ * cuBLAS is not linked: the kit's loader opens libcublas.so.<major of the
+ * headers> when the first handle is made (configure), and the few
+ * functions used here are called through the `cublas` table, typed by
+ * cublas_api.h's own prototypes.  Loading the module maps no GPU library.
  */
+#include <config.h>
+
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <limits.h>
 #include <stdint.h>
 
-#include "cuda_check.h"
+#include "mica/kit_cuda.h"
 #include "matmul.h"
+
+/* The cuBLAS functions this file calls, filled by mica_kit_lib_open. */
+static struct {
+    MICA_KIT_FN(cublasCreate_v2) create;
+    MICA_KIT_FN(cublasDestroy_v2) destroy;
+    MICA_KIT_FN(cublasSetMathMode) set_math_mode;
+    MICA_KIT_FN(cublasGetStatusString) status_string;
+    MICA_KIT_FN(cublasSetStream_v2) set_stream;
+    MICA_KIT_FN(cublasSetWorkspace_v2) set_workspace;
+    MICA_KIT_FN(cublasGemmEx) gemm;
+    MICA_KIT_FN(cublasGemmStridedBatchedEx) gemm_strided_batched;
+} cublas;
+
+static const mica_kit_sym_t cublas_syms[] = {
+    MICA_KIT_SYM(cublas, create, "cublasCreate_v2"),
+    MICA_KIT_SYM(cublas, destroy, "cublasDestroy_v2"),
+    MICA_KIT_SYM(cublas, set_math_mode, "cublasSetMathMode"),
+    MICA_KIT_SYM(cublas, status_string, "cublasGetStatusString"),
+    MICA_KIT_SYM(cublas, set_stream, "cublasSetStream_v2"),
+    MICA_KIT_SYM(cublas, set_workspace, "cublasSetWorkspace_v2"),
+    MICA_KIT_SYM(cublas, gemm, "cublasGemmEx"),
+    MICA_KIT_SYM(cublas, gemm_strided_batched, "cublasGemmStridedBatchedEx"),
+};
+
+static mica_kit_lib_t cublas_lib =
+    MICA_KIT_LIB("cuBLAS", "libcublas.so." MICA_KIT_STR(CUBLAS_VER_MAJOR),
+                 &cublas, cublas_syms);
 
 #define CUBLAS_CHECK(call)                                                  \
     do {                                                                    \
         cublasStatus_t cublas_check_s_ = (call);                            \
         if (cublas_check_s_ != CUBLAS_STATUS_SUCCESS) {                     \
-            mica__mod_host->set_error(err, "%s failed: %s (%s:%d)", #call,  \
-                                      cublasGetStatusString(cublas_check_s_), \
-                                      __FILE__, __LINE__);                  \
+            mica_kit_host->set_error(err, "%s failed: %s (%s:%d)", #call,   \
+                                     cublas.status_string(cublas_check_s_), \
+                                     __FILE__, __LINE__);                   \
             return MICA_ERR_DEVICE;                                         \
         }                                                                   \
     } while (0)
 
-extern "C" mica_status_t mica__matmul_cuda_handle(void **handle,
-                                                  mica_error_t *err)
+mica_status_t mica__matmul_cuda_handle(void **handle, mica_error_t *err)
 {
     cublasHandle_t h = NULL;
+    mica_status_t st;
+
     if (*handle)
         return MICA_OK;
-    CUBLAS_CHECK(cublasCreate(&h));
+    if ((st = mica_kit_lib_open(&cublas_lib, err)) != MICA_OK)
+        return st;
+    CUBLAS_CHECK(cublas.create(&h));
     /* Plain float32 arithmetic: no TF32 for float32 data. */
-    cublasStatus_t s = cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
+    cublasStatus_t s = cublas.set_math_mode(h, CUBLAS_DEFAULT_MATH);
     if (s != CUBLAS_STATUS_SUCCESS) {
-        cublasDestroy(h);
-        mica__mod_host->set_error(err, "cublasSetMathMode failed: %s",
-                                  cublasGetStatusString(s));
+        cublas.destroy(h);
+        mica_kit_host->set_error(err, "cublasSetMathMode failed: %s",
+                                 cublas.status_string(s));
         return MICA_ERR_DEVICE;
     }
     *handle = h;
     return MICA_OK;
 }
 
-extern "C" void mica__matmul_cuda_destroy(void *handle)
+void mica__matmul_cuda_destroy(void *handle)
 {
-    if (handle)
-        cublasDestroy((cublasHandle_t)handle);
+    if (handle) /* made by mica__matmul_cuda_handle: cuBLAS is open */
+        cublas.destroy((cublasHandle_t)handle);
 }
 
 static int fits_int(int64_t v)
@@ -63,12 +102,10 @@ static int fits_int(int64_t v)
     return v >= 0 && v <= INT_MAX;
 }
 
-extern "C" mica_status_t mica__matmul_cuda(void *handle,
-                                           const mica__mm_problem_t *p,
-                                           const void *a, const void *b,
-                                           void *c, void *workspace,
-                                           size_t ws_size, void *stream,
-                                           mica_error_t *err)
+mica_status_t mica__matmul_cuda(void *handle, const mica__mm_problem_t *p,
+                                const void *a, const void *b, void *c,
+                                void *workspace, size_t ws_size, void *stream,
+                                mica_error_t *err)
 {
     cublasHandle_t h = (cublasHandle_t)handle;
     cudaStream_t s = (cudaStream_t)stream;
@@ -94,31 +131,32 @@ extern "C" mica_status_t mica__matmul_cuda(void *handle,
     if (batch * sc_mat == 0)
         return MICA_OK;
     if (p->K == 0) { /* an empty sum: zeros */
-        CUDA_CHECK(cudaMemsetAsync(c, 0, (size_t)(batch * sc_mat) * esize, s));
+        MICA_KIT_CUDA_CHECK(
+            cudaMemsetAsync(c, 0, (size_t)(batch * sc_mat) * esize, s));
         return MICA_OK;
     }
     if (!fits_int(p->M) || !fits_int(p->N) || !fits_int(p->K) ||
         !fits_int(batch)) {
-        mica__mod_host->set_error(err, "matrix product of %lld x %lld x %lld "
-                                  "(batch %lld) is too large for cuBLAS's "
-                                  "32-bit sizes", (long long)p->M,
-                                  (long long)p->N, (long long)p->K,
-                                  (long long)batch);
+        mica_kit_host->set_error(err, "matrix product of %lld x %lld x %lld "
+                                 "(batch %lld) is too large for cuBLAS's "
+                                 "32-bit sizes", (long long)p->M,
+                                 (long long)p->N, (long long)p->K,
+                                 (long long)batch);
         return MICA_ERR_UNSUPPORTED;
     }
-    CUBLAS_CHECK(cublasSetStream(h, s)); /* resets the workspace: set after */
+    CUBLAS_CHECK(cublas.set_stream(h, s)); /* resets the workspace: set after */
     if (workspace && ws_size)
-        CUBLAS_CHECK(cublasSetWorkspace(h, workspace, ws_size));
+        CUBLAS_CHECK(cublas.set_workspace(h, workspace, ws_size));
 
     if (batch == 1) {
-        CUBLAS_CHECK(cublasGemmEx(h, opb, opa, (int)p->N, (int)p->M,
+        CUBLAS_CHECK(cublas.gemm(h, opb, opa, (int)p->N, (int)p->M,
                                   (int)p->K, &alpha, b, dt, (int)ldb, a, dt,
                                   (int)lda, &beta, c, dt, (int)p->N,
                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
         return MICA_OK;
     }
     if ((full_a || va == 1) && (full_b || vb == 1)) {
-        CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+        CUBLAS_CHECK(cublas.gemm_strided_batched(
             h, opb, opa, (int)p->N, (int)p->M, (int)p->K, &alpha, b, dt,
             (int)ldb, full_b ? sb_mat : 0, a, dt, (int)lda,
             full_a ? sa_mat : 0, &beta, c, dt, (int)p->N, sc_mat, (int)batch,
@@ -148,7 +186,7 @@ extern "C" mica_status_t mica__matmul_cuda(void *handle,
                 aoff += ci * astr[i];
                 boff += ci * bstr[i];
             }
-            CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+            CUBLAS_CHECK(cublas.gemm_strided_batched(
                 h, opb, opa, (int)p->N, (int)p->M, (int)p->K, &alpha,
                 (const char *)b + (size_t)boff * esize, dt, (int)ldb, sb_in,
                 (const char *)a + (size_t)aoff * esize, dt, (int)lda, sa_in,

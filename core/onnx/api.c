@@ -1,0 +1,397 @@
+/*
+ * core/onnx/api.c - the ONNX importer's public functions (mica.h):
+ * import, save (manifest and weights file, both or neither), the manifest
+ * in memory, the operator list, and reading a TensorProto file.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "onnx_int.h"
+#include "manifest/manifest_int.h"
+
+struct mica_onnx_model {
+    mica__ox_t x;
+    char *source;            /* the model's path */
+};
+
+MICA_EXPORT int32_t mica_onnx_available(void)
+{
+    return 1;
+}
+
+MICA_EXPORT int32_t mica_onnx_file_probe(const char *path)
+{
+    uint8_t head[64];
+    size_t n;
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    int32_t yes;
+    if (!f)
+        return 0;
+    n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    /* A short file is probed whole; a longer one by its first field. */
+    yes = (int32_t)mica__ox_probe_bytes(head, n);
+    if (!yes && n == sizeof head && head[0] != 0x08) {
+        mica__ox_file_t mf;
+        /* The first field may be longer than what was read: map it. */
+        if (mica__ox_file_map(NULL, path, "probe", &mf) == MICA_OK) {
+            yes = (int32_t)mica__ox_probe_bytes(mf.base, mf.size);
+            mica__ox_file_unmap(&mf);
+        }
+    }
+    return yes;
+}
+
+static void model_free(mica_onnx_model_t *m)
+{
+    mica__ox_scope_t *s;
+    if (!m)
+        return;
+    for (s = m->x.scope; s; s = s->parent)
+        mica__ox_names_free(&s->values);
+    mica__ox_names_free(&m->x.tensors);
+    mica__ox_names_free(&m->x.lnames);
+    mica__ox_names_free(&m->x.wnames);
+    mica__ox_names_free(&m->x.reserved);
+    for (int32_t i = 0; i < m->x.nb_cond_list; i++)
+        mica__ox_names_free(&m->x.conds[i]->inputs);
+    free(m->x.weights);
+    free(m->x.blob);
+    mica__ox_arena_free(&m->x.arena);
+    mica__ox_model_close(m->x.model);
+    free(m->source);
+    free(m);
+}
+
+MICA_EXPORT mica_status_t mica_onnx_import(mica_context_t *ctx,
+                                           const char *path,
+                                           const mica_onnx_options_t *opt,
+                                           mica_onnx_model_t **out)
+{
+    mica_onnx_model_t *m;
+    mica__ox_t *x;
+    mica_status_t st;
+
+    if (!ctx)
+        return MICA_ERR_INVALID;
+    if (!path || !out)
+        return mica__fail(ctx, MICA_ERR_INVALID,
+                          "mica_onnx_import: path or out is NULL");
+    *out = NULL;
+    m = calloc(1, sizeof *m);
+    if (!m || !(m->source = mica__strdup(path))) {
+        free(m);
+        return mica__fail(ctx, MICA_ERR_NOMEM, "out of memory");
+    }
+    x = &m->x;
+    x->ctx = ctx;
+    st = mica__ox_model_open(ctx, path, &x->model);
+    if (st == MICA_OK && opt && opt->struct_size >= sizeof *opt) {
+        if (opt->shapes)
+            st = mica__ox_parse_shapes(x, opt->shapes, 7, "--shapes");
+        if (st == MICA_OK && opt->min_shapes)
+            st = mica__ox_parse_shapes(x, opt->min_shapes, 1,
+                                       "--min-shapes");
+        if (st == MICA_OK && opt->opt_shapes)
+            st = mica__ox_parse_shapes(x, opt->opt_shapes, 2,
+                                       "--opt-shapes");
+        if (st == MICA_OK && opt->max_shapes)
+            st = mica__ox_parse_shapes(x, opt->max_shapes, 4,
+                                       "--max-shapes");
+    }
+    if (st == MICA_OK) {
+        x->opt = opt && opt->struct_size >= sizeof *opt ? opt : NULL;
+        st = mica__ox_import(x);
+        x->opt = NULL;
+    }
+    if (st != MICA_OK) {
+        model_free(m);
+        return st;
+    }
+    *out = m;
+    return MICA_OK;
+}
+
+MICA_EXPORT void mica_onnx_destroy(mica_onnx_model_t *model)
+{
+    model_free(model);
+}
+
+MICA_EXPORT char *mica_onnx_manifest_text(mica_onnx_model_t *model,
+                                          const char *weights_file,
+                                          size_t *len)
+{
+    size_t n = 0;
+    char *text;
+    if (!model)
+        return NULL;
+    text = mica__ox_emit(&model->x, model->source,
+                         weights_file ? weights_file : "model.weights", &n);
+    if (len)
+        *len = n;
+    return text;
+}
+
+int mica__ox_write_weights(const mica__ox_t *x, FILE *f)
+{
+    static const uint8_t zeros[64];
+    int64_t at = 0;
+    int32_t i;
+    for (i = 0; i < x->nb_weights; i++) {
+        const mica__ox_weights_t *w = &x->weights[i];
+        if (w->inline_)
+            continue;
+        if (w->offset - at > 0
+            && fwrite(zeros, 1, (size_t)(w->offset - at), f)
+               != (size_t)(w->offset - at))
+            return errno ? errno : EIO;
+        if (w->bytes && fwrite(w->data, 1, (size_t)w->bytes, f)
+                        != (size_t)w->bytes)
+            return errno ? errno : EIO;
+        at = w->offset + w->bytes;
+    }
+    return 0;
+}
+
+const uint8_t *mica__ox_blob(mica__ox_t *x)
+{
+    int32_t i;
+    if (x->blob || !x->blob_size)
+        return x->blob;
+    x->blob = calloc(1, (size_t)x->blob_size);
+    if (!x->blob) {
+        mica__fail(x->ctx, MICA_ERR_NOMEM, "out of memory for %lld bytes "
+                   "of weights", (long long)x->blob_size);
+        return NULL;
+    }
+    for (i = 0; i < x->nb_weights; i++)
+        if (!x->weights[i].inline_ && x->weights[i].bytes)
+            memcpy(x->blob + x->weights[i].offset, x->weights[i].data,
+                   (size_t)x->weights[i].bytes);
+    return x->blob;
+}
+
+MICA_EXPORT const void *mica_onnx_weights(mica_onnx_model_t *model,
+                                          int64_t *bytes)
+{
+    if (bytes)
+        *bytes = model ? model->x.blob_size : 0;
+    return model ? mica__ox_blob(&model->x) : NULL;
+}
+
+MICA_EXPORT int64_t mica_onnx_weights_size(const mica_onnx_model_t *model)
+{
+    return model ? model->x.blob_size : 0;
+}
+
+/* Write a file (created or replaced): the text, or the weights; 0 or an
+ * errno. */
+static int write_file(const char *path, const void *p, size_t n,
+                      const mica__ox_t *weights)
+{
+    FILE *f = fopen(path, "wb");
+    int err = 0;
+    if (!f)
+        return errno ? errno : EIO;
+    if (weights)
+        err = mica__ox_write_weights(weights, f);
+    else if (n && fwrite(p, 1, n, f) != n)
+        err = errno ? errno : EIO;
+    if (fclose(f) != 0 && !err)
+        err = errno ? errno : EIO;
+    if (err)
+        remove(path);
+    return err;
+}
+
+MICA_EXPORT mica_status_t mica_onnx_save(mica_onnx_model_t *model,
+                                         const char *yaml_path)
+{
+    mica_context_t *ctx;
+    const char *slash, *base;
+    size_t blen, len = 0;
+    char *wpath = NULL, *wname = NULL, *text = NULL, *ytmp = NULL,
+         *wtmp = NULL;
+    mica_status_t st = MICA_OK;
+    int err;
+
+    if (!model)
+        return MICA_ERR_INVALID;
+    ctx = model->x.ctx;
+    if (!yaml_path || !*yaml_path)
+        return mica__fail(ctx, MICA_ERR_INVALID,
+                          "mica_onnx_save: no manifest path");
+    slash = strrchr(yaml_path, '/');
+    base = slash ? slash + 1 : yaml_path;
+    blen = strlen(base);
+    if (blen > 5 && !strcmp(base + blen - 5, ".yaml"))
+        blen -= 5;
+    else if (blen > 4 && !strcmp(base + blen - 4, ".yml"))
+        blen -= 4;
+    wname = mica__asprintf("%.*s.weights", (int)blen, base);
+    wpath = mica__asprintf("%.*s%s", (int)(base - yaml_path), yaml_path,
+                           wname ? wname : "");
+    ytmp = mica__asprintf("%s.tmp%ld", yaml_path, (long)getpid());
+    wtmp = wpath ? mica__asprintf("%s.tmp%ld", wpath, (long)getpid()) : NULL;
+    if (!wname || !wpath || !ytmp || !wtmp
+        || !(text = mica__ox_emit(&model->x, model->source, wname, &len))) {
+        st = mica__fail(ctx, MICA_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    if ((err = write_file(wtmp, NULL, 0, &model->x))) {
+        st = mica__fail(ctx, MICA_ERR_IO, "cannot write '%s': %s", wpath,
+                        strerror(err));
+        goto out;
+    }
+    if ((err = write_file(ytmp, text, len, NULL))) {
+        remove(wtmp);
+        st = mica__fail(ctx, MICA_ERR_IO, "cannot write '%s': %s",
+                        yaml_path, strerror(err));
+        goto out;
+    }
+    if (rename(wtmp, wpath) != 0) {
+        err = errno;
+        remove(wtmp);
+        remove(ytmp);
+        st = mica__fail(ctx, MICA_ERR_IO, "cannot write '%s': %s", wpath,
+                        strerror(err));
+        goto out;
+    }
+    if (rename(ytmp, yaml_path) != 0) {
+        err = errno;
+        remove(ytmp);
+        remove(wpath);
+        st = mica__fail(ctx, MICA_ERR_IO, "cannot write '%s': %s",
+                        yaml_path, strerror(err));
+    }
+out:
+    free(text);
+    free(wname);
+    free(wpath);
+    free(ytmp);
+    free(wtmp);
+    return st;
+}
+
+MICA_EXPORT mica_status_t mica_onnx_manifest(mica_onnx_model_t *model,
+                                             mica_manifest_t **out)
+{
+    size_t len = 0;
+    char *text, *path;
+    mica_status_t st;
+    static const char wname[] = "(imported weights)";
+
+    if (!model || !out)
+        return MICA_ERR_INVALID;
+    *out = NULL;
+    if (model->x.blob_size && !mica__ox_blob(&model->x))
+        return MICA_ERR_NOMEM;
+    text = mica__ox_emit(&model->x, model->source, wname, &len);
+    path = mica__asprintf("%s (imported)", model->source);
+    if (!text || !path) {
+        free(text);
+        free(path);
+        return mica__fail(model->x.ctx, MICA_ERR_NOMEM, "out of memory");
+    }
+    st = mica__manifest_load_mem(model->x.ctx, path, text, len, wname,
+                                 model->x.blob, (size_t)model->x.blob_size,
+                                 out);
+    free(text);
+    free(path);
+    return st;
+}
+
+MICA_EXPORT mica_status_t mica_onnx_op(int32_t i, const char **op,
+                                       const char **layers)
+{
+    size_t t;
+    int32_t k;
+    if (i < 0)
+        return MICA_ERR_NOT_FOUND;
+    for (t = 0; mica__ox_op_tables[t]; t++)
+        for (k = 0; mica__ox_op_tables[t][k].name; k++)
+            if (mica__ox_op_tables[t][k].layers && i-- == 0) {
+                if (op)
+                    *op = mica__ox_op_tables[t][k].name;
+                if (layers)
+                    *layers = mica__ox_op_tables[t][k].layers;
+                return MICA_OK;
+            }
+    return MICA_ERR_NOT_FOUND;
+}
+
+MICA_EXPORT mica_status_t mica_onnx_read_tensor(mica_context_t *ctx,
+                                                const char *path,
+                                                mica_tensor_desc_t *desc,
+                                                void **data)
+{
+    mica__ox_model_t m;
+    mica__ox_arena_t arena = {NULL};
+    Onnx__TensorProto *t = NULL;
+    mica__ox_data_t d;
+    mica_dtype_t dtype;
+    mica_status_t st;
+    size_t bytes;
+    const char *slash;
+
+    if (!ctx)
+        return MICA_ERR_INVALID;
+    if (!path || !desc || !data)
+        return mica__fail(ctx, MICA_ERR_INVALID,
+                          "mica_onnx_read_tensor: NULL argument");
+    *data = NULL;
+    memset(&m, 0, sizeof m);
+    m.ctx = ctx;
+    m.path = (char *)path;
+    slash = strrchr(path, '/');
+    m.dir = slash ? mica__asprintf("%.*s", (int)(slash - path), path)
+                  : mica__strdup("");
+    if (!m.dir)
+        return mica__fail(ctx, MICA_ERR_NOMEM, "out of memory");
+    st = mica__ox_file_map(ctx, path, "TensorProto", &m.file);
+    if (st != MICA_OK)
+        goto out;
+    t = onnx__tensor_proto__unpack(NULL, m.file.size, m.file.base);
+    if (!t) {
+        st = mica__fail(ctx, MICA_ERR_INVALID, "%s: not a TensorProto "
+                        "(damaged or truncated file?)", path);
+        goto out;
+    }
+    st = mica__ox_tensor_data(&m, &arena, t, "the tensor", &d);
+    if (st != MICA_OK)
+        goto out;
+    if (d.type == OX_INT64)
+        dtype = MICA_INT64;
+    else if (mica__ox_type_mica(d.type, &dtype) != 0) {
+        st = mica__fail(ctx, MICA_ERR_UNSUPPORTED, "%s: %s tensors have no "
+                        "mica type", path, mica__ox_type_name(d.type));
+        goto out;
+    }
+    memset(desc, 0, sizeof *desc);
+    desc->dtype = dtype;
+    desc->dims = d.dims;
+    desc->scale = 1;
+    bytes = (size_t)d.count * mica_dtype_size(dtype);
+    *data = malloc(bytes ? bytes : 1);
+    if (!*data) {
+        st = mica__fail(ctx, MICA_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    if (bytes)
+        memcpy(*data, d.raw, bytes);
+out:
+    if (t)
+        onnx__tensor_proto__free_unpacked(t, NULL);
+    mica__ox_arena_free(&arena);
+    mica__ox_file_unmap(&m.file);
+    for (int32_t i = 0; i < m.nb_ext; i++)
+        mica__ox_file_unmap(&m.ext[i]);
+    free(m.ext);
+    free(m.dir);
+    return st;
+}

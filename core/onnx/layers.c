@@ -1,0 +1,440 @@
+/*
+ * core/onnx/layers.c - one-layer helpers: element-wise, unary, cast,
+ * identity, reduce, concatenation, shapes and slices.  Each computes on
+ * the host when its inputs are small integer constants (shape arithmetic,
+ * as TensorRT's parser does with values known at import time), else adds
+ * the layer and tracks the output's type and dimensions (-1 where only
+ * run time knows them).
+ */
+#include <config.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "onnx_int.h"
+
+/* Broadcast dimension of a and b (-1 when only run time knows). */
+static int64_t bdim(int64_t a, int64_t b)
+{
+    if (a == 1)
+        return b;
+    if (b == 1)
+        return a;
+    if (a < 0)
+        return b >= 0 && b != 1 ? b : -1;
+    return a;
+}
+
+static int is_compare(const char *op)
+{
+    return !strcmp(op, "equal") || !strcmp(op, "greater") ||
+           !strcmp(op, "less");
+}
+
+static int is_logic(const char *op)
+{
+    return !strcmp(op, "and") || !strcmp(op, "or") || !strcmp(op, "xor");
+}
+
+/* The host value of `op` on integers (TensorRT's int32 semantics). */
+static int64_t ew_int(const char *op, int64_t a, int64_t b)
+{
+    if (!strcmp(op, "sum")) return a + b;
+    if (!strcmp(op, "sub")) return a - b;
+    if (!strcmp(op, "prod")) return a * b;
+    if (!strcmp(op, "max")) return a > b ? a : b;
+    if (!strcmp(op, "min")) return a < b ? a : b;
+    if (!strcmp(op, "div")) return b ? a / b : 0;
+    if (!strcmp(op, "floor_div")) {
+        int64_t q;
+        if (!b)
+            return 0;
+        q = a / b;
+        return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+    }
+    if (!strcmp(op, "equal")) return a == b;
+    if (!strcmp(op, "greater")) return a > b;
+    if (!strcmp(op, "less")) return a < b;
+    if (!strcmp(op, "and")) return a && b;
+    if (!strcmp(op, "or")) return a || b;
+    if (!strcmp(op, "xor")) return !a != !b;
+    if (!strcmp(op, "pow")) {
+        int64_t r = 1;
+        if (b < 0)
+            return a == 1 ? 1 : 0;
+        while (b-- > 0)
+            r *= a;
+        return r;
+    }
+    return 0;
+}
+
+/* Index into a broadcast input of dims d (rank r) for output index o. */
+static int64_t bindex(const int64_t *od, const int64_t *d, int32_t r,
+                      int64_t o)
+{
+    int64_t idx = 0, stride = 1;
+    int32_t k;
+    for (k = r - 1; k >= 0; k--) {
+        int64_t c = o % od[k];
+        o /= od[k];
+        if (d[k] != 1)
+            idx += c * stride;
+        stride *= d[k];
+    }
+    return idx;
+}
+
+mica__ox_value_t *mica__ox_ew(mica__ox_t *x, mica__ox_node_t *n,
+                              const char *op, mica__ox_value_t *a,
+                              mica__ox_value_t *b, const char *name)
+{
+    int64_t od[MICA_MAX_DIMS];
+    int32_t i, r;
+    mica__ox_layer_t *l;
+    const char *ta, *tb;
+    int boolean = is_compare(op) || is_logic(op);
+
+    if (x->st != MICA_OK || mica__ox_broadcast(x, n, &a, &b) != MICA_OK)
+        return NULL;
+    r = a->rank;
+    for (i = 0; i < r; i++)
+        od[i] = bdim(a->d[i], b->d[i]);
+    if (a->cst && b->cst && mica__ox_is_int(a->type)
+        && mica__ox_is_int(b->type)) {
+        int64_t vol = 1, o, *vals;
+        for (i = 0; i < r; i++)
+            vol *= od[i];
+        if (vol <= MICA__OX_FOLD_MAX) {
+            vals = mica__ox_alloc(x, 8 * (size_t)(vol ? vol : 1));
+            for (o = 0; vals && o < vol; o++)
+                vals[o] = ew_int(op,
+                    mica__ox_data_int(a->cst, bindex(od, a->d, r, o)),
+                    mica__ox_data_int(b->cst, bindex(od, b->d, r, o)));
+            return vals ? mica__ox_named(x, mica__ox_const_i(x, boolean ? OX_BOOL
+                                                    : a->type, vals, r, od),
+                                name) : NULL;
+        }
+    }
+    ta = mica__ox_tensor(x, n, a);
+    tb = mica__ox_tensor(x, n, b);
+    l = mica__ox_layer(x, n, "ElementWise", op);
+    mica__ox_in(x, l, ta);
+    mica__ox_in(x, l, tb);
+    mica__ox_p_str(x, l, "op", op);
+    return mica__ox_out(x, l, name, boolean ? MICA_BOOL : a->dtype, r, od);
+}
+
+mica__ox_value_t *mica__ox_unary(mica__ox_t *x, mica__ox_node_t *n,
+                                 const char *op, mica__ox_value_t *a,
+                                 const char *name)
+{
+    mica__ox_layer_t *l;
+    const char *t;
+    int boolean = !strcmp(op, "isinf") || !strcmp(op, "isnan");
+    if (x->st != MICA_OK)
+        return NULL;
+    if (a->cst && mica__ox_is_int(a->type) && a->cst->count <= MICA__OX_FOLD_MAX
+        && (!strcmp(op, "neg") || !strcmp(op, "abs") || !strcmp(op, "not"))) {
+        int64_t k, *vals = mica__ox_alloc(x, 8 * (size_t)(a->cst->count + 1));
+        for (k = 0; vals && k < a->cst->count; k++) {
+            int64_t v = mica__ox_data_int(a->cst, k);
+            vals[k] = op[0] == 'n' && op[1] == 'e' ? -v
+                      : op[0] == 'a' ? (v < 0 ? -v : v) : !v;
+        }
+        return vals ? mica__ox_named(x, mica__ox_const_i(x, a->type, vals, a->rank,
+                                                a->d), name) : NULL;
+    }
+    t = mica__ox_tensor(x, n, a);
+    l = mica__ox_layer(x, n, "Unary", op);
+    mica__ox_in(x, l, t);
+    mica__ox_p_str(x, l, "op", op);
+    return mica__ox_out(x, l, name, boolean ? MICA_BOOL : a->dtype, a->rank,
+                        a->d);
+}
+
+mica__ox_value_t *mica__ox_cast(mica__ox_t *x, mica__ox_node_t *n,
+                                mica__ox_value_t *a, int32_t type,
+                                const char *name)
+{
+    mica_dtype_t dt;
+    mica__ox_layer_t *l;
+    mica__ox_value_t *o;
+    const char *t;
+    if (x->st != MICA_OK)
+        return NULL;
+    if (mica__ox_type_mica(type, &dt) != 0) {
+        OX_UNSUP(x, n, "casts to %s (no mica type)",
+                 mica__ox_type_name(type));
+        return NULL;
+    }
+    if (a->cst && a->cst->count <= MICA__OX_FOLD_MAX) {
+        int64_t k, cnt = a->cst->count;
+        if (mica__ox_is_int(type)) {
+            int64_t *vals = mica__ox_alloc(x, 8 * (size_t)(cnt + 1));
+            for (k = 0; vals && k < cnt; k++)
+                vals[k] = type == OX_BOOL ? mica__ox_data_f(a->cst, k) != 0
+                                          : mica__ox_data_int(a->cst, k);
+            return vals ? mica__ox_named(x, mica__ox_const_i(x, type, vals, a->rank,
+                                                    a->d), name) : NULL;
+        } else if (type == OX_FLOAT) {
+            double *vals = mica__ox_alloc(x, 8 * (size_t)(cnt + 1));
+            for (k = 0; vals && k < cnt; k++)
+                vals[k] = mica__ox_data_f(a->cst, k);
+            return vals ? mica__ox_named(x, mica__ox_const_f(x, type, vals, a->rank,
+                                                    a->d), name) : NULL;
+        }
+    }
+    t = mica__ox_tensor(x, n, a);
+    l = mica__ox_layer(x, n, "Identity", "cast");
+    mica__ox_in(x, l, t);
+    mica__ox_p_str(x, l, "dtype", mica_dtype_name(dt));
+    o = mica__ox_out(x, l, name, dt, a->rank, a->d);
+    if (o)
+        o->type = type;
+    return o;
+}
+
+mica__ox_value_t *mica__ox_identity(mica__ox_t *x, mica__ox_node_t *n,
+                                    mica__ox_value_t *a, const char *name)
+{
+    mica__ox_layer_t *l;
+    mica__ox_value_t *o;
+    const char *t = mica__ox_tensor(x, n, a);
+    l = mica__ox_layer(x, n, "Identity", NULL);
+    mica__ox_in(x, l, t);
+    o = mica__ox_out(x, l, name, a->dtype, a->rank, a->d);
+    if (o)
+        o->type = a->type;
+    return o;
+}
+
+mica__ox_value_t *mica__ox_reduce(mica__ox_t *x, mica__ox_node_t *n,
+                                  const char *op, mica__ox_value_t *a,
+                                  const int64_t *axes, int32_t nb, int keep,
+                                  const char *name)
+{
+    int64_t od[MICA_MAX_DIMS], ax[MICA_MAX_DIMS];
+    int red[MICA_MAX_DIMS] = {0};
+    int32_t i, r = 0;
+    mica__ox_layer_t *l;
+    const char *t;
+    if (x->st != MICA_OK)
+        return NULL;
+    for (i = 0; i < nb; i++) {
+        int64_t k = mica__ox_axis(axes[i], a->rank);
+        if (k < 0) {
+            OX_BAD(x, n, "axis %lld is out of range for rank %d",
+                   (long long)axes[i], (int)a->rank);
+            return NULL;
+        }
+        red[k] = 1;
+    }
+    nb = 0;
+    for (i = 0; i < a->rank; i++) {
+        if (red[i])
+            ax[nb++] = i;
+        if (!red[i])
+            od[r++] = a->d[i];
+        else if (keep)
+            od[r++] = 1;
+    }
+    if (a->cst && mica__ox_is_int(a->type) && a->cst->count <= MICA__OX_FOLD_MAX
+        && a->rank == 1 && nb == 1 && op[0] != 'a') {
+        int64_t acc = !strcmp(op, "prod") ? 1 : 0, k;
+        for (k = 0; k < a->cst->count; k++) {
+            int64_t v = mica__ox_data_int(a->cst, k);
+            if (!strcmp(op, "sum")) acc += v;
+            else if (!strcmp(op, "prod")) acc *= v;
+            else if (!strcmp(op, "max")) acc = !k || v > acc ? v : acc;
+            else acc = !k || v < acc ? v : acc;
+        }
+        return mica__ox_named(x, mica__ox_const_i(x, a->type, &acc, r, od), name);
+    }
+    t = mica__ox_tensor(x, n, a);
+    l = mica__ox_layer(x, n, "Reduce", op);
+    mica__ox_in(x, l, t);
+    mica__ox_p_str(x, l, "op", op);
+    mica__ox_p_ints(x, l, "axes", ax, nb);
+    mica__ox_p_bool(x, l, "keep_dims", keep);
+    return mica__ox_out(x, l, name, a->dtype, r, od);
+}
+
+mica__ox_value_t *mica__ox_concat(mica__ox_t *x, mica__ox_node_t *n,
+                                  mica__ox_value_t **v, int32_t nb,
+                                  int32_t axis, const char *name)
+{
+    int64_t od[MICA_MAX_DIMS] = {0};
+    int32_t i, k, all_const = 1;
+    mica__ox_layer_t *l;
+    if (x->st != MICA_OK)
+        return NULL;
+    for (i = 0; i < nb; i++)
+        all_const &= v[i]->cst != NULL && mica__ox_is_int(v[i]->type) &&
+                     v[i]->rank == 1;
+    for (k = 0; k < v[0]->rank; k++)
+        od[k] = v[0]->d[k];
+    for (i = 1; i < nb; i++)
+        for (k = 0; k < v[0]->rank; k++) {
+            if (k == axis)
+                od[k] = od[k] < 0 || v[i]->d[k] < 0 ? -1
+                                                    : od[k] + v[i]->d[k];
+            else if (od[k] < 0)
+                od[k] = v[i]->d[k];
+        }
+    if (all_const && axis == 0 && od[0] <= MICA__OX_FOLD_MAX) {
+        int64_t *vals = mica__ox_alloc(x, 8 * (size_t)(od[0] + 1)), j = 0, e;
+        for (i = 0; vals && i < nb; i++)
+            for (e = 0; e < v[i]->cst->count; e++)
+                vals[j++] = mica__ox_data_int(v[i]->cst, e);
+        return vals ? mica__ox_named(x, mica__ox_const_i(x, v[0]->type, vals, 1, od),
+                            name) : NULL;
+    }
+    l = mica__ox_layer(x, n, "Concatenation", "concat");
+    for (i = 0; i < nb; i++)
+        mica__ox_in(x, l, mica__ox_tensor(x, n, v[i]));
+    mica__ox_p_int(x, l, "axis", axis);
+    {
+        mica__ox_value_t *o = mica__ox_out(x, l, name, v[0]->dtype,
+                                           v[0]->rank, od);
+        if (o)
+            o->type = v[0]->type;
+        return o;
+    }
+}
+
+mica__ox_value_t *mica__ox_shape_of(mica__ox_t *x, mica__ox_node_t *n,
+                                    mica__ox_value_t *v)
+{
+    int64_t len = v->rank;
+    mica__ox_layer_t *l;
+    mica__ox_value_t *o;
+    const char *t;
+    if (x->st != MICA_OK)
+        return NULL;
+    if (v->rank < 0) {
+        OX_UNSUP(x, n, "the shape of '%s', whose rank is unknown", v->name);
+        return NULL;
+    }
+    if (mica__ox_dims_known(v))
+        return mica__ox_const_i(x, OX_INT64, v->d, 1, &len);
+    t = mica__ox_tensor(x, n, v);
+    l = mica__ox_layer(x, n, "Shape", "shape");
+    mica__ox_in(x, l, t);
+    o = mica__ox_out(x, l, NULL, MICA_INT32, 1, &len);
+    if (o)
+        o->type = OX_INT64;
+    return o;
+}
+
+mica__ox_value_t *mica__ox_shape_slice(mica__ox_t *x, mica__ox_node_t *n,
+                                       mica__ox_value_t *s, int32_t start,
+                                       int32_t end)
+{
+    int64_t len = end - start, st = start, one = 1;
+    mica__ox_layer_t *l;
+    mica__ox_value_t *o;
+    const char *t;
+    if (x->st != MICA_OK)
+        return NULL;
+    if (s->cst) {
+        int64_t vals[MICA_MAX_DIMS], i;
+        for (i = 0; i < len; i++)
+            vals[i] = mica__ox_data_int(s->cst, start + i);
+        return mica__ox_const_i(x, s->type, vals, 1, &len);
+    }
+    t = mica__ox_tensor(x, n, s);
+    l = mica__ox_layer(x, n, "Slice", "part");
+    mica__ox_in(x, l, t);
+    mica__ox_p_ints(x, l, "start", &st, 1);
+    mica__ox_p_ints(x, l, "size", &len, 1);
+    mica__ox_p_ints(x, l, "stride", &one, 1);
+    o = mica__ox_out(x, l, NULL, s->dtype, 1, &len);
+    if (o)
+        o->type = s->type;
+    return o;
+}
+
+mica__ox_value_t *mica__ox_dim(mica__ox_t *x, mica__ox_node_t *n,
+                               mica__ox_value_t *v, int32_t i)
+{
+    int64_t one = 1;
+    if (v->d[i] >= 0)
+        return mica__ox_const_i(x, OX_INT64, &v->d[i], 1, &one);
+    return mica__ox_shape_slice(x, n, mica__ox_shape_of(x, n, v), i, i + 1);
+}
+
+mica__ox_value_t *mica__ox_vec(mica__ox_t *x, mica__ox_node_t *n,
+                               const int64_t *known, mica__ox_value_t **dyn,
+                               int32_t r)
+{
+    mica__ox_value_t *parts[MICA_MAX_DIMS];
+    int64_t one = 1, len = r;
+    int32_t i, any = 0;
+    for (i = 0; i < r; i++)
+        any |= dyn && dyn[i] != NULL;
+    if (!any)
+        return mica__ox_const_i(x, OX_INT64, known, 1, &len);
+    for (i = 0; i < r && x->st == MICA_OK; i++)
+        parts[i] = dyn && dyn[i] ? dyn[i]
+                   : mica__ox_const_i(x, OX_INT64, &known[i], 1, &one);
+    return x->st == MICA_OK ? mica__ox_concat(x, n, parts, r, 0, NULL) : NULL;
+}
+
+/* Param `name` of l from a constant, or input tensor (slot order kept). */
+static void slice_arg(mica__ox_t *x, mica__ox_node_t *n, mica__ox_layer_t *l,
+                      const char *name, mica__ox_value_t *v, int input)
+{
+    int64_t vals[MICA_MAX_DIMS];
+    int32_t i;
+    if (!v) {
+        if (input)
+            mica__ox_in(x, l, NULL);
+        return;
+    }
+    if (v->cst) {
+        for (i = 0; i < v->cst->count && i < MICA_MAX_DIMS; i++)
+            vals[i] = mica__ox_data_int(v->cst, i);
+        mica__ox_p_ints(x, l, name, vals, (int32_t)v->cst->count);
+        if (input)
+            mica__ox_in(x, l, NULL);
+    } else {
+        mica__ox_in(x, l, mica__ox_tensor(x, n, v));
+    }
+}
+
+mica__ox_value_t *mica__ox_slice(mica__ox_t *x, mica__ox_node_t *n,
+                                 mica__ox_value_t *v, mica__ox_value_t *start,
+                                 mica__ox_value_t *size,
+                                 mica__ox_value_t *stride, const char *mode,
+                                 mica__ox_value_t *fill, const char *name)
+{
+    mica__ox_layer_t *l;
+    mica__ox_value_t *o;
+    int64_t od[MICA_MAX_DIMS];
+    int32_t i, r = v->rank, tensors;
+    const char *t;
+    if (x->st != MICA_OK)
+        return NULL;
+    t = mica__ox_tensor(x, n, v);
+    l = mica__ox_layer(x, n, "Slice", "slice");
+    mica__ox_in(x, l, t);
+    /* Inputs after the last tensor argument are left out. */
+    tensors = fill && !fill->cst ? 4 : stride && !stride->cst ? 3
+              : !size->cst ? 2 : !start->cst ? 1 : 0;
+    slice_arg(x, n, l, "start", start, tensors >= 1);
+    slice_arg(x, n, l, "size", size, tensors >= 2);
+    slice_arg(x, n, l, "stride", stride, tensors >= 3);
+    if (mode && strcmp(mode, "default"))
+        mica__ox_p_str(x, l, "mode", mode);
+    if (fill && fill->cst)
+        mica__ox_p_float(x, l, "fill_value", mica__ox_data_f(fill->cst, 0));
+    else if (fill)
+        mica__ox_in(x, l, mica__ox_tensor(x, n, fill));
+    for (i = 0; i < r; i++)
+        od[i] = size->cst ? mica__ox_data_int(size->cst, i) : -1;
+    o = mica__ox_out(x, l, name, v->dtype, r, od);
+    if (o)
+        o->type = v->type;
+    return o;
+}

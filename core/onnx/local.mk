@@ -1,0 +1,73 @@
+# core/onnx/local.mk - the ONNX importer (part of libmica): C code that
+# protoc-c generates at build time from onnx.proto, the reader and the
+# mapping of operators.  Without it (--without-onnx), none.c answers the
+# public functions with the reason.
+
+if MICA_ONNX
+noinst_LTLIBRARIES += core/onnx/libmicaonnx.la
+# The generated code: core/onnx/onnx.pb-c.{c,h} in the build tree, from a
+# copy of the configured onnx.proto (protoc-c names its output after it).
+nodist_core_onnx_libmicaonnx_la_SOURCES = core/onnx/onnx.pb-c.c \
+	core/onnx/onnx.pb-c.h
+BUILT_SOURCES += core/onnx/onnx.pb-c.h
+CLEANFILES += core/onnx/onnx.pb-c.c core/onnx/onnx.pb-c.h \
+	core/onnx/onnx.proto core/onnx/onnx.pb-c.stamp
+core/onnx/onnx.pb-c.stamp: $(ONNX_PROTO)
+	$(AM_V_GEN)$(MKDIR_P) core/onnx && cp $(ONNX_PROTO) core/onnx/onnx.proto \
+	  && $(PROTOC_C) --proto_path=core/onnx --c_out=core/onnx \
+	     core/onnx/onnx.proto && touch $@
+core/onnx/onnx.pb-c.c core/onnx/onnx.pb-c.h: core/onnx/onnx.pb-c.stamp
+	@test -f $@ || { rm -f core/onnx/onnx.pb-c.stamp; \
+	  $(MAKE) $(AM_MAKEFLAGS) core/onnx/onnx.pb-c.stamp; }
+
+core_onnx_libmicaonnx_la_SOURCES = core/onnx/onnx_int.h \
+	core/onnx/reader.c core/onnx/tensor.c core/onnx/ir.c \
+	core/onnx/names.c core/onnx/weights.c core/onnx/emit.c \
+	core/onnx/shape.c core/onnx/layers.c core/onnx/import.c \
+	core/onnx/profile.c core/onnx/thirdparty.c \
+	core/onnx/op_elementwise.c core/onnx/op_tensor.c \
+	core/onnx/op_slice.c core/onnx/op_shape.c core/onnx/op_gather.c \
+	core/onnx/op_conv.c core/onnx/op_nn.c core/onnx/op_norm.c \
+	core/onnx/op_resize.c core/onnx/op_reduce.c core/onnx/op_control.c \
+	core/onnx/op_rnn.c core/onnx/api.c
+core_onnx_libmicaonnx_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/core/onnx \
+	$(YAML_CFLAGS) $(PROTOBUF_C_CFLAGS)
+libmica_la_LIBADD += core/onnx/libmicaonnx.la $(PROTOBUF_C_LIBS)
+else
+libmica_la_SOURCES += core/onnx/none.c
+endif
+EXTRA_DIST += core/onnx/none.c
+
+# ---- tests -------------------------------------------------------------------
+# ONNX's backend tests as a conformance suite (skips without the importer
+# or without libonnx-testdata).  tests/onnx/expected.txt lists what does
+# not pass yet, with why; `make onnx-expected` rewrites it from a run.
+check_PROGRAMS += tests/test_onnx_backend
+TESTS += tests/test_onnx_backend
+tests_test_onnx_backend_SOURCES = tests/test_onnx_backend.c
+tests_test_onnx_backend_LDADD = $(MICA_TEST_LIBS)
+EXTRA_DIST += tests/onnx/expected.txt
+
+onnx-expected: tests/test_onnx_backend$(EXEEXT) all
+	$(AM_V_GEN)MICA_MODULE_DIR='$(abs_top_builddir)/modules/.libs' \
+	  MICA_MODULE_PATH= MICA_TOP_SRCDIR='$(abs_top_srcdir)' \
+	  ./tests/test_onnx_backend --generate >$(srcdir)/tests/onnx/expected.tmp \
+	  && mv $(srcdir)/tests/onnx/expected.tmp $(srcdir)/tests/onnx/expected.txt \
+	  && echo "wrote $(srcdir)/tests/onnx/expected.txt: `grep -vc '^#' \
+	     $(srcdir)/tests/onnx/expected.txt` tests that do not pass"
+.PHONY: onnx-expected
+
+# The command end to end on the models of tests/onnx/models/.
+TESTS += tests/test_cli_onnx.sh
+ONNX_TEST_MODELS = tests/onnx/make_models.py \
+	tests/onnx/models/mlp.onnx tests/onnx/models/mlp.in_0.npy \
+	tests/onnx/models/mlp.want.out_relu.npy \
+	tests/onnx/models/mlp.want.out_sum.npy \
+	tests/onnx/models/ext.onnx tests/onnx/models/ext.data \
+	tests/onnx/models/big.onnx tests/onnx/models/unsupported.onnx \
+	tests/onnx/models/custom_ns.onnx tests/onnx/models/badattr.onnx \
+	tests/onnx/models/double.onnx tests/onnx/models/thirdparty.onnx \
+	tests/onnx/models/control.onnx tests/onnx/models/control.x.npy \
+	tests/onnx/models/control.c.npy tests/onnx/models/control.want.y.npy
+EXTRA_DIST += tests/test_cli_onnx.sh $(ONNX_TEST_MODELS)
+EXTRA_DIST += docs/onnx.md bench/onnx_import.sh

@@ -1,0 +1,363 @@
+/*
+ * core/onnx/op_conv.c - Conv and ConvTranspose onto Convolution and
+ * Deconvolution, MaxPool and AveragePool onto Pooling, as TensorRT's
+ * parser maps them: kernels and biases are weights (constants), a 1-D
+ * operator is made 2-D with a trailing axis of 1, automatic pads are
+ * computed where the spatial size is known, ceil_mode is extra padding at
+ * the end.
+ */
+#include <config.h>
+
+#include <string.h>
+
+#include "onnx_int.h"
+
+#define IN(k) ((k) < n->nb_in ? n->in[k] : NULL)
+#define OUT(k) mica__ox_out_name(n, (k))
+
+/* ---- windows: kernel, strides, dilations, pads ------------------------- */
+
+typedef struct window {
+    int32_t nd;                  /* spatial axes, 2 or 3 after unsqueezing */
+    int32_t unsq;                /* 1: a 1-D op made 2-D */
+    int64_t k[3], s[3], d[3], pre[3], post[3], out[3];
+} window_t;
+
+/*
+ * The spatial window of node n over input v (rank 3 to 5) with kernel
+ * `kernel` (nd values): strides, dilations, explicit or automatic pads,
+ * and the output's spatial length where known.
+ */
+static mica_status_t window(mica__ox_t *x, mica__ox_node_t *n,
+                            const mica__ox_value_t *v, const int64_t *kernel,
+                            int32_t nd, int transposed, window_t *w)
+{
+    const int64_t *a;
+    int32_t i, k;
+    const char *pad = mica__ox_attr_s(x, n, "auto_pad", "NOTSET");
+
+    memset(w, 0, sizeof *w);
+    if (nd < 1 || nd > 3 || v->rank != nd + 2)
+        return OX_UNSUP(x, n, "%d spatial axes on an input of rank %d (1, "
+                        "2 or 3 spatial axes are supported)", (int)nd,
+                        (int)v->rank);
+    w->nd = nd;
+    for (i = 0; i < nd; i++) {
+        w->k[i] = kernel[i];
+        w->s[i] = w->d[i] = 1;
+    }
+    if ((k = mica__ox_attr_ints(n, "strides", &a)) >= 0) {
+        if (k != nd)
+            return OX_BAD(x, n, "%d strides for %d spatial axes", (int)k,
+                          (int)nd);
+        for (i = 0; i < nd; i++)
+            w->s[i] = a[i];
+    }
+    if ((k = mica__ox_attr_ints(n, "dilations", &a)) >= 0) {
+        if (k != nd)
+            return OX_BAD(x, n, "%d dilations for %d spatial axes", (int)k,
+                          (int)nd);
+        for (i = 0; i < nd; i++)
+            w->d[i] = a[i];
+    }
+    for (i = 0; i < nd; i++)
+        if (w->s[i] < 1 || w->d[i] < 1 || w->k[i] < 1)
+            return OX_BAD(x, n, "kernel, strides and dilations must be "
+                          ">= 1");
+    if ((k = mica__ox_attr_ints(n, "pads", &a)) >= 0) {
+        if (k != 2 * nd)
+            return OX_BAD(x, n, "%d pads for %d spatial axes", (int)k,
+                          (int)nd);
+        for (i = 0; i < nd; i++) {
+            w->pre[i] = a[i];
+            w->post[i] = a[nd + i];
+        }
+    }
+    if (!strcmp(pad, "SAME_UPPER") || !strcmp(pad, "SAME_LOWER")) {
+        for (i = 0; i < nd; i++) {
+            int64_t in = v->d[2 + i], out, total, ek;
+            if (in < 0)
+                return OX_UNSUP(x, n, "auto_pad %s over a spatial axis "
+                                "known only at run time", pad);
+            ek = (w->k[i] - 1) * w->d[i] + 1;
+            if (transposed) {
+                out = in * w->s[i];
+                total = w->s[i] * (in - 1) + ek - out;
+            } else {
+                out = (in + w->s[i] - 1) / w->s[i];
+                total = (out - 1) * w->s[i] + ek - in;
+            }
+            total = total < 0 ? 0 : total;
+            if (pad[5] == 'U') {
+                w->pre[i] = total / 2;
+                w->post[i] = total - total / 2;
+            } else {
+                w->pre[i] = total - total / 2;
+                w->post[i] = total / 2;
+            }
+        }
+    } else if (!strcmp(pad, "VALID")) {
+        for (i = 0; i < nd; i++)
+            w->pre[i] = w->post[i] = 0;
+    } else if (strcmp(pad, "NOTSET")) {
+        return OX_BAD(x, n, "auto_pad '%s'", pad);
+    }
+    for (i = 0; i < nd; i++) {
+        int64_t in = v->d[2 + i], ek = (w->k[i] - 1) * w->d[i] + 1;
+        w->out[i] = in < 0 ? -1
+                    : transposed ? w->s[i] * (in - 1) + ek - w->pre[i]
+                                   - w->post[i]
+                    : (in + w->pre[i] + w->post[i] - ek) / w->s[i] + 1;
+    }
+    if (nd == 1) {
+        w->nd = 2;
+        w->unsq = 1;
+        w->k[1] = w->s[1] = w->d[1] = 1;
+        w->out[1] = 1;
+    }
+    return MICA_OK;
+}
+
+/* The window as params: padding (symmetric) or pre/post padding. */
+static void window_params(mica__ox_t *x, mica__ox_layer_t *l,
+                          const window_t *w, const char *ksize, int dil)
+{
+    int32_t i, sym = 1;
+    mica__ox_p_ints(x, l, ksize, w->k, w->nd);
+    mica__ox_p_ints(x, l, "stride", w->s, w->nd);
+    for (i = 0; i < w->nd; i++)
+        sym &= w->pre[i] == w->post[i];
+    if (sym) {
+        mica__ox_p_ints(x, l, "padding", w->pre, w->nd);
+    } else {
+        mica__ox_p_ints(x, l, "pre_padding", w->pre, w->nd);
+        mica__ox_p_ints(x, l, "post_padding", w->post, w->nd);
+    }
+    if (dil)
+        mica__ox_p_ints(x, l, "dilation", w->d, w->nd);
+}
+
+/* v with a trailing axis of 1 (a 1-D op made 2-D). */
+static mica__ox_value_t *trail1(mica__ox_t *x, mica__ox_node_t *n,
+                                mica__ox_value_t *v)
+{
+    int64_t axis = v->rank;
+    return mica__ox_unsqueeze(x, n, v, &axis, 1, NULL);
+}
+
+/* ---- convolutions ----------------------------------------------------------- */
+
+static mica_status_t conv(mica__ox_t *x, mica__ox_node_t *n, int transposed)
+{
+    mica__ox_value_t *v, *wv, *bv, *o;
+    window_t w;
+    int64_t group = mica__ox_attr_i(n, "group", 1), kernel[3], maps, od[5];
+    const int64_t *ks;
+    int32_t i, nk;
+    mica__ox_layer_t *l;
+    const char *kw, *bw = NULL, *t;
+    mica_dims_t kd;
+
+    if (mica__ox_need(x, n, 2) != MICA_OK)
+        return x->st;
+    v = IN(0);
+    wv = IN(1);
+    bv = IN(2);
+    if (!wv->cst)
+        return OX_UNSUP(x, n, "a kernel known only at run time (the %s "
+                        "layer takes its kernel as weights)",
+                        transposed ? "Deconvolution" : "Convolution");
+    if (bv && !bv->cst)
+        return OX_UNSUP(x, n, "a bias known only at run time");
+    if (wv->rank < 3 || wv->rank > 5 || wv->rank != v->rank)
+        return OX_BAD(x, n, "kernel of rank %d for an input of rank %d",
+                      (int)wv->rank, (int)v->rank);
+    if (group < 1)
+        return OX_BAD(x, n, "group %lld", (long long)group);
+    nk = wv->rank - 2;
+    if (mica__ox_attr_ints(n, "kernel_shape", &ks) == nk)
+        for (i = 0; i < nk; i++)
+            kernel[i] = ks[i];
+    else
+        for (i = 0; i < nk; i++)
+            kernel[i] = wv->d[2 + i];
+    if (window(x, n, v, kernel, nk, transposed, &w) != MICA_OK)
+        return x->st;
+    maps = transposed ? wv->d[1] * group : wv->d[0];
+    if (transposed) {
+        const int64_t *a;
+        int32_t k;
+        int64_t op[3] = {0, 0, 0};
+        if ((k = mica__ox_attr_ints(n, "output_padding", &a)) >= 0) {
+            if (k != nk)
+                return OX_BAD(x, n, "%d output_padding values for %d axes",
+                              (int)k, (int)nk);
+            for (i = 0; i < nk; i++)
+                op[i] = a[i];
+        }
+        if ((k = mica__ox_attr_ints(n, "output_shape", &a)) >= 0) {
+            const char *pad = mica__ox_attr_s(x, n, "auto_pad", "NOTSET");
+            if (k != nk)
+                return OX_BAD(x, n, "%d output_shape values for %d axes",
+                              (int)k, (int)nk);
+            for (i = 0; i < nk; i++) {
+                int64_t in = v->d[2 + i], total;
+                if (in < 0)
+                    return OX_UNSUP(x, n, "output_shape over an axis known "
+                                    "only at run time");
+                total = w.s[i] * (in - 1) + op[i] + (w.k[i] - 1) * w.d[i] +
+                        1 - a[i];
+                if (!strcmp(pad, "SAME_UPPER")) {
+                    w.pre[i] = total / 2;
+                    w.post[i] = total - total / 2;
+                } else {
+                    w.pre[i] = total - total / 2;
+                    w.post[i] = total / 2;
+                }
+                w.out[i] = a[i];
+                op[i] = 0;
+            }
+        }
+        /* TensorRT's parser: the output padding shortens the padding at
+         * the end (a negative one extends the output). */
+        for (i = 0; i < nk; i++) {
+            w.post[i] -= op[i];
+            if (w.out[i] >= 0)
+                w.out[i] += op[i];
+        }
+    }
+    kd = wv->cst->dims;
+    if (w.unsq)
+        kd.d[kd.nb_dims++] = 1;
+    kw = mica__ox_weights_add(x, n, wv->name, wv->cst, v->dtype, &kd,
+                              "the kernel");
+    if (bv)
+        bw = mica__ox_value_weights(x, n, bv);
+    if (w.unsq)
+        v = trail1(x, n, v);
+    if (!v || x->st != MICA_OK)
+        return x->st;
+    t = mica__ox_tensor(x, n, v);
+    l = mica__ox_layer(x, n, transposed ? "Deconvolution" : "Convolution",
+                       NULL);
+    mica__ox_in(x, l, t);
+    mica__ox_p_int(x, l, "num_output_maps", maps);
+    window_params(x, l, &w, "kernel_size", 1);
+    if (group != 1)
+        mica__ox_p_int(x, l, "groups", group);
+    mica__ox_p_weights(x, l, "kernel", &kw, 1, 0);
+    if (bw)
+        mica__ox_p_weights(x, l, "bias", &bw, 1, 0);
+    od[0] = v->d[0];
+    od[1] = maps;
+    for (i = 0; i < w.nd; i++)
+        od[2 + i] = w.out[i];
+    o = mica__ox_out(x, l, w.unsq ? NULL : OUT(0), v->dtype, w.nd + 2, od);
+    if (o && w.unsq) {
+        int64_t axis = 3;
+        o = mica__ox_squeeze(x, n, o, &axis, 1, OUT(0));
+    }
+    mica__ox_set_out(x, n, 0, o);
+    return x->st;
+}
+
+static mica_status_t op_conv(mica__ox_t *x, mica__ox_node_t *n)
+{
+    return conv(x, n, 0);
+}
+
+static mica_status_t op_conv_transpose(mica__ox_t *x, mica__ox_node_t *n)
+{
+    return conv(x, n, 1);
+}
+
+/* ---- pooling --------------------------------------------------------------- */
+
+static mica_status_t pool(mica__ox_t *x, mica__ox_node_t *n, int avg)
+{
+    mica__ox_value_t *v, *o;
+    const int64_t *ks;
+    int32_t nk, i;
+    window_t w;
+    mica__ox_layer_t *l;
+    int64_t od[5];
+    int include = mica__ox_attr_i(n, "count_include_pad", 0) != 0;
+
+    if (mica__ox_need(x, n, 1) != MICA_OK)
+        return x->st;
+    v = IN(0);
+    if (OUT(1))
+        return OX_UNSUP(x, n, "the Indices output");
+    nk = mica__ox_attr_ints(n, "kernel_shape", &ks);
+    if (nk < 1)
+        return OX_BAD(x, n, "no kernel_shape");
+    if (window(x, n, v, ks, nk, 0, &w) != MICA_OK)
+        return x->st;
+    for (i = 0; i < w.nd; i++)
+        if (w.d[i] != 1)
+            return OX_UNSUP(x, n, "dilations (the Pooling layer has none)");
+    if (mica__ox_attr_i(n, "ceil_mode", 0)) {
+        /* Round the output up by padding the end; a last window that
+         * would start in the padding is dropped (as ONNX Runtime). */
+        for (i = 0; i < nk; i++) {
+            int64_t in = v->d[2 + i], span, out, extra;
+            if (in < 0)
+                return OX_UNSUP(x, n, "ceil_mode over an axis known only "
+                                "at run time");
+            span = in + w.pre[i] + w.post[i] - w.k[i];
+            out = (span + w.s[i] - 1) / w.s[i] + 1;
+            if ((out - 1) * w.s[i] >= in + w.pre[i])
+                out--;
+            extra = (out - 1) * w.s[i] + w.k[i] - (in + w.pre[i] + w.post[i]);
+            if (extra > 0) {
+                if (avg && include)
+                    return OX_UNSUP(x, n, "ceil_mode with count_include_pad"
+                                    " where the last window overhangs");
+                w.post[i] += extra;
+            }
+            w.out[i] = out;
+        }
+    }
+    if (w.unsq)
+        v = trail1(x, n, v);
+    if (!v)
+        return x->st;
+    l = mica__ox_layer(x, n, "Pooling", NULL);
+    mica__ox_in(x, l, mica__ox_tensor(x, n, v));
+    mica__ox_p_str(x, l, "type", avg ? "average" : "max");
+    {
+        window_t pw = w;
+        window_params(x, l, &pw, "window_size", 0);
+    }
+    if (avg)
+        mica__ox_p_bool(x, l, "average_count_excludes_padding", !include);
+    od[0] = v->d[0];
+    od[1] = v->d[1];
+    for (i = 0; i < w.nd; i++)
+        od[2 + i] = w.out[i];
+    o = mica__ox_out(x, l, w.unsq ? NULL : OUT(0), v->dtype, w.nd + 2, od);
+    if (o && w.unsq) {
+        int64_t axis = 3;
+        o = mica__ox_squeeze(x, n, o, &axis, 1, OUT(0));
+    }
+    mica__ox_set_out(x, n, 0, o);
+    return x->st;
+}
+
+static mica_status_t op_max_pool(mica__ox_t *x, mica__ox_node_t *n)
+{
+    return pool(x, n, 0);
+}
+
+static mica_status_t op_average_pool(mica__ox_t *x, mica__ox_node_t *n)
+{
+    return pool(x, n, 1);
+}
+
+const mica__ox_op_t mica__ox_ops_conv[] = {
+    {"Conv", op_conv, "Convolution"},
+    {"ConvTranspose", op_conv_transpose, "Deconvolution"},
+    {"MaxPool", op_max_pool, "Pooling"},
+    {"AveragePool", op_average_pool, "Pooling"},
+    {NULL, NULL, NULL},
+};

@@ -1,0 +1,147 @@
+/*
+ * modules/common/kit_layer.c - the layer whose state is its fields (see
+ * <mica/kit.h>): serialize is the fields' byte form, deserialize reads it
+ * back and calls the creator's create(), clone shares the fields.
+ */
+#include <config.h>
+
+#include "mica/kit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A reference to fields that the next mica_kit_layer_new of this thread
+ * takes over instead of copying them (set by mica_kit_layer_deserialize_ex,
+ * which has just read them, and by mica_kit_layer_clone, which shares
+ * its layer's). */
+static _Thread_local mica_kit_fields_t *adoptable;
+
+/* The fields for a new layer: the adoptable ones if they are these
+ * (made for this layer: taken, no copy), else a copy. */
+static mica_kit_fields_t *adopt_or_copy(const mica_fields_t *fields)
+{
+    mica_kit_fields_t *f = adoptable;
+    if (f && fields == mica_kit_fields_view(f)) {
+        adoptable = NULL;
+        return f;
+    }
+    return mica_kit_fields_copy(fields);
+}
+
+/* ---- the layer base --------------------------------------------------- */
+
+void *mica_kit_layer_new(size_t size, const mica_layer_ops_t *ops,
+                         const mica_layer_creator_t *creator,
+                         const char *name, const mica_fields_t *fields,
+                         mica_error_t *err)
+{
+    mica_kit_layer_t *l = calloc(1, size);
+    size_t nlen = strlen(name ? name : "");
+
+    if (!l)
+        goto nomem;
+    l->layer.ops = ops;
+    l->creator = creator;
+    l->name = malloc(nlen + 1);
+    l->fields = adopt_or_copy(fields);
+    if (!l->name || !l->fields)
+        goto nomem;
+    memcpy(l->name, name ? name : "", nlen + 1);
+    return l;
+nomem:
+    if (l) {
+        free(l->name);
+        mica_kit_fields_free(l->fields);
+        free(l);
+    }
+    mica_kit_host->set_error(err, "out of host memory creating layer '%s'",
+                             name ? name : "");
+    return NULL;
+}
+
+mica_layer_t *mica_kit_layer_create(const mica_layer_creator_t *creator,
+                                    const char *name,
+                                    const mica_fields_t *fields,
+                                    mica_error_t *err)
+{
+    mica_kit_layer_t *l = mica_kit_layer_new(
+        sizeof *l, (const mica_layer_ops_t *)creator->user_data, creator,
+        name, fields, err);
+    return l ? &l->layer : NULL;
+}
+
+mica_status_t mica_kit_layer_serialize(const mica_layer_t *layer, void *buf,
+                                       size_t *size)
+{
+    const mica_kit_layer_t *l = (const mica_kit_layer_t *)layer;
+    return mica_kit_fields_save(l->fields, buf, size);
+}
+
+mica_layer_t *mica_kit_layer_clone(const mica_layer_t *layer,
+                                   mica_error_t *err)
+{
+    const mica_kit_layer_t *l = (const mica_kit_layer_t *)layer;
+    mica_kit_fields_t *f = mica_kit_fields_share(l->fields);
+    mica_layer_t *copy;
+
+    /* The clone shares the fields (weights included) instead of copying
+     * them: its create() takes this reference through
+     * mica_kit_layer_new; if it never gets there, it is dropped here. */
+    adoptable = f;
+    copy = l->creator->create(l->creator, l->name, mica_kit_fields_view(f),
+                              err);
+    if (adoptable == f) {
+        adoptable = NULL;
+        mica_kit_fields_free(f);
+    }
+    return copy;
+}
+
+void mica_kit_layer_destroy(mica_layer_t *layer)
+{
+    mica_kit_layer_t *l = (mica_kit_layer_t *)layer;
+    if (!l)
+        return;
+    if (l->fini)
+        l->fini(l);
+    free(l->name);
+    mica_kit_fields_free(l->fields);
+    free(l);
+}
+
+mica_layer_t *mica_kit_layer_deserialize(const mica_layer_creator_t *c,
+                                         const char *name, const void *data,
+                                         size_t size, mica_error_t *err)
+{
+    return mica_kit_layer_deserialize_ex(c, name, data, size, 0, err);
+}
+
+mica_layer_t *mica_kit_layer_deserialize_ex(const mica_layer_creator_t *c,
+                                            const char *name,
+                                            const void *data, size_t size,
+                                            uint32_t flags, mica_error_t *err)
+{
+    mica_kit_fields_t *f = mica_kit_fields_load(
+        data, size, (flags & MICA_STATE_PERSISTENT) != 0);
+    mica_layer_t *layer;
+
+    /* Fields from a file have not met the core's validator: the kit
+     * checks that they fit the schema, so that create() may rely on it
+     * whichever way it is called. */
+    if (!f || !mica_kit_fields_fit(mica_kit_fields_view(f), c)) {
+        mica_kit_fields_free(f);
+        mica_kit_host->set_error(err, "layer '%s': serialized %s state is "
+                                 "corrupt (%zu bytes)", name, c->type, size);
+        return NULL;
+    }
+    /* The layer's create() keeps these fields through
+     * mica_kit_layer_new instead of copying them again; if it never
+     * gets there (an error), they are freed here. */
+    adoptable = f;
+    layer = c->create(c, name, mica_kit_fields_view(f), err);
+    if (adoptable == f) {
+        adoptable = NULL;
+        mica_kit_fields_free(f);
+    }
+    return layer;
+}

@@ -1,0 +1,523 @@
+/*
+ * tests/test_onnx_backend.c - ONNX's backend tests (Debian's
+ * libonnx-testdata: node, pytorch-converted, pytorch-operator, simple) as
+ * a conformance suite: every folder's model.onnx is imported, built on
+ * the CPU and run on each test_data_set_*, and its outputs compared with
+ * output_*.pb as ONNX's runner does (rtol 1e-3, atol 1e-7).
+ *
+ * One TAP result per folder: ok when it passes; a folder that fails and
+ * is listed in tests/onnx/expected.txt, with its reason, is a skip with
+ * that reason (and a diagnostic when it fails for another reason now);
+ * a listed folder that passes now is "not ok" (refresh the file: make
+ * onnx-expected), as is any failure not listed.  Every folder
+ * runs in a child process under a time limit, so a crash or a hang is a
+ * failure of its own and the suite goes on.
+ *
+ * With --generate, prints the expectations file instead (what fails now,
+ * each with the first line of why).
+ */
+#include <config.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "mica/mica.h"
+
+#define TIME_LIMIT_S 30
+#define MAX_IO 64
+
+static const char *const sets[] = {"node", "pytorch-converted",
+                                   "pytorch-operator", "simple"};
+
+/* ---- the expectations file ---------------------------------------------- */
+
+typedef struct expect {
+    char *name;
+    char *reason;
+} expect_t;
+
+static expect_t *expected;
+static size_t nb_expected;
+
+static void load_expected(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[2048];
+    if (!f)
+        bail("cannot open the expectations file '%s': %s", path,
+             strerror(errno));
+    while (fgets(line, sizeof line, f)) {
+        char *tab = strchr(line, '\t'), *nl = strchr(line, '\n');
+        expect_t *g;
+        if (nl)
+            *nl = '\0';
+        if (line[0] == '#' || !line[0] || !tab)
+            continue;
+        *tab = '\0';
+        g = realloc(expected, sizeof *g * (nb_expected + 1));
+        if (!g)
+            bail("out of memory");
+        expected = g;
+        expected[nb_expected].name = strdup(line);
+        expected[nb_expected].reason = strdup(tab + 1);
+        nb_expected++;
+    }
+    fclose(f);
+}
+
+static const char *expected_reason(const char *name)
+{
+    size_t i;
+    for (i = 0; i < nb_expected; i++)
+        if (!strcmp(expected[i].name, name))
+            return expected[i].reason;
+    return NULL;
+}
+
+/* ---- one folder, in the child --------------------------------------------- */
+
+static char why[1024];
+
+static int fail(const char *fmt, ...) TAP_PRINTF(1, 2);
+static int fail(const char *fmt, ...)
+{
+    va_list ap;
+    char *nl;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    while ((nl = strpbrk(why, "\t\n")))
+        *nl = ' ';
+    return -1;
+}
+
+static double value(mica_dtype_t t, const void *p, int64_t i)
+{
+    switch (t) {
+    case MICA_FLOAT32: return ((const float *)p)[i];
+    case MICA_INT32: return ((const int32_t *)p)[i];
+    case MICA_INT64: return (double)((const int64_t *)p)[i];
+    case MICA_INT8: return ((const int8_t *)p)[i];
+    case MICA_UINT8: case MICA_BOOL: return ((const uint8_t *)p)[i];
+    case MICA_FLOAT16: {
+        uint16_t h = ((const uint16_t *)p)[i];
+        int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+        double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY)
+                   : ldexp(m + 1024, e - 25);
+        return h & 0x8000 ? -v : v;
+    }
+    default: return NAN;
+    }
+}
+
+/* Compare an output with its reference as numpy's assert_allclose. */
+static int compare(const char *name, const mica_tensor_desc_t *got,
+                   const void *g, const mica_tensor_desc_t *want,
+                   const void *w)
+{
+    int64_t i, n = mica_dims_volume(&want->dims);
+    int32_t k;
+    if (got->dims.nb_dims != want->dims.nb_dims)
+        return fail("output '%s' has rank %d, the reference %d", name,
+                    (int)got->dims.nb_dims, (int)want->dims.nb_dims);
+    for (k = 0; k < got->dims.nb_dims; k++)
+        if (got->dims.d[k] != want->dims.d[k])
+            return fail("output '%s': dimension %d is %lld, the reference "
+                        "%lld", name, (int)k, (long long)got->dims.d[k],
+                        (long long)want->dims.d[k]);
+    for (i = 0; i < n; i++) {
+        double a = value(got->dtype, g, i), b = value(want->dtype, w, i);
+        if (isnan(a) && isnan(b))
+            continue;
+        if (!(fabs(a - b) <= 1e-7 + 1e-3 * fabs(b)) && a != b)
+            return fail("output '%s': element %lld is %.9g, the reference "
+                        "%.9g", name, (long long)i, a, b);
+    }
+    return 0;
+}
+
+static char *path_of(const char *dir, const char *file)
+{
+    char *p = malloc(strlen(dir) + strlen(file) + 2);
+    if (p)
+        sprintf(p, "%s/%s", dir, file);
+    return p;
+}
+
+/* The int32 copy of int64 data, NULL (after a message) if one overflows. */
+static void *narrowed(const mica_tensor_desc_t *d, const void *data)
+{
+    int64_t i, n = mica_dims_volume(&d->dims);
+    int32_t *out = malloc((size_t)(n ? n : 1) * 4);
+    for (i = 0; out && i < n; i++) {
+        int64_t v = ((const int64_t *)data)[i];
+        if (v < INT32_MIN || v > INT32_MAX) {
+            free(out);
+            fail("input value %lld does not fit the int32 mica narrows "
+                 "int64 to", (long long)v);
+            return NULL;
+        }
+        out[i] = (int32_t)v;
+    }
+    return out;
+}
+
+/* Test data mica cannot read (sequences, optionals, strings) belongs to
+ * models the importer refuses: its refusal is the better reason. */
+static void unreadable(mica_context_t *ctx, const char *model)
+{
+    mica_onnx_model_t *om = NULL;
+    if (mica_onnx_import(ctx, model, NULL, &om) != MICA_OK)
+        fail("%s", mica_context_error(ctx));
+    mica_onnx_destroy(om);
+}
+
+/* Run one data set folder against model `model`; 0 or -1 with `why`. */
+static int data_set(mica_context_t *ctx, const char *model, const char *ds)
+{
+    mica_tensor_desc_t in[MAX_IO], ref[MAX_IO];
+    void *in_data[MAX_IO] = {0}, *ref_data[MAX_IO] = {0};
+    void *narrow[MAX_IO] = {0};
+    int32_t nb_in = 0, nb_ref = 0, i;
+    mica_onnx_options_t opt;
+    mica_onnx_model_t *om = NULL;
+    mica_manifest_t *m = NULL;
+    mica_engine_t *engine = NULL;
+    mica_exec_t *exec = NULL;
+    mica_build_config_t cfg;
+    int rc = -1;
+    char file[64];
+
+    for (;;) {
+        char *p;
+        snprintf(file, sizeof file, "input_%d.pb", (int)nb_in);
+        p = path_of(ds, file);
+        if (!p || access(p, R_OK) != 0 || nb_in == MAX_IO) {
+            free(p);
+            break;
+        }
+        if (mica_onnx_read_tensor(ctx, p, &in[nb_in], &in_data[nb_in])) {
+            free(p);
+            fail("%s", mica_context_error(ctx));
+            unreadable(ctx, model);
+            goto out;
+        }
+        free(p);
+        nb_in++;
+    }
+    for (;;) {
+        char *p;
+        snprintf(file, sizeof file, "output_%d.pb", (int)nb_ref);
+        p = path_of(ds, file);
+        if (!p || access(p, R_OK) != 0 || nb_ref == MAX_IO) {
+            free(p);
+            break;
+        }
+        if (mica_onnx_read_tensor(ctx, p, &ref[nb_ref], &ref_data[nb_ref])) {
+            free(p);
+            fail("%s", mica_context_error(ctx));
+            unreadable(ctx, model);
+            goto out;
+        }
+        free(p);
+        nb_ref++;
+    }
+    memset(&opt, 0, sizeof opt);
+    opt.struct_size = sizeof opt;
+    opt.nb_inputs = nb_in;
+    opt.input_descs = in;
+    opt.input_data = (const void *const *)in_data;
+    if (mica_onnx_import(ctx, model, &opt, &om) != MICA_OK
+        || mica_onnx_manifest(om, &m) != MICA_OK) {
+        fail("%s", mica_context_error(ctx));
+        goto out;
+    }
+    memset(&cfg, 0, sizeof cfg);
+    cfg.struct_size = sizeof cfg;
+    cfg.device = MICA_DEVICE_CPU;
+    if (mica_engine_build(mica_manifest_network(m), &cfg, &engine)
+        != MICA_OK || mica_exec_create(engine, &exec) != MICA_OK) {
+        fail("%s", mica_context_error(ctx));
+        goto out;
+    }
+    if (mica_engine_nb_inputs(engine) != nb_in) {
+        fail("the network has %d inputs, the data set %d",
+             (int)mica_engine_nb_inputs(engine), (int)nb_in);
+        goto out;
+    }
+    for (i = 0; i < nb_in; i++) {
+        mica_tensor_info_t info;
+        const void *data = in_data[i];
+        memset(&info, 0, sizeof info);
+        info.struct_size = sizeof info;
+        mica_engine_tensor(engine, mica_engine_input(engine, i), &info);
+        /* The engine reads the data when it runs: kept until then. */
+        if (in[i].dtype == MICA_INT64 && info.dtype == MICA_INT32) {
+            if (!(data = narrow[i] = narrowed(&in[i], in_data[i])))
+                goto out;
+        }
+        if (mica_exec_set_input(exec, info.name, &in[i].dims, data)
+            != MICA_OK) {
+            fail("%s", mica_context_error(ctx));
+            goto out;
+        }
+    }
+    if (mica_exec_infer_shapes(exec) != MICA_OK
+        || mica_exec_run(exec) != MICA_OK) {
+        fail("%s", mica_context_error(ctx));
+        goto out;
+    }
+    if (mica_engine_nb_outputs(engine) != nb_ref) {
+        fail("the network has %d outputs, the data set %d",
+             (int)mica_engine_nb_outputs(engine), (int)nb_ref);
+        goto out;
+    }
+    for (i = 0; i < nb_ref; i++) {
+        mica_tensor_info_t info;
+        mica_tensor_desc_t d;
+        const void *g;
+        memset(&info, 0, sizeof info);
+        info.struct_size = sizeof info;
+        mica_engine_tensor(engine, mica_engine_output(engine, i), &info);
+        if (mica_exec_get_output(exec, info.name, &d, &g) != MICA_OK) {
+            fail("%s", mica_context_error(ctx));
+            goto out;
+        }
+        if (compare(info.name, &d, g, &ref[i], ref_data[i]) != 0)
+            goto out;
+    }
+    rc = 0;
+out:
+    if (exec)
+        mica_exec_destroy(exec);
+    if (engine)
+        mica_engine_destroy(engine);
+    mica_manifest_destroy(m);
+    mica_onnx_destroy(om);
+    for (i = 0; i < nb_in; i++) {
+        mica_free(in_data[i]);
+        free(narrow[i]);
+    }
+    for (i = 0; i < nb_ref; i++)
+        mica_free(ref_data[i]);
+    return rc;
+}
+
+static int sorted_names(const char *dir, char ***out)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char **names = NULL;
+    int n = 0, i, j;
+    if (!d)
+        return -1;
+    while ((e = readdir(d))) {
+        char **g;
+        if (e->d_name[0] == '.')
+            continue;
+        g = realloc(names, sizeof *g * (size_t)(n + 1));
+        if (!g)
+            bail("out of memory");
+        names = g;
+        names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    for (i = 1; i < n; i++)
+        for (j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            char *t = names[j];
+            names[j] = names[j - 1];
+            names[j - 1] = t;
+        }
+    *out = names;
+    return n;
+}
+
+/* The whole folder: every data set; 0 or -1 with `why`. */
+static int folder(mica_context_t *ctx, const char *dir)
+{
+    char *model = path_of(dir, "model.onnx"), **names = NULL;
+    int n = sorted_names(dir, &names), i, rc = 0, any = 0;
+    for (i = 0; i < n; i++) {
+        if (!strncmp(names[i], "test_data_set_", 14) && rc == 0) {
+            char *ds = path_of(dir, names[i]);
+            any = 1;
+            rc = data_set(ctx, model, ds);
+            free(ds);
+        }
+        free(names[i]);
+    }
+    free(names);
+    free(model);
+    if (!any && rc == 0)
+        return fail("no test_data_set_* folder");
+    return rc;
+}
+
+/* The reason without the folder's path: "model.onnx: ..." reads better
+ * in the expectations file, and stays the same on every machine. */
+static void shorten(const char *dir)
+{
+    size_t n = strlen(dir);
+    char *p;
+    while ((p = strstr(why, dir)) != NULL) {
+        memmove(p, p + n + (p[n] == '/'), strlen(p + n + (p[n] == '/')) + 1);
+    }
+}
+
+/* ---- the parent: one child per folder ------------------------------------ */
+
+/* 0 passed, 1 failed (why), 2 crashed or timed out (why). */
+static int run_child(mica_context_t *ctx, const char *dir)
+{
+    int fds[2], status;
+    pid_t pid;
+    ssize_t got;
+    char buf[sizeof why];
+
+    if (pipe(fds) != 0)
+        bail("pipe: %s", strerror(errno));
+    fflush(stdout);
+    pid = fork();
+    if (pid < 0)
+        bail("fork: %s", strerror(errno));
+    if (pid == 0) {
+        int rc;
+        close(fds[0]);
+        alarm(TIME_LIMIT_S);
+        rc = folder(ctx, dir);
+        if (rc == 0)
+            why[0] = '\0';
+        shorten(dir);
+        if (write(fds[1], why, strlen(why) + 1) < 0)
+            _exit(3);
+        _exit(rc == 0 ? 0 : 1);
+    }
+    close(fds[1]);
+    got = read(fds[0], buf, sizeof buf - 1);
+    close(fds[0]);
+    buf[got > 0 ? got : 0] = '\0';
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFSIGNALED(status)) {
+        snprintf(why, sizeof why, WTERMSIG(status) == SIGALRM
+                 ? "timed out after %d s" : "crashed (signal %d)",
+                 WTERMSIG(status) == SIGALRM ? TIME_LIMIT_S
+                                             : WTERMSIG(status));
+        return 2;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 0;
+    snprintf(why, sizeof why, "%s", buf[0] ? buf : "failed without a "
+                                                   "message");
+    return WIFEXITED(status) && WEXITSTATUS(status) == 1 ? 1 : 2;
+}
+
+int main(int argc, char **argv)
+{
+    const char *data = getenv("MICA_ONNX_TESTDATA"), *top =
+        getenv("MICA_TOP_SRCDIR");
+    int generate = argc > 1 && !strcmp(argv[1], "--generate");
+    char path[4096], **names[4];
+    int counts[4], total = 0, s, i;
+    mica_context_t *ctx = NULL;
+    int passed = 0, skipped = 0;
+    const char *preload = getenv("LD_PRELOAD");
+    int sample = preload && strstr(preload, "vgpreload") ? 40 : 1;
+
+    if (!data)
+        data = "/usr/share/libonnx-testdata/data";
+    if (!mica_onnx_available()) {
+        if (generate)
+            return 0;
+        skip_all("this mica was built without the ONNX importer");
+    }
+    snprintf(path, sizeof path, "%s/node", data);
+    if (access(path, R_OK) != 0) {
+        if (generate) {
+            fprintf(stderr, "no ONNX test data in %s\n", data);
+            return 1;
+        }
+        skip_all("no ONNX backend test data in %s (install "
+                 "libonnx-testdata)", data);
+    }
+    if (!generate) {
+        snprintf(path, sizeof path, "%s/tests/onnx/expected.txt",
+                 top ? top : ".");
+        load_expected(path);
+    }
+    for (s = 0; s < 4; s++) {
+        snprintf(path, sizeof path, "%s/%s", data, sets[s]);
+        counts[s] = sorted_names(path, &names[s]);
+        if (counts[s] < 0)
+            counts[s] = 0;
+        total += counts[s];
+    }
+    if (mica_context_create(&ctx) != MICA_OK
+        || mica_context_load_default_modules(ctx) != MICA_OK)
+        bail("cannot set up a context: %s", mica_context_error(ctx));
+    /* Keep the children's log lines off the TAP stream. */
+    if (!generate)
+        plan(total);
+    else
+        printf("# ONNX backend tests (libonnx-testdata) that do not pass, "
+               "each with why.\n# Written by 'make onnx-expected'; "
+               "tests/test_onnx_backend.c reads it.\n");
+    for (s = 0; s < 4; s++) {
+        for (i = 0; i < counts[s]; i++) {
+            char name[512], dir[4096];
+            const char *exp;
+            int r;
+            snprintf(name, sizeof name, "%s/%s", sets[s], names[s][i]);
+            snprintf(dir, sizeof dir, "%s/%s", data, name);
+            free(names[s][i]);
+            /* Under valgrind (make check-valgrind) a sample runs: every
+             * folder would take half an hour. */
+            if (sample > 1 && i % sample != 0) {
+                if (!generate)
+                    skip("%s: under valgrind only every %dth folder runs",
+                         name, sample);
+                continue;
+            }
+            r = access(dir, R_OK) == 0 ? run_child(ctx, dir) : 1;
+            if (generate) {
+                if (r)
+                    printf("%s\t%s\n", name, why);
+                continue;
+            }
+            exp = expected_reason(name);
+            if (r == 0 && exp)
+                ok(0, "%s passes now, but tests/onnx/expected.txt lists it "
+                   "(%s): run 'make onnx-expected'", name, exp);
+            else if (r == 0)
+                passed += ok(1, "%s", name);
+            else if (r == 1 && exp) {
+                skip("%s: %s", name, exp);
+                if (strcmp(exp, why))
+                    diag("%s fails otherwise now: %s", name, why);
+                skipped++;
+            } else
+                ok(0, "%s: %s", name, why);
+        }
+    }
+    if (!generate)
+        diag("ONNX backend tests: %d passed, %d not supported, %d in all",
+             passed, skipped, total);
+    for (s = 0; s < 4; s++)
+        free(names[s]);
+    for (i = 0; i < (int)nb_expected; i++) {
+        free(expected[i].name);
+        free(expected[i].reason);
+    }
+    free(expected);
+    mica_context_destroy(ctx);
+    return generate ? 0 : exit_status();
+}
