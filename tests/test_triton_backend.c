@@ -375,7 +375,8 @@ static void bad_models(void)
     char want[600];
 
     is_string("model 'bad': unknown parameter 'precison' (the mica backend "
-              "takes file, device, precision, prefer)",
+              "takes file, device, precision, prefer, and shapes, min_shapes, "
+              "opt_shapes, max_shapes for ONNX)",
               load(&m, "bad", "{\"parameters\":{\"precison\":{"
                    "\"string_value\":\"float16\"}}}"),
               "a misspelt parameter");
@@ -392,6 +393,12 @@ static void bad_models(void)
               "the version folder", load(&m, "bad", "{\"parameters\":{\"file\""
                                          ":{\"string_value\":\"../x\"}}}"),
               "a file outside the version folder");
+    snprintf(want, sizeof want, "model 'bad': parameters shapes, "
+             "min_shapes, opt_shapes and max_shapes apply to ONNX files; "
+             "'%s/bad/1/model.yaml' is not one", dir);
+    is_string(want, load(&m, "bad", "{\"parameters\":{\"shapes\":{"
+                   "\"string_value\":\"x:2x3\"}}}"),
+              "ONNX shapes for a manifest");
     is_string("model 'bad': max_batch_size is 20 but the engine's profiles "
               "admit batches 1 to 16 only",
               load(&m, "bad", "{\"max_batch_size\":20}"),

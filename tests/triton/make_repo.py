@@ -15,6 +15,9 @@ bench/triton_bench.py.  Writes, under OUT:
                 requests carry the whole [N, IN] tensor
   wide/         one large matrix product, two instances, no batcher: slow
                 enough that concurrent requests keep both instances busy
+  mlp_onnx/     the same MLP (its y) as an ONNX file, with a dynamic
+                batch: parameters give its profile (written only where the
+                Python package onnx is installed)
   bad_config/   the manifest with a config.pbtxt whose input type is wrong
   bad_param/    the manifest with a misspelt parameter (both must fail to
                 load with the backend's message)
@@ -90,6 +93,32 @@ def mlp_files(folder, sizes, rng):
     write(os.path.join(folder, "model.yaml"), MANIFEST.format(i=i))
 
 
+def mlp_onnx(folder, sizes, rng):
+    """The MLP of mlp_files() (same seed, same weights) as model.onnx."""
+    from onnx import TensorProto, helper, numpy_helper, save
+    i, h, o = sizes
+    w1 = rng.standard_normal((i, h)).astype(np.float32) / np.sqrt(i)
+    b1 = rng.standard_normal((1, h)).astype(np.float32) * 0.1
+    w2 = rng.standard_normal((h, o)).astype(np.float32) / np.sqrt(h)
+    b2 = rng.standard_normal((1, o)).astype(np.float32) * 0.1
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"]),
+             helper.make_node("Add", ["h", "b1"], ["hb"]),
+             helper.make_node("Relu", ["hb"], ["r"]),
+             helper.make_node("MatMul", ["r", "w2"], ["o"]),
+             helper.make_node("Add", ["o", "b2"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", i])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", o])],
+        [numpy_helper.from_array(a, n) for a, n in
+         ((w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"))])
+    model = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    os.makedirs(folder, exist_ok=True)
+    save(model, os.path.join(folder, "model.onnx"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -158,6 +187,21 @@ backend: "mica"
 max_batch_size: 256
 instance_group [ { count: 2, kind: KIND_CPU } ]
 """)
+
+    try:
+        import onnx  # noqa: F401
+        mlp_onnx(os.path.join(out, "mlp_onnx", "1"), sizes,
+                 np.random.default_rng(1234))
+        write(os.path.join(out, "mlp_onnx", "config.pbtxt"), f"""\
+backend: "mica"
+dynamic_batching {{ max_queue_delay_microseconds: 1000 }}
+parameters {{ key: "min_shapes", value: {{ string_value: "x:1x{i}" }} }}
+parameters {{ key: "opt_shapes", value: {{ string_value: "x:4x{i}" }} }}
+parameters {{ key: "max_shapes", value: {{ string_value: "x:16x{i}" }} }}
+instance_group [ {{ count: 1, kind: KIND_CPU }} ]
+""")
+    except ImportError:
+        pass
 
     mlp_files(os.path.join(out, "bad_config", "1"), sizes,
               np.random.default_rng(1234))

@@ -10,7 +10,8 @@ tritonserver on 127.0.0.1 at a free port with the backend folder
 TMPDIR/backends/mica/libtriton_mica.so, and checks: the configuration
 completed from the model; outputs equal to `mica run`'s; dynamic batching
 under concurrent requests (batch statistics above one); two instances
-serving at once; bad requests answered with errors while the server keeps
+serving at once; an ONNX model (where the Python package onnx can write
+one); bad requests answered with errors while the server keeps
 serving; bad configurations refused with the backend's message; a
 restarted server serving the same model; unloading and reloading through
 the repository API.  Every wait and request loop is bounded; the server is
@@ -51,6 +52,13 @@ def ok(cond, desc, why=None):
                 print("#   " + line)
     sys.stdout.flush()
     return cond
+
+
+def skip(desc, reason):
+    global count
+    count += 1
+    print("ok %d - %s # SKIP %s" % (count, desc, reason))
+    sys.stdout.flush()
 
 
 def diag(msg):
@@ -116,7 +124,7 @@ def close(a, b):
 
 
 def main():
-    print("1..25")
+    print("1..26")
     sys.stdout.flush()
     subprocess.run([sys.executable, os.path.join(SRCDIR, "tests", "triton",
                                                  "make_repo.py"),
@@ -137,7 +145,9 @@ def main():
        "the server exports all %d TRITON functions the backend calls"
        % len(need), "missing: %s" % sorted(need - have))
 
-    models = ["mlp", "mlp_engine", "mlp_full", "wide"]
+    onnx = os.path.isdir(os.path.join(REPO, "mlp_onnx"))
+    models = ["mlp", "mlp_engine", "mlp_full", "wide"] + (
+        ["mlp_onnx"] if onnx else [])
     up = server.start(models)
     ok(up, "tritonserver is ready on 127.0.0.1:%s" % server.port,
        server.tail())
@@ -145,7 +155,7 @@ def main():
         return
     c = server.client
     ok(all(c.is_model_ready(m) for m in models),
-       "the four mica models are ready", server.tail())
+       "the %d mica models are ready" % len(models), server.tail())
 
     # 4-5: auto-complete.
     cfg = c.get_model_config("mlp")
@@ -173,6 +183,16 @@ def main():
     ok(r.as_numpy("y") is None and close(r.as_numpy("s"), want["s"]),
        "mlp_full (max_batch_size 0, whole [5, 16]): only the asked-for s, "
        "equal")
+    if onnx:
+        r = infer(c, "mlp_onnx", x5)
+        cfg = c.get_model_config("mlp_onnx")
+        ok(close(r.as_numpy("y"), want["y"]) and
+           cfg.get("max_batch_size") == 16,
+           "mlp_onnx (an ONNX file, its profile from parameters): "
+           "max_batch_size 16, y equals mica run's", cfg)
+    else:
+        skip("mlp_onnx (an ONNX file)", "the Python package onnx is not "
+             "installed, so make_repo.py wrote no ONNX model")
     x20 = rng.standard_normal((20, 16)).astype(np.float32)
     want20 = mica_run(os.path.join(REPO, "mlp", "1", "model.yaml"), x20,
                       "x20")

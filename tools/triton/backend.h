@@ -69,6 +69,9 @@ typedef struct mica__tb_model {
     uint32_t precisions;       /* parameter precision, as build bits */
     int32_t has_precisions;
     char *prefer;              /* parameter prefer, or NULL */
+    char *shapes[4];           /* parameters shapes, min_, opt_, max_shapes
+                                  (ONNX), or NULL */
+    int32_t has_shapes;
     int32_t max_batch;         /* max_batch_size; 0: no batching */
     int32_t nb_inputs;
     int32_t nb_outputs;
@@ -126,7 +129,8 @@ TRITONSERVER_Error *mica__tb_strdup(const char *s, char **out);
 /*
  * Choose the model file in `version_dir`: `file` if given (a name inside
  * the folder), else the first of model.mica, model.engine, model.yaml,
- * model.yml, model.onnx that exists.  Sets model->path and model->format.
+ * model.yml, model.onnx that exists.  Sets model->path and model->format;
+ * refuses parameters that do not apply to that kind of file.
  */
 TRITONSERVER_Error *mica__tb_model_file(mica__tb_model_t *model,
                                         const char *version_dir,

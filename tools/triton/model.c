@@ -10,6 +10,9 @@
  *   precision  float32 or float16 (a manifest's `precision`; with
  *              float16, layers that take it run in float16)
  *   prefer     "Type=impl,..." implementation choices (as $MICA_PREFER)
+ *   shapes, min_shapes, opt_shapes, max_shapes
+ *              for an ONNX file: the profile of its runtime dimensions,
+ *              "x:8x16,y:8" (as mica import --shapes...)
  *
  * At load the model is read (an engine) or built (a manifest) once, for
  * the device the parameter names or mica's choice, to learn its inputs
@@ -38,6 +41,8 @@ static void model_free(mica__tb_model_t *m)
     free(m->name);
     free(m->path);
     free(m->prefer);
+    for (s = 0; s < 4; s++)
+        free(m->shapes[s]);
     free(m);
 }
 
@@ -46,7 +51,11 @@ static TRITONSERVER_Error *read_params(mica__tb_model_t *m,
                                        const mica__json_t *config,
                                        const char **file)
 {
+    static const char *const shape_keys[4] = {"shapes", "min_shapes",
+                                              "opt_shapes", "max_shapes"};
     const mica__json_t *p;
+    TRITONSERVER_Error *err;
+    int k;
 
     *file = NULL;
     p = mica__json_get(config, "parameters");
@@ -77,14 +86,22 @@ static TRITONSERVER_Error *read_params(mica__tb_model_t *m,
                                       "'%s': parameter precision is '%s'; it "
                                       "takes float32 or float16", m->name, v);
         } else if (strcmp(p->key, "prefer") == 0) {
-            TRITONSERVER_Error *err = mica__tb_strdup(v, &m->prefer);
-            if (err)
+            if ((err = mica__tb_strdup(v, &m->prefer)))
                 return err;
         } else {
-            return mica__tb_error(TRITONSERVER_ERROR_INVALID_ARG, "model "
-                                  "'%s': unknown parameter '%s' (the mica "
-                                  "backend takes file, device, precision, "
-                                  "prefer)", m->name, p->key);
+            for (k = 0; k < 4; k++)
+                if (strcmp(p->key, shape_keys[k]) == 0)
+                    break;
+            if (k == 4)
+                return mica__tb_error(TRITONSERVER_ERROR_INVALID_ARG, "model "
+                                      "'%s': unknown parameter '%s' (the mica "
+                                      "backend takes file, device, precision, "
+                                      "prefer, and shapes, min_shapes, "
+                                      "opt_shapes, max_shapes for ONNX)",
+                                      m->name, p->key);
+            if ((err = mica__tb_strdup(v, &m->shapes[k])))
+                return err;
+            m->has_shapes = 1;
         }
     }
     return NULL;

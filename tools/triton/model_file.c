@@ -9,8 +9,10 @@
  * kept (aligned) so that every instance loads its own engine from them
  * without a copy of the weights (mica_engine_deserialize_borrow).
  *
- * ONNX plugs in at make_network(): a function of mica's public API that
- * imports an ONNX file into a mica_network_t is all it needs.
+ * An ONNX file is imported (mica_onnx_import) into a manifest in memory,
+ * then built as a manifest is; the parameters shapes, min_shapes,
+ * opt_shapes and max_shapes (trtexec's syntax, "x:8x16") give the
+ * profile of its runtime dimensions.
  */
 #include <config.h>
 
@@ -79,15 +81,20 @@ TRITONSERVER_Error *mica__tb_model_file(mica__tb_model_t *model,
     }
     if (mica_engine_file_probe(path))
         model->format = MICA__TB_ENGINE;
-    else if (has_suffix(path, ".onnx"))
+    else if (has_suffix(path, ".onnx") || mica_onnx_file_probe(path))
         model->format = MICA__TB_ONNX;
     else
         model->format = MICA__TB_MANIFEST;
-    if (model->format == MICA__TB_ONNX)
+    if (model->format == MICA__TB_ONNX && !mica_onnx_available())
         return mica__tb_error(TRITONSERVER_ERROR_UNSUPPORTED,
                               "model '%s': '%s' is an ONNX file, and this "
                               "build of mica has no ONNX importer: build an "
                               "engine or write a manifest", model->name, path);
+    if (model->format != MICA__TB_ONNX && model->has_shapes)
+        return mica__tb_error(TRITONSERVER_ERROR_INVALID_ARG,
+                              "model '%s': parameters shapes, min_shapes, "
+                              "opt_shapes and max_shapes apply to ONNX files; "
+                              "'%s' is not one", model->name, path);
     if (model->format == MICA__TB_ENGINE && model->has_precisions)
         return mica__tb_error(TRITONSERVER_ERROR_INVALID_ARG,
                               "model '%s': parameter precision applies to "
@@ -139,16 +146,30 @@ done:
     return err;
 }
 
-/* The network of a manifest (or, later, an ONNX file) and its build
- * configuration; *keep owns what the network lives in. */
+/* The network of a manifest or an ONNX file and its build configuration;
+ * *keep and *onnx own what the network lives in. */
 static TRITONSERVER_Error *make_network(mica__tb_model_t *model,
                                         mica_manifest_t **keep,
+                                        mica_onnx_model_t **onnx,
                                         mica_network_t **net,
                                         mica_build_config_t *cfg)
 {
+    mica_onnx_options_t opt;
     mica_status_t st;
 
-    st = mica_manifest_load(model->ctx, model->path, keep);
+    if (model->format == MICA__TB_ONNX) {
+        memset(&opt, 0, sizeof opt);
+        opt.struct_size = sizeof opt;
+        opt.shapes = model->shapes[0];
+        opt.min_shapes = model->shapes[1];
+        opt.opt_shapes = model->shapes[2];
+        opt.max_shapes = model->shapes[3];
+        st = mica_onnx_import(model->ctx, model->path, &opt, onnx);
+        if (st == MICA_OK)
+            st = mica_onnx_manifest(*onnx, keep);
+    } else {
+        st = mica_manifest_load(model->ctx, model->path, keep);
+    }
     if (st != MICA_OK)
         return mica__tb_mica_error(model->ctx, st, "model '%s'", model->name);
     *net = mica_manifest_network(*keep);
@@ -161,6 +182,7 @@ static TRITONSERVER_Error *build(mica__tb_model_t *model, uint32_t device,
                                  mica__tb_blob_t *blob, uint32_t *used)
 {
     mica_manifest_t *m = NULL;
+    mica_onnx_model_t *onnx = NULL;
     mica_network_t *net = NULL;
     mica_build_config_t cfg;
     mica_engine_t *engine = NULL;
@@ -169,8 +191,8 @@ static TRITONSERVER_Error *build(mica__tb_model_t *model, uint32_t device,
     mica_status_t st;
     TRITONSERVER_Error *err;
 
-    if ((err = make_network(model, &m, &net, &cfg)))
-        return err;
+    if ((err = make_network(model, &m, &onnx, &net, &cfg)))
+        goto done;
     cfg.struct_size = sizeof cfg;
     cfg.device = device;
     if (model->has_precisions)
@@ -191,6 +213,7 @@ done:
     mica_free(bytes);
     mica_engine_destroy(engine);
     mica_manifest_destroy(m);
+    mica_onnx_destroy(onnx);
     return err;
 }
 
