@@ -17,6 +17,13 @@ bench_bench_loop_SOURCES = bench/bench_loop.c bench/bench_util.c \
 	bench/bench_util.h
 bench_bench_loop_LDADD = libmica.la
 MICA_BENCH_RUNS =
+# In-process serving, next to Triton (bench/triton_bench.py runs both).
+noinst_PROGRAMS += bench/bench_serving
+bench_bench_serving_SOURCES = bench/bench_serving.c bench/bench_util.c \
+	bench/bench_util.h core/base/npy.c core/base/npy.h
+bench_bench_serving_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core/base
+bench_bench_serving_LDADD = libmica.la $(LIBM)
+EXTRA_DIST += bench/triton_bench.py
 MICA_BENCHES = bench/bench_overhead bench/bench_shapes bench/bench_engine \
 	bench/bench_loop
 if MICA_CUDA
