@@ -63,7 +63,7 @@ static void large(void)
     in[2] = th_tensor(F32, 2, d, NULL);
     want = th_tensor(F32, 2, d, NULL);
     for (r = 0; r < ROWS; r++) {
-        int64_t to = (r * 7 + 3) % ROWS; /* 7 and 70000 are coprime */
+        int64_t to = (r * 11 + 3) % ROWS; /* 11 and 70000 are coprime */
         th_set(&in[1], r, (double)(r % 2 ? to : to - ROWS));
         for (c = 0; c < COLS; c++) {
             th_set(&in[2], r * COLS + c, (double)(r * COLS + c));
