@@ -1,6 +1,6 @@
 # mica_triton.m4 - configure --enable-triton: the Triton Inference Server
 # backend, libtriton_mica.so (tools/triton/).               -*- Autoconf -*-
-# serial 1
+# serial 2
 #
 # The backend declares the part of Triton's C API it uses itself, so it
 # needs no Triton headers or libraries at build time; it needs shared
@@ -41,4 +41,10 @@ AS_CASE([$enable_triton],
   [no], [],
   [AC_MSG_ERROR([bad value '$enable_triton' for --enable-triton])])
 AM_CONDITIONAL([MICA_TRITON], [test "x$enable_triton" = xyes])
+dnl The value given to configure reaches the test as MICA_TRITON_VENV_CONF,
+dnl so that a MICA_TRITON_VENV set in the environment of `make check` is
+dnl not overridden by a make variable of the same name.
+MICA_TRITON_VENV_CONF=$MICA_TRITON_VENV
+AC_SUBST([MICA_TRITON_VENV_CONF])
+AM_SUBST_NOTMAKE([MICA_TRITON_VENV])
 ])

@@ -32,7 +32,7 @@ endif
 # virtual environment $MICA_TRITON_VENV) serving mica models.
 TESTS += tests/test_triton.sh
 AM_TESTS_ENVIRONMENT += \
-	MICA_TRITON_VENV="$${MICA_TRITON_VENV:-$(MICA_TRITON_VENV)}"; \
+	MICA_TRITON_VENV="$${MICA_TRITON_VENV:-$(MICA_TRITON_VENV_CONF)}"; \
 	MICA_TRITON_BACKEND='$(abs_top_builddir)/tools/triton/.libs/libtriton_mica.so'; \
 	export MICA_TRITON_VENV MICA_TRITON_BACKEND;
 endif
