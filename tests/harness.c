@@ -218,6 +218,38 @@ void th_fields_free(th_fields_t *f)
 static mica_context_t *shared_ctx;
 static char last_error[2048];
 
+/* th_pin's and th_dynamic's settings. */
+static const char *pin_cpu, *pin_cuda;
+static int dyn_index = -1;
+static mica_dims_t dyn_min, dyn_max;
+
+void th_pin(const char *cpu, const char *cuda)
+{
+    pin_cpu = cpu;
+    pin_cuda = cuda;
+}
+
+void th_dynamic(int index, const int64_t *min, const int64_t *max)
+{
+    int i;
+    dyn_index = index;
+    memset(&dyn_min, 0, sizeof dyn_min);
+    memset(&dyn_max, 0, sizeof dyn_max);
+    for (i = 0; index >= 0 && i < MICA_MAX_DIMS; i++) {
+        dyn_min.d[i] = min[i];
+        dyn_max.d[i] = max[i];
+    }
+}
+
+int th_has_impl(const char *type, uint32_t device, const char *impl)
+{
+    mica_creator_info_t info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    return mica_registry_find(th_context(), NULL, type, 0, impl, device,
+                              &info) == MICA_OK;
+}
+
 static void free_ctx(void)
 {
     mica_context_destroy(shared_ctx);
@@ -298,6 +330,30 @@ static mica_status_t add_shape_input(mica_network_t *net, const char *name,
                                            t->data, NULL);
 }
 
+/* An input with runtime dimensions where th_dynamic's min and max differ,
+ * and its profile (min, t's dims as opt, max). */
+static mica_status_t add_dynamic_input(mica_network_t *net, const char *name,
+                                       const th_tensor_t *t)
+{
+    mica_dims_t d = t->dims, lo = t->dims, hi = t->dims;
+    int32_t profile, k;
+    mica_status_t st;
+
+    for (k = 0; k < d.nb_dims; k++) {
+        lo.d[k] = dyn_min.d[k];
+        hi.d[k] = dyn_max.d[k];
+        if (lo.d[k] != hi.d[k])
+            d.d[k] = -1;
+    }
+    if ((st = mica_network_add_input(net, name, t->dtype, &d, NULL)) != MICA_OK)
+        return st;
+    if (mica_network_nb_profiles(net) == 0 &&
+        (st = mica_network_add_profile(net, &profile)) != MICA_OK)
+        return st;
+    return mica_network_set_profile_dims(net, 0, name, &lo, &t->dims, &hi,
+                                         NULL);
+}
+
 mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
                      int nb_in, const th_tensor_t *in, int nb_out,
                      th_tensor_t *out)
@@ -323,9 +379,12 @@ mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
     for (i = 0; i < nb_in; i++) {
         snprintf(names[0][i], sizeof names[0][i], "in%d", i);
         in_names[i] = in[i].data ? names[0][i] : NULL;
-        if (in[i].data && !in[i].is_shape &&
-            (st = mica_network_add_input(net, names[0][i], in[i].dtype,
-                                         &in[i].dims, NULL)) != MICA_OK)
+        if (in[i].data && !in[i].is_shape && i == dyn_index) {
+            if ((st = add_dynamic_input(net, names[0][i], &in[i])) != MICA_OK)
+                goto done;
+        } else if (in[i].data && !in[i].is_shape &&
+                   (st = mica_network_add_input(net, names[0][i], in[i].dtype,
+                                                &in[i].dims, NULL)) != MICA_OK)
             goto done;
         if (in[i].data && in[i].is_shape &&
             (st = add_shape_input(net, names[0][i], &in[i])) != MICA_OK)
@@ -339,6 +398,7 @@ mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
     spec.struct_size = sizeof spec;
     spec.name = "layer";
     spec.type = type;
+    spec.implementation = device == MICA_DEVICE_CUDA ? pin_cuda : pin_cpu;
     spec.nb_inputs = nb_in;
     spec.inputs = in_names;
     spec.nb_outputs = nb_out;
@@ -506,4 +566,60 @@ int th_check_error(const char *label, const char *type, th_fields_t *fields,
     }
     th_fields_free(fields);
     return good;
+}
+
+int th_check_impl(const char *label, const char *type, th_fields_t *fields,
+                  int nb_in, const th_tensor_t *in, int nb_out,
+                  uint32_t device, const char *impl, double tol)
+{
+    const char *save_cpu = pin_cpu, *save_cuda = pin_cuda;
+    const char *dev = device == MICA_DEVICE_CUDA ? "cuda" : "cpu";
+    th_tensor_t ref[16], got[16];
+    char why[512] = "";
+    mica_status_t st;
+    int i, good = 1;
+
+    if (device == MICA_DEVICE_CUDA && !th_cuda()) {
+        th_fields_free(fields);
+        skip("%s: %s %s: no usable GPU", label, dev, impl);
+        return 1;
+    }
+    if (!th_has_impl(type, device, impl)) {
+        th_fields_free(fields);
+        skip("%s: %s %s: not in this build", label, dev, impl);
+        return 1;
+    }
+    pin_cpu = "reference";
+    st = th_run(MICA_DEVICE_CPU, type, fields, nb_in, in, nb_out, ref);
+    if (st != MICA_OK) {
+        diag("%s: reference: %s", label, th_error());
+        good = 0;
+    }
+    if (device == MICA_DEVICE_CUDA)
+        pin_cuda = impl;
+    else
+        pin_cpu = impl;
+    if (good) {
+        st = th_run(device, type, fields, nb_in, in, nb_out, got);
+        if (st != MICA_OK) {
+            diag("%s: %s: %s", label, impl, th_error());
+            good = 0;
+            for (i = 0; i < nb_out; i++)
+                th_free(&ref[i]);
+        }
+    }
+    pin_cpu = save_cpu;
+    pin_cuda = save_cuda;
+    for (i = 0; good && i < nb_out; i++)
+        if (!th_same(&ref[i], &got[i], tol, tol, why, sizeof why)) {
+            diag("%s: %s output %d: %s", label, impl, i, why);
+            good = 0;
+        }
+    if (st == MICA_OK)
+        for (i = 0; i < nb_out; i++) {
+            th_free(&ref[i]);
+            th_free(&got[i]);
+        }
+    th_fields_free(fields);
+    return ok(good, "%s: %s %s", label, dev, impl);
 }

@@ -8,9 +8,10 @@
 
 check_LTLIBRARIES += tests/libmicatest.la
 tests_libmicatest_la_SOURCES = tests/tap.c tests/tap.h \
-	tests/harness.c tests/harness.h
+	tests/harness.c tests/harness.h tests/cnn_cases.c tests/cnn_cases.h \
+	tests/gen/cases.h
 tests_libmicatest_la_LIBADD = modules/common/libmicamodkit.la libmica.la $(LIBM)
 
 # What a test program links: the TAP helper and harness, and libmica.
 MICA_TEST_LIBS = tests/libmicatest.la libmica.la $(LIBM)
-EXTRA_DIST += tests/tap.sh
+EXTRA_DIST += tests/tap.sh tests/gen/cnn_gen.py

@@ -21,6 +21,12 @@ modules_common_libmica_kit_la_SOURCES =
 modules_common_libmica_kit_la_LDFLAGS = -static
 modules_common_libmica_kit_la_LIBADD = modules/common/libmicamodkit.la
 
+# The CNN helpers (not installed): the sliding window of Convolution,
+# Deconvolution and Pooling; with oneDNN, its engine, streams and errors.
+noinst_LTLIBRARIES += modules/common/libmicamodkit_nn.la
+modules_common_libmicamodkit_nn_la_SOURCES = modules/common/kit_window.c \
+	modules/common/kit_window.h
+
 if MICA_CUDA
 noinst_LTLIBRARIES += modules/common/libmicamodkit_cuda.la
 modules_common_libmicamodkit_cuda_la_SOURCES = modules/common/kit_cuda.c

@@ -1,0 +1,16 @@
+# modules/fullyconnected/local.mk - FullyConnected (mica_fullyconnected.so)
+# and its test.
+
+pkgmodule_LTLIBRARIES += modules/mica_fullyconnected.la
+modules_mica_fullyconnected_la_SOURCES = modules/fullyconnected/fc.c \
+	modules/fullyconnected/fc.h
+modules_mica_fullyconnected_la_CPPFLAGS = $(AM_CPPFLAGS) -DMICA_KIT_CUDA=0
+modules_mica_fullyconnected_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
+modules_mica_fullyconnected_la_LIBADD = modules/common/libmicamodkit.la \
+	$(LIBM)
+
+check_PROGRAMS += tests/test_mod_fullyconnected
+TESTS += tests/test_mod_fullyconnected
+tests_test_mod_fullyconnected_SOURCES = tests/test_mod_fullyconnected.c \
+	tests/gen/fc_cases.h
+tests_test_mod_fullyconnected_LDADD = tests/libmicatest.la libmica.la $(LIBM)

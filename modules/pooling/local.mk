@@ -1,0 +1,15 @@
+# modules/pooling/local.mk - Pooling (mica_pooling.so) and its test.
+
+pkgmodule_LTLIBRARIES += modules/mica_pooling.la
+modules_mica_pooling_la_SOURCES = modules/pooling/pooling.c \
+	modules/pooling/pooling.h
+modules_mica_pooling_la_CPPFLAGS = $(AM_CPPFLAGS) -DMICA_KIT_CUDA=0
+modules_mica_pooling_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
+modules_mica_pooling_la_LIBADD = modules/common/libmicamodkit_nn.la \
+	modules/common/libmicamodkit.la $(LIBM)
+
+check_PROGRAMS += tests/test_mod_pooling
+TESTS += tests/test_mod_pooling
+tests_test_mod_pooling_SOURCES = tests/test_mod_pooling.c \
+	tests/gen/pool_cases.h
+tests_test_mod_pooling_LDADD = tests/libmicatest.la libmica.la $(LIBM)
