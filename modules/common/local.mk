@@ -26,6 +26,12 @@ modules_common_libmica_kit_la_LIBADD = modules/common/libmicamodkit.la
 noinst_LTLIBRARIES += modules/common/libmicamodkit_nn.la
 modules_common_libmicamodkit_nn_la_SOURCES = modules/common/kit_window.c \
 	modules/common/kit_window.h
+if MICA_ONEDNN
+modules_common_libmicamodkit_nn_la_SOURCES += modules/common/kit_onednn.c \
+	modules/common/kit_onednn.h
+modules_common_libmicamodkit_nn_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	$(MICA_ONEDNN_CPPFLAGS)
+endif
 
 if MICA_CUDA
 noinst_LTLIBRARIES += modules/common/libmicamodkit_cuda.la

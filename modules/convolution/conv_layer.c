@@ -13,6 +13,9 @@
 #include <string.h>
 
 #include "conv_layer.h"
+#ifdef MICA_HAVE_ONEDNN
+#include "kit_onednn.h"
+#endif
 
 /* ---- shapes --------------------------------------------------------------- */
 
@@ -285,6 +288,11 @@ mica_layer_t *mica__conv_create(const mica_layer_creator_t *creator,
         return NULL;
     l->impl = impl;
     l->base.fini = conv_fini;
+#ifdef MICA_HAVE_ONEDNN
+    /* oneDNN opened now: a missing library fails the build, saying so. */
+    if (impl->kind == MICA__CONV_ONEDNN && mica__dnnl_open(err) != MICA_OK)
+        goto fail;
+#endif
     /* The weights must point into the layer's own fields. */
     if (mica__conv_params_read(mica_kit_fields_view(l->base.fields),
                                impl->deconv, &l->p, err) != MICA_OK)

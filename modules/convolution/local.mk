@@ -9,6 +9,11 @@ modules_mica_convolution_la_CPPFLAGS = $(AM_CPPFLAGS) -DMICA_KIT_CUDA=0
 modules_mica_convolution_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
 modules_mica_convolution_la_LIBADD = modules/common/libmicamodkit_nn.la \
 	modules/common/libmicamodkit.la $(LIBM)
+if MICA_ONEDNN
+modules_mica_convolution_la_SOURCES += modules/convolution/conv_onednn.c
+modules_mica_convolution_la_CPPFLAGS += $(MICA_ONEDNN_CPPFLAGS)
+modules_mica_convolution_la_LDFLAGS += $(MICA_ONEDNN_LDFLAGS)
+endif
 
 check_PROGRAMS += tests/test_mod_convolution
 TESTS += tests/test_mod_convolution

@@ -6,8 +6,14 @@ modules_mica_fullyconnected_la_SOURCES = modules/fullyconnected/fc.c \
 	modules/fullyconnected/fc.h
 modules_mica_fullyconnected_la_CPPFLAGS = $(AM_CPPFLAGS) -DMICA_KIT_CUDA=0
 modules_mica_fullyconnected_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
-modules_mica_fullyconnected_la_LIBADD = modules/common/libmicamodkit.la \
+modules_mica_fullyconnected_la_LIBADD = \
+	modules/common/libmicamodkit_nn.la modules/common/libmicamodkit.la \
 	$(LIBM)
+if MICA_ONEDNN
+modules_mica_fullyconnected_la_SOURCES += modules/fullyconnected/fc_onednn.c
+modules_mica_fullyconnected_la_CPPFLAGS += $(MICA_ONEDNN_CPPFLAGS)
+modules_mica_fullyconnected_la_LDFLAGS += $(MICA_ONEDNN_LDFLAGS)
+endif
 
 check_PROGRAMS += tests/test_mod_fullyconnected
 TESTS += tests/test_mod_fullyconnected

@@ -27,6 +27,15 @@ typedef struct mica__mm_problem {
     int32_t trans_a, trans_b;
 } mica__mm_problem_t;
 
+/* oneDNN (matmul_onednn.c): the state of one instance, remade when the
+ * shapes change; c = op(a) op(b) on the CPU. */
+typedef struct mica__mm_dnnl mica__mm_dnnl_t;
+mica_status_t mica__matmul_dnnl_run(mica__mm_dnnl_t **state,
+                                    const mica__mm_problem_t *p,
+                                    const void *a, const void *b, void *c,
+                                    mica_error_t *err);
+void mica__matmul_dnnl_free(mica__mm_dnnl_t *state);
+
 /* Create the cuBLAS handle into *handle if it is NULL. */
 mica_status_t mica__matmul_cuda_handle(void **handle, mica_error_t *err);
 /* Destroy a handle (NULL: nothing). */
