@@ -158,7 +158,8 @@ static int usable(const char *label, const char *type, uint32_t device,
 static mica_status_t build(const char *type, th_fields_t *fields,
                            uint32_t device, const char *impl, int rank,
                            const int64_t *lo, const int64_t *opt,
-                           const int64_t *hi, mica_engine_t **engine)
+                           const int64_t *hi, int autotune,
+                           mica_engine_t **engine)
 {
     mica_context_t *ctx = th_context();
     mica_network_t *net = NULL;
@@ -205,6 +206,7 @@ static mica_status_t build(const char *type, th_fields_t *fields,
     memset(&cfg, 0, sizeof cfg);
     cfg.struct_size = sizeof cfg;
     cfg.device = device;
+    cfg.autotune = autotune;
     st = mica_engine_build(net, &cfg, engine);
 done:
     if (st != MICA_OK)
@@ -261,7 +263,7 @@ void gc_shapes(const char *label, const char *type, th_fields_t *(*fields)(void)
     if (!usable(label, type, device, impl, nb))
         return;
     f = fields();
-    if (build(type, f, device, impl, rank, lo, shapes[0], hi, &engine) !=
+    if (build(type, f, device, impl, rank, lo, shapes[0], hi, 0, &engine) !=
             MICA_OK ||
         mica_exec_create(engine, &exec) != MICA_OK) {
         for (s = 0; s < nb; s++)
@@ -311,7 +313,7 @@ void gc_roundtrip(const char *label, const char *type, th_fields_t *fields,
     if (reference(type, fields, x, &want) != MICA_OK)
         goto done;
     if (build(type, fields, device, impl, x->dims.nb_dims, x->dims.d,
-              x->dims.d, x->dims.d, &engine) != MICA_OK ||
+              x->dims.d, x->dims.d, 0, &engine) != MICA_OK ||
         mica_engine_serialize(engine, &bytes, &size) != MICA_OK ||
         mica_engine_deserialize(th_context(), bytes, size, &loaded) !=
             MICA_OK ||
@@ -329,6 +331,82 @@ void gc_roundtrip(const char *label, const char *type, th_fields_t *fields,
     th_free(&want);
 done:
     ok(good, "%s: %s: saved and loaded", label, impl);
+    mica_free(bytes);
+    mica_exec_destroy(exec);
+    mica_engine_destroy(loaded);
+    mica_engine_destroy(engine);
+    th_fields_free(fields);
+}
+
+/* The implementation of the engine's one layer and why, into buf. */
+static const char *layer_impl(const mica_engine_t *engine, char *why,
+                              size_t len)
+{
+    mica_layer_info_t info;
+    int32_t i;
+
+    for (i = 0; i < mica_engine_nb_layers(engine); i++) {
+        memset(&info, 0, sizeof info);
+        info.struct_size = sizeof info;
+        if (mica_engine_layer(engine, i, &info) == MICA_OK &&
+            strcmp(info.name, "layer") == 0) {
+            snprintf(why, len, "%s", info.choice ? info.choice : "");
+            return info.implementation;
+        }
+    }
+    snprintf(why, len, "no layer 'layer'");
+    return "";
+}
+
+void gc_autotune(const char *label, const char *type, th_fields_t *fields,
+                 const th_tensor_t *x, double tol)
+{
+    mica_engine_t *engine = NULL, *loaded = NULL;
+    mica_exec_t *exec = NULL;
+    th_tensor_t y, want;
+    char why[512], why2[512], chosen[64];
+    void *bytes = NULL;
+    size_t size = 0;
+    int good = 0;
+
+    if (!th_cuda()) {
+        skip("%s: autotune: no usable GPU", label);
+        th_fields_free(fields);
+        return;
+    }
+    if (reference(type, fields, x, &want) != MICA_OK)
+        goto done;
+    if (build(type, fields, MICA_DEVICE_CUDA, NULL, x->dims.nb_dims,
+              x->dims.d, x->dims.d, x->dims.d, 1, &engine) != MICA_OK ||
+        mica_engine_serialize(engine, &bytes, &size) != MICA_OK ||
+        mica_engine_deserialize(th_context(), bytes, size, &loaded) !=
+            MICA_OK ||
+        mica_exec_create(loaded, &exec) != MICA_OK) {
+        diag("%s", mica_context_error(th_context()));
+        th_free(&want);
+        goto done;
+    }
+    snprintf(chosen, sizeof chosen, "%s", layer_impl(engine, why, sizeof why));
+    /* Both CUDA implementations timed, the winner kept by the engine. */
+    good = strstr(why, "the fastest measured") && strstr(why, "cuda ") &&
+           strstr(why, "cudnn ") &&
+           strcmp(chosen, layer_impl(loaded, why2, sizeof why2)) == 0;
+    if (!good)
+        diag("%s: built with '%s' (%s), loaded with '%s' (%s)", label, chosen,
+             why, layer_impl(loaded, why2, sizeof why2), why2);
+    if (run_engine(loaded, exec, x, &y) == MICA_OK) {
+        if (!th_same(&want, &y, tol, tol, why, sizeof why)) {
+            diag("%s: %s", label, why);
+            good = 0;
+        }
+        th_free(&y);
+    } else {
+        good = 0;
+    }
+    th_free(&want);
+done:
+    ok(good, "%s: autotune chose among cuda and cudnn, the engine kept it",
+       label);
     mica_free(bytes);
     mica_exec_destroy(exec);
     mica_engine_destroy(loaded);

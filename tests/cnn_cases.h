@@ -64,4 +64,13 @@ void gc_roundtrip(const char *label, const char *type, th_fields_t *fields,
                   const th_tensor_t *x, uint32_t device, const char *impl,
                   double tol);
 
+/*
+ * One TAP result (a skip without a GPU): the engine built on CUDA with
+ * autotune times both CUDA implementations of `type` ("cuda" and
+ * "cudnn": its choice names both), keeps the winner when saved and
+ * loaded, and runs x as the reference does.  Frees `fields`.
+ */
+void gc_autotune(const char *label, const char *type, th_fields_t *fields,
+                 const th_tensor_t *x, double tol);
+
 #endif

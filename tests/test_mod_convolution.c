@@ -159,6 +159,8 @@ static void bigger(void)
                  MICA_DEVICE_CUDA, "cudnn", 1e-4);
     gc_roundtrip("engine saved and loaded", "Convolution", depthwise(), &x,
                  MICA_DEVICE_CPU, "onednn", 1e-4);
+    gc_autotune("depthwise 3x3", "Convolution", depthwise(), &x, 1e-4);
+    gc_autotune("6->8 3x3 stride 2", "Convolution", mid3x3(), &x, 1e-4);
     th_free(&x);
 }
 

@@ -33,6 +33,21 @@ modules_common_libmicamodkit_nn_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	$(MICA_ONEDNN_CPPFLAGS)
 endif
 
+# The GPU libraries' helpers (not installed): cuBLAS and, when configure
+# found it, cuDNN, opened on first use, with a handle per thread and device.
+if MICA_CUDA
+noinst_LTLIBRARIES += modules/common/libmicamodkit_gpu.la
+modules_common_libmicamodkit_gpu_la_SOURCES = modules/common/kit_handles.c \
+	modules/common/kit_handles.h modules/common/kit_cublas.c \
+	modules/common/kit_cublas.h
+modules_common_libmicamodkit_gpu_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	$(MICA_CUDNN_CPPFLAGS)
+if MICA_CUDNN
+modules_common_libmicamodkit_gpu_la_SOURCES += modules/common/kit_cudnn.c \
+	modules/common/kit_cudnn.h
+endif
+endif
+
 if MICA_CUDA
 noinst_LTLIBRARIES += modules/common/libmicamodkit_cuda.la
 modules_common_libmicamodkit_cuda_la_SOURCES = modules/common/kit_cuda.c

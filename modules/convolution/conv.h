@@ -70,37 +70,46 @@ void mica__conv_dnnl_free(mica__conv_dnnl_t *state);
 
 /*
  * y from x on `stream`, one thread per output element: w and bias are
- * device arrays of the I/O type (bias may be NULL).  Handles every
- * problem (groups, dilation, asymmetric padding, both layouts).
+ * device arrays of the I/O type in mica's layouts (bias may be NULL).
+ * Takes every problem of Convolution and Deconvolution (channels first).
  */
 mica_status_t mica__conv_cuda(const mica__conv_problem_t *pb, const void *x,
                               const void *w, const void *bias, void *y,
                               void *stream, mica_error_t *err);
 
-/* y[n, m, s] += bias[m] (or = bias[m] with `assign`), on `stream`. */
-mica_status_t mica__conv_cuda_bias(const mica__conv_problem_t *pb,
-                                   const void *bias, void *y, int assign,
-                                   void *stream, mica_error_t *err);
+/* ---- the CUDA state of both CUDA implementations (conv_gpu.c) --------- */
 
-/* ---- cuDNN (conv_cudnn.c) --------------------------------------------- */
+/*
+ * The algorithm (the layer's tactic, kept in the engine): a cuDNN
+ * algorithm (cudnnConvolutionFwdAlgo_t for Convolution,
+ * cudnnConvolutionBwdDataAlgo_t for Deconvolution), or MICA__CONV_DIRECT
+ * for the hand-written kernel; -1 until chosen.
+ */
+#define MICA__CONV_DIRECT 100
 
-/* The CUDA state of one layer instance, both CUDA implementations: the
- * weights on the device, cuDNN's descriptors and algorithm. */
 typedef struct mica__conv_gpu mica__conv_gpu_t;
 
-/* Allocate the state (NULL: out of memory); `use_cudnn` 0 for the
- * hand-written implementation alone. */
+/* The state (NULL: out of memory); `use_cudnn` 0 for the hand-written
+ * implementation alone. */
 mica__conv_gpu_t *mica__conv_gpu_new(int use_cudnn);
 void mica__conv_gpu_free(mica__conv_gpu_t *g);
 
-/* The algorithm (the tactic): -1 until chosen. */
 int32_t mica__conv_gpu_algo(const mica__conv_gpu_t *g);
 void mica__conv_gpu_set_algo(mica__conv_gpu_t *g, int32_t algo);
 
 /*
- * Choose the algorithm for the problems between `lo` and `hi` (the
- * profile's smallest and largest; opt decides) unless one is set, and
- * record the workspace enqueue may use: the most it needs at `hi`.
+ * The channels-last switch: with it, x and y are N(D)HWC and cuDNN gets
+ * NHWC descriptors and a filter in K(RS)C order.  Off while the ABI has
+ * only the LINEAR format; a layer turns it on once it is offered a
+ * channels-last format (supports_format) and was configured so.  Set it
+ * before configure and init.
+ */
+void mica__conv_gpu_set_nhwc(mica__conv_gpu_t *g, int nhwc);
+
+/*
+ * Choose the algorithm (cuDNN's heuristics at `opt`) unless one is set,
+ * and record the workspace enqueue may use: the most the algorithm needs
+ * at `opt` and at `hi` (the profile's largest shapes).
  */
 mica_status_t mica__conv_gpu_configure(mica__conv_gpu_t *g,
                                        const mica__conv_problem_t *opt,
@@ -109,16 +118,49 @@ mica_status_t mica__conv_gpu_configure(mica__conv_gpu_t *g,
 /* The workspace bytes recorded by configure. */
 size_t mica__conv_gpu_workspace(const mica__conv_gpu_t *g);
 
-/* Upload the weights (once) and make the handles enqueue needs. */
+/* Upload the weights in `dtype` (once; again if the type changes). */
 mica_status_t mica__conv_gpu_init(mica__conv_gpu_t *g,
                                   const mica__conv_params_t *p,
                                   mica_dtype_t dtype, mica_error_t *err);
 
-/* Run: cuDNN where it applies, else the hand-written kernels. */
+/* Run: the chosen cuDNN algorithm where cuDNN takes the problem (one
+ * without workspace if the recorded workspace is short), else the
+ * hand-written kernel. */
 mica_status_t mica__conv_gpu_run(mica__conv_gpu_t *g,
                                  const mica__conv_problem_t *pb,
                                  const void *x, void *y, void *workspace,
                                  void *stream, mica_error_t *err);
+
+/* ---- cuDNN (conv_cudnn.c) ---------------------------------------------- */
+
+/* cuDNN's descriptors of one instance, set for the last problem. */
+typedef struct mica__conv_dnn mica__conv_dnn_t;
+
+mica__conv_dnn_t *mica__conv_dnn_new(void);
+void mica__conv_dnn_free(mica__conv_dnn_t *d);
+/* Whether cuDNN computes pb as mica does: symmetric padding, no empty
+ * dimension, sizes within int. */
+int mica__conv_dnn_takes(const mica__conv_problem_t *pb);
+/* cuDNN's first heuristic choice for pb within `ws_cap` bytes. */
+mica_status_t mica__conv_dnn_choose(mica__conv_dnn_t *d,
+                                    const mica__conv_problem_t *pb, int nhwc,
+                                    size_t ws_cap, int32_t *algo,
+                                    mica_error_t *err);
+/* The workspace of algo for pb; MICA_ERR_UNSUPPORTED if it cannot run
+ * it. */
+mica_status_t mica__conv_dnn_workspace(mica__conv_dnn_t *d,
+                                       const mica__conv_problem_t *pb,
+                                       int nhwc, int32_t algo, size_t *bytes,
+                                       mica_error_t *err);
+/* The algorithm that needs no workspace (implicit GEMM, or algo 0). */
+int32_t mica__conv_dnn_plain_algo(const mica__conv_problem_t *pb);
+/* y from x with algo; w and bias device arrays of the I/O type. */
+mica_status_t mica__conv_dnn_run(mica__conv_dnn_t *d,
+                                 const mica__conv_problem_t *pb, int nhwc,
+                                 int32_t algo, const void *x, const void *w,
+                                 const void *bias, void *y, void *workspace,
+                                 size_t ws_bytes, void *stream,
+                                 mica_error_t *err);
 
 #ifdef __cplusplus
 }

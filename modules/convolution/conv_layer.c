@@ -251,11 +251,21 @@ mica_layer_t *mica__conv_deserialize(const mica_layer_creator_t *c,
     return mica__conv_deserialize_ex(c, name, data, size, 0, err);
 }
 
-const mica_layer_ops_t mica__conv_ops_gpu =
-    CONV_OPS(conv_enqueue_gpu, .configure = conv_configure_gpu,
-             .workspace_size = conv_workspace_gpu,
-             .initialize = conv_initialize_gpu,
-             .serialize = conv_serialize_gpu, .clone = conv_clone_gpu);
+/* MICA_KIT_OPS but for serialize and clone, which keep the algorithm. */
+const mica_layer_ops_t mica__conv_ops_gpu = {
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = mica_kit_one_output,
+    .output_dtypes = conv_output_dtypes,
+    .output_dims = conv_output_dims,
+    .supports_format = mica_kit_float_linear,
+    .configure = conv_configure_gpu,
+    .workspace_size = conv_workspace_gpu,
+    .enqueue = conv_enqueue_gpu,
+    .serialize = conv_serialize_gpu,
+    .clone = conv_clone_gpu,
+    .destroy = mica_kit_layer_destroy,
+    .initialize = conv_initialize_gpu,
+};
 #endif
 
 /* ---- create ---------------------------------------------------------------- */

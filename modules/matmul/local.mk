@@ -8,7 +8,8 @@ modules_mica_matmul_la_LIBADD = modules/common/libmicamodkit_nn.la \
 	modules/common/libmicamodkit.la $(LIBM)
 if MICA_CUDA
 modules_mica_matmul_la_SOURCES += modules/matmul/matmul_cublas.c
-modules_mica_matmul_la_LIBADD += $(MICA_CUDA_MODULE_LIBS)
+modules_mica_matmul_la_LIBADD += modules/common/libmicamodkit_gpu.la \
+	modules/common/libmicamodkit_cuda.la $(MICA_CUDA_MODULE_LIBS)
 endif
 if MICA_ONEDNN
 modules_mica_matmul_la_SOURCES += modules/matmul/matmul_onednn.c

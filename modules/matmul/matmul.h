@@ -36,9 +36,9 @@ mica_status_t mica__matmul_dnnl_run(mica__mm_dnnl_t **state,
                                     mica_error_t *err);
 void mica__matmul_dnnl_free(mica__mm_dnnl_t *state);
 
-/* Create the cuBLAS handle into *handle if it is NULL. */
+/* The calling thread's cuBLAS handle (the kit's) into *handle. */
 mica_status_t mica__matmul_cuda_handle(void **handle, mica_error_t *err);
-/* Destroy a handle (NULL: nothing). */
+/* Forget a handle: the kit keeps it (nothing to do). */
 void mica__matmul_cuda_destroy(void *handle);
 /* cuBLAS's scratch, taken from the layer's workspace (NVIDIA's advice
  * for Hopper): with it cuBLAS allocates nothing while running, so a run
