@@ -16,6 +16,10 @@ noinst_PROGRAMS += bench/bench_loop
 bench_bench_loop_SOURCES = bench/bench_loop.c bench/bench_util.c \
 	bench/bench_util.h
 bench_bench_loop_LDADD = libmica.la
+noinst_PROGRAMS += bench/bench_model
+bench_bench_model_SOURCES = bench/bench_model.c bench/bench_util.c \
+	bench/bench_util.h
+bench_bench_model_LDADD = libmica.la
 MICA_BENCHES = bench/bench_overhead bench/bench_shapes bench/bench_engine \
 	bench/bench_loop
 if MICA_CUDA
@@ -30,8 +34,20 @@ bench_bench_matmul_CPPFLAGS = $(AM_CPPFLAGS) $(MICA_CUDA_CPPFLAGS)
 bench_bench_matmul_LDADD = libmica.la modules/common/libmicamodkit.la \
 	$(MICA_CUDA_LIBS)
 MICA_BENCHES += bench/bench_elementwise bench/bench_matmul
+if MICA_CUDNN
+noinst_PROGRAMS += bench/bench_conv
+bench_bench_conv_SOURCES = bench/bench_conv.c bench/bench_util.c \
+	bench/bench_util.h
+bench_bench_conv_CPPFLAGS = $(AM_CPPFLAGS) $(MICA_CUDA_CPPFLAGS) \
+	$(MICA_CUDNN_CPPFLAGS) -DMICA_BENCH_SRCDIR='"$(abs_top_srcdir)"'
+bench_bench_conv_LDADD = libmica.la modules/common/libmicamodkit.la \
+	$(MICA_CUDA_LIBS) $(MICA_CUDNN_LIBS)
+MICA_BENCHES += bench/bench_conv
 endif
-EXTRA_DIST += bench/README.md
+endif
+EXTRA_DIST += bench/README.md bench/resnet50_convs.txt bench/conv_torch.py \
+	bench/resnet50_gen.py bench/resnet50_torch.py bench/resnet50_cpu.py \
+	bench/run_gpu.sh
 
 bench: $(MICA_BENCHES)
 	@for b in $(MICA_BENCHES); do \

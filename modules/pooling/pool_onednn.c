@@ -31,9 +31,8 @@ static mica_status_t make_one(mica__dnnl_run_t *run,
 {
     const mica__window_t *w = &pb->p->win;
     int nd = w->nd, i, n = nd + 2;
-    int64_t xd[5], yd[5];
-    dnnl_dims_t strides, kernel, dil, pre, post;
-    dnnl_memory_desc_t x_md, y_md;
+    dnnl_dims_t xd, yd, strides, kernel, dil, pre, post;
+    dnnl_memory_desc_t x_md, y_md, x_blk, y_any;
     dnnl_pooling_v2_desc_t desc;
     dnnl_primitive_desc_t pd = NULL;
     mica_status_t st = MICA_OK;
@@ -52,8 +51,15 @@ static mica_status_t make_one(mica__dnnl_run_t *run,
     if ((st = mica__dnnl_plain(&x_md, n, xd, err)) != MICA_OK ||
         (st = mica__dnnl_plain(&y_md, n, yd, err)) != MICA_OK)
         return st;
+    /* oneDNN's fast pooling wants channels in blocks of 8: the planes in
+     * that layout (the runner reorders around the primitive). */
+    MICA__DNNL_TRY(mica__dnnl.md_by_tag(&x_blk, n, xd, dnnl_f32,
+                                        nd == 2 ? dnnl_aBcd8b
+                                                : dnnl_aBcde8b));
+    MICA__DNNL_TRY(mica__dnnl.md_by_tag(&y_any, n, yd, dnnl_f32,
+                                        dnnl_format_tag_any));
     MICA__DNNL_TRY(mica__dnnl.pool_desc(&desc, dnnl_forward_inference, alg,
-                                        &x_md, &y_md, strides, kernel, dil,
+                                        &x_blk, &y_any, strides, kernel, dil,
                                         pre, post));
     MICA__DNNL_TRY(
         mica__dnnl.pd_create(&pd, &desc, NULL, mica__dnnl_engine(), NULL));
