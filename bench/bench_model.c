@@ -5,7 +5,8 @@
  *   bench_model MANIFEST [--device cpu|cuda] [--fp16] [--runs R]
  *
  * Every input gets a fixed pattern of values in [-1, 1] at its build-time
- * shape (give a manifest without runtime dimensions) and is uploaded once.  Timing: R runs queued then one synchronization (on the CPU a
+ * shape (give a manifest without runtime dimensions) and is uploaded
+ * once.  Timing: R runs queued then one synchronization (on the CPU a
  * run finishes before the next starts), per run, the median of 5 such
  * trials after a warm-up; host clock.  Prints one line,
  *   bench_model: MANIFEST device=cuda precision=float16 batch=N

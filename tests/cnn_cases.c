@@ -249,10 +249,11 @@ static mica_status_t reference(const char *type, th_fields_t *fields,
     return st;
 }
 
-void gc_shapes(const char *label, const char *type, th_fields_t *(*fields)(void),
-               uint32_t device, const char *impl, int rank, const int64_t *lo,
-               const int64_t *hi, int nb, const int64_t (*shapes)[MICA_MAX_DIMS],
-               double tol)
+void gc_shapes(const char *label, const char *type,
+               th_fields_t *(*fields)(void), uint32_t device,
+               const char *impl, int rank, const int64_t *lo,
+               const int64_t *hi, int nb,
+               const int64_t (*shapes)[MICA_MAX_DIMS], double tol)
 {
     mica_engine_t *engine = NULL;
     mica_exec_t *exec = NULL;

@@ -50,10 +50,11 @@ void gc_dynamic(const gen_case_t *c, int fixed, const int *spatial,
  * missing.  `fields` is called for a new set each time.  Inputs hold a
  * fixed pattern of eighths.
  */
-void gc_shapes(const char *label, const char *type, th_fields_t *(*fields)(void),
-               uint32_t device, const char *impl, int rank, const int64_t *lo,
-               const int64_t *hi, int nb, const int64_t (*shapes)[MICA_MAX_DIMS],
-               double tol);
+void gc_shapes(const char *label, const char *type,
+               th_fields_t *(*fields)(void), uint32_t device,
+               const char *impl, int rank, const int64_t *lo,
+               const int64_t *hi, int nb,
+               const int64_t (*shapes)[MICA_MAX_DIMS], double tol);
 
 /*
  * One TAP result: the engine built with `impl` on `device`, saved to

@@ -164,7 +164,7 @@ static void bigger(void)
     th_free(&x);
 }
 
-/* ---- errors ---------------------------------------------------------------- */
+/* ---- errors ------------------------------------------------------------- */
 
 static void error(const char *label, const char *type, th_fields_t *f,
                   int rank, const int64_t *xdims, mica_dtype_t dt,

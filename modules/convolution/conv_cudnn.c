@@ -143,7 +143,8 @@ mica_status_t mica__conv_dnn_choose(mica__conv_dnn_t *d,
                                     mica_error_t *err)
 {
     cudnnConvolutionFwdAlgoPerf_t fwd[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    cudnnConvolutionBwdDataAlgoPerf_t bwd[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    cudnnConvolutionBwdDataAlgoPerf_t
+        bwd[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     cudnnHandle_t h;
     mica_status_t st;
     int n = 0, i;

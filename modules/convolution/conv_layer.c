@@ -17,7 +17,7 @@
 #include "kit_onednn.h"
 #endif
 
-/* ---- shapes --------------------------------------------------------------- */
+/* ---- shapes ------------------------------------------------------------- */
 
 static mica_status_t conv_output_dtypes(const mica_layer_t *layer,
                                         const mica_dtype_t *in, int32_t nb_in,
@@ -92,7 +92,7 @@ static mica_status_t conv_configure(mica_layer_t *layer,
     return conv_check_dyn((const mica__conv_layer_t *)layer, &in[0], err);
 }
 
-/* ---- the reference and oneDNN ---------------------------------------------- */
+/* ---- the reference and oneDNN ------------------------------------------- */
 
 static MICA_KIT_ENQUEUE(conv_enqueue_ref)
 {
@@ -268,7 +268,7 @@ const mica_layer_ops_t mica__conv_ops_gpu = {
 };
 #endif
 
-/* ---- create ---------------------------------------------------------------- */
+/* ---- create ------------------------------------------------------------- */
 
 static void conv_fini(mica_kit_layer_t *self)
 {

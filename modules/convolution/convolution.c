@@ -108,7 +108,7 @@ mica_status_t mica__conv_check_input(const mica__conv_params_t *p,
     return MICA_OK;
 }
 
-/* ---- the creators --------------------------------------------------------- */
+/* ---- the creators ------------------------------------------------------- */
 
 static const int64_t one = 1;
 

@@ -84,7 +84,7 @@ static MICA_KIT_ENQUEUE(fc_enqueue_ref)
     return MICA_OK;
 }
 
-/* ---- shapes ------------------------------------------------------------------ */
+/* ---- shapes ------------------------------------------------------------- */
 
 static mica_status_t fc_output_dtypes(const mica_layer_t *layer,
                                       const mica_dtype_t *in, int32_t nb_in,
@@ -164,7 +164,7 @@ static mica_status_t fc_configure(mica_layer_t *layer,
     return check_cols(l, hi->d[r - 3] * hi->d[r - 2] * hi->d[r - 1], err);
 }
 
-/* ---- oneDNN, cuBLAS ------------------------------------------------------------ */
+/* ---- oneDNN, cuBLAS ----------------------------------------------------- */
 
 #ifdef MICA_HAVE_ONEDNN
 static MICA_KIT_ENQUEUE(fc_enqueue_dnnl)
@@ -258,7 +258,8 @@ static mica_layer_t *fc_create(const mica_layer_creator_t *creator,
     }
     if (w->dtype != MICA_FLOAT32 && w->dtype != MICA_FLOAT16) {
         mica_kit_host->set_error(err, "kernel is %s: give float32 or float16 "
-                                 "weights", mica_kit_host->dtype_name(w->dtype));
+                                 "weights",
+                                 mica_kit_host->dtype_name(w->dtype));
         return NULL;
     }
     if (w->count % k != 0) {

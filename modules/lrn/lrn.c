@@ -76,7 +76,8 @@ static void lrn_reference(const mica__lrn_problem_t *pb, const void *x,
                 double sum = 0.0, v;
                 for (j = c - half; j <= c + half; j++)
                     if (j >= 0 && j < pb->c) {
-                        double e = get(x, pb->dtype, (n * pb->c + j) * pb->hw + s);
+                        double e =
+                            get(x, pb->dtype, (n * pb->c + j) * pb->hw + s);
                         sum += e * e;
                     }
                 v = get(x, pb->dtype, at) /

@@ -97,15 +97,16 @@ mica_status_t mica__matmul_cuda(void *handle, const mica__mm_problem_t *p,
                                  (long long)batch);
         return MICA_ERR_UNSUPPORTED;
     }
-    MICA__CUBLAS_CHECK(mica__cublas.set_stream(h, s)); /* resets the workspace: set after */
+    /* Setting the stream resets the workspace: set it after. */
+    MICA__CUBLAS_CHECK(mica__cublas.set_stream(h, s));
     if (workspace && ws_size)
         MICA__CUBLAS_CHECK(mica__cublas.set_workspace(h, workspace, ws_size));
 
     if (batch == 1) {
-        MICA__CUBLAS_CHECK(mica__cublas.gemm(h, opb, opa, (int)p->N, (int)p->M,
-                                  (int)p->K, &alpha, b, dt, (int)ldb, a, dt,
-                                  (int)lda, &beta, c, dt, (int)p->N,
-                                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        MICA__CUBLAS_CHECK(mica__cublas.gemm(
+            h, opb, opa, (int)p->N, (int)p->M, (int)p->K, &alpha, b, dt,
+            (int)ldb, a, dt, (int)lda, &beta, c, dt, (int)p->N,
+            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
         return MICA_OK;
     }
     if ((full_a || va == 1) && (full_b || vb == 1)) {

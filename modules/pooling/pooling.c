@@ -52,7 +52,7 @@ static const mica_field_schema_t pool_fields[] = {
      "or over the whole window"},
 };
 
-/* ---- the problem and the reference ---------------------------------------- */
+/* ---- the problem and the reference -------------------------------------- */
 
 void mica__pool_problem(const mica__pool_params_t *p, mica_dtype_t dtype,
                         const mica_dims_t *x, mica__pool_problem_t *pb)
@@ -155,7 +155,7 @@ void mica__pool_reference(const mica__pool_problem_t *pb, const void *x,
                 }
 }
 
-/* ---- shapes ----------------------------------------------------------------- */
+/* ---- shapes ------------------------------------------------------------- */
 
 static mica_status_t pool_output_dtypes(const mica_layer_t *layer,
                                         const mica_dtype_t *in, int32_t nb_in,
@@ -205,7 +205,7 @@ static mica_status_t pool_configure(mica_layer_t *layer,
                               in[0].desc.dims.nb_dims - l->p.win.nd, err);
 }
 
-/* ---- enqueues --------------------------------------------------------------- */
+/* ---- enqueues ----------------------------------------------------------- */
 
 static MICA_KIT_ENQUEUE(pool_enqueue_ref)
 {
@@ -252,7 +252,7 @@ static MICA_KIT_ENQUEUE(pool_enqueue_cudnn)
 }
 #endif
 
-/* ---- create and the creators ------------------------------------------------- */
+/* ---- create and the creators -------------------------------------------- */
 
 static void pool_fini(mica_kit_layer_t *self)
 {
