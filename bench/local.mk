@@ -24,6 +24,11 @@ bench_bench_serving_SOURCES = bench/bench_serving.c bench/bench_util.c \
 bench_bench_serving_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core/base
 bench_bench_serving_LDADD = libmica.la $(LIBM)
 EXTRA_DIST += bench/triton_bench.py
+# A model from a manifest, timed through the library (ResNet-50, issue 10).
+noinst_PROGRAMS += bench/bench_model
+bench_bench_model_SOURCES = bench/bench_model.c bench/bench_util.c \
+	bench/bench_util.h
+bench_bench_model_LDADD = libmica.la
 MICA_BENCHES = bench/bench_overhead bench/bench_shapes bench/bench_engine \
 	bench/bench_loop
 if MICA_CUDA
@@ -52,8 +57,21 @@ bench_bench_rnn_SOURCES = bench/bench_rnn.c bench/bench_util.c \
 	bench/bench_util.h
 bench_bench_rnn_LDADD = libmica.la
 MICA_BENCH_RUNS += bench-rnn
+if MICA_CUDNN
+noinst_PROGRAMS += bench/bench_conv
+bench_bench_conv_SOURCES = bench/bench_conv.c bench/bench_util.c \
+	bench/bench_util.h
+bench_bench_conv_CPPFLAGS = $(AM_CPPFLAGS) $(MICA_CUDA_CPPFLAGS) \
+	$(MICA_CUDNN_CPPFLAGS) -DMICA_BENCH_SRCDIR='"$(abs_top_srcdir)"'
+bench_bench_conv_LDADD = libmica.la modules/common/libmicamodkit.la \
+	$(MICA_CUDA_LIBS) $(MICA_CUDNN_LIBS)
+MICA_BENCHES += bench/bench_conv
 endif
-EXTRA_DIST += bench/README.md bench/startup.py bench/bench_rnn.py
+endif
+EXTRA_DIST += bench/README.md bench/startup.py bench/bench_rnn.py \
+	bench/resnet50_convs.txt bench/conv_torch.py \
+	bench/resnet50_gen.py bench/resnet50_torch.py bench/resnet50_cpu.py \
+	bench/run_gpu.sh
 
 bench: $(MICA_BENCHES) $(MICA_BENCH_RUNS)
 	@for b in $(MICA_BENCHES); do \

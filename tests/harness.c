@@ -247,6 +247,38 @@ void th_fields_free(th_fields_t *f)
 static mica_context_t *shared_ctx;
 static char last_error[2048];
 
+/* th_pin's and th_dynamic's settings. */
+static const char *pin_cpu, *pin_cuda;
+static int dyn_index = -1;
+static mica_dims_t dyn_min, dyn_max;
+
+void th_pin(const char *cpu, const char *cuda)
+{
+    pin_cpu = cpu;
+    pin_cuda = cuda;
+}
+
+void th_dynamic(int index, const int64_t *min, const int64_t *max)
+{
+    int i;
+    dyn_index = index;
+    memset(&dyn_min, 0, sizeof dyn_min);
+    memset(&dyn_max, 0, sizeof dyn_max);
+    for (i = 0; index >= 0 && i < MICA_MAX_DIMS; i++) {
+        dyn_min.d[i] = min[i];
+        dyn_max.d[i] = max[i];
+    }
+}
+
+int th_has_impl(const char *type, uint32_t device, const char *impl)
+{
+    mica_creator_info_t info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    return mica_registry_find(th_context(), NULL, type, 0, impl, device,
+                              &info) == MICA_OK;
+}
+
 static void free_ctx(void)
 {
     mica_context_destroy(shared_ctx);
@@ -327,30 +359,60 @@ static mica_status_t add_shape_input(mica_network_t *net, const char *name,
                                            t->data, NULL);
 }
 
-/* An input with runtime dimensions (bit k of t->runtime: dimension k) and
- * its range in profile 0: min 1 (0 for an empty dimension), opt the
- * tensor's length, max twice it (a length of 1 keeps it: a broadcast
- * stays one at the maximum). */
-static mica_status_t add_runtime_input(mica_network_t *net, const char *name,
-                                       const th_tensor_t *t)
+/* An input of t's dtype whose dimension k is a runtime one (-1) where
+ * bit k of `mask` is set, with its range in profile 0: lo, t's dims as
+ * opt, hi. */
+static mica_status_t add_ranged_input(mica_network_t *net, const char *name,
+                                      const th_tensor_t *t, unsigned mask,
+                                      const mica_dims_t *lo,
+                                      const mica_dims_t *hi)
 {
-    mica_dims_t d = t->dims, lo = t->dims, hi = t->dims;
+    mica_dims_t d = t->dims;
     int32_t profile, k;
     mica_status_t st;
 
     for (k = 0; k < d.nb_dims; k++)
-        if (t->runtime & (1u << k)) {
+        if (mask & (1u << k))
             d.d[k] = -1;
-            lo.d[k] = t->dims.d[k] ? 1 : 0;
-            hi.d[k] = t->dims.d[k] > 1 ? 2 * t->dims.d[k] : t->dims.d[k];
-        }
     if ((st = mica_network_add_input(net, name, t->dtype, &d, NULL)) != MICA_OK)
         return st;
     if (mica_network_nb_profiles(net) == 0 &&
         (st = mica_network_add_profile(net, &profile)) != MICA_OK)
         return st;
-    return mica_network_set_profile_dims(net, 0, name, &lo, &t->dims, &hi,
+    return mica_network_set_profile_dims(net, 0, name, lo, &t->dims, hi,
                                          NULL);
+}
+
+/* An input with runtime dimensions (bit k of t->runtime: dimension k):
+ * min 1 (0 for an empty dimension), opt the tensor's length, max twice it
+ * (a length of 1 keeps it: a broadcast stays one at the maximum). */
+static mica_status_t add_runtime_input(mica_network_t *net, const char *name,
+                                       const th_tensor_t *t)
+{
+    mica_dims_t lo = t->dims, hi = t->dims;
+    int32_t k;
+
+    for (k = 0; k < lo.nb_dims; k++)
+        if (t->runtime & (1u << k)) {
+            lo.d[k] = t->dims.d[k] ? 1 : 0;
+            hi.d[k] = t->dims.d[k] > 1 ? 2 * t->dims.d[k] : t->dims.d[k];
+        }
+    return add_ranged_input(net, name, t, t->runtime, &lo, &hi);
+}
+
+/* The input of th_dynamic: its min and max, t's dims as opt. */
+static mica_status_t add_dynamic_input(mica_network_t *net, const char *name,
+                                       const th_tensor_t *t)
+{
+    mica_dims_t lo = dyn_min, hi = dyn_max;
+    unsigned mask = 0;
+    int32_t k;
+
+    lo.nb_dims = hi.nb_dims = t->dims.nb_dims;
+    for (k = 0; k < lo.nb_dims; k++)
+        if (lo.d[k] != hi.d[k])
+            mask |= 1u << k;
+    return add_ranged_input(net, name, t, mask, &lo, &hi);
 }
 
 mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
@@ -378,11 +440,15 @@ mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
     for (i = 0; i < nb_in; i++) {
         snprintf(names[0][i], sizeof names[0][i], "in%d", i);
         in_names[i] = in[i].data ? names[0][i] : NULL;
-        if (in[i].data && !in[i].is_shape && !in[i].runtime &&
-            (st = mica_network_add_input(net, names[0][i], in[i].dtype,
-                                         &in[i].dims, NULL)) != MICA_OK)
+        if (in[i].data && !in[i].is_shape && i == dyn_index) {
+            if ((st = add_dynamic_input(net, names[0][i], &in[i])) != MICA_OK)
+                goto done;
+        } else if (in[i].data && !in[i].is_shape && !in[i].runtime &&
+                   (st = mica_network_add_input(net, names[0][i], in[i].dtype,
+                                                &in[i].dims, NULL)) != MICA_OK)
             goto done;
-        if (in[i].data && in[i].runtime &&
+        if (in[i].data && !in[i].is_shape && in[i].runtime &&
+            i != dyn_index &&
             (st = add_runtime_input(net, names[0][i], &in[i])) != MICA_OK)
             goto done;
         if (in[i].data && in[i].is_shape &&
@@ -397,6 +463,7 @@ mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
     spec.struct_size = sizeof spec;
     spec.name = "layer";
     spec.type = type;
+    spec.implementation = device == MICA_DEVICE_CUDA ? pin_cuda : pin_cpu;
     spec.nb_inputs = nb_in;
     spec.inputs = in_names;
     spec.nb_outputs = nb_out;
@@ -577,4 +644,60 @@ int th_check_error_on(uint32_t device, const char *label, const char *type,
     }
     th_fields_free(fields);
     return good;
+}
+
+int th_check_impl(const char *label, const char *type, th_fields_t *fields,
+                  int nb_in, const th_tensor_t *in, int nb_out,
+                  uint32_t device, const char *impl, double tol)
+{
+    const char *save_cpu = pin_cpu, *save_cuda = pin_cuda;
+    const char *dev = device == MICA_DEVICE_CUDA ? "cuda" : "cpu";
+    th_tensor_t ref[16], got[16];
+    char why[512] = "";
+    mica_status_t st;
+    int i, good = 1;
+
+    if (device == MICA_DEVICE_CUDA && !th_cuda()) {
+        th_fields_free(fields);
+        skip("%s: %s %s: no usable GPU", label, dev, impl);
+        return 1;
+    }
+    if (!th_has_impl(type, device, impl)) {
+        th_fields_free(fields);
+        skip("%s: %s %s: not in this build", label, dev, impl);
+        return 1;
+    }
+    pin_cpu = "reference";
+    st = th_run(MICA_DEVICE_CPU, type, fields, nb_in, in, nb_out, ref);
+    if (st != MICA_OK) {
+        diag("%s: reference: %s", label, th_error());
+        good = 0;
+    }
+    if (device == MICA_DEVICE_CUDA)
+        pin_cuda = impl;
+    else
+        pin_cpu = impl;
+    if (good) {
+        st = th_run(device, type, fields, nb_in, in, nb_out, got);
+        if (st != MICA_OK) {
+            diag("%s: %s: %s", label, impl, th_error());
+            good = 0;
+            for (i = 0; i < nb_out; i++)
+                th_free(&ref[i]);
+        }
+    }
+    pin_cpu = save_cpu;
+    pin_cuda = save_cuda;
+    for (i = 0; good && i < nb_out; i++)
+        if (!th_same(&ref[i], &got[i], tol, tol, why, sizeof why)) {
+            diag("%s: %s output %d: %s", label, impl, i, why);
+            good = 0;
+        }
+    if (st == MICA_OK)
+        for (i = 0; i < nb_out; i++) {
+            th_free(&ref[i]);
+            th_free(&got[i]);
+        }
+    th_fields_free(fields);
+    return ok(good, "%s: %s %s", label, dev, impl);
 }

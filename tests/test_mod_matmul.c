@@ -1,7 +1,9 @@
 /*
  * tests/test_mod_matmul.c - the MatrixMultiply layer: none, transpose and
  * vector ops on either side, batch broadcasting (whole and mixed), float32
- * and float16, an empty inner dimension, empty batches, and errors.
+ * and float16, an empty inner dimension, empty batches, and errors; the
+ * reference against values computed here, oneDNN and cuBLAS against the
+ * reference.
  */
 #include <config.h>
 
@@ -108,7 +110,11 @@ static void check(const char *label, th_tensor_t a, int opa, th_tensor_t b,
     th_tensor_t in[2], e = mm_ref(&a, opa, &b, opb);
     in[0] = a;
     in[1] = b;
+    th_pin("reference", NULL);
     th_check(label, "MatrixMultiply", mf(opa, opb), 2, in, 1, &e, tol);
+    th_pin(NULL, NULL);
+    th_check_impl(label, "MatrixMultiply", mf(opa, opb), 2, in, 1,
+                  MICA_DEVICE_CPU, "onednn", tol);
     th_free(&in[0]);
     th_free(&in[1]);
     th_free(&e);

@@ -39,6 +39,13 @@ DYNAMIC_MANIFESTS = tests/manifests/dynamic/reshape_like.yaml \
 	tests/manifests/dynamic/empty_shuffle.yaml \
 	tests/manifests/dynamic/classify.yaml
 
+# A small CNN end to end (tests/manifests/cnn/, from tests/gen/small_cnn.py).
+TESTS += tests/test_cli_cnn.sh
+EXTRA_DIST += tests/test_cli_cnn.sh tests/gen/small_cnn.py \
+	tests/manifests/cnn/small_cnn.yaml tests/manifests/cnn/small_cnn.bin \
+	tests/manifests/cnn/x2.npy tests/manifests/cnn/x3.npy \
+	tests/manifests/cnn/y2.npy tests/manifests/cnn/y3.npy
+
 # Loops and conditionals through the command (tests/manifests/control/).
 TESTS += tests/test_cli_control.sh
 

@@ -21,6 +21,33 @@ modules_common_libmica_kit_la_SOURCES =
 modules_common_libmica_kit_la_LDFLAGS = -static
 modules_common_libmica_kit_la_LIBADD = modules/common/libmicamodkit.la
 
+# The CNN helpers (not installed): the sliding window of Convolution,
+# Deconvolution and Pooling; with oneDNN, its engine, streams and errors.
+noinst_LTLIBRARIES += modules/common/libmicamodkit_nn.la
+modules_common_libmicamodkit_nn_la_SOURCES = modules/common/kit_window.c \
+	modules/common/kit_window.h
+if MICA_ONEDNN
+modules_common_libmicamodkit_nn_la_SOURCES += modules/common/kit_onednn.c \
+	modules/common/kit_onednn.h
+modules_common_libmicamodkit_nn_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	$(MICA_ONEDNN_CPPFLAGS)
+endif
+
+# The GPU libraries' helpers (not installed): cuBLAS and, when configure
+# found it, cuDNN, opened on first use, with a handle per thread and device.
+if MICA_CUDA
+noinst_LTLIBRARIES += modules/common/libmicamodkit_gpu.la
+modules_common_libmicamodkit_gpu_la_SOURCES = modules/common/kit_handles.c \
+	modules/common/kit_handles.h modules/common/kit_cublas.c \
+	modules/common/kit_cublas.h
+modules_common_libmicamodkit_gpu_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	$(MICA_CUDNN_CPPFLAGS)
+if MICA_CUDNN
+modules_common_libmicamodkit_gpu_la_SOURCES += modules/common/kit_cudnn.c \
+	modules/common/kit_cudnn.h
+endif
+endif
+
 if MICA_CUDA
 noinst_LTLIBRARIES += modules/common/libmicamodkit_cuda.la
 modules_common_libmicamodkit_cuda_la_SOURCES = modules/common/kit_cuda.c

@@ -13,8 +13,9 @@
  *
  * Types: float32 and float16, both inputs the same; the output has their
  * type.  The reference accumulates in double and rounds once; an empty
- * inner dimension (K = 0) gives zeros.  CUDA implementation "cublas": see
- * matmul_cublas.c.
+ * inner dimension (K = 0) gives zeros.  CPU implementation "onednn"
+ * (priority 5, when built with oneDNN): see matmul_onednn.c; CUDA
+ * implementation "cublas": see matmul_cublas.c.
  */
 #include <config.h>
 
@@ -31,6 +32,7 @@ typedef struct matmul_layer {
     mica_kit_layer_t base;
     int32_t op[2];
     void *handle; /* CUDA: the cuBLAS handle */
+    mica__mm_dnnl_t *dnnl; /* onednn: the primitive of the last shapes */
 } matmul_layer_t;
 
 static const char *const matmul_ops[] = {"none", "transpose", "vector", NULL};
@@ -254,6 +256,21 @@ static mica_status_t matmul_enqueue_cpu(mica_layer_t *layer,
 
 static const mica_layer_ops_t matmul_ops_cpu = MATMUL_OPS(matmul_enqueue_cpu);
 
+#ifdef MICA_HAVE_ONEDNN
+static MICA_KIT_ENQUEUE(matmul_enqueue_dnnl)
+{
+    matmul_layer_t *l = (matmul_layer_t *)layer;
+    mica__mm_problem_t p;
+
+    make_problem(l, in, &p);
+    return mica__matmul_dnnl_run(&l->dnnl, &p, inputs[0], inputs[1],
+                                 outputs[0], err);
+}
+
+static const mica_layer_ops_t matmul_ops_dnnl =
+    MATMUL_OPS(matmul_enqueue_dnnl);
+#endif
+
 #if MICA_KIT_CUDA
 static mica_status_t matmul_configure_cuda(mica_layer_t *layer,
                                            const mica_dyn_desc_t *in,
@@ -303,13 +320,20 @@ static const mica_layer_ops_t matmul_ops_cuda =
     MATMUL_OPS(matmul_enqueue_cuda, .configure = matmul_configure_cuda,
                .workspace_size = matmul_workspace_cuda);
 
+#endif
+
 static void matmul_fini(mica_kit_layer_t *self)
 {
     matmul_layer_t *l = (matmul_layer_t *)self;
+#if MICA_KIT_CUDA
     mica__matmul_cuda_destroy(l->handle);
-    l->handle = NULL;
-}
 #endif
+#ifdef MICA_HAVE_ONEDNN
+    mica__matmul_dnnl_free(l->dnnl);
+#endif
+    l->handle = NULL;
+    l->dnnl = NULL;
+}
 
 static mica_layer_t *matmul_create(const mica_layer_creator_t *creator,
                                    const char *name,
@@ -326,9 +350,7 @@ static mica_layer_t *matmul_create(const mica_layer_creator_t *creator,
         return NULL;
     l->op[0] = (int32_t)a;
     l->op[1] = (int32_t)b;
-#if MICA_KIT_CUDA
     l->base.fini = matmul_fini;
-#endif
     return &l->base.layer;
 }
 
@@ -336,6 +358,14 @@ static mica_layer_t *matmul_create(const mica_layer_creator_t *creator,
 static const mica_layer_creator_t matmul_reference = MICA_KIT_CREATOR(
     "MatrixMultiply", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE,
     matmul_fields, 2, matmul_create, &matmul_ops_cpu);
+#ifdef MICA_HAVE_ONEDNN
+static const mica_layer_creator_t matmul_onednn = MICA_KIT_CREATOR(
+    "MatrixMultiply", "onednn", MICA_DEVICE_CPU, 5, MICA_ROLE_NONE,
+    matmul_fields, 2, matmul_create, &matmul_ops_dnnl);
+#define DNNL_CREATOR , &matmul_onednn
+#else
+#define DNNL_CREATOR
+#endif
 #if MICA_KIT_CUDA
 static const mica_layer_creator_t matmul_cublas = MICA_KIT_CREATOR(
     "MatrixMultiply", "cublas", MICA_DEVICE_CUDA, 10, MICA_ROLE_NONE,
@@ -343,7 +373,7 @@ static const mica_layer_creator_t matmul_cublas = MICA_KIT_CREATOR(
 #endif
 
 static const mica_layer_creator_t *const matmul_creators[] = {
-    &matmul_reference MICA_KIT_IF_CUDA(, &matmul_cublas)};
+    &matmul_reference DNNL_CREATOR MICA_KIT_IF_CUDA(, &matmul_cublas)};
 
 MICA_KIT_ENTRY("matmul", PACKAGE_VERSION, "MIT",
                "MatrixMultiply: batched matrix products",

@@ -27,9 +27,18 @@ typedef struct mica__mm_problem {
     int32_t trans_a, trans_b;
 } mica__mm_problem_t;
 
-/* Create the cuBLAS handle into *handle if it is NULL. */
+/* oneDNN (matmul_onednn.c): the state of one instance, remade when the
+ * shapes change; c = op(a) op(b) on the CPU. */
+typedef struct mica__mm_dnnl mica__mm_dnnl_t;
+mica_status_t mica__matmul_dnnl_run(mica__mm_dnnl_t **state,
+                                    const mica__mm_problem_t *p,
+                                    const void *a, const void *b, void *c,
+                                    mica_error_t *err);
+void mica__matmul_dnnl_free(mica__mm_dnnl_t *state);
+
+/* The calling thread's cuBLAS handle (the kit's) into *handle. */
 mica_status_t mica__matmul_cuda_handle(void **handle, mica_error_t *err);
-/* Destroy a handle (NULL: nothing). */
+/* Forget a handle: the kit keeps it (nothing to do). */
 void mica__matmul_cuda_destroy(void *handle);
 /* cuBLAS's scratch, taken from the layer's workspace (NVIDIA's advice
  * for Hopper): with it cuBLAS allocates nothing while running, so a run

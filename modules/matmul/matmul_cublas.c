@@ -16,10 +16,11 @@
  * call each.  No copies: cuBLAS reads the operands in place, and its
  * scratch is the layer's workspace (MICA_MATMUL_CUBLAS_WORKSPACE bytes).
  *
- * cuBLAS is not linked: the kit's loader opens libcublas.so.<major of the
- * headers> when the first handle is made (configure), and the few
- * functions used here are called through the `cublas` table, typed by
- * cublas_api.h's own prototypes.  Loading the module maps no GPU library.
+ * cuBLAS is not linked: the kit opens libcublas.so.<major of the headers>
+ * when the first handle is needed (configure), and the few functions used
+ * here are called through its table `mica__cublas` (kit_cublas.h).  The
+ * handle is the kit's, one per thread and device, shared with the other
+ * layers of the module.  Loading the module maps no GPU library.
  */
 #include <config.h>
 
@@ -29,72 +30,24 @@
 #include <stdint.h>
 
 #include "mica/kit_cuda.h"
+#include "kit_cublas.h"
 #include "matmul.h"
-
-/* The cuBLAS functions this file calls, filled by mica_kit_lib_open. */
-static struct {
-    MICA_KIT_FN(cublasCreate_v2) create;
-    MICA_KIT_FN(cublasDestroy_v2) destroy;
-    MICA_KIT_FN(cublasSetMathMode) set_math_mode;
-    MICA_KIT_FN(cublasGetStatusString) status_string;
-    MICA_KIT_FN(cublasSetStream_v2) set_stream;
-    MICA_KIT_FN(cublasSetWorkspace_v2) set_workspace;
-    MICA_KIT_FN(cublasGemmEx) gemm;
-    MICA_KIT_FN(cublasGemmStridedBatchedEx) gemm_strided_batched;
-} cublas;
-
-static const mica_kit_sym_t cublas_syms[] = {
-    MICA_KIT_SYM(cublas, create, "cublasCreate_v2"),
-    MICA_KIT_SYM(cublas, destroy, "cublasDestroy_v2"),
-    MICA_KIT_SYM(cublas, set_math_mode, "cublasSetMathMode"),
-    MICA_KIT_SYM(cublas, status_string, "cublasGetStatusString"),
-    MICA_KIT_SYM(cublas, set_stream, "cublasSetStream_v2"),
-    MICA_KIT_SYM(cublas, set_workspace, "cublasSetWorkspace_v2"),
-    MICA_KIT_SYM(cublas, gemm, "cublasGemmEx"),
-    MICA_KIT_SYM(cublas, gemm_strided_batched, "cublasGemmStridedBatchedEx"),
-};
-
-static mica_kit_lib_t cublas_lib =
-    MICA_KIT_LIB("cuBLAS", "libcublas.so." MICA_KIT_STR(CUBLAS_VER_MAJOR),
-                 &cublas, cublas_syms);
-
-#define CUBLAS_CHECK(call)                                                  \
-    do {                                                                    \
-        cublasStatus_t cublas_check_s_ = (call);                            \
-        if (cublas_check_s_ != CUBLAS_STATUS_SUCCESS) {                     \
-            mica_kit_host->set_error(err, "%s failed: %s (%s:%d)", #call,   \
-                                     cublas.status_string(cublas_check_s_), \
-                                     __FILE__, __LINE__);                   \
-            return MICA_ERR_DEVICE;                                         \
-        }                                                                   \
-    } while (0)
 
 mica_status_t mica__matmul_cuda_handle(void **handle, mica_error_t *err)
 {
     cublasHandle_t h = NULL;
     mica_status_t st;
 
-    if (*handle)
-        return MICA_OK;
-    if ((st = mica_kit_lib_open(&cublas_lib, err)) != MICA_OK)
+    /* Asked again at each call: the calling thread's. */
+    if ((st = mica__cublas_handle(&h, err)) != MICA_OK)
         return st;
-    CUBLAS_CHECK(cublas.create(&h));
-    /* Plain float32 arithmetic: no TF32 for float32 data. */
-    cublasStatus_t s = cublas.set_math_mode(h, CUBLAS_DEFAULT_MATH);
-    if (s != CUBLAS_STATUS_SUCCESS) {
-        cublas.destroy(h);
-        mica_kit_host->set_error(err, "cublasSetMathMode failed: %s",
-                                 cublas.status_string(s));
-        return MICA_ERR_DEVICE;
-    }
     *handle = h;
     return MICA_OK;
 }
 
 void mica__matmul_cuda_destroy(void *handle)
 {
-    if (handle) /* made by mica__matmul_cuda_handle: cuBLAS is open */
-        cublas.destroy((cublasHandle_t)handle);
+    (void)handle; /* the kit's, kept for the thread's other layers */
 }
 
 static int fits_int(int64_t v)
@@ -144,19 +97,20 @@ mica_status_t mica__matmul_cuda(void *handle, const mica__mm_problem_t *p,
                                  (long long)batch);
         return MICA_ERR_UNSUPPORTED;
     }
-    CUBLAS_CHECK(cublas.set_stream(h, s)); /* resets the workspace: set after */
+    /* Setting the stream resets the workspace: set it after. */
+    MICA__CUBLAS_CHECK(mica__cublas.set_stream(h, s));
     if (workspace && ws_size)
-        CUBLAS_CHECK(cublas.set_workspace(h, workspace, ws_size));
+        MICA__CUBLAS_CHECK(mica__cublas.set_workspace(h, workspace, ws_size));
 
     if (batch == 1) {
-        CUBLAS_CHECK(cublas.gemm(h, opb, opa, (int)p->N, (int)p->M,
-                                  (int)p->K, &alpha, b, dt, (int)ldb, a, dt,
-                                  (int)lda, &beta, c, dt, (int)p->N,
-                                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        MICA__CUBLAS_CHECK(mica__cublas.gemm(
+            h, opb, opa, (int)p->N, (int)p->M, (int)p->K, &alpha, b, dt,
+            (int)ldb, a, dt, (int)lda, &beta, c, dt, (int)p->N,
+            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
         return MICA_OK;
     }
     if ((full_a || va == 1) && (full_b || vb == 1)) {
-        CUBLAS_CHECK(cublas.gemm_strided_batched(
+        MICA__CUBLAS_CHECK(mica__cublas.gemm_strided_batched(
             h, opb, opa, (int)p->N, (int)p->M, (int)p->K, &alpha, b, dt,
             (int)ldb, full_b ? sb_mat : 0, a, dt, (int)lda,
             full_a ? sa_mat : 0, &beta, c, dt, (int)p->N, sc_mat, (int)batch,
@@ -186,7 +140,7 @@ mica_status_t mica__matmul_cuda(void *handle, const mica__mm_problem_t *p,
                 aoff += ci * astr[i];
                 boff += ci * bstr[i];
             }
-            CUBLAS_CHECK(cublas.gemm_strided_batched(
+            MICA__CUBLAS_CHECK(mica__cublas.gemm_strided_batched(
                 h, opb, opa, (int)p->N, (int)p->M, (int)p->K, &alpha,
                 (const char *)b + (size_t)boff * esize, dt, (int)ldb, sb_in,
                 (const char *)a + (size_t)aoff * esize, dt, (int)lda, sa_in,

@@ -1,0 +1,369 @@
+/*
+ * modules/common/kit_onednn.c - oneDNN opened on first use, the CPU
+ * engine, and the runner of one primitive on plain buffers (see
+ * kit_onednn.h).
+ */
+#include <config.h>
+
+#include "kit_onednn.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mica/kit_half.h"
+
+MICA_KIT_API mica__dnnl_table_t mica__dnnl;
+
+static const mica_kit_sym_t dnnl_syms[] = {
+    MICA_KIT_SYM(mica__dnnl, engine_create, "dnnl_engine_create"),
+    MICA_KIT_SYM(mica__dnnl, stream_create, "dnnl_stream_create"),
+    MICA_KIT_SYM(mica__dnnl, stream_wait, "dnnl_stream_wait"),
+    MICA_KIT_SYM(mica__dnnl, stream_destroy, "dnnl_stream_destroy"),
+    MICA_KIT_SYM(mica__dnnl, md_by_tag, "dnnl_memory_desc_init_by_tag"),
+    MICA_KIT_SYM(mica__dnnl, md_by_strides,
+                 "dnnl_memory_desc_init_by_strides"),
+    MICA_KIT_SYM(mica__dnnl, md_equal, "dnnl_memory_desc_equal"),
+    MICA_KIT_SYM(mica__dnnl, md_size, "dnnl_memory_desc_get_size"),
+    MICA_KIT_SYM(mica__dnnl, memory_create, "dnnl_memory_create"),
+    MICA_KIT_SYM(mica__dnnl, memory_set, "dnnl_memory_set_data_handle"),
+    MICA_KIT_SYM(mica__dnnl, memory_get, "dnnl_memory_get_data_handle"),
+    MICA_KIT_SYM(mica__dnnl, memory_destroy, "dnnl_memory_destroy"),
+    MICA_KIT_SYM(mica__dnnl, pd_create, "dnnl_primitive_desc_create"),
+    MICA_KIT_SYM(mica__dnnl, pd_query_md, "dnnl_primitive_desc_query_md"),
+    MICA_KIT_SYM(mica__dnnl, pd_destroy, "dnnl_primitive_desc_destroy"),
+    MICA_KIT_SYM(mica__dnnl, primitive_create, "dnnl_primitive_create"),
+    MICA_KIT_SYM(mica__dnnl, execute, "dnnl_primitive_execute"),
+    MICA_KIT_SYM(mica__dnnl, primitive_destroy, "dnnl_primitive_destroy"),
+    MICA_KIT_SYM(mica__dnnl, reorder_pd,
+                 "dnnl_reorder_primitive_desc_create"),
+    MICA_KIT_SYM(mica__dnnl, conv_desc,
+                 "dnnl_dilated_convolution_forward_desc_init"),
+    MICA_KIT_SYM(mica__dnnl, deconv_desc,
+                 "dnnl_dilated_deconvolution_forward_desc_init"),
+    MICA_KIT_SYM(mica__dnnl, pool_desc, "dnnl_pooling_v2_forward_desc_init"),
+    MICA_KIT_SYM(mica__dnnl, lrn_desc, "dnnl_lrn_forward_desc_init"),
+    MICA_KIT_SYM(mica__dnnl, ip_desc, "dnnl_inner_product_forward_desc_init"),
+    MICA_KIT_SYM(mica__dnnl, matmul_desc, "dnnl_matmul_desc_init"),
+    MICA_KIT_SYM(mica__dnnl, status_text, "dnnl_status2str"),
+};
+
+static mica_kit_lib_t dnnl_lib =
+    MICA_KIT_LIB("oneDNN", "libdnnl.so." MICA_KIT_STR(DNNL_VERSION_MAJOR),
+                 &mica__dnnl, dnnl_syms);
+
+static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
+static dnnl_engine_t engine;
+
+mica_status_t mica__dnnl_open(mica_error_t *err)
+{
+    mica_status_t st;
+    dnnl_status_t s = dnnl_success;
+
+    if ((st = mica_kit_lib_open(&dnnl_lib, err)) != MICA_OK)
+        return st;
+    pthread_mutex_lock(&engine_lock);
+    /* One engine for the module's life, as the library's. */
+    if (!engine)
+        s = mica__dnnl.engine_create(&engine, dnnl_cpu, 0);
+    pthread_mutex_unlock(&engine_lock);
+    if (s != dnnl_success) {
+        mica_kit_host->set_error(err, "oneDNN cannot make a CPU engine: %s",
+                                 mica__dnnl.status_text(s));
+        return MICA_ERR_DEVICE;
+    }
+    return MICA_OK;
+}
+
+dnnl_engine_t mica__dnnl_engine(void)
+{
+    return engine;
+}
+
+mica_status_t mica__dnnl_plain(dnnl_memory_desc_t *md, int n,
+                               const int64_t *dims, mica_error_t *err)
+{
+    dnnl_dims_t d, strides;
+    mica_status_t st = MICA_OK;
+    int i;
+
+    if (n < 1 || n > DNNL_MAX_NDIMS)
+        return MICA_KIT_FAIL(err, "oneDNN takes 1 to %d dimensions, not %d",
+                             DNNL_MAX_NDIMS, n);
+    for (i = n - 1; i >= 0; i--) {
+        d[i] = dims[i];
+        strides[i] = i == n - 1 ? 1 : strides[i + 1] * d[i + 1];
+    }
+    MICA__DNNL_TRY(mica__dnnl.md_by_strides(md, n, d, dnnl_f32, strides));
+fail:
+    return st;
+}
+
+static int64_t volume(const dnnl_memory_desc_t *md)
+{
+    int64_t v = 1;
+    int i;
+    for (i = 0; i < md->ndims; i++)
+        v *= md->dims[i];
+    return v;
+}
+
+/* A reorder primitive from `from` to `to`. */
+static mica_status_t make_reorder(dnnl_primitive_t *out,
+                                  const dnnl_memory_desc_t *from,
+                                  const dnnl_memory_desc_t *to,
+                                  mica_error_t *err)
+{
+    dnnl_primitive_desc_t rpd = NULL;
+    mica_status_t st = MICA_OK;
+
+    MICA__DNNL_TRY(
+        mica__dnnl.reorder_pd(&rpd, from, engine, to, engine, NULL));
+    MICA__DNNL_TRY(mica__dnnl.primitive_create(out, rpd));
+fail:
+    if (rpd)
+        mica__dnnl.pd_destroy(rpd);
+    return st;
+}
+
+/* *mem in layout md, and a reorder in *prim (from plain to md when
+ * `in`, else from md to plain) if md is not plain; else nothing. */
+static mica_status_t layout(const dnnl_memory_desc_t *md,
+                            const dnnl_memory_desc_t *plain, int in,
+                            dnnl_memory_t *mem, dnnl_primitive_t *prim,
+                            mica_error_t *err)
+{
+    mica_status_t st = MICA_OK;
+
+    if (mica__dnnl.md_equal(md, plain))
+        return MICA_OK;
+    MICA__DNNL_TRY(
+        mica__dnnl.memory_create(mem, md, engine, DNNL_MEMORY_ALLOCATE));
+    st = make_reorder(prim, in ? plain : md, in ? md : plain, err);
+fail:
+    return st;
+}
+
+/* Weights in the primitive's layout `md`, from plain float32 values. */
+static mica_status_t load_weights(mica__dnnl_run_t *run,
+                                  const dnnl_memory_desc_t *md,
+                                  const dnnl_memory_desc_t *plain,
+                                  const float *w, mica_error_t *err)
+{
+    dnnl_memory_t user = NULL;
+    dnnl_primitive_t reorder = NULL;
+    dnnl_exec_arg_t args[2];
+    mica_status_t st = MICA_OK;
+
+    MICA__DNNL_TRY(mica__dnnl.memory_create(&run->weights, md, engine,
+                                            DNNL_MEMORY_ALLOCATE));
+    MICA__DNNL_TRY(mica__dnnl.memory_create(&user, plain, engine,
+                                            (void *)(uintptr_t)w));
+    if ((st = make_reorder(&reorder, plain, md, err)) != MICA_OK)
+        goto fail;
+    args[0].arg = DNNL_ARG_FROM;
+    args[0].memory = user;
+    args[1].arg = DNNL_ARG_TO;
+    args[1].memory = run->weights;
+    MICA__DNNL_TRY(mica__dnnl.execute(reorder, run->stream, 2, args));
+    MICA__DNNL_TRY(mica__dnnl.stream_wait(run->stream));
+fail:
+    if (reorder)
+        mica__dnnl.primitive_destroy(reorder);
+    if (user)
+        mica__dnnl.memory_destroy(user);
+    return st;
+}
+
+mica_status_t mica__dnnl_run_make(mica__dnnl_run_t *run,
+                                  dnnl_primitive_desc_t pd,
+                                  const dnnl_memory_desc_t *src_plain,
+                                  const dnnl_memory_desc_t *dst_plain,
+                                  const dnnl_memory_desc_t *weights_plain,
+                                  const float *weights, const float *bias,
+                                  int64_t bias_count, mica_error_t *err)
+{
+    const dnnl_memory_desc_t *md;
+    mica_status_t st = MICA_OK;
+    void *handle = NULL;
+
+    memset(run, 0, sizeof *run);
+    run->src_count = volume(src_plain);
+    run->dst_count = volume(dst_plain);
+    MICA__DNNL_TRY(mica__dnnl.stream_create(&run->stream, engine,
+                                            dnnl_stream_default_flags));
+    MICA__DNNL_TRY(mica__dnnl.primitive_create(&run->prim, pd));
+    MICA__DNNL_TRY(mica__dnnl.memory_create(&run->src_user, src_plain, engine,
+                                            DNNL_MEMORY_NONE));
+    MICA__DNNL_TRY(mica__dnnl.memory_create(&run->dst_user, dst_plain, engine,
+                                            DNNL_MEMORY_NONE));
+    md = mica__dnnl.pd_query_md(pd, dnnl_query_src_md, 0);
+    if ((st = layout(md, src_plain, 1, &run->src, &run->reorder_in, err)) !=
+        MICA_OK)
+        goto fail;
+    md = mica__dnnl.pd_query_md(pd, dnnl_query_dst_md, 0);
+    if ((st = layout(md, dst_plain, 0, &run->dst, &run->reorder_out, err)) !=
+        MICA_OK)
+        goto fail;
+    if (weights_plain && !weights) {
+        /* Weights given at each run, in their plain layout. */
+        MICA__DNNL_TRY(mica__dnnl.memory_create(&run->weights, weights_plain,
+                                                engine, DNNL_MEMORY_NONE));
+        run->w_count = volume(weights_plain);
+        run->has_weights = 1;
+    } else if (weights_plain) {
+        md = mica__dnnl.pd_query_md(pd, dnnl_query_weights_md, 0);
+        if ((st = load_weights(run, md, weights_plain, weights, err)) !=
+            MICA_OK)
+            goto fail;
+        run->has_weights = 1;
+    }
+    if (bias) {
+        md = mica__dnnl.pd_query_md(pd, dnnl_query_weights_md, 1);
+        MICA__DNNL_TRY(mica__dnnl.memory_create(&run->bias, md, engine,
+                                                DNNL_MEMORY_ALLOCATE));
+        /* A bias is a plain vector in every layout. */
+        MICA__DNNL_TRY(mica__dnnl.memory_get(run->bias, &handle));
+        memcpy(handle, bias, (size_t)bias_count * sizeof *bias);
+        run->has_bias = 1;
+    }
+fail:
+    mica__dnnl.pd_destroy(pd);
+    if (st != MICA_OK)
+        mica__dnnl_run_free(run);
+    return st;
+}
+
+/* The run's float16 copies, allocated once. */
+static mica_status_t copies(mica__dnnl_run_t *run, mica_error_t *err)
+{
+    if (!run->src32)
+        run->src32 = malloc((size_t)(run->src_count ? run->src_count : 1) *
+                            sizeof(float));
+    if (!run->dst32)
+        run->dst32 = malloc((size_t)(run->dst_count ? run->dst_count : 1) *
+                            sizeof(float));
+    if (!run->src32 || !run->dst32)
+        return MICA_KIT_FAIL(err, "out of host memory");
+    return MICA_OK;
+}
+
+mica_status_t mica__dnnl_run_exec2(mica__dnnl_run_t *run,
+                                   mica_dtype_t dtype, const void *x,
+                                   const void *w, void *y, mica_error_t *err)
+{
+    const float *wf = w;
+    mica_status_t st = MICA_OK;
+    int64_t i;
+
+    if (dtype == MICA_FLOAT16) {
+        if (!run->w32 &&
+            !(run->w32 = malloc((size_t)(run->w_count ? run->w_count : 1) *
+                                sizeof(float))))
+            return MICA_KIT_FAIL(err, "out of host memory");
+        for (i = 0; i < run->w_count; i++)
+            run->w32[i] = mica_kit_half_to_float(((const uint16_t *)w)[i]);
+        wf = run->w32;
+    }
+    MICA__DNNL_TRY(mica__dnnl.memory_set(run->weights,
+                                         (void *)(uintptr_t)wf));
+    st = mica__dnnl_run_exec(run, dtype, x, y, err);
+fail:
+    return st;
+}
+
+mica_status_t mica__dnnl_run_exec(mica__dnnl_run_t *run, mica_dtype_t dtype,
+                                  const void *x, void *y, mica_error_t *err)
+{
+    dnnl_exec_arg_t args[4], move[2];
+    const float *xs = x;
+    float *ys = y;
+    int n = 0;
+    int64_t i;
+    mica_status_t st = MICA_OK;
+
+    if (dtype == MICA_FLOAT16) {
+        if ((st = copies(run, err)) != MICA_OK)
+            return st;
+        for (i = 0; i < run->src_count; i++)
+            run->src32[i] = mica_kit_half_to_float(((const uint16_t *)x)[i]);
+        xs = run->src32;
+        ys = run->dst32;
+    }
+    MICA__DNNL_TRY(mica__dnnl.memory_set(run->src_user,
+                                         (void *)(uintptr_t)xs));
+    MICA__DNNL_TRY(mica__dnnl.memory_set(run->dst_user, ys));
+    if (run->reorder_in) {
+        move[0].arg = DNNL_ARG_FROM;
+        move[0].memory = run->src_user;
+        move[1].arg = DNNL_ARG_TO;
+        move[1].memory = run->src;
+        MICA__DNNL_TRY(mica__dnnl.execute(run->reorder_in, run->stream, 2,
+                                          move));
+    }
+    args[n].arg = DNNL_ARG_SRC;
+    args[n++].memory = run->src ? run->src : run->src_user;
+    args[n].arg = DNNL_ARG_DST;
+    args[n++].memory = run->dst ? run->dst : run->dst_user;
+    if (run->has_weights) {
+        args[n].arg = DNNL_ARG_WEIGHTS;
+        args[n++].memory = run->weights;
+    }
+    if (run->has_bias) {
+        args[n].arg = DNNL_ARG_BIAS;
+        args[n++].memory = run->bias;
+    }
+    MICA__DNNL_TRY(mica__dnnl.execute(run->prim, run->stream, n, args));
+    if (run->reorder_out) {
+        move[0].arg = DNNL_ARG_FROM;
+        move[0].memory = run->dst;
+        move[1].arg = DNNL_ARG_TO;
+        move[1].memory = run->dst_user;
+        MICA__DNNL_TRY(mica__dnnl.execute(run->reorder_out, run->stream, 2,
+                                          move));
+    }
+    MICA__DNNL_TRY(mica__dnnl.stream_wait(run->stream));
+    if (dtype == MICA_FLOAT16)
+        for (i = 0; i < run->dst_count; i++)
+            ((uint16_t *)y)[i] = mica_kit_float_to_half(run->dst32[i]);
+fail:
+    return st;
+}
+
+void mica__dnnl_run_free(mica__dnnl_run_t *run)
+{
+    dnnl_memory_t *mems[] = {&run->src_user, &run->dst_user, &run->src,
+                             &run->dst, &run->weights, &run->bias};
+    size_t i;
+
+    for (i = 0; i < sizeof mems / sizeof mems[0]; i++)
+        if (*mems[i])
+            mica__dnnl.memory_destroy(*mems[i]);
+    if (run->reorder_in)
+        mica__dnnl.primitive_destroy(run->reorder_in);
+    if (run->reorder_out)
+        mica__dnnl.primitive_destroy(run->reorder_out);
+    if (run->prim)
+        mica__dnnl.primitive_destroy(run->prim);
+    if (run->stream)
+        mica__dnnl.stream_destroy(run->stream);
+    free(run->src32);
+    free(run->dst32);
+    free(run->w32);
+    memset(run, 0, sizeof *run);
+}
+
+const float *mica__dnnl_floats(const mica_weights_t *w, float **owned)
+{
+    int64_t i;
+
+    *owned = NULL;
+    if (w->dtype == MICA_FLOAT32)
+        return w->values;
+    *owned = malloc((size_t)(w->count ? w->count : 1) * sizeof(float));
+    if (!*owned)
+        return NULL;
+    for (i = 0; i < w->count; i++)
+        (*owned)[i] = mica_kit_half_to_float(((const uint16_t *)w->values)[i]);
+    return *owned;
+}

@@ -1,0 +1,169 @@
+/*
+ * modules/convolution/conv.h - what the implementations of Convolution
+ * and Deconvolution share: the layer's params, the problem of one run,
+ * and each implementation's entry points.
+ *
+ * Layouts (row-major, channels first): the input is [..., C, (D,) H, W],
+ * every dimension before C a batch dimension; the output [..., M, (D,)
+ * H', W'].  Convolution's kernel is [M, C/G, (kD,) kH, kW]; Deconvolution's
+ * [C, M/G, (kD,) kH, kW] (ONNX's ConvTranspose): input channel c of group
+ * g = c / (C/G) feeds output maps g*M/G .. (g+1)*M/G - 1.  A 2D problem is
+ * a 3D one of depth 1 (see kit_window.h).
+ */
+#ifndef MICA_MOD_CONV_H
+#define MICA_MOD_CONV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mica/kit.h"
+#include "kit_window.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The params of one layer, read and checked once at create. */
+typedef struct mica__conv_params {
+    int32_t deconv;      /* 1: Deconvolution */
+    mica__window_t win;
+    int64_t m;           /* num_output_maps */
+    int64_t groups;
+    int64_t c;           /* input channels, as the kernel's size implies */
+    int64_t kvol;        /* kD * kH * kW */
+    const mica_weights_t *kernel;
+    const mica_weights_t *bias; /* NULL: none */
+} mica__conv_params_t;
+
+/* One run: the params and the sizes of the tensors. */
+typedef struct mica__conv_problem {
+    const mica__conv_params_t *p;
+    mica_dtype_t dtype;  /* of input and output: float32 or float16 */
+    int64_t n;           /* batch: the product of the dimensions before C */
+    int64_t c, m;        /* input channels, output maps */
+    int64_t in[3], out[3]; /* spatial sizes, depth 1 for 2D */
+} mica__conv_problem_t;
+
+/* The problem of input dims `x` (checked by shape inference). */
+void mica__conv_problem(const mica__conv_params_t *p, mica_dtype_t dtype,
+                        const mica_dims_t *x, mica__conv_problem_t *pb);
+
+/* Element i of weights w as a float (float32 or float16 weights). */
+float mica__conv_weight(const mica_weights_t *w, int64_t i);
+
+/* The CPU reference (conv_ref.c): y from x, the layout above. */
+void mica__conv_reference(const mica__conv_problem_t *pb, const void *x,
+                          void *y);
+
+/* ---- oneDNN (conv_onednn.c) ------------------------------------------- */
+
+/* The oneDNN state of one layer instance: primitives for the last shape
+ * seen, the weights in oneDNN's layout. */
+typedef struct mica__conv_dnnl mica__conv_dnnl_t;
+
+mica_status_t mica__conv_dnnl_run(mica__conv_dnnl_t **state,
+                                  const mica__conv_problem_t *pb,
+                                  const void *x, void *y, mica_error_t *err);
+void mica__conv_dnnl_free(mica__conv_dnnl_t *state);
+
+/* ---- CUDA (conv_cuda.cu: hand-written kernels) ------------------------ */
+
+/*
+ * y from x on `stream`, one thread per output element: w and bias are
+ * device arrays of the I/O type in mica's layouts (bias may be NULL).
+ * Takes every problem of Convolution and Deconvolution (channels first).
+ */
+mica_status_t mica__conv_cuda(const mica__conv_problem_t *pb, const void *x,
+                              const void *w, const void *bias, void *y,
+                              void *stream, mica_error_t *err);
+
+/* ---- the CUDA state of both CUDA implementations (conv_gpu.c) --------- */
+
+/*
+ * The algorithm (the layer's tactic, kept in the engine): a cuDNN
+ * algorithm (cudnnConvolutionFwdAlgo_t for Convolution,
+ * cudnnConvolutionBwdDataAlgo_t for Deconvolution), or MICA__CONV_DIRECT
+ * for the hand-written kernel; -1 until chosen.
+ */
+#define MICA__CONV_DIRECT 100
+
+typedef struct mica__conv_gpu mica__conv_gpu_t;
+
+/* The state (NULL: out of memory); `use_cudnn` 0 for the hand-written
+ * implementation alone. */
+mica__conv_gpu_t *mica__conv_gpu_new(int use_cudnn);
+void mica__conv_gpu_free(mica__conv_gpu_t *g);
+
+int32_t mica__conv_gpu_algo(const mica__conv_gpu_t *g);
+void mica__conv_gpu_set_algo(mica__conv_gpu_t *g, int32_t algo);
+
+/*
+ * The channels-last switch: with it, x and y are N(D)HWC and cuDNN gets
+ * NHWC descriptors and a filter in K(RS)C order.  Off while the ABI has
+ * only the LINEAR format; a layer turns it on once it is offered a
+ * channels-last format (supports_format) and was configured so.  Set it
+ * before configure and init.
+ */
+void mica__conv_gpu_set_nhwc(mica__conv_gpu_t *g, int nhwc);
+
+/*
+ * Choose the algorithm (cuDNN's heuristics at `opt`) unless one is set,
+ * and record the workspace enqueue may use: the most the algorithm needs
+ * at `opt` and at `hi` (the profile's largest shapes).
+ */
+mica_status_t mica__conv_gpu_configure(mica__conv_gpu_t *g,
+                                       const mica__conv_problem_t *opt,
+                                       const mica__conv_problem_t *hi,
+                                       mica_error_t *err);
+/* The workspace bytes recorded by configure. */
+size_t mica__conv_gpu_workspace(const mica__conv_gpu_t *g);
+
+/* Upload the weights in `dtype` (once; again if the type changes). */
+mica_status_t mica__conv_gpu_init(mica__conv_gpu_t *g,
+                                  const mica__conv_params_t *p,
+                                  mica_dtype_t dtype, mica_error_t *err);
+
+/* Run: the chosen cuDNN algorithm where cuDNN takes the problem (one
+ * without workspace if the recorded workspace is short), else the
+ * hand-written kernel. */
+mica_status_t mica__conv_gpu_run(mica__conv_gpu_t *g,
+                                 const mica__conv_problem_t *pb,
+                                 const void *x, void *y, void *workspace,
+                                 void *stream, mica_error_t *err);
+
+/* ---- cuDNN (conv_cudnn.c) ---------------------------------------------- */
+
+/* cuDNN's descriptors of one instance, set for the last problem. */
+typedef struct mica__conv_dnn mica__conv_dnn_t;
+
+mica__conv_dnn_t *mica__conv_dnn_new(void);
+void mica__conv_dnn_free(mica__conv_dnn_t *d);
+/* Whether cuDNN computes pb as mica does: symmetric padding, no empty
+ * dimension, sizes within int. */
+int mica__conv_dnn_takes(const mica__conv_problem_t *pb);
+/* cuDNN's first heuristic choice for pb within `ws_cap` bytes. */
+mica_status_t mica__conv_dnn_choose(mica__conv_dnn_t *d,
+                                    const mica__conv_problem_t *pb, int nhwc,
+                                    size_t ws_cap, int32_t *algo,
+                                    mica_error_t *err);
+/* The workspace of algo for pb; MICA_ERR_UNSUPPORTED if it cannot run
+ * it. */
+mica_status_t mica__conv_dnn_workspace(mica__conv_dnn_t *d,
+                                       const mica__conv_problem_t *pb,
+                                       int nhwc, int32_t algo, size_t *bytes,
+                                       mica_error_t *err);
+/* The algorithm that needs no workspace (implicit GEMM, or algo 0). */
+int32_t mica__conv_dnn_plain_algo(const mica__conv_problem_t *pb);
+/* y from x with algo; w and bias device arrays of the I/O type. */
+mica_status_t mica__conv_dnn_run(mica__conv_dnn_t *d,
+                                 const mica__conv_problem_t *pb, int nhwc,
+                                 int32_t algo, const void *x, const void *w,
+                                 const void *bias, void *y, void *workspace,
+                                 size_t ws_bytes, void *stream,
+                                 mica_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MICA_MOD_CONV_H */

@@ -1,0 +1,238 @@
+/*
+ * modules/convolution/conv_gpu.c - the CUDA state of Convolution and
+ * Deconvolution, shared by the implementations "cuda" (the hand-written
+ * kernel alone) and "cudnn" (cuDNN, with the kernel for what cuDNN does
+ * not take): the weights on the device in the I/O type, the algorithm
+ * (the tactic) and the workspace recorded at configure time.
+ *
+ * The algorithm is one small integer (see MICA__CONV_DIRECT): chosen by
+ * cuDNN's heuristics at the profile's opt shapes when the layer has none
+ * (a fresh build), kept in the engine (conv_layer.c's trailer), and the
+ * way in for a tactic chosen by autotune later.  The workspace is the
+ * most the algorithm needs over the profile; a run whose shape would
+ * need more (it does not happen for cuDNN's usual algorithms, whose
+ * workspace grows with the shape) takes the algorithm that needs none.
+ * Weights are uploaded by initialize (cudaMalloc there, never in enqueue
+ * unless the layer runs without initialize, as autotune's trial runs do).
+ */
+#include <config.h>
+
+#include <cuda_runtime_api.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mica/kit_cuda.h"
+#include "mica/kit_half.h"
+#include "conv.h"
+
+/* The most workspace a heuristic choice may want (at opt shapes). */
+#define WS_CAP ((size_t)1 << 30)
+
+struct mica__conv_gpu {
+    int use_cudnn;
+    int nhwc;
+    int32_t algo;
+    size_t ws;
+    void *w, *b;           /* device weights, NULL until uploaded */
+    mica_dtype_t wtype;    /* their type */
+    mica__conv_dnn_t *dnn; /* cuDNN's descriptors (cudnn only) */
+};
+
+mica__conv_gpu_t *mica__conv_gpu_new(int use_cudnn)
+{
+    mica__conv_gpu_t *g = calloc(1, sizeof *g);
+    if (!g)
+        return NULL;
+    g->algo = use_cudnn ? -1 : MICA__CONV_DIRECT;
+#ifdef MICA_HAVE_CUDNN
+    g->use_cudnn = use_cudnn;
+    if (use_cudnn && !(g->dnn = mica__conv_dnn_new())) {
+        free(g);
+        return NULL;
+    }
+#endif
+    return g;
+}
+
+void mica__conv_gpu_free(mica__conv_gpu_t *g)
+{
+    if (!g)
+        return;
+    /* Errors of cudaFree are those of an earlier call: nothing to do. */
+    if (g->w)
+        cudaFree(g->w);
+    if (g->b)
+        cudaFree(g->b);
+#ifdef MICA_HAVE_CUDNN
+    mica__conv_dnn_free(g->dnn);
+#endif
+    free(g);
+}
+
+int32_t mica__conv_gpu_algo(const mica__conv_gpu_t *g)
+{
+    return g->algo;
+}
+
+void mica__conv_gpu_set_algo(mica__conv_gpu_t *g, int32_t algo)
+{
+    if (g->use_cudnn)
+        g->algo = algo;
+}
+
+void mica__conv_gpu_set_nhwc(mica__conv_gpu_t *g, int nhwc)
+{
+    g->nhwc = nhwc != 0;
+}
+
+size_t mica__conv_gpu_workspace(const mica__conv_gpu_t *g)
+{
+    return g->ws;
+}
+
+mica_status_t mica__conv_gpu_configure(mica__conv_gpu_t *g,
+                                       const mica__conv_problem_t *opt,
+                                       const mica__conv_problem_t *hi,
+                                       mica_error_t *err)
+{
+#ifdef MICA_HAVE_CUDNN
+    size_t a = 0, b = 0;
+    mica_status_t st;
+
+    g->ws = 0;
+    if (!g->use_cudnn || !mica__conv_dnn_takes(opt)) {
+        if (g->algo < 0)
+            g->algo = MICA__CONV_DIRECT;
+        return MICA_OK;
+    }
+    if (g->algo < 0 &&
+        (st = mica__conv_dnn_choose(g->dnn, opt, g->nhwc, WS_CAP, &g->algo,
+                                    err)) != MICA_OK)
+        return st;
+    if (g->algo == MICA__CONV_DIRECT)
+        return MICA_OK;
+    /* A shape the algorithm cannot run keeps no workspace: it runs
+     * without (see mica__conv_gpu_run). */
+    if (mica__conv_dnn_workspace(g->dnn, opt, g->nhwc, g->algo, &a, err) !=
+        MICA_OK)
+        a = 0;
+    if (!mica__conv_dnn_takes(hi) ||
+        mica__conv_dnn_workspace(g->dnn, hi, g->nhwc, g->algo, &b, err) !=
+            MICA_OK)
+        b = 0;
+    g->ws = a > b ? a : b;
+    return MICA_OK;
+#else
+    (void)opt; (void)hi; (void)err;
+    g->algo = MICA__CONV_DIRECT;
+    g->ws = 0;
+    return MICA_OK;
+#endif
+}
+
+/* Host copy of w (count values) in `dtype`, in K(RS)C order with nhwc
+ * ([A, B, k...] -> [A, k..., B]); NULL if memory runs out. */
+static void *host_weights(const mica_weights_t *w, mica_dtype_t dtype,
+                          int nhwc, int64_t a, int64_t b, int64_t kvol)
+{
+    size_t es = mica_dtype_size(dtype);
+    unsigned char *h = malloc((size_t)(w->count ? w->count : 1) * es);
+    int64_t i, j, k;
+
+    if (!h)
+        return NULL;
+    for (i = 0; i < a; i++)
+        for (j = 0; j < b; j++)
+            for (k = 0; k < kvol; k++) {
+                int64_t from = (i * b + j) * kvol + k;
+                int64_t to = nhwc ? (i * kvol + k) * b + j : from;
+                float v = mica__conv_weight(w, from);
+                if (dtype == MICA_FLOAT16)
+                    ((uint16_t *)h)[to] = mica_kit_float_to_half(v);
+                else
+                    ((float *)h)[to] = v;
+            }
+    return h;
+}
+
+/* Upload w into *dev (allocated). */
+static mica_status_t upload(void **dev, const mica_weights_t *w,
+                            mica_dtype_t dtype, int nhwc, int64_t a,
+                            int64_t b, int64_t kvol, mica_error_t *err)
+{
+    size_t bytes = (size_t)(w->count ? w->count : 1) * mica_dtype_size(dtype);
+    void *h = host_weights(w, dtype, nhwc, a, b, kvol);
+    cudaError_t e;
+
+    if (!h) {
+        mica_kit_host->set_error(err, "out of host memory");
+        return MICA_ERR_NOMEM;
+    }
+    e = cudaMalloc(dev, bytes);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(*dev, h, bytes, cudaMemcpyHostToDevice);
+    free(h);
+    MICA_KIT_CUDA_CHECK(e);
+    return MICA_OK;
+}
+
+mica_status_t mica__conv_gpu_init(mica__conv_gpu_t *g,
+                                  const mica__conv_params_t *p,
+                                  mica_dtype_t dtype, mica_error_t *err)
+{
+    int64_t a, b;
+    mica_status_t st;
+
+    if (g->w && g->wtype == dtype)
+        return MICA_OK;
+    if (g->w)
+        cudaFree(g->w);
+    if (g->b)
+        cudaFree(g->b);
+    g->w = g->b = NULL;
+    /* Convolution [M, C/G, k...], Deconvolution [C, M/G, k...]. */
+    a = p->deconv ? p->c : p->m;
+    b = p->deconv ? p->m / p->groups : p->c / p->groups;
+    if ((st = upload(&g->w, p->kernel, dtype, g->nhwc, a, b, p->kvol,
+                     err)) != MICA_OK)
+        return st;
+    if (p->bias &&
+        (st = upload(&g->b, p->bias, dtype, 0, 1, p->m, 1, err)) != MICA_OK)
+        return st;
+    g->wtype = dtype;
+    return MICA_OK;
+}
+
+mica_status_t mica__conv_gpu_run(mica__conv_gpu_t *g,
+                                 const mica__conv_problem_t *pb,
+                                 const void *x, void *y, void *workspace,
+                                 void *stream, mica_error_t *err)
+{
+#ifdef MICA_HAVE_CUDNN
+    int32_t algo = g->algo;
+    size_t need = 0;
+
+    if (g->use_cudnn && algo != MICA__CONV_DIRECT && algo >= 0 &&
+        mica__conv_dnn_takes(pb)) {
+        if (mica__conv_dnn_workspace(g->dnn, pb, g->nhwc, algo, &need,
+                                     err) != MICA_OK ||
+            need > g->ws || (need && !workspace)) {
+            algo = mica__conv_dnn_plain_algo(pb);
+            if (mica__conv_dnn_workspace(g->dnn, pb, g->nhwc, algo, &need,
+                                         err) != MICA_OK ||
+                need > 0)
+                algo = MICA__CONV_DIRECT; /* below */
+        }
+        if (algo != MICA__CONV_DIRECT)
+            return mica__conv_dnn_run(g->dnn, pb, g->nhwc, algo, x, g->w,
+                                      g->b, y, need ? workspace : NULL, need,
+                                      stream, err);
+    }
+#else
+    (void)workspace;
+#endif
+    if (g->nhwc)
+        return MICA_KIT_FAIL(err, "the hand-written kernel takes channels "
+                             "first only, and cuDNN cannot run this layer");
+    return mica__conv_cuda(pb, x, g->w, g->b, y, stream, err);
+}

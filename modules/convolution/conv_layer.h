@@ -1,0 +1,59 @@
+/*
+ * modules/convolution/conv_layer.h - the layer instance of Convolution and
+ * Deconvolution, shared by convolution.c (the types and creators) and
+ * conv_layer.c (the ops of each implementation).
+ */
+#ifndef MICA_MOD_CONV_LAYER_H
+#define MICA_MOD_CONV_LAYER_H
+
+#include "conv.h"
+
+enum {
+    MICA__CONV_REFERENCE = 0,
+    MICA__CONV_ONEDNN = 1,
+    MICA__CONV_CUDA = 2,
+    MICA__CONV_CUDNN = 3
+};
+
+/* A creator's user_data: its ops, its type, its implementation. */
+typedef struct mica__conv_impl {
+    const mica_layer_ops_t *ops;
+    int32_t deconv;
+    int32_t kind; /* MICA__CONV_* */
+} mica__conv_impl_t;
+
+typedef struct mica__conv_layer {
+    mica_kit_layer_t base;
+    const mica__conv_impl_t *impl;
+    mica__conv_params_t p;
+    mica__conv_dnnl_t *dnnl;  /* onednn: primitives of the last shape */
+    mica__conv_gpu_t *gpu;    /* cuda, cudnn */
+    mica_dtype_t io_dtype;    /* cuda, cudnn: the I/O type configured */
+} mica__conv_layer_t;
+
+extern const mica_layer_ops_t mica__conv_ops_ref;
+extern const mica_layer_ops_t mica__conv_ops_dnnl;
+extern const mica_layer_ops_t mica__conv_ops_gpu;
+
+/* Read and check the params (convolution.c). */
+mica_status_t mica__conv_params_read(const mica_fields_t *f, int deconv,
+                                     mica__conv_params_t *p,
+                                     mica_error_t *err);
+/* Check an input of `rank` with `channels` (when `known`). */
+mica_status_t mica__conv_check_input(const mica__conv_params_t *p,
+                                     int32_t rank, int64_t channels,
+                                     int known, mica_error_t *err);
+
+/* The creators' create and, for cudnn, deserialize (conv_layer.c). */
+mica_layer_t *mica__conv_create(const mica_layer_creator_t *creator,
+                                const char *name, const mica_fields_t *fields,
+                                mica_error_t *err);
+mica_layer_t *mica__conv_deserialize(const mica_layer_creator_t *c,
+                                     const char *name, const void *data,
+                                     size_t size, mica_error_t *err);
+mica_layer_t *mica__conv_deserialize_ex(const mica_layer_creator_t *c,
+                                        const char *name, const void *data,
+                                        size_t size, uint32_t flags,
+                                        mica_error_t *err);
+
+#endif /* MICA_MOD_CONV_LAYER_H */

@@ -1,0 +1,193 @@
+/*
+ * modules/convolution/conv_onednn.c - Convolution and Deconvolution on
+ * the CPU through oneDNN (implementation "onednn").
+ *
+ * One primitive per input shape: made at the first run of a shape (and
+ * again when the shape changes, within a profile), with the source,
+ * destination and weights in the layouts oneDNN prefers (blocked ones;
+ * the kit's runner reorders around the primitive); the weights are
+ * reordered once per primitive.  Direct algorithms only (no Winograd:
+ * the results stay within float32 rounding of the reference).
+ * Convolution's kernel [M, C/G, k...] is oneDNN's grouped [G, M/G, C/G,
+ * k...] as is; Deconvolution's [C, M/G, k...] is described to oneDNN by
+ * strides as [G, M/G, C/G, k...].  No input channel (C = 0) is the
+ * reference's case: the bias alone.
+ */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv.h"
+#include "kit_onednn.h"
+
+struct mica__conv_dnnl {
+    mica__dnnl_run_t run;
+    int64_t n, c, in[3];  /* the shape the primitive was made for */
+    int made;
+};
+
+/* Spatial values of a window array v, nd of them, minus `minus`. */
+static void spatial(const mica__conv_problem_t *pb, const int64_t *v,
+                    int64_t minus, dnnl_dims_t out)
+{
+    int nd = pb->p->win.nd, i;
+    for (i = 0; i < nd; i++)
+        out[i] = v[3 - nd + i] - minus;
+}
+
+/* dims[0..1] = a, b, then the nd spatial sizes of s. */
+static int shape(const mica__conv_problem_t *pb, int64_t a, int64_t b,
+                 const int64_t *s, int64_t *dims)
+{
+    int nd = pb->p->win.nd, i;
+    dims[0] = a;
+    dims[1] = b;
+    for (i = 0; i < nd; i++)
+        dims[2 + i] = s[3 - nd + i];
+    return nd + 2;
+}
+
+/* The kernel as oneDNN's grouped weights [G, M/G, C/G, k...]: its plain
+ * (user) descriptor, by strides over mica's layout. */
+static mica_status_t weights_md(const mica__conv_problem_t *pb,
+                                dnnl_memory_desc_t *md, mica_error_t *err)
+{
+    const mica__conv_params_t *p = pb->p;
+    int64_t g = p->groups, mpg = pb->m / g, cpg = pb->c / g;
+    int nd = p->win.nd, i, n = nd + 3;
+    dnnl_dims_t dims, strides;
+    mica_status_t st = MICA_OK;
+
+    dims[0] = g;
+    dims[1] = mpg;
+    dims[2] = cpg;
+    for (i = 0; i < nd; i++)
+        dims[3 + i] = p->win.k[3 - nd + i];
+    for (i = n - 1; i >= 3; i--)
+        strides[i] = i == n - 1 ? 1 : strides[i + 1] * dims[i + 1];
+    if (p->deconv) { /* [C, M/G, k]: c = g*cpg + i, then o */
+        strides[1] = p->kvol;
+        strides[2] = mpg * p->kvol;
+        strides[0] = cpg * mpg * p->kvol;
+    } else {        /* [M, C/G, k]: o = g*mpg + o', then c */
+        strides[2] = p->kvol;
+        strides[1] = cpg * p->kvol;
+        strides[0] = mpg * cpg * p->kvol;
+    }
+    MICA__DNNL_TRY(mica__dnnl.md_by_strides(md, n, dims, dnnl_f32, strides));
+fail:
+    return st;
+}
+
+/* Make the primitive for problem pb. */
+static mica_status_t make(mica__conv_dnnl_t *s, const mica__conv_problem_t *pb,
+                          mica_error_t *err)
+{
+    const mica__conv_params_t *p = pb->p;
+    const mica__window_t *w = &p->win;
+    dnnl_dims_t xd, yd, wd, bd;
+    dnnl_memory_desc_t x_any, y_any, w_any, b_md, x_plain, y_plain, w_plain;
+    dnnl_convolution_desc_t cd;
+    dnnl_deconvolution_desc_t dd;
+    dnnl_dims_t strides, dil, pre, post;
+    dnnl_primitive_desc_t pd = NULL;
+    float *wbuf = NULL, *bbuf = NULL;
+    const float *wf, *bf = NULL;
+    mica_status_t st = MICA_OK;
+    int nx, nw, i;
+
+    nx = shape(pb, pb->n, pb->c, pb->in, xd);
+    shape(pb, pb->n, pb->m, pb->out, yd);
+    wd[0] = p->groups;
+    wd[1] = pb->m / p->groups;
+    wd[2] = pb->c / p->groups;
+    for (i = 0; i < w->nd; i++)
+        wd[3 + i] = w->k[3 - w->nd + i];
+    nw = w->nd + 3;
+    bd[0] = pb->m;
+    spatial(pb, w->stride, 0, strides);
+    spatial(pb, w->dil, 1, dil);
+    spatial(pb, w->pre, 0, pre);
+    spatial(pb, w->post, 0, post);
+    if ((st = mica__dnnl_plain(&x_plain, nx, xd, err)) != MICA_OK ||
+        (st = mica__dnnl_plain(&y_plain, nx, yd, err)) != MICA_OK ||
+        (st = weights_md(pb, &w_plain, err)) != MICA_OK)
+        goto fail;
+    MICA__DNNL_TRY(mica__dnnl.md_by_tag(&x_any, nx, xd, dnnl_f32,
+                                        dnnl_format_tag_any));
+    MICA__DNNL_TRY(mica__dnnl.md_by_tag(&y_any, nx, yd, dnnl_f32,
+                                        dnnl_format_tag_any));
+    MICA__DNNL_TRY(mica__dnnl.md_by_tag(&w_any, nw, wd, dnnl_f32,
+                                        dnnl_format_tag_any));
+    MICA__DNNL_TRY(mica__dnnl.md_by_tag(&b_md, 1, bd, dnnl_f32, dnnl_a));
+    if (p->deconv) {
+        MICA__DNNL_TRY(mica__dnnl.deconv_desc(
+            &dd, dnnl_forward_inference, dnnl_deconvolution_direct, &x_any,
+            &w_any, p->bias ? &b_md : NULL, &y_any, strides, dil, pre, post));
+        MICA__DNNL_TRY(mica__dnnl.pd_create(&pd, &dd, NULL,
+                                            mica__dnnl_engine(), NULL));
+    } else {
+        MICA__DNNL_TRY(mica__dnnl.conv_desc(
+            &cd, dnnl_forward_inference, dnnl_convolution_direct, &x_any,
+            &w_any, p->bias ? &b_md : NULL, &y_any, strides, dil, pre, post));
+        MICA__DNNL_TRY(mica__dnnl.pd_create(&pd, &cd, NULL,
+                                            mica__dnnl_engine(), NULL));
+    }
+    wf = mica__dnnl_floats(p->kernel, &wbuf);
+    if (p->bias)
+        bf = mica__dnnl_floats(p->bias, &bbuf);
+    if (!wf || (p->bias && !bf)) {
+        st = MICA_KIT_FAIL(err, "out of host memory");
+        goto fail;
+    }
+    st = mica__dnnl_run_make(&s->run, pd, &x_plain, &y_plain, &w_plain, wf,
+                             bf, pb->m, err);
+    pd = NULL; /* consumed */
+    s->made = st == MICA_OK;
+    s->n = pb->n;
+    s->c = pb->c;
+    memcpy(s->in, pb->in, sizeof s->in);
+fail:
+    if (pd)
+        mica__dnnl.pd_destroy(pd);
+    free(wbuf);
+    free(bbuf);
+    return st;
+}
+
+mica_status_t mica__conv_dnnl_run(mica__conv_dnnl_t **state,
+                                  const mica__conv_problem_t *pb,
+                                  const void *x, void *y, mica_error_t *err)
+{
+    mica__conv_dnnl_t *s = *state;
+    mica_status_t st;
+
+    if (pb->c == 0) { /* nothing to convolve: the bias */
+        mica__conv_reference(pb, x, y);
+        return MICA_OK;
+    }
+    if (!s) {
+        if ((st = mica__dnnl_open(err)) != MICA_OK)
+            return st;
+        if (!(s = *state = calloc(1, sizeof *s)))
+            return MICA_KIT_FAIL(err, "out of host memory");
+    }
+    if (s->made && (s->n != pb->n || s->c != pb->c ||
+                    memcmp(s->in, pb->in, sizeof s->in) != 0)) {
+        mica__dnnl_run_free(&s->run);
+        s->made = 0;
+    }
+    if (!s->made && (st = make(s, pb, err)) != MICA_OK)
+        return st;
+    return mica__dnnl_run_exec(&s->run, pb->dtype, x, y, err);
+}
+
+void mica__conv_dnnl_free(mica__conv_dnnl_t *s)
+{
+    if (!s)
+        return;
+    if (s->made)
+        mica__dnnl_run_free(&s->run);
+    free(s);
+}

@@ -1,0 +1,211 @@
+/*
+ * modules/convolution/convolution.c - the Convolution and Deconvolution
+ * layers (TensorRT's IConvolutionLayer and IDeconvolutionLayer): params,
+ * shapes and the creators of their implementations.
+ *
+ * One input [..., C, (D,) H, W] (float32 or float16; the dimensions
+ * before C are batch dimensions), one output [..., M, (D',) H', W'] of
+ * its type.  The kernel's rank (kernel_size: 2 or 3 values) decides 2D or
+ * 3D.  Weights (float32 or float16) are read as floats; see conv.h for
+ * their layouts and conv_ref.c for the arithmetic.
+ *
+ * Implementations, for both types: "reference" (CPU, 0, conv_ref.c),
+ * "onednn" (CPU, 5, conv_onednn.c, when configure found oneDNN), "cuda"
+ * (CUDA, 10, hand-written kernels in conv_cuda.cu) and "cudnn" (CUDA, 20,
+ * conv_cudnn.c, when configure found cuDNN).  The layer code itself is
+ * conv_layer.c; this file holds what is the types' own.
+ */
+#include <config.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "conv.h"
+#include "conv_layer.h"
+
+mica_status_t mica__conv_params_read(const mica_fields_t *f, int deconv,
+                                     mica__conv_params_t *p,
+                                     mica_error_t *err)
+{
+    const char *type = deconv ? "Deconvolution" : "Convolution";
+    int64_t count, per, mpg, i;
+    mica_status_t st;
+    char buf[128];
+
+    memset(p, 0, sizeof *p);
+    p->deconv = deconv;
+    if ((st = mica__window_read(f, "kernel_size", 1, deconv, &p->win, err)) !=
+        MICA_OK)
+        return st;
+    p->m = mica_kit_int(f, "num_output_maps", 0);
+    p->groups = mica_kit_int(f, "groups", 1);
+    p->kernel = mica_kit_weights(f, "kernel");
+    p->bias = mica_kit_weights(f, "bias");
+    if (p->m < 1)
+        return MICA_KIT_FAIL(err, "num_output_maps is %lld: it must be >= 1",
+                             (long long)p->m);
+    if (p->groups < 1 || p->m % p->groups != 0)
+        return MICA_KIT_FAIL(err, "groups is %lld: it must be >= 1 and "
+                             "divide num_output_maps (%lld)",
+                             (long long)p->groups, (long long)p->m);
+    p->kvol = 1;
+    for (i = 0; i < 3; i++)
+        p->kvol *= p->win.k[i];
+    if (p->kernel->dtype != MICA_FLOAT32 && p->kernel->dtype != MICA_FLOAT16)
+        return MICA_KIT_FAIL(err, "kernel is %s: give float32 or float16 "
+                             "weights",
+                             mica_kit_host->dtype_name(p->kernel->dtype));
+    if (p->bias && p->bias->dtype != MICA_FLOAT32 &&
+        p->bias->dtype != MICA_FLOAT16)
+        return MICA_KIT_FAIL(err, "bias is %s: give float32 or float16 "
+                             "weights",
+                             mica_kit_host->dtype_name(p->bias->dtype));
+    if (p->bias && p->bias->count != p->m)
+        return MICA_KIT_FAIL(err, "bias has %lld values but num_output_maps "
+                             "is %lld", (long long)p->bias->count,
+                             (long long)p->m);
+    count = p->kernel->count;
+    mica__window_text(&p->win, p->win.k, buf, sizeof buf);
+    mpg = p->m / p->groups;
+    per = (deconv ? mpg : p->m) * p->kvol;
+    if (count % per != 0)
+        return MICA_KIT_FAIL(err, "kernel has %lld values, not a multiple of "
+                             "%s (%lld) x kernel_size %s: %s expects a "
+                             "kernel %s", (long long)count,
+                             deconv ? "num_output_maps / groups"
+                                    : "num_output_maps",
+                             (long long)(deconv ? mpg : p->m), buf, type,
+                             deconv ? "[C, M/groups, kernel...]"
+                                    : "[M, C/groups, kernel...]");
+    p->c = deconv ? count / per : count / per * p->groups;
+    if (deconv && p->c % p->groups != 0)
+        return MICA_KIT_FAIL(err, "kernel has %lld values, so %lld input "
+                             "channels, which groups (%lld) does not divide",
+                             (long long)count, (long long)p->c,
+                             (long long)p->groups);
+    return MICA_OK;
+}
+
+mica_status_t mica__conv_check_input(const mica__conv_params_t *p,
+                                     int32_t rank, int64_t channels,
+                                     int known, mica_error_t *err)
+{
+    const char *type = p->deconv ? "Deconvolution" : "Convolution";
+    int32_t nd = p->win.nd;
+
+    if (rank < nd + 2)
+        return MICA_KIT_FAIL(err, "input has rank %d but a %dD %s needs rank "
+                             ">= %d (%s)", (int)rank, (int)nd, type,
+                             (int)(nd + 2),
+                             nd == 2 ? "[N, C, H, W]" : "[N, C, D, H, W]");
+    if (known && channels != p->c)
+        return MICA_KIT_FAIL(err, "input has %lld channels (dimension %d) "
+                             "but the kernel (%lld values) is made for %lld "
+                             "with num_output_maps %lld and groups %lld",
+                             (long long)channels, (int)(rank - nd - 1),
+                             (long long)p->kernel->count, (long long)p->c,
+                             (long long)p->m, (long long)p->groups);
+    return MICA_OK;
+}
+
+/* ---- the creators ------------------------------------------------------- */
+
+static const int64_t one = 1;
+
+#define CONV_FIELDS(kernel_doc_)                                            \
+    {"num_output_maps", MICA_FIELD_INT, 1, 1, 0, NULL, NULL,                \
+     "output channels M"},                                                  \
+    MICA__WINDOW_FIELDS("kernel_size",                                      \
+                        "kernel size: 2 values (2D) or 3 (3D)"),            \
+    MICA__WINDOW_FIELD("dilation", "kernel dilation per spatial dimension " \
+                       "(default 1)"),                                      \
+    {"groups", MICA_FIELD_INT, 1, 0, 1, &one, NULL,                         \
+     "groups of channels (default 1; C for a depthwise convolution)"},      \
+    {"kernel", MICA_FIELD_WEIGHTS, 1, 1, 0, NULL, NULL, (kernel_doc_)},     \
+    {"bias", MICA_FIELD_WEIGHTS, 1, 0, 0, NULL, NULL,                       \
+     "M values added to the output maps (optional)"}
+
+static const mica_field_schema_t conv_fields[] = {
+    CONV_FIELDS("weights [M, C/groups, (kD,) kH, kW], float32 or float16")};
+static const mica_field_schema_t deconv_fields[] = {
+    CONV_FIELDS("weights [C, M/groups, (kD,) kH, kW], float32 or float16")};
+
+#define CREATOR(type_, impl_, dev_, prio_, fields_, info_)                  \
+    MICA_KIT_CREATOR(type_, impl_, dev_, prio_, MICA_ROLE_NONE, fields_,    \
+                     MICA_KIT_COUNT(fields_), mica__conv_create, &(info_))
+
+static const mica__conv_impl_t conv_ref = {&mica__conv_ops_ref, 0,
+                                           MICA__CONV_REFERENCE};
+static const mica__conv_impl_t deconv_ref = {&mica__conv_ops_ref, 1,
+                                             MICA__CONV_REFERENCE};
+static const mica_layer_creator_t creator_conv_ref = CREATOR(
+    "Convolution", "reference", MICA_DEVICE_CPU, 0, conv_fields, conv_ref);
+static const mica_layer_creator_t creator_deconv_ref =
+    CREATOR("Deconvolution", "reference", MICA_DEVICE_CPU, 0, deconv_fields,
+            deconv_ref);
+
+#ifdef MICA_HAVE_ONEDNN
+static const mica__conv_impl_t conv_dnnl = {&mica__conv_ops_dnnl, 0,
+                                            MICA__CONV_ONEDNN};
+static const mica__conv_impl_t deconv_dnnl = {&mica__conv_ops_dnnl, 1,
+                                              MICA__CONV_ONEDNN};
+static const mica_layer_creator_t creator_conv_dnnl = CREATOR(
+    "Convolution", "onednn", MICA_DEVICE_CPU, 5, conv_fields, conv_dnnl);
+static const mica_layer_creator_t creator_deconv_dnnl =
+    CREATOR("Deconvolution", "onednn", MICA_DEVICE_CPU, 5, deconv_fields,
+            deconv_dnnl);
+#define DNNL_CREATORS , &creator_conv_dnnl, &creator_deconv_dnnl
+#else
+#define DNNL_CREATORS
+#endif
+
+#if MICA_KIT_CUDA
+static const mica__conv_impl_t conv_cuda = {&mica__conv_ops_gpu, 0,
+                                            MICA__CONV_CUDA};
+static const mica__conv_impl_t deconv_cuda = {&mica__conv_ops_gpu, 1,
+                                              MICA__CONV_CUDA};
+static const mica_layer_creator_t creator_conv_cuda = CREATOR(
+    "Convolution", "cuda", MICA_DEVICE_CUDA, 10, conv_fields, conv_cuda);
+static const mica_layer_creator_t creator_deconv_cuda =
+    CREATOR("Deconvolution", "cuda", MICA_DEVICE_CUDA, 10, deconv_fields,
+            deconv_cuda);
+#define CUDA_CREATORS , &creator_conv_cuda, &creator_deconv_cuda
+#else
+#define CUDA_CREATORS
+#endif
+
+#if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
+static const mica__conv_impl_t conv_cudnn = {&mica__conv_ops_gpu, 0,
+                                             MICA__CONV_CUDNN};
+static const mica__conv_impl_t deconv_cudnn = {&mica__conv_ops_gpu, 1,
+                                               MICA__CONV_CUDNN};
+/* cuDNN's engines keep the algorithm in the state: own (de)serialize. */
+static const mica_layer_creator_t creator_conv_cudnn = {
+    .struct_size = sizeof(mica_layer_creator_t),
+    .type = "Convolution", .version = 1, .priority = 20, .ns = "",
+    .implementation = "cudnn", .devices = MICA_DEVICE_CUDA,
+    .role = MICA_ROLE_NONE, .fields = conv_fields,
+    .nb_fields = MICA_KIT_COUNT(conv_fields), .create = mica__conv_create,
+    .deserialize = mica__conv_deserialize, .user_data = (void *)&conv_cudnn,
+    .deserialize_ex = mica__conv_deserialize_ex};
+static const mica_layer_creator_t creator_deconv_cudnn = {
+    .struct_size = sizeof(mica_layer_creator_t),
+    .type = "Deconvolution", .version = 1, .priority = 20, .ns = "",
+    .implementation = "cudnn", .devices = MICA_DEVICE_CUDA,
+    .role = MICA_ROLE_NONE, .fields = deconv_fields,
+    .nb_fields = MICA_KIT_COUNT(deconv_fields), .create = mica__conv_create,
+    .deserialize = mica__conv_deserialize,
+    .user_data = (void *)&deconv_cudnn,
+    .deserialize_ex = mica__conv_deserialize_ex};
+#define CUDNN_CREATORS , &creator_conv_cudnn, &creator_deconv_cudnn
+#else
+#define CUDNN_CREATORS
+#endif
+
+static const mica_layer_creator_t *const conv_creators[] = {
+    &creator_conv_ref, &creator_deconv_ref DNNL_CREATORS CUDA_CREATORS
+        CUDNN_CREATORS};
+
+MICA_KIT_ENTRY("convolution", PACKAGE_VERSION, "MIT",
+               "Convolution and Deconvolution, 2D and 3D",
+               conv_creators)

@@ -1,0 +1,121 @@
+/*
+ * modules/fullyconnected/fc_onednn.c - FullyConnected on the CPU through
+ * oneDNN's inner product (implementation "onednn"): source [rows, C*H*W]
+ * plain, weights [K, C*H*W] reordered once into oneDNN's layout, one
+ * primitive per batch size.  No input value (C*H*W = 0) gives the bias,
+ * computed here.
+ */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mica/kit_half.h"
+#include "fc.h"
+#include "kit_onednn.h"
+
+struct mica__fc_dnnl {
+    mica__dnnl_run_t run;
+    int made;
+    int64_t rows;
+};
+
+static mica_status_t make(mica__fc_dnnl_t *s, const mica__fc_problem_t *pb,
+                          mica_error_t *err)
+{
+    dnnl_dims_t xd, yd, wd, bd;
+    dnnl_memory_desc_t x_md, y_md, w_plain, w_any, b_md;
+    dnnl_inner_product_desc_t desc;
+    dnnl_primitive_desc_t pd = NULL;
+    float *wbuf = NULL, *bbuf = NULL;
+    const float *wf, *bf = NULL;
+    mica_status_t st = MICA_OK;
+
+    xd[0] = yd[0] = pb->rows;
+    xd[1] = wd[1] = pb->cols;
+    yd[1] = wd[0] = bd[0] = pb->k;
+    if ((st = mica__dnnl_plain(&x_md, 2, xd, err)) != MICA_OK ||
+        (st = mica__dnnl_plain(&y_md, 2, yd, err)) != MICA_OK ||
+        (st = mica__dnnl_plain(&w_plain, 2, wd, err)) != MICA_OK)
+        return st;
+    MICA__DNNL_TRY(mica__dnnl.md_by_tag(&w_any, 2, wd, dnnl_f32,
+                                        dnnl_format_tag_any));
+    MICA__DNNL_TRY(mica__dnnl.md_by_tag(&b_md, 1, bd, dnnl_f32, dnnl_a));
+    MICA__DNNL_TRY(mica__dnnl.ip_desc(&desc, dnnl_forward_inference, &x_md,
+                                      &w_any, pb->bias ? &b_md : NULL,
+                                      &y_md));
+    MICA__DNNL_TRY(
+        mica__dnnl.pd_create(&pd, &desc, NULL, mica__dnnl_engine(), NULL));
+    wf = mica__dnnl_floats(pb->kernel, &wbuf);
+    if (pb->bias)
+        bf = mica__dnnl_floats(pb->bias, &bbuf);
+    if (!wf || (pb->bias && !bf)) {
+        st = MICA_KIT_FAIL(err, "out of host memory");
+        goto fail;
+    }
+    st = mica__dnnl_run_make(&s->run, pd, &x_md, &y_md, &w_plain, wf, bf,
+                             pb->k, err);
+    pd = NULL;
+    s->made = st == MICA_OK;
+    s->rows = pb->rows;
+fail:
+    if (pd)
+        mica__dnnl.pd_destroy(pd);
+    free(wbuf);
+    free(bbuf);
+    return st;
+}
+
+/* C*H*W = 0: every row is the bias (zeros without one). */
+static void bias_only(const mica__fc_problem_t *pb, void *y)
+{
+    int64_t r, j;
+    for (r = 0; r < pb->rows; r++)
+        for (j = 0; j < pb->k; j++) {
+            float v = 0.0f;
+            if (pb->bias)
+                v = pb->bias->dtype == MICA_FLOAT16
+                        ? mica_kit_half_to_float(
+                              ((const uint16_t *)pb->bias->values)[j])
+                        : ((const float *)pb->bias->values)[j];
+            if (pb->dtype == MICA_FLOAT16)
+                ((uint16_t *)y)[r * pb->k + j] = mica_kit_float_to_half(v);
+            else
+                ((float *)y)[r * pb->k + j] = v;
+        }
+}
+
+mica_status_t mica__fc_dnnl_run(mica__fc_dnnl_t **state,
+                                const mica__fc_problem_t *pb, const void *x,
+                                void *y, mica_error_t *err)
+{
+    mica__fc_dnnl_t *s = *state;
+    mica_status_t st;
+
+    if (pb->cols == 0) {
+        bias_only(pb, y);
+        return MICA_OK;
+    }
+    if (!s) {
+        if ((st = mica__dnnl_open(err)) != MICA_OK)
+            return st;
+        if (!(s = *state = calloc(1, sizeof *s)))
+            return MICA_KIT_FAIL(err, "out of host memory");
+    }
+    if (s->made && s->rows != pb->rows) {
+        mica__dnnl_run_free(&s->run);
+        s->made = 0;
+    }
+    if (!s->made && (st = make(s, pb, err)) != MICA_OK)
+        return st;
+    return mica__dnnl_run_exec(&s->run, pb->dtype, x, y, err);
+}
+
+void mica__fc_dnnl_free(mica__fc_dnnl_t *s)
+{
+    if (!s)
+        return;
+    if (s->made)
+        mica__dnnl_run_free(&s->run);
+    free(s);
+}

@@ -1,0 +1,119 @@
+/*
+ * modules/pooling/pool_cuda.cu - the hand-written CUDA Pooling
+ * (implementation "cuda", and the cudnn implementation's path for what
+ * cuDNN does not compute as mica does): one thread per output element,
+ * the definition of pooling.c in float32 (float16 data too), 64-bit
+ * indexing, a grid-stride loop.
+ */
+#include <config.h>
+
+#include <cuda_fp16.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "mica/kit_cuda.h"
+#include "pooling.h"
+
+namespace {
+
+struct pool_args {
+    int64_t planes, total;
+    int64_t in[3], out[3], k[3], stride[3], pre[3];
+    int type, exclude;
+    float blend;
+};
+
+__device__ __forceinline__ float to_f(float v) { return v; }
+__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
+__device__ __forceinline__ void put(float *p, float v) { *p = v; }
+__device__ __forceinline__ void put(__half *p, float v)
+{
+    *p = __float2half_rn(v);
+}
+
+template <typename T>
+__global__ void pool_kernel(pool_args a, const T *__restrict__ x,
+                            T *__restrict__ y)
+{
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    const float size = (float)(a.k[0] * a.k[1] * a.k[2]);
+
+    for (; i < a.total; i += step) {
+        int64_t r = i, z[3], plane, lo[3], hi[3], p0, p1, p2, valid;
+        float mx = -INFINITY, sum = 0.0f, avg, v;
+        int d;
+        z[2] = r % a.out[2];
+        r /= a.out[2];
+        z[1] = r % a.out[1];
+        r /= a.out[1];
+        z[0] = r % a.out[0];
+        plane = r / a.out[0];
+        for (d = 0; d < 3; d++) {
+            lo[d] = z[d] * a.stride[d] - a.pre[d];
+            hi[d] = lo[d] + a.k[d];
+            lo[d] = lo[d] < 0 ? 0 : lo[d];
+            hi[d] = hi[d] > a.in[d] ? a.in[d] : hi[d];
+        }
+        const T *xp = x + plane * a.in[0] * a.in[1] * a.in[2];
+        for (p0 = lo[0]; p0 < hi[0]; p0++)
+            for (p1 = lo[1]; p1 < hi[1]; p1++)
+                for (p2 = lo[2]; p2 < hi[2]; p2++) {
+                    v = to_f(xp[(p0 * a.in[1] + p1) * a.in[2] + p2]);
+                    mx = v > mx ? v : mx;
+                    sum += v;
+                }
+        valid = 1;
+        for (d = 0; d < 3; d++)
+            valid *= hi[d] > lo[d] ? hi[d] - lo[d] : 0;
+        if (a.exclude)
+            avg = valid ? sum / (float)valid : 0.0f;
+        else
+            avg = sum / size;
+        if (a.type == MICA__POOL_MAX)
+            v = mx;
+        else if (a.type == MICA__POOL_AVERAGE)
+            v = avg;
+        else
+            v = (a.blend == 1.0f ? 0.0f : (1.0f - a.blend) * mx) +
+                a.blend * avg;
+        put(&y[i], v);
+    }
+}
+
+} // namespace
+
+extern "C" mica_status_t mica__pool_cuda(const mica__pool_problem_t *pb,
+                                         const void *x, void *y, void *stream,
+                                         mica_error_t *err)
+{
+    const mica__pool_params_t *p = pb->p;
+    cudaStream_t s = (cudaStream_t)stream;
+    pool_args a;
+    unsigned blocks;
+    int i;
+
+    a.planes = pb->planes;
+    a.total = pb->planes * pb->out[0] * pb->out[1] * pb->out[2];
+    for (i = 0; i < 3; i++) {
+        a.in[i] = pb->in[i];
+        a.out[i] = pb->out[i];
+        a.k[i] = p->win.k[i];
+        a.stride[i] = p->win.stride[i];
+        a.pre[i] = p->win.pre[i];
+    }
+    a.type = p->type;
+    a.exclude = p->exclude_pad;
+    a.blend = p->blend;
+    if (a.total == 0)
+        return MICA_OK; /* never launch an empty grid */
+    blocks = mica_kit_grid(a.total, 256);
+    if (pb->dtype == MICA_FLOAT16)
+        pool_kernel<__half><<<blocks, 256, 0, s>>>(a, (const __half *)x,
+                                                   (__half *)y);
+    else
+        pool_kernel<float><<<blocks, 256, 0, s>>>(a, (const float *)x,
+                                                  (float *)y);
+    MICA_KIT_CUDA_CHECK(cudaGetLastError());
+    return MICA_OK;
+}

@@ -1,0 +1,347 @@
+/*
+ * modules/pooling/pooling.c - the Pooling layer (TensorRT's
+ * IPoolingLayer): params, shapes, the CPU reference and the creators.
+ *
+ * One input [..., (D,) H, W] (float32 or float16, rank >= 3 for 2D, 4 for
+ * 3D: the dimensions before the spatial ones are planes pooled on their
+ * own), one output of its type.  window_size (2 or 3 values) decides 2D
+ * or 3D; stride defaults to 1, padding to 0.
+ *
+ * Each output element pools the window's positions inside the input:
+ *   max      their maximum; -inf when the window lies wholly in the
+ *            padding (as the seed says);
+ *   average  their sum divided by their count with
+ *            average_count_excludes_padding (the default; a window wholly
+ *            in the padding gives 0), else by the window's size (the
+ *            padded positions count as zeros);
+ *   max_average_blend  (1 - blend_factor) * max + blend_factor * average
+ *            (the max term left out when blend_factor is 1).
+ * The reference sums in double and rounds once.
+ *
+ * Implementations: "reference" (CPU, 0), "onednn" (CPU, 5), "cuda" (CUDA,
+ * 10, pool_cuda.cu) and "cudnn" (CUDA, 20: cuDNN where it computes the
+ * same, else the cuda kernel).
+ */
+#include <config.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "mica/kit_half.h"
+#include "pooling.h"
+
+typedef struct pool_layer {
+    mica_kit_layer_t base;
+    mica__pool_params_t p;
+    mica__pool_dnnl_t *dnnl;
+} pool_layer_t;
+
+static const char *const pool_types[] = {"max", "average",
+                                         "max_average_blend", NULL};
+static const double zero = 0.0;
+static const int64_t yes = 1;
+
+static const mica_field_schema_t pool_fields[] = {
+    {"type", MICA_FIELD_ENUM, 1, 1, 0, NULL, pool_types,
+     "max, average or max_average_blend"},
+    MICA__WINDOW_FIELDS("window_size", "window: 2 values (2D) or 3 (3D)"),
+    {"blend_factor", MICA_FIELD_FLOAT, 1, 0, 1, &zero, NULL,
+     "max_average_blend: (1 - f) * max + f * average, f in [0, 1]"},
+    {"average_count_excludes_padding", MICA_FIELD_BOOL, 1, 0, 1, &yes, NULL,
+     "average over the window's positions inside the input (default true) "
+     "or over the whole window"},
+};
+
+/* ---- the problem and the reference -------------------------------------- */
+
+void mica__pool_problem(const mica__pool_params_t *p, mica_dtype_t dtype,
+                        const mica_dims_t *x, mica__pool_problem_t *pb)
+{
+    int32_t r = x->nb_dims, nd = p->win.nd, i;
+
+    memset(pb, 0, sizeof *pb);
+    pb->p = p;
+    pb->dtype = dtype;
+    pb->planes = 1;
+    for (i = 0; i < r - nd; i++)
+        pb->planes *= x->d[i];
+    for (i = 0; i < 3; i++)
+        pb->in[i] = pb->out[i] = 1;
+    for (i = 0; i < nd; i++) {
+        pb->in[3 - nd + i] = x->d[r - nd + i];
+        pb->out[3 - nd + i] =
+            mica__window_out(&p->win, 3 - nd + i, x->d[r - nd + i]);
+    }
+}
+
+int mica__pool_has_empty_window(const mica__pool_problem_t *pb)
+{
+    const mica__window_t *w = &pb->p->win;
+    int i;
+    /* Only the first or the last window along a dimension can. */
+    for (i = 0; i < 3; i++)
+        if (pb->out[i] > 0 &&
+            (w->pre[i] >= w->k[i] ||
+             (pb->out[i] - 1) * w->stride[i] - w->pre[i] >= pb->in[i]))
+            return 1;
+    return 0;
+}
+
+static double get(const void *p, mica_dtype_t t, int64_t i)
+{
+    if (t == MICA_FLOAT16)
+        return mica_kit_half_to_float(((const uint16_t *)p)[i]);
+    return ((const float *)p)[i];
+}
+
+/* One output element of plane `plane` at z[3]. */
+static double pool_at(const mica__pool_problem_t *pb, const void *x,
+                      int64_t plane, const int64_t *z)
+{
+    const mica__pool_params_t *p = pb->p;
+    const mica__window_t *w = &p->win;
+    int64_t a[3], pos[3], valid = 0, size = 1;
+    double mx = -INFINITY, sum = 0.0, avg;
+    int d;
+
+    for (d = 0; d < 3; d++)
+        size *= w->k[d];
+    for (a[0] = 0; a[0] < w->k[0]; a[0]++)
+        for (a[1] = 0; a[1] < w->k[1]; a[1]++)
+            for (a[2] = 0; a[2] < w->k[2]; a[2]++) {
+                int inside = 1;
+                double v;
+                for (d = 0; d < 3; d++) {
+                    pos[d] = z[d] * w->stride[d] - w->pre[d] + a[d];
+                    inside &= pos[d] >= 0 && pos[d] < pb->in[d];
+                }
+                if (!inside)
+                    continue;
+                v = get(x, pb->dtype,
+                        ((plane * pb->in[0] + pos[0]) * pb->in[1] + pos[1]) *
+                                pb->in[2] +
+                            pos[2]);
+                mx = v > mx ? v : mx;
+                sum += v;
+                valid++;
+            }
+    if (p->exclude_pad)
+        avg = valid ? sum / (double)valid : 0.0;
+    else
+        avg = sum / (double)size;
+    switch (p->type) {
+    case MICA__POOL_MAX: return mx;
+    case MICA__POOL_AVERAGE: return avg;
+    default:
+        return (p->blend == 1.0f ? 0.0 : (1.0 - p->blend) * mx) +
+               p->blend * avg;
+    }
+}
+
+void mica__pool_reference(const mica__pool_problem_t *pb, const void *x,
+                          void *y)
+{
+    int64_t plane, z[3], i = 0;
+
+    for (plane = 0; plane < pb->planes; plane++)
+        for (z[0] = 0; z[0] < pb->out[0]; z[0]++)
+            for (z[1] = 0; z[1] < pb->out[1]; z[1]++)
+                for (z[2] = 0; z[2] < pb->out[2]; z[2]++, i++) {
+                    double v = pool_at(pb, x, plane, z);
+                    if (pb->dtype == MICA_FLOAT16)
+                        ((uint16_t *)y)[i] = mica_kit_float_to_half((float)v);
+                    else
+                        ((float *)y)[i] = (float)v;
+                }
+}
+
+/* ---- shapes ------------------------------------------------------------- */
+
+static mica_status_t pool_output_dtypes(const mica_layer_t *layer,
+                                        const mica_dtype_t *in, int32_t nb_in,
+                                        mica_dtype_t *out, int32_t nb_out,
+                                        mica_error_t *err)
+{
+    (void)layer;
+    if (nb_in != 1 || nb_out != 1)
+        return MICA_KIT_FAIL(err, "takes 1 input and has 1 output, got %d "
+                             "and %d", (int)nb_in, (int)nb_out);
+    if (in[0] != MICA_FLOAT32 && in[0] != MICA_FLOAT16)
+        return MICA_KIT_FAIL(err, "takes float32 or float16 input, got %s",
+                             mica_kit_host->dtype_name(in[0]));
+    out[0] = in[0];
+    return MICA_OK;
+}
+
+static mica_status_t pool_output_dims(const mica_layer_t *layer,
+                                      int32_t index,
+                                      const mica_shape_expr_t *in,
+                                      int32_t nb_in, mica_expr_builder_t *eb,
+                                      mica_shape_expr_t *out,
+                                      mica_error_t *err)
+{
+    const pool_layer_t *l = (const pool_layer_t *)layer;
+    int32_t r = in[0].nb_dims, nd = l->p.win.nd, i;
+
+    if (index != 0 || nb_in != 1)
+        return MICA_KIT_FAIL(err, "takes 1 input and has 1 output");
+    if (r < nd + 1)
+        return MICA_KIT_FAIL(err, "input has rank %d but a %dD Pooling needs "
+                             "rank >= %d", (int)r, (int)nd, (int)(nd + 1));
+    for (i = 0; i < r - nd; i++)
+        out->d[i] = in[0].d[i];
+    out->nb_dims = r;
+    return mica__window_dims(&l->p.win, &in[0], r - nd, eb, out, err);
+}
+
+static mica_status_t pool_configure(mica_layer_t *layer,
+                                    const mica_dyn_desc_t *in, int32_t nb_in,
+                                    const mica_dyn_desc_t *out,
+                                    int32_t nb_out, mica_error_t *err)
+{
+    const pool_layer_t *l = (const pool_layer_t *)layer;
+    (void)nb_in; (void)out; (void)nb_out;
+    return mica__window_check(&l->p.win, &in[0].min,
+                              in[0].desc.dims.nb_dims - l->p.win.nd, err);
+}
+
+/* ---- enqueues ----------------------------------------------------------- */
+
+static MICA_KIT_ENQUEUE(pool_enqueue_ref)
+{
+    const pool_layer_t *l = (const pool_layer_t *)layer;
+    mica__pool_problem_t pb;
+
+    mica__pool_problem(&l->p, in[0].dtype, &in[0].dims, &pb);
+    mica__pool_reference(&pb, inputs[0], outputs[0]);
+    return MICA_OK;
+}
+
+#ifdef MICA_HAVE_ONEDNN
+static MICA_KIT_ENQUEUE(pool_enqueue_dnnl)
+{
+    pool_layer_t *l = (pool_layer_t *)layer;
+    mica__pool_problem_t pb;
+
+    mica__pool_problem(&l->p, in[0].dtype, &in[0].dims, &pb);
+    return mica__pool_dnnl_run(&l->dnnl, &pb, inputs[0], outputs[0], err);
+}
+#endif
+
+#if MICA_KIT_CUDA
+static MICA_KIT_ENQUEUE(pool_enqueue_cuda)
+{
+    const pool_layer_t *l = (const pool_layer_t *)layer;
+    mica__pool_problem_t pb;
+
+    mica__pool_problem(&l->p, in[0].dtype, &in[0].dims, &pb);
+    return mica__pool_cuda(&pb, inputs[0], outputs[0], stream, err);
+}
+#endif
+
+#if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
+static MICA_KIT_ENQUEUE(pool_enqueue_cudnn)
+{
+    const pool_layer_t *l = (const pool_layer_t *)layer;
+    mica__pool_problem_t pb;
+
+    mica__pool_problem(&l->p, in[0].dtype, &in[0].dims, &pb);
+    if (!mica__pool_cudnn_takes(&pb))
+        return mica__pool_cuda(&pb, inputs[0], outputs[0], stream, err);
+    return mica__pool_cudnn(&pb, inputs[0], outputs[0], stream, err);
+}
+#endif
+
+/* ---- create and the creators -------------------------------------------- */
+
+static void pool_fini(mica_kit_layer_t *self)
+{
+#ifdef MICA_HAVE_ONEDNN
+    pool_layer_t *l = (pool_layer_t *)self;
+    mica__pool_dnnl_free(l->dnnl);
+    l->dnnl = NULL;
+#else
+    (void)self;
+#endif
+}
+
+static mica_status_t read_params(const mica_fields_t *f,
+                                 mica__pool_params_t *p, mica_error_t *err)
+{
+    double blend = mica_kit_float(f, "blend_factor", 0.0);
+
+    memset(p, 0, sizeof *p);
+    p->type = (int32_t)mica_kit_int(f, "type", MICA__POOL_MAX);
+    p->exclude_pad =
+        mica_kit_int(f, "average_count_excludes_padding", 1) != 0;
+    if (!(blend >= 0.0 && blend <= 1.0))
+        return MICA_KIT_FAIL(err, "blend_factor is %g: it must be in [0, 1]",
+                             blend);
+    p->blend = (float)blend;
+    return mica__window_read(f, "window_size", 0, 0, &p->win, err);
+}
+
+static mica_layer_t *pool_create(const mica_layer_creator_t *creator,
+                                 const char *name,
+                                 const mica_fields_t *fields,
+                                 mica_error_t *err)
+{
+    mica__pool_params_t p;
+    pool_layer_t *l;
+
+    if (read_params(fields, &p, err) != MICA_OK)
+        return NULL;
+    l = mica_kit_layer_new(sizeof *l, creator->user_data, creator, name,
+                           fields, err);
+    if (!l)
+        return NULL;
+    l->p = p;
+    l->base.fini = pool_fini;
+    return &l->base.layer;
+}
+
+#define POOL_OPS(enqueue_)                                                  \
+    MICA_KIT_OPS(enqueue_, .nb_outputs = mica_kit_one_output,               \
+                 .output_dtypes = pool_output_dtypes,                       \
+                 .output_dims = pool_output_dims,                           \
+                 .supports_format = mica_kit_float_linear,                  \
+                 .configure = pool_configure)
+#define POOL_CREATOR(impl_, dev_, prio_, ops_)                              \
+    MICA_KIT_CREATOR("Pooling", impl_, dev_, prio_, MICA_ROLE_NONE,         \
+                     pool_fields, MICA_KIT_COUNT(pool_fields), pool_create, \
+                     &(ops_))
+
+static const mica_layer_ops_t ops_ref = POOL_OPS(pool_enqueue_ref);
+static const mica_layer_creator_t creator_ref =
+    POOL_CREATOR("reference", MICA_DEVICE_CPU, 0, ops_ref);
+#ifdef MICA_HAVE_ONEDNN
+static const mica_layer_ops_t ops_dnnl = POOL_OPS(pool_enqueue_dnnl);
+static const mica_layer_creator_t creator_dnnl =
+    POOL_CREATOR("onednn", MICA_DEVICE_CPU, 5, ops_dnnl);
+#define DNNL_CREATOR , &creator_dnnl
+#else
+#define DNNL_CREATOR
+#endif
+#if MICA_KIT_CUDA
+static const mica_layer_ops_t ops_cuda = POOL_OPS(pool_enqueue_cuda);
+static const mica_layer_creator_t creator_cuda =
+    POOL_CREATOR("cuda", MICA_DEVICE_CUDA, 10, ops_cuda);
+#define CUDA_CREATOR , &creator_cuda
+#else
+#define CUDA_CREATOR
+#endif
+#if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
+static const mica_layer_ops_t ops_cudnn = POOL_OPS(pool_enqueue_cudnn);
+static const mica_layer_creator_t creator_cudnn =
+    POOL_CREATOR("cudnn", MICA_DEVICE_CUDA, 20, ops_cudnn);
+#define CUDNN_CREATOR , &creator_cudnn
+#else
+#define CUDNN_CREATOR
+#endif
+
+static const mica_layer_creator_t *const pool_creators[] = {
+    &creator_ref DNNL_CREATOR CUDA_CREATOR CUDNN_CREATOR};
+
+MICA_KIT_ENTRY("pooling", PACKAGE_VERSION, "MIT",
+               "Pooling: max, average and their blend, 2D and 3D",
+               pool_creators)

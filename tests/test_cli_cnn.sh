@@ -1,0 +1,107 @@
+#!/bin/sh
+# tests/test_cli_cnn.sh - a small CNN end to end through the `mica`
+# command: tests/manifests/cnn/small_cnn.yaml (convolutions with their
+# batch norms folded, ReLU, max pooling, a depthwise convolution, global
+# average pooling, FullyConnected; runtime batch 1..4, weights in a raw
+# file), generated with its expected outputs by tests/gen/small_cnn.py.
+#
+# On the CPU: the manifest at batch 2 and 3 against NumPy's outputs, with
+# the default implementations (oneDNN where built) and with the
+# references; an engine built, saved, loaded and run.  On CUDA, where a
+# GPU is usable: the same with the default implementations (cuDNN,
+# cuBLAS), with the hand-written convolution, in float16 (--fp16), and an
+# engine built with --autotune.
+#
+# Environment (from the top-level Makefile.am): MICA_BIN, MICA_TOP_SRCDIR,
+# MICA_TOP_BUILDDIR, MICA_MODULE_DIR.  TAP on stdout.
+
+top_build=${MICA_TOP_BUILDDIR:-}
+top_src=${MICA_TOP_SRCDIR:-}
+if [ -z "$top_build" ] || [ -z "$top_src" ]; then
+    echo "1..0 # SKIP MICA_TOP_BUILDDIR/MICA_TOP_SRCDIR not set (run through make check)"
+    exit 0
+fi
+mica=${MICA_BIN:-$top_build/tools/mica}
+npy=$top_build/tests/npytool
+dir=$top_src/tests/manifests/cnn
+net=$dir/small_cnn.yaml
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mica-test-cli-cnn-XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+. "$top_src/tests/tap.sh"
+
+types=$("$mica" modules 2>/dev/null | awk 'NR > 1 { print $1 }' | sort -u)
+for t in Convolution Activation Pooling FullyConnected; do
+    if ! echo "$types" | grep -qx "$t"; then
+        echo "1..0 # SKIP the $t module is not built"
+        exit 0
+    fi
+done
+
+# check NAME TOL MODEL ARGS...: run MODEL on x2 and x3 (ARGS: device,
+# preferences) and compare logits with NumPy's within TOL; two results.
+check() {
+    name=$1
+    tol=$2
+    model=$3
+    shift 3
+    for b in 2 3; do
+        rm -rf "$tmp/res"
+        run "$mica" run "$model" --input "x=$dir/x$b.npy" --output-dir \
+            "$tmp/res" "$@"
+        if [ "$rc" -ne 0 ]; then
+            ok 1 "$name: batch $b runs"
+            sed 's/^/#     | /' "$tmp/err"
+            continue
+        fi
+        "$npy" cmp "$tmp/res/logits.npy" "$dir/y$b.npy" "$tol" >"$tmp/cmp" 2>&1
+        st=$?
+        sed 's/^/#     /' "$tmp/cmp"
+        ok "$st" "$name: batch $b gives NumPy's logits"
+    done
+}
+# built NAME ENGINE ARGS...: mica build into ENGINE (one result)
+built() {
+    name=$1
+    engine=$2
+    shift 2
+    run "$mica" build "$net" -o "$engine" "$@"
+    [ "$rc" -eq 0 ] || sed 's/^/#     | /' "$tmp/err"
+    ok "$rc" "$name: engine built and saved"
+}
+
+refs="--prefer Convolution=reference --prefer Pooling=reference \
+--prefer FullyConnected=reference"
+
+check "cpu" 1e-4 "$net" --device cpu
+# shellcheck disable=SC2086
+check "cpu, references" 1e-4 "$net" --device cpu $refs
+built "cpu" "$tmp/cpu.mica" --device cpu
+check "cpu engine loaded" 1e-4 "$tmp/cpu.mica"
+
+rm -rf "$tmp/probe"
+if "$mica" run "$net" --device cuda --input "x=$dir/x2.npy" \
+    --output-dir "$tmp/probe" >/dev/null 2>&1; then
+    check "cuda" 1e-3 "$net" --device cuda
+    check "cuda, hand-written convolution" 1e-3 "$net" --device cuda \
+        --prefer Convolution=cuda --prefer Pooling=cuda
+    built "cuda" "$tmp/cuda.mica" --device cuda
+    check "cuda engine loaded" 1e-3 "$tmp/cuda.mica"
+    built "cuda float16" "$tmp/fp16.mica" --device cuda --fp16
+    check "cuda float16 engine" 3e-2 "$tmp/fp16.mica"
+    built "cuda autotuned" "$tmp/tuned.mica" --device cuda --autotune
+    check "cuda autotuned engine" 1e-3 "$tmp/tuned.mica"
+else
+    for s in "cuda" "cuda, hand-written convolution" "cuda engine loaded" \
+        "cuda float16 engine" "cuda autotuned engine"; do
+        skip "$s: batch 2" "no usable GPU"
+        skip "$s: batch 3" "no usable GPU"
+    done
+    for s in cuda "cuda float16" "cuda autotuned"; do
+        skip "$s: engine built and saved" "no usable GPU"
+    done
+fi
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

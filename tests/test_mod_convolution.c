@@ -1,0 +1,308 @@
+/*
+ * tests/test_mod_convolution.c - Convolution and Deconvolution: cases by
+ * hand, the NumPy cases of tests/gen/conv_cases.h (2D and 3D, groups,
+ * depthwise, dilation, asymmetric padding, strides, leading batch
+ * dimensions, zero input channels, empty batches) in float32 and float16
+ * on every implementation against the reference, runtime dimensions
+ * within a profile, an engine saved and loaded, and every error.
+ */
+#include <config.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cnn_cases.h"
+#include "gen/conv_cases.h"
+
+static const char *const impls[] = {"cpu:onednn", "cuda:cuda", "cuda:cudnn",
+                                    NULL};
+
+/* Fields of a 2D layer: m maps, kernel k (kh x kw values of w). */
+static th_fields_t *conv2d(int64_t m, int64_t kh, int64_t kw,
+                           const th_tensor_t *w)
+{
+    th_fields_t *f = th_fields();
+    int64_t k[2];
+    k[0] = kh;
+    k[1] = kw;
+    th_f_int(f, "num_output_maps", m);
+    th_f_ints(f, "kernel_size", 2, k);
+    th_f_weights(f, "kernel", w);
+    return f;
+}
+
+static void by_hand(void)
+{
+    static const double x[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    static const double w[] = {1, 0, 0, 1}, b[] = {1};
+    static const double want[] = {7, 9, 13, 15};
+    static const double dx[] = {1, 2, 3, 4}, dw[] = {1, 1, 1, 1};
+    static const double dwant[] = {1, 1, 2, 2, 1, 1, 2, 2,
+                                   3, 3, 4, 4, 3, 3, 4, 4};
+    static const int64_t two[] = {2, 2};
+    th_tensor_t in = th_t(MICA_FLOAT32, x, 4, 1, 1, 3, 3);
+    th_tensor_t kw = th_t(MICA_FLOAT32, w, 4, 1, 1, 2, 2);
+    th_tensor_t bw = th_t(MICA_FLOAT32, b, 1, 1);
+    th_tensor_t e = th_t(MICA_FLOAT32, want, 4, 1, 1, 2, 2);
+    th_fields_t *f = conv2d(1, 2, 2, &kw);
+
+    th_pin("reference", NULL);
+    th_f_weights(f, "bias", &bw);
+    th_check("by hand: 3x3 * diagonal 2x2 + 1", "Convolution", f, 1, &in, 1,
+             &e, 1e-6);
+    th_free(&in);
+    th_free(&kw);
+    th_free(&e);
+    in = th_t(MICA_FLOAT32, dx, 4, 1, 1, 2, 2);
+    kw = th_t(MICA_FLOAT32, dw, 4, 1, 1, 2, 2);
+    e = th_t(MICA_FLOAT32, dwant, 4, 1, 1, 4, 4);
+    f = conv2d(1, 2, 2, &kw);
+    th_f_ints(f, "stride", 2, two);
+    th_check("by hand: deconvolution stride 2 spreads each input",
+             "Deconvolution", f, 1, &in, 1, &e, 1e-6);
+    th_free(&in);
+    th_free(&kw);
+    th_free(&e);
+    th_free(&bw);
+    th_pin(NULL, NULL);
+}
+
+/* ResNet-like 3x3 and depthwise layers, bigger than the NumPy cases, on
+ * each implementation against the reference. */
+static th_fields_t *mid3x3(void)
+{
+    static const int64_t one[] = {1, 1}, two[] = {2, 2};
+    int64_t dims[4] = {8, 6, 3, 3}, i;
+    th_tensor_t w = th_tensor(MICA_FLOAT32, 4, dims, NULL), b;
+    th_fields_t *f;
+    for (i = 0; i < th_volume(&w); i++)
+        th_set(&w, i, (double)((i * 7) % 13 - 6) / 16);
+    f = conv2d(8, 3, 3, &w);
+    th_f_ints(f, "padding", 2, one);
+    th_f_ints(f, "stride", 2, two);
+    dims[0] = 8;
+    b = th_tensor(MICA_FLOAT32, 1, dims, NULL);
+    for (i = 0; i < 8; i++)
+        th_set(&b, i, (double)i / 8);
+    th_f_weights(f, "bias", &b);
+    th_free(&w);
+    th_free(&b);
+    return f;
+}
+
+static th_fields_t *depthwise(void)
+{
+    static const int64_t one[] = {1, 1};
+    int64_t dims[4] = {6, 1, 3, 3}, i;
+    th_tensor_t w = th_tensor(MICA_FLOAT32, 4, dims, NULL);
+    th_fields_t *f;
+    for (i = 0; i < th_volume(&w); i++)
+        th_set(&w, i, (double)((i * 5) % 11 - 5) / 8);
+    f = conv2d(6, 3, 3, &w);
+    th_f_ints(f, "padding", 2, one);
+    th_f_int(f, "groups", 6);
+    th_free(&w);
+    return f;
+}
+
+static th_fields_t *updeconv(void)
+{
+    static const int64_t two[] = {2, 2}, one[] = {1, 1};
+    int64_t dims[4] = {6, 2, 3, 3}, i;
+    th_tensor_t w = th_tensor(MICA_FLOAT32, 4, dims, NULL);
+    th_fields_t *f;
+    for (i = 0; i < th_volume(&w); i++)
+        th_set(&w, i, (double)((i * 3) % 7 - 3) / 8);
+    f = conv2d(4, 3, 3, &w);
+    th_f_ints(f, "stride", 2, two);
+    th_f_ints(f, "pre_padding", 2, one);
+    th_f_ints(f, "post_padding", 2, two);
+    th_f_int(f, "groups", 2);
+    th_free(&w);
+    return f;
+}
+
+static void bigger(void)
+{
+    static const int64_t lo[] = {1, 6, 7, 7}, hi[] = {4, 6, 20, 20};
+    static const int64_t shapes[][MICA_MAX_DIMS] = {
+        {2, 6, 14, 14}, {1, 6, 7, 9}, {4, 6, 20, 17}, {3, 6, 8, 8}};
+    const char *const *p;
+    th_tensor_t x;
+    int64_t dims[4] = {2, 6, 14, 14};
+
+    x = th_tensor(MICA_FLOAT32, 4, dims, NULL);
+    for (dims[0] = 0; dims[0] < th_volume(&x); dims[0]++)
+        th_set(&x, dims[0], (double)((dims[0] * 3) % 17 - 8) / 8);
+    for (p = impls; *p; p++) {
+        uint32_t dev = strncmp(*p, "cuda:", 5) == 0 ? MICA_DEVICE_CUDA
+                                                    : MICA_DEVICE_CPU;
+        const char *impl = strchr(*p, ':') + 1;
+        th_check_impl("6->8 3x3 stride 2 on 14x14", "Convolution", mid3x3(),
+                      1, &x, 1, dev, impl, 1e-4);
+        th_check_impl("depthwise 3x3 on 14x14", "Convolution", depthwise(),
+                      1, &x, 1, dev, impl, 1e-4);
+        th_check_impl("deconv groups 2 stride 2 on 14x14", "Deconvolution",
+                      updeconv(), 1, &x, 1, dev, impl, 1e-4);
+        gc_shapes("runtime batch and size: 3x3 stride 2", "Convolution",
+                  mid3x3, dev, impl, 4, lo, hi, 4, shapes, 1e-4);
+        gc_shapes("runtime batch and size: depthwise", "Convolution",
+                  depthwise, dev, impl, 4, lo, hi, 4, shapes, 1e-4);
+        gc_shapes("runtime batch and size: deconvolution", "Deconvolution",
+                  updeconv, dev, impl, 4, lo, hi, 4, shapes, 1e-4);
+    }
+    gc_shapes("runtime batch and size: 3x3 stride 2", "Convolution", mid3x3,
+              MICA_DEVICE_CPU, "reference", 4, lo, hi, 4, shapes, 0);
+    gc_roundtrip("engine saved and loaded", "Convolution", mid3x3(), &x,
+                 MICA_DEVICE_CUDA, "cudnn", 1e-4);
+    gc_roundtrip("engine saved and loaded", "Deconvolution", updeconv(), &x,
+                 MICA_DEVICE_CUDA, "cudnn", 1e-4);
+    gc_roundtrip("engine saved and loaded", "Convolution", depthwise(), &x,
+                 MICA_DEVICE_CPU, "onednn", 1e-4);
+    gc_autotune("depthwise 3x3", "Convolution", depthwise(), &x, 1e-4);
+    gc_autotune("6->8 3x3 stride 2", "Convolution", mid3x3(), &x, 1e-4);
+    th_free(&x);
+}
+
+/* ---- errors ------------------------------------------------------------- */
+
+static void error(const char *label, const char *type, th_fields_t *f,
+                  int rank, const int64_t *xdims, mica_dtype_t dt,
+                  const char *needle)
+{
+    th_tensor_t x = th_tensor(dt, rank, xdims, NULL);
+    th_check_error(label, type, f, 1, &x, 1, needle);
+    th_free(&x);
+}
+
+/* A 2D layer of m maps and a kernel of n values, kernel_size 3x3. */
+static th_fields_t *conv_n(int64_t m, int64_t n, mica_dtype_t dt)
+{
+    int64_t d[1];
+    th_tensor_t w;
+    th_fields_t *f;
+    d[0] = n;
+    w = th_tensor(dt, 1, d, NULL);
+    f = conv2d(m, 3, 3, &w);
+    th_free(&w);
+    return f;
+}
+
+static void errors(void)
+{
+    static const int64_t x4[] = {1, 2, 5, 5}, x3[] = {2, 5, 5};
+    static const int64_t small[] = {1, 2, 2, 2}, c3[] = {1, 3, 5, 5};
+    static const int64_t one[] = {1}, three[] = {1, 1, 1};
+    static const int64_t neg[] = {-1, 0}, pad[] = {1, 1};
+    static const int64_t lo[] = {1, 2, 2, 5}, hi[] = {1, 2, 9, 5};
+    th_fields_t *f;
+    th_tensor_t b;
+    int64_t d[1];
+
+    error("kernel size not a multiple", "Convolution",
+          conv_n(2, 17, MICA_FLOAT32), 4, x4, MICA_FLOAT32,
+          "kernel has 17 values, not a multiple of num_output_maps (2) x "
+          "kernel_size [3, 3]: Convolution expects a kernel [M, C/groups, "
+          "kernel...]");
+    f = conv_n(4, 36, MICA_FLOAT32);
+    th_f_int(f, "groups", 3);
+    error("groups not dividing the maps", "Convolution", f, 4, x4,
+          MICA_FLOAT32,
+          "groups is 3: it must be >= 1 and divide num_output_maps (4)");
+    f = conv_n(0, 36, MICA_FLOAT32);
+    error("no output maps", "Convolution", f, 4, x4, MICA_FLOAT32,
+          "num_output_maps is 0: it must be >= 1");
+    f = th_fields();
+    th_f_int(f, "num_output_maps", 1);
+    th_f_ints(f, "kernel_size", 1, one);
+    d[0] = 2;
+    b = th_tensor(MICA_FLOAT32, 1, d, NULL);
+    th_f_weights(f, "kernel", &b);
+    error("a 1D kernel", "Convolution", f, 4, x4, MICA_FLOAT32,
+          "kernel_size has 1 value: give 2 (2D) or 3 (3D)");
+    f = conv_n(2, 36, MICA_FLOAT32);
+    th_f_ints(f, "stride", 3, three);
+    error("stride of the wrong length", "Convolution", f, 4, x4, MICA_FLOAT32,
+          "stride has 3 values but the window has 2 spatial dimensions");
+    f = conv_n(2, 36, MICA_FLOAT32);
+    th_f_ints(f, "padding", 2, neg);
+    error("negative padding", "Convolution", f, 4, x4, MICA_FLOAT32,
+          "padding [-1, 0]: every value must be >= 0");
+    f = conv_n(2, 36, MICA_FLOAT32);
+    th_f_ints(f, "padding", 2, pad);
+    th_f_ints(f, "post_padding", 2, pad);
+    error("padding and post_padding", "Convolution", f, 4, x4, MICA_FLOAT32,
+          "give either padding or pre_padding and post_padding, not both");
+    error("rank 3 input to a 2D convolution", "Convolution",
+          conv_n(2, 36, MICA_FLOAT32), 3, x3, MICA_FLOAT32,
+          "input has rank 3 but a 2D Convolution needs rank >= 4 "
+          "([N, C, H, W])");
+    error("input channels differ from the kernel's", "Convolution",
+          conv_n(2, 36, MICA_FLOAT32), 4, c3, MICA_FLOAT32,
+          "input has 3 channels (dimension 1) but the kernel (36 values) is "
+          "made for 2 with num_output_maps 2 and groups 1");
+    error("input smaller than the kernel", "Convolution",
+          conv_n(2, 36, MICA_FLOAT32), 4, small, MICA_FLOAT32,
+          "input dimension 2 is 2: with padding 0+0 it is smaller than the "
+          "window (3)");
+    error("int32 input", "Convolution", conv_n(2, 36, MICA_FLOAT32), 4, x4,
+          MICA_INT32, "takes float32 or float16 input, got int32");
+    error("int32 kernel", "Convolution", conv_n(2, 36, MICA_INT32), 4, x4,
+          MICA_FLOAT32, "kernel is int32: give float32 or float16 weights");
+    f = conv_n(2, 36, MICA_FLOAT32);
+    d[0] = 3;
+    th_free(&b);
+    b = th_tensor(MICA_FLOAT32, 1, d, NULL);
+    th_f_weights(f, "bias", &b);
+    th_free(&b);
+    error("bias of the wrong size", "Convolution", f, 4, x4, MICA_FLOAT32,
+          "bias has 3 values but num_output_maps is 2");
+    f = conv_n(2, 3 * 9, MICA_FLOAT32);
+    th_f_int(f, "groups", 2);
+    error("deconvolution channels not divided by groups", "Deconvolution", f,
+          4, c3, MICA_FLOAT32,
+          "kernel has 27 values, so 3 input channels, which groups (2) does "
+          "not divide");
+    {
+        static const int64_t k2[] = {2, 2}, p2[] = {2, 2};
+        static const int64_t tiny[] = {1, 2, 1, 1};
+        f = th_fields();
+        th_f_int(f, "num_output_maps", 1);
+        th_f_ints(f, "kernel_size", 2, k2);
+        d[0] = 8;
+        b = th_tensor(MICA_FLOAT32, 1, d, NULL);
+        th_f_weights(f, "kernel", &b);
+        th_free(&b);
+        th_f_ints(f, "padding", 2, p2);
+        error("deconvolution output below 0", "Deconvolution", f, 4, tiny,
+              MICA_FLOAT32,
+              "input dimension 2 is 1: with stride 1, a window of 2 and "
+              "padding 2+2 the output would be smaller than 0");
+    }
+    th_dynamic(0, lo, hi);
+    error("a profile whose smallest input is below the kernel",
+          "Convolution", conv_n(2, 36, MICA_FLOAT32), 4, x4, MICA_FLOAT32,
+          "input dimension 2 is 2 (the profile's smallest): with padding "
+          "0+0 it is smaller than the window (3)");
+    th_dynamic(-1, NULL, NULL);
+}
+
+int main(void)
+{
+    static const int spatial2[] = {0, 1}, spatial3[] = {0, 1, 2};
+    size_t i;
+
+    plan_lazy();
+    th_context();
+    by_hand();
+    for (i = 0; i < sizeof conv_cases / sizeof conv_cases[0]; i++) {
+        const gen_case_t *c = &conv_cases[i];
+        int nd = c->fields[1].n; /* kernel_size */
+        gc_run(c, impls, 1e-4, 1e-2);
+        gc_dynamic(c, nd + 1, nd == 2 ? spatial2 : spatial3, nd, impls,
+                   1e-4);
+    }
+    bigger();
+    errors();
+    return 0;
+}
