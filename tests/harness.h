@@ -131,10 +131,13 @@ int th_check_error(const char *label, const char *type, th_fields_t *fields,
 int th_check_error_on(uint32_t device, const char *label, const char *type,
                       th_fields_t *fields, int nb_in, const th_tensor_t *in,
                       int nb_out, const char *needle);
+
+/*
  * Pin the implementation of the layer in the runs that follow: `cpu` on
  * the CPU, `cuda` on CUDA (NULL: the builder's choice, the highest
  * priority).  Stays until changed; th_pin(NULL, NULL) restores the
  * default.
+ */
 void th_pin(const char *cpu, const char *cuda);
 
 /*
@@ -142,6 +145,7 @@ void th_pin(const char *cpu, const char *cuda);
  * -1 wherever min and max differ, and one optimization profile with
  * min, max and, as opt, the dims of the tensor passed.  Stays until
  * th_dynamic(-1, NULL, NULL).  min and max have the input's rank.
+ */
 void th_dynamic(int index, const int64_t *min, const int64_t *max);
 
 /* Whether implementation `impl` of `type` exists for `device` (a
@@ -153,6 +157,7 @@ int th_has_impl(const char *type, uint32_t device, const char *impl);
  * the CPU reference (implementation "reference"), within tol (relative
  * and absolute).  A skip where `device` is not usable or has no such
  * implementation.  Frees `fields`.  Returns 1 unless it failed.
+ */
 int th_check_impl(const char *label, const char *type, th_fields_t *fields,
                   int nb_in, const th_tensor_t *in, int nb_out,
                   uint32_t device, const char *impl, double tol);

@@ -22,4 +22,3 @@ EXTRA_DIST += tests/gen/layers.py tests/gen/gen_case.h tests/gen/gen_th.h \
 	tests/gen/softmax_cases.h tests/gen/ragged_cases.h \
 	tests/gen/topk_cases.h tests/gen/scatter_cases.h \
 	tests/gen/einsum_cases.h
-EXTRA_DIST += tests/tap.sh tests/gen/cnn_gen.py
