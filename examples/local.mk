@@ -13,6 +13,11 @@ EXTRA_DIST += examples/bar/bar.c examples/bar/Makefile examples/bar/bar.yaml \
 	examples/swish/swish.yaml
 
 TESTS += tests/test_example.sh
+# Its `make install` relinks libraries and programs of this build tree
+# (libtool's relink of what depends on the uninstalled libmica): it runs
+# after every other test, so that none of them meets a file being
+# rewritten.
+tests/test_example.log: $(filter-out tests/test_example.log,$(TEST_LOGS))
 EXTRA_DIST += tests/test_example.sh
 
 # Writes and prints .npy files for shell tests, independently of tools/.

@@ -23,7 +23,7 @@ tools_triton_libtriton_mica_la_LDFLAGS = -module -avoid-version -shared \
 tools_triton_libtriton_mica_la_LIBADD = libmica.la
 if MICA_CUDA
 tools_triton_libtriton_mica_la_SOURCES += tools/triton/device_cuda.c
-tools_triton_libtriton_mica_la_LIBADD += $(MICA_CUDA_LIBS)
+tools_triton_libtriton_mica_la_LIBADD += $(MICA_CUDART_LIBS)
 else
 tools_triton_libtriton_mica_la_SOURCES += tools/triton/device_cpu.c
 endif
