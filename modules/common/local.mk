@@ -26,11 +26,11 @@ modules_common_libmica_kit_la_LIBADD = modules/common/libmicamodkit.la
 noinst_LTLIBRARIES += modules/common/libmicamodkit_nn.la
 modules_common_libmicamodkit_nn_la_SOURCES = modules/common/kit_window.c \
 	modules/common/kit_window.h
+modules_common_libmicamodkit_nn_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	$(MICA_ONEDNN_CPPFLAGS)
 if MICA_ONEDNN
 modules_common_libmicamodkit_nn_la_SOURCES += modules/common/kit_onednn.c \
 	modules/common/kit_onednn.h
-modules_common_libmicamodkit_nn_la_CPPFLAGS = $(AM_CPPFLAGS) \
-	$(MICA_ONEDNN_CPPFLAGS)
 endif
 
 # The GPU libraries' helpers (not installed): cuBLAS and, when configure
