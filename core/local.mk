@@ -18,6 +18,7 @@ libmica_la_SOURCES += \
 	core/device.c core/device_pick.c \
 	core/infer.c core/infer_layer.c core/profile.c core/shapes.c \
 	core/plan.c core/engine.c core/exec.c core/exec_run.c core/flow.c \
+	core/exec_timing.c \
 	core/serialize.c core/deserialize.c core/engine_read.c \
 	core/engine_file.c core/checksum.c core/autotune.c core/precision.c \
 	core/control.c core/control_plan.c core/control_order.c \
