@@ -7,7 +7,8 @@ tools_mica_SOURCES = tools/mica.c tools/cli.h tools/cli.c \
 	tools/cmd_run.c tools/run_output.c tools/cmd_build.c \
 	tools/cmd_inspect.c tools/cmd_modules.c tools/cmd_modules.h \
 	tools/modules_detail.c tools/modules_json.c tools/cmd_import.c \
-	tools/cli_onnx.c core/base/npy.c core/base/npy.h
+	tools/cli_onnx.c tools/inputs.h tools/inputs.c tools/random_input.c \
+	core/base/npy.c core/base/npy.h
 tools_mica_LDADD = libmica.la $(LIBM)
 # `mica modules TYPE` points to the installed manifest reference.
 tools_mica_CPPFLAGS = $(AM_CPPFLAGS) -DMICA_DOC_DIR='"$(docdir)"'
