@@ -52,8 +52,11 @@ bench_bench_rnn_SOURCES = bench/bench_rnn.c bench/bench_util.c \
 	bench/bench_util.h
 bench_bench_rnn_LDADD = libmica.la
 MICA_BENCH_RUNS += bench-rnn
+# mica bench and mica compare on CUDA (issue 14): bench/mica_bench.sh.
+MICA_BENCH_RUNS += bench-mica
 endif
-EXTRA_DIST += bench/README.md bench/startup.py bench/bench_rnn.py
+EXTRA_DIST += bench/README.md bench/startup.py bench/bench_rnn.py \
+	bench/mica_bench.sh bench/gen_mlp.py
 
 bench: $(MICA_BENCHES) $(MICA_BENCH_RUNS)
 	@for b in $(MICA_BENCHES); do \
@@ -66,4 +69,10 @@ bench-rnn: bench/bench_rnn tools/mica $(pkgmodule_LTLIBRARIES)
 	-$(PYTHON3) $(srcdir)/bench/bench_rnn.py \
 	  --build $(abs_top_builddir)
 .PHONY: bench-rnn
+bench-mica: tools/mica $(pkgmodule_LTLIBRARIES)
+	-MICA_MODULE_DIR=$(abs_top_builddir)/modules/.libs \
+	  MICA_DEVICE_DIR=$(abs_top_builddir)/core/.libs \
+	  $(SHELL) $(srcdir)/bench/mica_bench.sh $(abs_top_builddir)/tools/mica \
+	  $(abs_top_srcdir) $(abs_top_builddir)/bench-mica-out
+.PHONY: bench-mica
 EXTRA_DIST += bench/device.sh

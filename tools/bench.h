@@ -11,6 +11,22 @@
 #include <stdio.h>
 
 #include "mica/mica.h"
+#include "inputs.h"
+
+/* The options of a run (tools/cmd_bench.c parses them). */
+typedef struct bench {
+    const char *source;
+    uint32_t device;
+    long profile;
+    char **paths;
+    int nb_paths;
+    cli_inputs_t inputs;
+    long iterations;
+    double warmup_ms;
+    double duration_s;
+    int cuda_graph, no_transfers, profile_layers, verbose;
+    const char *export_times, *export_profile;
+} bench_t;
 
 /* The most queries one trace holds (64 bytes each): a longer run stops. */
 #define BENCH_MAX_QUERIES (1L << 20)
@@ -57,6 +73,14 @@ typedef struct bench_run {
     const bench_query_t *q;     /* the timed queries */
     int64_t nb;
 } bench_run_t;
+
+/*
+ * Warmup, then the timed queries into *qs (malloc'd; r->q points to it),
+ * the layers' times into l with --profile-layers (tools/bench_run.c).
+ * CLI_OK or CLI_ERROR after a message.
+ */
+int bench_measure(const bench_t *b, mica_context_t *ctx, mica_exec_t *exec,
+                  bench_run_t *r, bench_layers_t *l, bench_query_t **qs);
 
 /* The performance summary, warnings and notes on f. */
 void bench_print_summary(const bench_run_t *r, FILE *f);

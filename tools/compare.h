@@ -48,4 +48,28 @@ void diff_print(FILE *f, const char *what, const char *name,
 void diff_print_short(FILE *f, const char *name, const char *layer,
                       const diff_t *d);
 
+/* ---- tools/compare_layers.c ---- */
+
+/* --all-layers: mark every tensor that a top-level layer of `probe` (the
+ * model built without marks) computes on the device as an output of m's
+ * network; *nb_marked gets how many.  CLI_OK or CLI_ERROR (said). */
+int compare_mark_all(mica_context_t *ctx, mica_manifest_t *m,
+                     mica_engine_t *probe, int *nb_marked);
+
+/* Compare output `name` of the runs x[0] (A) and x[1] (B) into d (*da:
+ * A's descriptor).  CLI_OK or CLI_ERROR (said). */
+int compare_named(mica_context_t *ctx, mica_exec_t *const x[2],
+                  const char *name, double atol, double rtol,
+                  mica_tensor_desc_t *da, diff_t *d);
+
+/* The layers whose implementation differs between A and B, on stdout. */
+void compare_print_choices(mica_engine_t *const e[2]);
+
+/* --all-layers: every marked tensor in the execution order of A's layers,
+ * one line each, then the first layer whose output diverges (*failed
+ * set).  CLI_OK or CLI_ERROR (said). */
+int compare_layers(mica_context_t *ctx, mica_engine_t *const e[2],
+                   mica_exec_t *const x[2], double atol, double rtol,
+                   int *failed);
+
 #endif /* MICA_CLI_COMPARE_H */

@@ -8,8 +8,9 @@ tools_mica_SOURCES = tools/mica.c tools/cli.h tools/cli.c \
 	tools/cmd_inspect.c tools/cmd_modules.c tools/cmd_modules.h \
 	tools/modules_detail.c tools/modules_json.c tools/cmd_import.c \
 	tools/cli_onnx.c tools/inputs.h tools/inputs.c tools/random_input.c \
-	tools/bench.h tools/cmd_bench.c tools/bench_report.c \
+	tools/bench.h tools/cmd_bench.c tools/bench_run.c tools/bench_report.c \
 	tools/compare.h tools/cmd_compare.c tools/compare_diff.c \
+	tools/compare_layers.c \
 	core/base/npy.c core/base/npy.h
 tools_mica_LDADD = libmica.la $(LIBM)
 # `mica modules TYPE` points to the installed manifest reference.
