@@ -92,6 +92,11 @@ tests_test_precision_LDADD = $(MICA_TEST_LIBS)
 
 # Loops and conditionals end to end, on the manifests of
 # tests/manifests/control/ (the seed examples and the errors).
+# Timing of runs (mica bench's markers), on for_loop.yaml.
+check_PROGRAMS += tests/test_timing
+TESTS += tests/test_timing
+tests_test_timing_SOURCES = tests/test_timing.c
+tests_test_timing_LDADD = $(MICA_TEST_LIBS)
 check_PROGRAMS += tests/test_control
 TESTS += tests/test_control
 tests_test_control_SOURCES = tests/test_control.c
