@@ -168,6 +168,20 @@ for bad in "--iterations 0" "--warmup-ms -1" "--duration-s abc" "--frob"; do
     is 2 "$rc" "bench $bad: usage error (2)"
 done
 
+onnx=$top_src/tests/onnx/models/mlp.onnx
+if "$mica" import --list-ops >/dev/null 2>&1; then
+    run "$mica" bench "$onnx" $quick --shapes in:0:2x4
+    is 0 "$rc" "bench of an ONNX model, --shapes as its profile and shapes"
+    has "$tmp/out" "^input 'in:0': random float32 \[2, 4\], seed 1$" \
+        "  a random input of those shapes (a name with ':')"
+    run "$mica" compare "$onnx" --shapes in:0:2x4
+    is 0 "$rc" "compare of an ONNX model exits 0"
+else
+    skip "bench of an ONNX model" "no ONNX importer in this build"
+    skip "  a random input of those shapes" "no ONNX importer in this build"
+    skip "compare of an ONNX model" "no ONNX importer in this build"
+fi
+
 # ---- run: seeded random inputs -----------------------------------------------
 run "$mica" run "$tmp/in.yaml" --output-dir "$tmp/r1"
 has "$tmp/out" "^input 'x': random float32 \[2, 3\], seed 1$" \
