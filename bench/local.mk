@@ -67,11 +67,13 @@ bench_bench_conv_LDADD = libmica.la modules/common/libmicamodkit.la \
 	$(MICA_CUDA_LIBS) $(MICA_CUDNN_LIBS)
 MICA_BENCHES += bench/bench_conv
 endif
+# mica bench and mica compare on CUDA (issue 14): bench/mica_bench.sh.
+MICA_BENCH_RUNS += bench-mica
 endif
 EXTRA_DIST += bench/README.md bench/startup.py bench/bench_rnn.py \
 	bench/resnet50_convs.txt bench/conv_torch.py \
 	bench/resnet50_gen.py bench/resnet50_torch.py bench/resnet50_cpu.py \
-	bench/run_gpu.sh
+	bench/run_gpu.sh bench/mica_bench.sh bench/gen_mlp.py
 
 bench: $(MICA_BENCHES) $(MICA_BENCH_RUNS)
 	@for b in $(MICA_BENCHES); do \
@@ -84,4 +86,10 @@ bench-rnn: bench/bench_rnn tools/mica $(pkgmodule_LTLIBRARIES)
 	-$(PYTHON3) $(srcdir)/bench/bench_rnn.py \
 	  --build $(abs_top_builddir)
 .PHONY: bench-rnn
+bench-mica: tools/mica $(pkgmodule_LTLIBRARIES)
+	-MICA_MODULE_DIR=$(abs_top_builddir)/modules/.libs \
+	  MICA_DEVICE_DIR=$(abs_top_builddir)/core/.libs \
+	  $(SHELL) $(srcdir)/bench/mica_bench.sh $(abs_top_builddir)/tools/mica \
+	  $(abs_top_srcdir) $(abs_top_builddir)/bench-mica-out
+.PHONY: bench-mica
 EXTRA_DIST += bench/device.sh

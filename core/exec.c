@@ -155,6 +155,7 @@ void mica_exec_destroy(mica_exec_t *x)
             release(x, x->host[i]);
         release(x, x->instances[i]);
     }
+    mica__timing_free(x); /* before out_data: it frees pinned copies */
     for (i = 0; x->out_data && i < x->e->nb_outputs; i++)
         free(x->out_data[i]);
     if (x->arena)

@@ -38,6 +38,7 @@ struct mica_exec {
     int64_t *trips;             /* per construct: the loop's bound, -1 none */
     int64_t *iter;              /* per construct: the loop's trip now */
     int32_t *branch;            /* per construct: the branch taken */
+    struct mica__timing *timing; /* NULL unless timed (exec_timing.c) */
 };
 
 /* "ORIGIN: layer 'NAME' (TYPE): MESSAGE" for a failure of step s
@@ -52,5 +53,19 @@ mica_status_t mica__flow_run(mica_exec_t *x);
 /* After phase 1: a Recurrence's next value and an IfConditionalOutput's
  * two values have the same shape as their counterpart. */
 mica_status_t mica__flow_check_dims(mica_exec_t *x);
+
+/* ---- timing (core/exec_timing.c): hooks called only when x->timing ---- */
+
+typedef struct mica__timing mica__timing_t;
+enum { MICA__STAGE_UPLOAD, MICA__STAGE_ENQUEUE, MICA__STAGE_DOWNLOAD };
+/* A stage (MICA__STAGE_*) starts (end 0) or ends (end 1). */
+mica_status_t mica__timing_stage(mica_exec_t *x, int32_t stage, int32_t end);
+/* Layer s was enqueued (or took a boundary step). */
+mica_status_t mica__timing_layer(mica_exec_t *x, int32_t s);
+/* Room for `bytes` in output i's host copy (pinned while timed). */
+mica_status_t mica__timing_output_room(mica_exec_t *x, int32_t i,
+                                       size_t bytes);
+/* Free the timing state and the pinned host copies of outputs. */
+void mica__timing_free(mica_exec_t *x);
 
 #endif /* MICA_EXEC_H */

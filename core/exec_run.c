@@ -216,7 +216,9 @@ mica_status_t mica_exec_upload(mica_exec_t *x)
     int32_t i;
     mica_status_t st;
 
-    if ((st = mica_exec_infer_shapes(x)) != MICA_OK)
+    if ((st = mica_exec_infer_shapes(x)) != MICA_OK ||
+        (x->timing && (st = mica__timing_stage(x, MICA__STAGE_UPLOAD, 0)) !=
+                          MICA_OK))
         return st;
     for (i = 0; i < e->nb_inputs; i++) {
         int32_t t = e->input_index[i];
@@ -232,7 +234,7 @@ mica_status_t mica_exec_upload(mica_exec_t *x)
         if (st != MICA_OK)
             return st;
     }
-    return MICA_OK;
+    return x->timing ? mica__timing_stage(x, MICA__STAGE_UPLOAD, 1) : MICA_OK;
 }
 
 mica_status_t mica_exec_enqueue(mica_exec_t *x)
@@ -241,7 +243,12 @@ mica_status_t mica_exec_enqueue(mica_exec_t *x)
 
     if ((st = mica_exec_infer_shapes(x)) != MICA_OK)
         return st;
-    return mica__flow_run(x);
+    if (!x->timing)
+        return mica__flow_run(x);
+    if ((st = mica__timing_stage(x, MICA__STAGE_ENQUEUE, 0)) != MICA_OK ||
+        (st = mica__flow_run(x)) != MICA_OK)
+        return st;
+    return mica__timing_stage(x, MICA__STAGE_ENQUEUE, 1);
 }
 
 mica_status_t mica_exec_download(mica_exec_t *x)
@@ -250,13 +257,18 @@ mica_status_t mica_exec_download(mica_exec_t *x)
     int32_t i;
     mica_status_t st;
 
-    if ((st = mica_exec_infer_shapes(x)) != MICA_OK)
+    if ((st = mica_exec_infer_shapes(x)) != MICA_OK ||
+        (x->timing && (st = mica__timing_stage(x, MICA__STAGE_DOWNLOAD, 0)) !=
+                          MICA_OK))
         return st;
     for (i = 0; i < e->nb_outputs; i++) {
         int32_t t = e->output_index[i];
         size_t bytes = (size_t)mica_dims_volume(&x->shapes.dims[t]) *
                        mica_dtype_size(e->tensors[t].dtype);
-        if (x->out_cap[i] < bytes || !x->out_data[i]) {
+        if (x->timing) {
+            if ((st = mica__timing_output_room(x, i, bytes)) != MICA_OK)
+                return st;
+        } else if (x->out_cap[i] < bytes || !x->out_data[i]) {
             void *grown = realloc(x->out_data[i], bytes ? bytes : 1);
             if (!grown)
                 return mica__fail(x->ctx, MICA_ERR_NOMEM,
@@ -274,7 +286,8 @@ mica_status_t mica_exec_download(mica_exec_t *x)
         if (st != MICA_OK)
             return st;
     }
-    return MICA_OK;
+    return x->timing ? mica__timing_stage(x, MICA__STAGE_DOWNLOAD, 1)
+                     : MICA_OK;
 }
 
 mica_status_t mica_exec_sync(mica_exec_t *x)

@@ -48,7 +48,7 @@ static mica_status_t run_layer(mica_exec_t *x, int32_t s)
                    : NULL,
             x->stream, &err) != MICA_OK)
         return mica__exec_layer_error(x, s, &err, "enqueue failed");
-    return MICA_OK;
+    return x->timing ? mica__timing_layer(x, s) : MICA_OK;
 }
 
 /* Ask boundary layer s for one step; *value gets what a READ stored. */
@@ -82,7 +82,7 @@ static mica_status_t step(mica_exec_t *x, int32_t s, uint32_t kind,
         return mica__exec_layer_error(x, s, &err, "boundary step failed");
     if (value)
         *value = st.value;
-    return MICA_OK;
+    return x->timing ? mica__timing_layer(x, s) : MICA_OK;
 }
 
 /* The same step for each of `n` steps. */

@@ -18,6 +18,7 @@ libmica_la_SOURCES += \
 	core/device.c core/device_pick.c \
 	core/infer.c core/infer_layer.c core/profile.c core/shapes.c \
 	core/plan.c core/engine.c core/exec.c core/exec_run.c core/flow.c \
+	core/exec_timing.c \
 	core/serialize.c core/deserialize.c core/engine_read.c \
 	core/engine_file.c core/checksum.c core/autotune.c core/precision.c \
 	core/control.c core/control_plan.c core/control_order.c \
@@ -91,6 +92,11 @@ tests_test_precision_LDADD = $(MICA_TEST_LIBS)
 
 # Loops and conditionals end to end, on the manifests of
 # tests/manifests/control/ (the seed examples and the errors).
+# Timing of runs (mica bench's markers), on for_loop.yaml.
+check_PROGRAMS += tests/test_timing
+TESTS += tests/test_timing
+tests_test_timing_SOURCES = tests/test_timing.c
+tests_test_timing_LDADD = $(MICA_TEST_LIBS)
 check_PROGRAMS += tests/test_control
 TESTS += tests/test_control
 tests_test_control_SOURCES = tests/test_control.c

@@ -133,6 +133,16 @@ void cli_set_fp16(int on)
     fp16 = on;
 }
 
+int cli_fp16(void)
+{
+    return fp16;
+}
+
+int cli_autotune(void)
+{
+    return autotune;
+}
+
 int cli_add_prefer(const char *cmd, const char *v)
 {
     const char *eq = strchr(v, '=');

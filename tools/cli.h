@@ -70,6 +70,9 @@ int cli_add_prefer(const char *cmd, const char *v);
 void cli_set_autotune(int on);
 /* Builds from manifests may run layers in float16 (--fp16). */
 void cli_set_fp16(int on);
+/* What cli_set_fp16 and cli_set_autotune set. */
+int cli_fp16(void);
+int cli_autotune(void);
 
 /* Subcommands: argv[0] is the subcommand's name. */
 int cmd_run(int argc, char **argv);
@@ -77,6 +80,8 @@ int cmd_build(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_modules(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 /* ---- ONNX models (cli_onnx.c) ---- */
 
@@ -92,6 +97,9 @@ int cli_onnx_option(const char *cmd, int argc, char **argv, int *i,
 void cli_onnx_set_inputs(int32_t nb, const char *const *names,
                          const mica_tensor_desc_t *descs,
                          const void *const *data);
+/* The value of --shapes, NULL if not given: the shapes of random inputs
+ * (tools/inputs.h) as well as an ONNX model's profile. */
+const char *cli_onnx_shapes(void);
 /* Whether `path` is an ONNX model (its first bytes). */
 int cli_onnx_probe(const char *path);
 /* Import the model with the options above; CLI_ERROR after a message. */

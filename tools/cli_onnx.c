@@ -48,6 +48,11 @@ void cli_onnx_set_inputs(int32_t nb, const char *const *names,
     options.input_data = data;
 }
 
+const char *cli_onnx_shapes(void)
+{
+    return options.shapes;
+}
+
 int cli_onnx_probe(const char *path)
 {
     size_t n = strlen(path);

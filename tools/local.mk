@@ -7,7 +7,11 @@ tools_mica_SOURCES = tools/mica.c tools/cli.h tools/cli.c \
 	tools/cmd_run.c tools/run_output.c tools/cmd_build.c \
 	tools/cmd_inspect.c tools/cmd_modules.c tools/cmd_modules.h \
 	tools/modules_detail.c tools/modules_json.c tools/cmd_import.c \
-	tools/cli_onnx.c core/base/npy.c core/base/npy.h
+	tools/cli_onnx.c tools/inputs.h tools/inputs.c tools/random_input.c \
+	tools/bench.h tools/cmd_bench.c tools/bench_run.c tools/bench_report.c \
+	tools/compare.h tools/cmd_compare.c tools/compare_diff.c \
+	tools/compare_layers.c \
+	core/base/npy.c core/base/npy.h
 tools_mica_LDADD = libmica.la $(LIBM)
 # `mica modules TYPE` points to the installed manifest reference.
 tools_mica_CPPFLAGS = $(AM_CPPFLAGS) -DMICA_DOC_DIR='"$(docdir)"'
@@ -70,3 +74,13 @@ check_LTLIBRARIES += tests/odd/odd.la
 tests_odd_odd_la_SOURCES = tests/odd/odd.c
 tests_odd_odd_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
 EXTRA_DIST += tests/test_cli_modules.sh
+
+# `mica bench`, `mica compare` and `mica run`'s random inputs, on the CPU;
+# tests/drift is a module whose two implementations of Drift disagree on
+# purpose, for compare to catch.
+TESTS += tests/test_cli_perf.sh
+EXTRA_DIST += tests/test_cli_perf.sh
+check_LTLIBRARIES += tests/drift/drift.la
+tests_drift_drift_la_SOURCES = tests/drift/drift.c
+tests_drift_drift_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_drift_drift_la_LIBADD = modules/common/libmicamodkit.la

@@ -23,6 +23,10 @@ static const struct {
     {"modules", cmd_modules, "list every registered layer type"},
     {"import", cmd_import, "write the manifest and weights of an ONNX "
                            "model"},
+    {"bench", cmd_bench, "time repeated runs as trtexec does (throughput, "
+                         "latency percentiles)"},
+    {"compare", cmd_compare, "run a model in two configurations and compare "
+                             "the outputs"},
 };
 
 #define NB_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -601,6 +601,67 @@ MICA_EXPORT mica_status_t mica_exec_get_output(mica_exec_t *exec,
                                                const void **data);
 
 /* ---------------------------------------------------------------------
+ * Timing of runs (mica bench).  Off by default; a context that never
+ * turns it on pays one test of a pointer per layer.
+ * ------------------------------------------------------------------- */
+
+/* What to time (bits of mica_exec_set_timing). */
+#define MICA_TIMING_STAGES 1u /* upload, enqueue and download */
+#define MICA_TIMING_LAYERS 2u /* every layer's enqueue (and boundary step) */
+
+/*
+ * Time the next runs of exec (`what`: MICA_TIMING_* bits) or stop (0).
+ * Turning it on records the context's time origin on its stream and
+ * waits for it.  Markers go on the stream in order with the work: CUDA
+ * events on CUDA, the host clock on the CPU (whose layers have finished
+ * when enqueue returns).  MICA_TIMING_LAYERS records one more marker
+ * after every layer, which adds host time to each enqueue.  While timing
+ * is on, the context keeps its outputs' host copies in memory the device
+ * copies to directly (pinned on CUDA), as its copies are then timed.
+ */
+MICA_EXPORT mica_status_t mica_exec_set_timing(mica_exec_t *exec,
+                                               uint32_t what);
+
+typedef struct mica_exec_times {
+    uint32_t struct_size;      /* sizeof(mica_exec_times_t) */
+    uint32_t what;             /* what was timed (MICA_TIMING_* bits) */
+    /* Milliseconds on the device's clock since the time origin: when the
+     * last upload, enqueue and download started and ended (start == end
+     * == -1 for a part that has not run since timing was turned on). */
+    double upload_start, upload_end;
+    double enqueue_start, enqueue_end;
+    double download_start, download_end;
+} mica_exec_times_t;
+
+/*
+ * The times of the last upload, enqueue and download, waiting for them
+ * to complete.  MICA_ERR_INVALID when timing is off.
+ */
+MICA_EXPORT mica_status_t mica_exec_times(mica_exec_t *exec,
+                                          mica_exec_times_t *times);
+
+/*
+ * The device time of each layer during the last enqueue, in execution
+ * order (mica_engine_layer's index): ms[i] milliseconds over runs[i]
+ * enqueues (a layer inside a loop runs once per trip; 0 for a layer that
+ * did not run: its outputs empty, a branch not taken, only shape
+ * tensors).  nb must be mica_engine_nb_layers; runs may be NULL.  Waits
+ * for the enqueue to complete; needs MICA_TIMING_LAYERS.
+ */
+MICA_EXPORT mica_status_t mica_exec_layer_times(mica_exec_t *exec,
+                                                double *ms, int32_t *runs,
+                                                int32_t nb);
+
+/*
+ * Host memory for an engine's inputs that its device copies from
+ * directly (pinned on CUDA, plain on the CPU); free it with
+ * mica_engine_host_free, before the engine is destroyed.
+ */
+MICA_EXPORT mica_status_t mica_engine_host_alloc(mica_engine_t *engine,
+                                                 size_t bytes, void **out);
+MICA_EXPORT void mica_engine_host_free(mica_engine_t *engine, void *p);
+
+/* ---------------------------------------------------------------------
  * Manifests (see the manifest format in the project's documentation)
  * ------------------------------------------------------------------- */
 

@@ -41,6 +41,22 @@ typedef struct mica__device {
     mica_status_t (*download)(mica_context_t *ctx, void *dst, const void *src,
                               size_t bytes, void *stream);
     mica_status_t (*sync)(mica_context_t *ctx, void *stream);
+    /* Timing of runs (core/exec_timing.c, mica bench).  A marker is
+     * recorded on a stream and completes when the work queued before it
+     * has; marker_elapsed waits for `to` and gives the milliseconds
+     * between two recorded markers (CUDA events; the host clock on the
+     * CPU, whose work is done when enqueue returns). */
+    mica_status_t (*marker_create)(mica_context_t *ctx, void **marker);
+    void (*marker_destroy)(void *marker);
+    mica_status_t (*marker_record)(mica_context_t *ctx, void *marker,
+                                   void *stream);
+    mica_status_t (*marker_elapsed)(mica_context_t *ctx, void *from,
+                                    void *to, double *ms);
+    /* Host memory the device copies to and from fastest, without a
+     * staging copy (pinned on CUDA, plain on the CPU). */
+    mica_status_t (*host_alloc)(mica_context_t *ctx, size_t bytes,
+                                void **out);
+    void (*host_free)(void *p);
 } mica__device_t;
 
 /* What libmica lends a device built as a shared object. */

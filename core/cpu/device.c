@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const mica__device_host_t *host;
 
@@ -63,6 +64,45 @@ static mica_status_t cpu_sync(mica_context_t *ctx, void *stream)
     return MICA_OK;
 }
 
+/* A marker is the host clock when it was recorded: the CPU's work is
+ * done when enqueue returns. */
+static mica_status_t cpu_marker_create(mica_context_t *ctx, void **marker)
+{
+    *marker = calloc(1, sizeof(struct timespec));
+    if (!*marker)
+        return host->fail(ctx, MICA_ERR_NOMEM, "out of host memory");
+    return MICA_OK;
+}
+
+static mica_status_t cpu_marker_record(mica_context_t *ctx, void *marker,
+                                       void *stream)
+{
+    (void)stream;
+    if (clock_gettime(CLOCK_MONOTONIC, (struct timespec *)marker) != 0)
+        return host->fail(ctx, MICA_ERR_DEVICE, "clock_gettime failed");
+    return MICA_OK;
+}
+
+static mica_status_t cpu_marker_elapsed(mica_context_t *ctx, void *from,
+                                        void *to, double *ms)
+{
+    const struct timespec *a = from, *b = to;
+    (void)ctx;
+    *ms = (double)(b->tv_sec - a->tv_sec) * 1e3 +
+          (double)(b->tv_nsec - a->tv_nsec) * 1e-6;
+    return MICA_OK;
+}
+
+static mica_status_t cpu_host_alloc(mica_context_t *ctx, size_t bytes,
+                                    void **out)
+{
+    *out = malloc(bytes ? bytes : 1);
+    if (!*out)
+        return host->fail(ctx, MICA_ERR_NOMEM,
+                          "out of host memory allocating %zu bytes", bytes);
+    return MICA_OK;
+}
+
 static const mica__device_t cpu_device = {
     .struct_size = sizeof(mica__device_t),
     .build = PACKAGE_VERSION,
@@ -74,6 +114,12 @@ static const mica__device_t cpu_device = {
     .upload = cpu_copy,
     .download = cpu_copy,
     .sync = cpu_sync,
+    .marker_create = cpu_marker_create,
+    .marker_destroy = free,
+    .marker_record = cpu_marker_record,
+    .marker_elapsed = cpu_marker_elapsed,
+    .host_alloc = cpu_host_alloc,
+    .host_free = free,
 };
 
 /* Linked into libmica: core/device.c opens the "cpu" entry here. */

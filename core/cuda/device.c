@@ -90,6 +90,54 @@ static mica_status_t cuda_sync(mica_context_t *ctx, void *stream)
     return MICA_OK;
 }
 
+/* Markers are CUDA events with timing. */
+static mica_status_t cuda_marker_create(mica_context_t *ctx, void **marker)
+{
+    cudaEvent_t ev;
+    CUDA_TRY(ctx, cudaEventCreate(&ev));
+    *marker = ev;
+    return MICA_OK;
+}
+
+static void cuda_marker_destroy(void *marker)
+{
+    cudaEventDestroy((cudaEvent_t)marker);
+}
+
+static mica_status_t cuda_marker_record(mica_context_t *ctx, void *marker,
+                                        void *stream)
+{
+    CUDA_TRY(ctx, cudaEventRecord((cudaEvent_t)marker, (cudaStream_t)stream));
+    return MICA_OK;
+}
+
+static mica_status_t cuda_marker_elapsed(mica_context_t *ctx, void *from,
+                                         void *to, double *ms)
+{
+    float f = 0;
+    CUDA_TRY(ctx, cudaEventSynchronize((cudaEvent_t)to));
+    CUDA_TRY(ctx, cudaEventElapsedTime(&f, (cudaEvent_t)from,
+                                       (cudaEvent_t)to));
+    *ms = f;
+    return MICA_OK;
+}
+
+static mica_status_t cuda_host_alloc(mica_context_t *ctx, size_t bytes,
+                                     void **out)
+{
+    cudaError_t e = cudaMallocHost(out, bytes ? bytes : 1);
+    if (e != cudaSuccess)
+        return host->fail(ctx, MICA_ERR_NOMEM,
+                          "cudaMallocHost of %zu bytes failed: %s", bytes,
+                          cudaGetErrorString(e));
+    return MICA_OK;
+}
+
+static void cuda_host_free(void *p)
+{
+    cudaFreeHost(p);
+}
+
 static const mica__device_t cuda_device = {
     .struct_size = sizeof(mica__device_t),
     .build = PACKAGE_VERSION,
@@ -101,6 +149,12 @@ static const mica__device_t cuda_device = {
     .upload = cuda_upload,
     .download = cuda_download,
     .sync = cuda_sync,
+    .marker_create = cuda_marker_create,
+    .marker_destroy = cuda_marker_destroy,
+    .marker_record = cuda_marker_record,
+    .marker_elapsed = cuda_marker_elapsed,
+    .host_alloc = cuda_host_alloc,
+    .host_free = cuda_host_free,
 };
 
 /* The one exported symbol: libmica calls it once, on first use. */

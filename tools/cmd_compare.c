@@ -1,0 +1,379 @@
+/*
+ * tools/cmd_compare.c - `mica compare`: build one model (a manifest or an
+ * ONNX model) in two configurations, A the reference and B the one under
+ * test, run both once on the same inputs (given, or seeded random values)
+ * and report, per network output, the absolute and relative errors of B
+ * against A (tools/compare_diff.c); status 1 on a mismatch.
+ *
+ * A configuration is a comma-separated list: device=auto|cpu|cuda,
+ * prefer=TYPE=IMPL (repeatable), fp16, autotune.  A defaults to
+ * "device=cpu" (the CPU reference), B to "" (the manifest's own choices).
+ *
+ * --all-layers compares every intermediate tensor too, and names the
+ * first layer, in execution order, whose output diverges.  It marks every
+ * tensor computed at top level (outside loops and conditionals, whose
+ * tensors change per trip or branch) as a network output before both
+ * builds: mica_network_mark_output, the public API, nothing added to the
+ * executor.  This keeps those tensors out of memory reuse (and, once
+ * fusion exists, out of fused layers), as marking them does in TensorRT
+ * and Polygraphy.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "compare.h"
+#include "inputs.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: mica compare MANIFEST|MODEL.onnx [--a CONFIG] [--b CONFIG]\n"
+        "                    [--atol X] [--rtol X] [--all-layers]\n"
+        "                    [--input NAME=FILE.npy|NAME=random]... [--seed N]\n"
+        "                    [--shapes NAME:AxB,...] [--profile K]\n"
+        "                    [--module-path DIR]...\n\n"
+        "Build the model in two configurations, run both once on the same\n"
+        "inputs (given, or seeded random values) and report, per output, the\n"
+        "max, mean, median and 99th percentile of the absolute and relative\n"
+        "errors of B against A.  An element fails only when it is beyond both\n"
+        "tolerances (as Polygraphy checks); any failure makes the status 1.\n\n"
+        "A CONFIG is a comma-separated list of\n"
+        "  device=D          auto, cpu or cuda (default: the manifest's)\n"
+        "  prefer=TYPE=IMPL  implementation IMPL for layers of TYPE that do\n"
+        "                    not pin one (repeatable)\n"
+        "  fp16              let layers run in float16\n"
+        "  autotune          time the implementations and keep the fastest\n"
+        "A is 'device=cpu' unless given (the reference), B '' (the\n"
+        "manifest's own choices).\n\n"
+        "  --atol X          absolute tolerance (default 1e-5)\n"
+        "  --rtol X          relative tolerance, of |A| (default 1e-5)\n"
+        "  --all-layers      compare every tensor computed outside loops and\n"
+        "                    conditionals, and name the first layer whose\n"
+        "                    output diverges\n"
+        "  --input, --seed, --shapes, --profile, --module-path: as 'mica run'\n\n"
+        "Example: mica compare net.yaml --a device=cpu --b device=cuda,fp16 \\\n"
+        "             --atol 1e-2 --rtol 1e-2\n");
+}
+
+typedef struct config {
+    const char *text;           /* as given, for the report */
+    int device_set;
+    uint32_t device;
+    char prefer[1024];          /* "Type=impl,..." */
+    int fp16, autotune;
+} config_t;
+
+typedef struct compare {
+    const char *source;
+    config_t cfg[2];
+    double atol, rtol;
+    int all_layers;
+    long profile;
+    char **paths;
+    int nb_paths;
+    cli_inputs_t inputs;
+} compare_t;
+
+/* One item list of --a or --b. */
+static int parse_config(const char *opt, const char *v, config_t *c)
+{
+    const char *p = v;
+
+    memset(c, 0, sizeof *c);
+    c->text = v;
+    while (p && *p) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char item[512];
+        if (n >= sizeof item)
+            return cli_usage_error("compare", "%s: item '%.40s...' is too "
+                                   "long", opt, p);
+        memcpy(item, p, n);
+        item[n] = '\0';
+        if (!strncmp(item, "device=", 7)) {
+            if (cli_parse_device(item + 7, &c->device))
+                return cli_usage_error("compare", "%s: device '%s': expected "
+                                       "%s", opt, item + 7,
+                                       cli_device_choices());
+            c->device_set = 1;
+        } else if (!strncmp(item, "prefer=", 7)) {
+            const char *eq = strchr(item + 7, '=');
+            size_t len = strlen(c->prefer);
+            if (!eq || eq == item + 7 || !eq[1])
+                return cli_usage_error("compare", "%s: '%s': expected "
+                                       "prefer=TYPE=IMPL", opt, item);
+            if (len + n + 2 > sizeof c->prefer)
+                return cli_usage_error("compare", "%s: too many prefer "
+                                       "items", opt);
+            snprintf(c->prefer + len, sizeof c->prefer - len, "%s%s",
+                     len ? "," : "", item + 7);
+        } else if (!strcmp(item, "fp16")) {
+            c->fp16 = 1;
+        } else if (!strcmp(item, "autotune")) {
+            c->autotune = 1;
+        } else if (n) {
+            return cli_usage_error("compare", "%s: unknown item '%s' "
+                                   "(device=D, prefer=TYPE=IMPL, fp16, "
+                                   "autotune)", opt, item);
+        }
+        p = end ? end + 1 : NULL;
+    }
+    return CLI_OK;
+}
+
+static int tolerance(const char *opt, const char *v, double *out)
+{
+    char *end;
+    errno = 0;
+    *out = strtod(v, &end);
+    if (errno || *end || end == v || !(*out >= 0))
+        return cli_usage_error("compare", "%s '%s': expected a non-negative "
+                               "number", opt, v);
+    return CLI_OK;
+}
+
+static int parse(compare_t *c, int argc, char **argv, int *help)
+{
+    int i, taken;
+    const char *v;
+    char *end;
+
+    *help = 0;
+    c->atol = c->rtol = 1e-5;
+    c->profile = -1;
+    if (parse_config("--a", "device=cpu", &c->cfg[0]) != CLI_OK ||
+        parse_config("--b", "", &c->cfg[1]) != CLI_OK)
+        return CLI_USAGE;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (cli_is_help(a)) {
+            *help = 1;
+            return CLI_OK;
+        } else if (cli_inputs_option("compare", argc, argv, &i, &taken,
+                                     &c->inputs) != CLI_OK) {
+            return CLI_USAGE;
+        } else if (taken) {
+            continue;
+        } else if (cli_onnx_option("compare", argc, argv, &i, &taken) !=
+                   CLI_OK) {
+            return CLI_USAGE;
+        } else if (taken) {
+            continue;
+        } else if (cli_is_opt(a, "--a") || cli_is_opt(a, "--b")) {
+            int k = a[2] == 'b';
+            if (!(v = cli_opt_value("compare", argc, argv, &i, k ? "--b"
+                                                                  : "--a")) ||
+                parse_config(k ? "--b" : "--a", v, &c->cfg[k]) != CLI_OK)
+                return CLI_USAGE;
+        } else if (cli_is_opt(a, "--atol") || cli_is_opt(a, "--rtol")) {
+            int r = a[2] == 'r';
+            const char *opt = r ? "--rtol" : "--atol";
+            if (!(v = cli_opt_value("compare", argc, argv, &i, opt)) ||
+                tolerance(opt, v, r ? &c->rtol : &c->atol) != CLI_OK)
+                return CLI_USAGE;
+        } else if (!strcmp(a, "--all-layers")) {
+            c->all_layers = 1;
+        } else if (cli_is_opt(a, "--profile")) {
+            if (!(v = cli_opt_value("compare", argc, argv, &i, "--profile")))
+                return CLI_USAGE;
+            errno = 0;
+            c->profile = strtol(v, &end, 10);
+            if (errno || *end || end == v || c->profile < 0)
+                return cli_usage_error("compare", "--profile '%s': expected "
+                                       "a profile number (0, 1, ...)", v);
+        } else if (cli_is_opt(a, "--module-path")) {
+            if (!(v = cli_opt_value("compare", argc, argv, &i,
+                                    "--module-path")))
+                return CLI_USAGE;
+            c->paths[c->nb_paths++] = (char *)v;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage_error("compare", "unknown option '%s'", a);
+        } else if (!c->source) {
+            c->source = a;
+        } else {
+            return cli_usage_error("compare", "unexpected argument '%s' (one "
+                                   "model only; configurations go in --a "
+                                   "and --b)", a);
+        }
+    }
+    if (!c->source)
+        return cli_usage_error("compare", "no manifest or model given");
+    return CLI_OK;
+}
+
+/* Build the network of m in configuration c. */
+static int build(mica_context_t *ctx, mica_manifest_t *m, const config_t *c,
+                 const char *which, mica_engine_t **engine)
+{
+    mica_build_config_t cfg = *mica_manifest_config(m);
+
+    cfg.struct_size = sizeof cfg;
+    if (c->device_set)
+        cfg.device = c->device;
+    cfg.autotune = c->autotune;
+    if (c->fp16)
+        cfg.precisions |= 1u << MICA_FLOAT16;
+    if (mica_context_set_prefer(ctx, c->prefer[0] ? c->prefer : NULL) !=
+            MICA_OK ||
+        mica_engine_build(mica_manifest_network(m), &cfg, engine) != MICA_OK) {
+        *engine = NULL;
+        return cli_error("%s: %s", which, mica_context_error(ctx));
+    }
+    return CLI_OK;
+}
+
+/* Run engine once on the inputs; *exec keeps the outputs. */
+static int run_once(mica_context_t *ctx, mica_engine_t *engine,
+                    const compare_t *c, const char *which, mica_exec_t **exec)
+{
+    mica_status_t st = mica_exec_create(engine, exec);
+    if (st == MICA_OK && c->profile >= 0 && mica_engine_nb_profiles(engine))
+        st = mica_exec_set_profile(*exec, (int32_t)c->profile);
+    if (st == MICA_OK)
+        st = cli_inputs_set(&c->inputs, *exec);
+    if (st == MICA_OK)
+        st = mica_exec_run(*exec);
+    if (st != MICA_OK)
+        return cli_error("%s: %s", which, mica_context_error(ctx));
+    return CLI_OK;
+}
+
+/* The network's own outputs of the engine built without marks. */
+static char **own_outputs(mica_engine_t *engine)
+{
+    int32_t i, nb = mica_engine_nb_outputs(engine);
+    char **v = calloc((size_t)nb + 1, sizeof *v);
+    for (i = 0; v && i < nb; i++) {
+        mica_tensor_info_t t;
+        memset(&t, 0, sizeof t);
+        t.struct_size = sizeof t;
+        if (mica_engine_tensor(engine, mica_engine_output(engine, i), &t) !=
+                MICA_OK ||
+            !(v[i] = strdup(t.name))) {
+            while (i-- > 0)
+                free(v[i]);
+            free(v);
+            return NULL;
+        }
+    }
+    return v;
+}
+
+static int open_model(mica_context_t *ctx, const char *path,
+                      mica_manifest_t **m)
+{
+    if (mica_engine_file_probe(path))
+        return cli_error("%s: an engine file is built for one configuration; "
+                         "compare builds the model twice: give its manifest "
+                         "or ONNX model", path);
+    if (cli_onnx_probe(path))
+        return cli_onnx_manifest(ctx, path, m);
+    if (mica_manifest_load(ctx, path, m) != MICA_OK)
+        return cli_error("%s", mica_context_error(ctx));
+    return CLI_OK;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    compare_t c;
+    int rc, help, k, failed = 0, nb_failed = 0, marked = 0;
+    mica_context_t *ctx = NULL;
+    mica_manifest_t *m = NULL;
+    mica_engine_t *e[2] = {NULL, NULL}, *probe = NULL;
+    mica_exec_t *x[2] = {NULL, NULL};
+    char **outs = NULL;
+    static const char *const which[2] = {"A", "B"};
+
+    memset(&c, 0, sizeof c);
+    if (!(c.paths = calloc((size_t)argc + 1, sizeof(char *)))) {
+        rc = cli_error("out of memory");
+        goto out;
+    }
+    if ((rc = parse(&c, argc, argv, &help)) != CLI_OK)
+        goto out;
+    if (help) {
+        usage(stdout);
+        goto out;
+    }
+    if ((rc = cli_inputs_read(&c.inputs)) != CLI_OK ||
+        (rc = cli_context(&ctx, c.paths, c.nb_paths, 0)) != CLI_OK ||
+        (rc = open_model(ctx, c.source, &m)) != CLI_OK ||
+        (rc = build(ctx, m, &c.cfg[0], "A", &probe)) != CLI_OK)
+        goto out;
+    if (!(outs = own_outputs(probe))) {
+        rc = cli_error("out of memory");
+        goto out;
+    }
+    if (c.all_layers) {
+        if ((rc = compare_mark_all(ctx, m, probe, &marked)) != CLI_OK)
+            goto out;
+        mica_engine_destroy(probe);
+        probe = NULL;
+        if ((rc = build(ctx, m, &c.cfg[0], "A", &e[0])) != CLI_OK)
+            goto out;
+    } else {
+        e[0] = probe;
+        probe = NULL;
+    }
+    if ((rc = build(ctx, m, &c.cfg[1], "B", &e[1])) != CLI_OK ||
+        (rc = cli_inputs_complete(&c.inputs, e[0], c.profile,
+                                  cli_onnx_shapes())) != CLI_OK)
+        goto out;
+    printf("compare %s\n", c.source);
+    for (k = 0; k < 2; k++)
+        printf("%s: %s (engine on %s)\n", which[k],
+               c.cfg[k].text[0] ? c.cfg[k].text : "the manifest's choices",
+               cli_device_name(mica_engine_device(e[k])));
+    compare_print_choices(e);
+    cli_inputs_print(&c.inputs, stdout, 1);
+    printf("\n");
+    for (k = 0; k < 2; k++)
+        if ((rc = run_once(ctx, e[k], &c, which[k], &x[k])) != CLI_OK)
+            goto out;
+    if (c.all_layers &&
+        (rc = compare_layers(ctx, e, x, c.atol, c.rtol, &failed)) != CLI_OK)
+        goto out;
+    for (k = 0; outs[k]; k++) {
+        mica_tensor_desc_t da;
+        diff_t d;
+        if ((rc = compare_named(ctx, x, outs[k], c.atol, c.rtol, &da, &d)) !=
+            CLI_OK)
+            goto out;
+        diff_print(stdout, "output", outs[k], &da, &d, c.atol, c.rtol);
+        nb_failed += diff_failed(&d);
+    }
+    if (nb_failed || failed) {
+        printf("FAIL: %d of %d outputs differ%s\n", nb_failed, k,
+               failed ? "; a layer diverges (above)" : "");
+        rc = CLI_ERROR;
+    } else {
+        printf("PASS: %d output%s match%s", k, k == 1 ? "" : "s",
+               k == 1 ? "es" : "");
+        if (c.all_layers)
+            printf(", and %d intermediate tensors", marked);
+        printf("\n");
+    }
+out:
+    for (k = 0; k < 2; k++) {
+        if (x[k])
+            mica_exec_destroy(x[k]);
+        if (e[k])
+            mica_engine_destroy(e[k]);
+    }
+    if (probe)
+        mica_engine_destroy(probe);
+    if (m)
+        mica_manifest_destroy(m);
+    if (ctx)
+        mica_context_destroy(ctx);
+    for (k = 0; outs && outs[k]; k++)
+        free(outs[k]);
+    free(outs);
+    cli_inputs_free(&c.inputs);
+    free(c.paths);
+    return rc;
+}
