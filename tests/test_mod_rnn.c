@@ -141,7 +141,7 @@ static void check_case(const rnn_case_t *c)
     free_all(out, nb_out);
 }
 
-/* ---- the cuDNN layer's algorithms: persistent and standard --------------- */
+/* ---- the cuDNN layer's algorithms: persistent and standard -------------- */
 
 /* Seeded values in [-scale, scale). */
 static float *seeded(int64_t n, float scale, uint32_t *seed)
