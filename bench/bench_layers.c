@@ -16,6 +16,10 @@
  * stream around REPS back-to-back runs (mica_exec_enqueue, or the library
  * call), after a warm-up, divided by REPS.  A one-layer network per
  * case; inputs uploaded once.
+ *
+ *     bench_layers [SoftMax] [TopK] [Einsum]
+ *
+ * runs the layers named (all three without arguments).
  */
 #include <config.h>
 
@@ -241,7 +245,17 @@ typedef struct row {
     const char *peer;
 } row_t;
 
-int main(void)
+/* Whether layer type `t` is to be timed: named in argv, or no names. */
+static int wanted(int argc, char **argv, const char *t)
+{
+    int i;
+    for (i = 1; i < argc; i++)
+        if (strcmp(argv[i], t) == 0)
+            return 1;
+    return argc < 2;
+}
+
+int main(int argc, char **argv)
 {
     static const struct {
         int64_t r, c;
@@ -265,7 +279,9 @@ int main(void)
     cuda_ok(cudaGetDeviceProperties(&prop, 0), "properties");
     cuda_ok(cudaStreamCreate(&stream), "stream");
 
-    for (i = 0; i < (int)(sizeof sm / sizeof sm[0]); i++) {
+    for (i = 0; wanted(argc, argv, "SoftMax") &&
+                i < (int)(sizeof sm / sizeof sm[0]);
+         i++) {
         mica_dims_t d = {2, 0, {sm[i].r, sm[i].c}};
         size_t bytes = (size_t)(sm[i].r * sm[i].c) *
                        mica_dtype_size(sm[i].t);
@@ -284,7 +300,7 @@ int main(void)
         r->peer_ms = 1e3 * copy;
         r->ratio = copy / t;
     }
-    for (i = 0; i < 2; i++) {
+    for (i = 0; wanted(argc, argv, "TopK") && i < 2; i++) {
         int k = i ? 100 : 1;
         mica_dims_t d = {2, 0, {256, 32000}};
         size_t bytes = (size_t)256 * 32000 * 4;
@@ -301,7 +317,7 @@ int main(void)
         r->peer_ms = 1e3 * copy;
         r->ratio = copy / (2.0 * t); /* read GB/s over the copy's GB/s */
     }
-    for (i = 0; i < 2; i++) {
+    for (i = 0; wanted(argc, argv, "Einsum") && i < 2; i++) {
         mica_dims_t d[2] = {{4, 0, {8, 16, 512, 64}},
                             {4, 0, {8, 16, 512, 64}}};
         double direct = time_cublas(et[i], 8 * 16, 512, 512, 64);

@@ -4,8 +4,10 @@
  * tests/rnn_fixtures.h): every op, one and two layers, both directions,
  * skip mode, initial states given and absent, ragged lengths, leading
  * batch dimensions and none, float16; then CUDA against the CPU (skipped
- * without a GPU), runtime batch and steps within one profile, empty
- * tensors, and each error with its message.
+ * without a GPU), runtime batch and steps within one profile, the cuDNN
+ * layer's two algorithms (persistent where PyTorch would take it,
+ * standard otherwise) on seeded values, empty tensors, and each error
+ * with its message.
  */
 #include <config.h>
 
@@ -137,6 +139,93 @@ static void check_case(const rnn_case_t *c)
              c->dtype == MICA_FLOAT16 ? TOL16 : TOL32);
     free_all(in, 4);
     free_all(out, nb_out);
+}
+
+/* ---- the cuDNN layer's algorithms: persistent and standard -------------- */
+
+/* Seeded values in [-scale, scale). */
+static float *seeded(int64_t n, float scale, uint32_t *seed)
+{
+    float *v = malloc(sizeof(float) * (size_t)n);
+    int64_t i;
+    if (!v)
+        bail("out of memory");
+    for (i = 0; i < n; i++) {
+        *seed = *seed * 1664525u + 1013904223u;
+        v[i] = scale * ((float)(*seed >> 8) / (float)(1u << 23) - 1.0f);
+    }
+    return v;
+}
+
+/*
+ * A one-layer unidirectional `op` of hidden size h over x [n, t, e] of
+ * dtype dt with seeded weights, CUDA against the CPU reference (no NumPy
+ * values: what is checked is that each of cuDNN's paths computes what
+ * the reference does).  lens: 0 none, 1 every length t, 2 ragged.
+ */
+static void path_case(const char *label, mica_dtype_t dt, const char *op,
+                      int64_t n, int64_t t, int64_t e, int64_t h, int lens)
+{
+    const int64_t g = strcmp(op, "lstm") == 0 ? 4 : strcmp(op, "gru") == 0
+                                                        ? 3 : 1;
+    const int64_t wn = g * h * e, rn = g * h * h, bn = g * h;
+    const int64_t xd[3] = {n, t, e};
+    const float scale = 1.0f / sqrtf((float)h);
+    uint32_t seed = 2024;
+    float *w = seeded(wn, scale, &seed), *r = seeded(rn, scale, &seed);
+    float *wb = seeded(bn, scale, &seed), *rb = seeded(bn, scale, &seed);
+    float *xv = seeded(n * t * e, 1.0f, &seed);
+    const float *wl[1] = {w}, *rl[1] = {r}, *wbl[1] = {wb}, *rbl[1] = {rb};
+    th_fields_t *f = th_fields();
+    th_tensor_t in[4];
+    int64_t i;
+
+    th_f_str(f, "op", op);
+    th_f_int(f, "layers", 1);
+    th_f_int(f, "hidden_size", h);
+    th_f_int(f, "max_seq_length", t);
+    list_field(f, "weights", 1, wl, &wn, dt);
+    list_field(f, "recurrent_weights", 1, rl, &rn, dt);
+    list_field(f, "biases", 1, wbl, &bn, dt);
+    list_field(f, "recurrent_biases", 1, rbl, &bn, dt);
+    in[0] = from_floats(dt, 3, xd, xv);
+    in[1] = in[2] = th_none();
+    in[3] = th_tensor(MICA_INT32, 1, &n, NULL);
+    for (i = 0; i < n; i++)
+        ((int32_t *)in[3].data)[i] =
+            lens == 2 ? (int32_t)(1 + (i * 5) % t) : (int32_t)t;
+    th_check(label, "RNNv2", f, lens ? 4 : 1, in, g == 4 ? 3 : 2, NULL,
+             dt == MICA_FLOAT16 ? TOL16 : TOL32);
+    free_all(in, 4);
+    free(w);
+    free(r);
+    free(wb);
+    free(rb);
+    free(xv);
+}
+
+static void test_paths(void)
+{
+    const mica_dtype_t F16 = MICA_FLOAT16, F32 = MICA_FLOAT32;
+
+    path_case("float16 LSTM, 8 x 12 steps, 128/128 (persistent)", F16,
+              "lstm", 8, 12, 128, 128, 0);
+    path_case("float16 LSTM, lengths all T (persistent)", F16, "lstm", 16,
+              10, 128, 256, 1);
+    path_case("float16 LSTM, ragged lengths (standard)", F16, "lstm", 16, 10,
+              128, 128, 2);
+    path_case("float16 tanh RNN, 24 x 9, 256/128 (persistent)", F16, "tanh",
+              24, 9, 256, 128, 0);
+    path_case("float16 LSTM, batch 12 (standard)", F16, "lstm", 12, 7, 128,
+              128, 0);
+    path_case("float16 GRU, batch 8 (standard)", F16, "gru", 8, 7, 128, 128,
+              0);
+    path_case("float16 LSTM, one sequence (standard)", F16, "lstm", 1, 9, 128,
+              128, 0);
+    path_case("float16 LSTM, one step (persistent)", F16, "lstm", 8, 1, 128,
+              128, 0);
+    path_case("float32 LSTM, 5 x 7, 24/16, ragged (standard)", F32, "lstm", 5,
+              7, 24, 16, 2);
 }
 
 /* ---- runtime batch and steps within one profile -------------------------- */
@@ -464,6 +553,7 @@ int main(void)
         check_case(rnn_cases[i]);
     test_dynamic(MICA_DEVICE_CPU, "cpu");
     test_dynamic(MICA_DEVICE_CUDA, "cuda");
+    test_paths();
     test_empty();
     test_errors();
     return exit_status();

@@ -62,9 +62,17 @@ static void fixtures(void)
     }
 }
 
-/* x[i] of the generated long cases: values in [-30, 30), repeating. */
+/* x[i] of the generated long cases: values in [-30, 30), repeating;
+ * with `special`, runs of -inf (whole parts of rows) and a NaN now and
+ * then. */
+static int special;
+
 static double long_x(int64_t i)
 {
+    if (special && i % 4099 == 17)
+        return NAN;
+    if (special && (i / 300) % 3 == 1)
+        return -INFINITY;
     return (double)((i * 7919) % 6007) / 100.0 - 30.0;
 }
 
@@ -90,6 +98,8 @@ static void long_case(const char *label, mica_dtype_t dtype, int64_t outer,
                     m = th_get(&x, (o * len + j) * inner + i);
             for (j = 0; j < len; j++)
                 s += expl(th_get(&x, (o * len + j) * inner + i) - m);
+            if (m == -INFINITY) /* all -inf (or NaN): NaN, as the layer */
+                s = NAN;
             for (j = 0; j < len; j++)
                 th_set(&y, (o * len + j) * inner + i,
                        (double)(expl(th_get(&x, (o * len + j) * inner + i) -
@@ -103,20 +113,47 @@ static void long_case(const char *label, mica_dtype_t dtype, int64_t outer,
 
 static void long_rows(void)
 {
-    long_case("warp kernel, 128 long, 4 rows a warp", F32, 301, 128, 1);
-    long_case("float16 warp kernel, 128 long, 4 rows a warp", F16, 37, 128,
-              1);
-    long_case("warp kernel, 1000 long (not a multiple of 4)", F32, 70, 1000,
-              1);
-    long_case("float16 warp kernel, 1024 long", F16, 40, 1024, 1);
-    long_case("block kernel, 4096 long", F32, 9, 4096, 1);
+    static const int64_t f32_lens[] = {16, 32, 64, 128, 256, 512, 1024,
+                                       2048, 4096, 8192};
+    static const int64_t f16_lens[] = {32, 64, 128, 256, 512, 1024, 2048,
+                                       4096, 8192};
+    char label[96];
+    size_t i;
+
+    /* Every group and block kernel of 16-byte loads, with a row count
+     * that leaves the last block part empty. */
+    for (i = 0; i < sizeof f32_lens / sizeof f32_lens[0]; i++) {
+        snprintf(label, sizeof label, "rows of %lld", (long long)f32_lens[i]);
+        long_case(label, F32, 8192 / f32_lens[i] * 3 + 5, f32_lens[i], 1);
+    }
+    for (i = 0; i < sizeof f16_lens / sizeof f16_lens[0]; i++) {
+        snprintf(label, sizeof label, "float16 rows of %lld",
+                 (long long)f16_lens[i]);
+        long_case(label, F16, 8192 / f16_lens[i] * 3 + 5, f16_lens[i], 1);
+    }
+    long_case("group kernel, 128 long, many rows", F32, 3001, 128, 1);
+    long_case("rows of 5 (one element a load)", F32, 1003, 5, 1);
+    long_case("rows of 30 (one element a load)", F16, 301, 30, 1);
+    long_case("rows of 100 (one element a load)", F32, 301, 100, 1);
+    long_case("rows of 1000 (one element a load)", F32, 70, 1000, 1);
+    long_case("rows of 3001 (one element a load)", F16, 7, 3001, 1);
     long_case("block kernel, 8191 long", F32, 3, 8191, 1);
-    long_case("float16 block kernel, 8192 long", F16, 2, 8192, 1);
     long_case("two-pass kernel, 20000 long", F32, 3, 20000, 1);
     long_case("float16 two-pass kernel, 17000 long", F16, 2, 17000, 1);
     long_case("strided, 5 long", F32, 7, 5, 33);
     long_case("strided, 32 long", F16, 3, 32, 40);
-    long_case("strided, 300 long", F32, 2, 300, 17);
+    long_case("strided tiles, 300 long", F32, 2, 300, 17);
+    long_case("strided tiles, 4096 long, 100 columns", F32, 1, 4096, 100);
+    long_case("float16 strided tiles, 1000 long, 3 columns", F16, 5, 1000,
+              3);
+    special = 1;
+    long_case("-inf runs and NaN, rows of 128", F32, 40, 128, 1);
+    long_case("-inf runs and NaN, float16 rows of 1024", F16, 20, 1024, 1);
+    long_case("-inf runs and NaN, rows of 4096", F32, 9, 4096, 1);
+    long_case("-inf runs and NaN, float16 rows of 8192", F16, 4, 8192, 1);
+    long_case("-inf runs and NaN, rows of 10000", F32, 3, 10000, 1);
+    long_case("-inf runs and NaN, strided tiles", F32, 2, 1000, 40);
+    special = 0;
 }
 
 static void empty(void)

@@ -5,11 +5,21 @@
  *
  * Layouts.  x [N..., T, E] and y [N..., T, D*H] are cuDNN's
  * CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED as they are, with the
- * padding of y filled with zeros by cuDNN.  cuDNN's hidden and cell
+ * padding of y filled with zeros by cuDNN (sequence-major copies of x
+ * and y, what PyTorch gives cuDNN, measured slower: bench/README.md).
+ * cuDNN's hidden and cell
  * states are [L*D, N, H]; mica's are [N, L*D, H], so they go through the
  * workspace with a strided copy each way, except where the two are the
  * same memory (L*D = 1 or N = 1).  Pseudo-layer 2l + d is TensorRT's
  * layerIndex.
+ *
+ * Algorithm: CUDNN_RNN_ALGO_STANDARD, and where PyTorch's heuristics
+ * pick it (float16, one unidirectional layer, no GRU, hidden and input
+ * sizes multiples of 128, hidden at most 1024, a batch that is a
+ * multiple of 8 up to 128, every sequence T long, a GPU of compute
+ * capability 8.0 or more with 98 or more multiprocessors),
+ * CUDNN_RNN_ALGO_PERSIST_STATIC through a second RNN descriptor that
+ * shares the weight space (checked: same size, same places).
  *
  * Weights are packed once per instance (initialize) into cuDNN's weight
  * space, in the run's dtype and cuDNN's gate order: LSTM i, f, g, o for
@@ -107,6 +117,7 @@ struct mica__rnn_cudnn {
     cudnnHandle_t handle;
     cudnnDropoutDescriptor_t dropout;
     cudnnRNNDescriptor_t rnn;
+    cudnnRNNDescriptor_t rnn_p;         /* persistent; NULL: not used */
     cudnnRNNDataDescriptor_t xd, yd;
     cudnnTensorDescriptor_t hd, md, bd; /* md, bd: weight params queries */
     mica_dtype_t dtype;                 /* of the RNN descriptor */
@@ -159,6 +170,8 @@ void mica__rnn_cudnn_destroy(mica__rnn_cudnn_t *s)
         cudnn.destroy_tensor(s->bd);
     if (s->rnn)
         cudnn.destroy_rnn(s->rnn);
+    if (s->rnn_p)
+        cudnn.destroy_rnn(s->rnn_p);
     if (s->dropout)
         cudnn.destroy_dropout(s->dropout);
     if (s->handle)
@@ -196,9 +209,10 @@ static mica_status_t make_state(mica__rnn_cudnn_t **out, mica_error_t *err)
     return MICA_OK;
 }
 
-/* Set the RNN descriptor for dtype t. */
-static mica_status_t set_rnn(mica__rnn_cudnn_t *s, const mica__rnn_t *p,
-                             mica_dtype_t t, mica_error_t *err)
+/* Set RNN descriptor d for dtype t and algorithm `algo`. */
+static mica_status_t set_rnn_desc(mica__rnn_cudnn_t *s, cudnnRNNDescriptor_t d,
+                                  cudnnRNNAlgo_t algo, const mica__rnn_t *p,
+                                  mica_dtype_t t, mica_error_t *err)
 {
     static const cudnnRNNMode_t modes[] = {CUDNN_RNN_RELU, CUDNN_RNN_TANH,
                                            CUDNN_LSTM, CUDNN_GRU};
@@ -206,13 +220,76 @@ static mica_status_t set_rnn(mica__rnn_cudnn_t *s, const mica__rnn_t *p,
         return MICA_KIT_FAIL(err, "input size %" PRId64 " is too large for "
                              "cuDNN", p->input_size);
     CUDNN_CHECK(cudnn.set_rnn(
-        s->rnn, CUDNN_RNN_ALGO_STANDARD, modes[p->op], CUDNN_RNN_DOUBLE_BIAS,
+        d, algo, modes[p->op], CUDNN_RNN_DOUBLE_BIAS,
         p->dirs == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL,
         p->skip ? CUDNN_SKIP_INPUT : CUDNN_LINEAR_INPUT, data_type(t),
         CUDNN_DATA_FLOAT,
         t == MICA_FLOAT16 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH,
         (int32_t)p->input_size, p->hidden, p->hidden, p->layers, s->dropout,
         CUDNN_RNN_PADDED_IO_ENABLED));
+    return MICA_OK;
+}
+
+/*
+ * Whether the layer and the GPU are of the kind where PyTorch runs the
+ * persistent algorithm (the batch and the lengths are checked per run,
+ * see use_persist).
+ */
+static int persist_candidate(const mica__rnn_t *p, mica_dtype_t t)
+{
+    int dev = 0, major = 0, minor = 0, sms = 0;
+
+    if (t != MICA_FLOAT16 || p->layers != 1 || p->dirs != 1 ||
+        p->op == MICA__RNN_GRU || p->skip || p->hidden > 1024 ||
+        p->hidden % 128 != 0 || p->input_size % 128 != 0)
+        return 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
+                               dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor,
+                               dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) !=
+            cudaSuccess)
+        return 0;
+    return major >= 8 && minor != 6 && sms >= 98;
+}
+
+/* Whether a run of `batch` sequences (`ragged`: lengths not all T) takes
+ * the persistent descriptor. */
+static int use_persist(const mica__rnn_cudnn_t *s, const mica__rnn_t *p,
+                       int64_t batch, int ragged)
+{
+    if (!s->rnn_p || ragged || batch % 8 != 0 || batch > 128)
+        return 0;
+    return p->op == MICA__RNN_LSTM || batch < 96 || p->hidden < 896;
+}
+
+/* Forget the persistent descriptor: every run takes the standard one. */
+static void drop_persist(mica__rnn_cudnn_t *s)
+{
+    if (s->rnn_p)
+        cudnn.destroy_rnn(s->rnn_p);
+    s->rnn_p = NULL;
+}
+
+/* Set the RNN descriptors for dtype t: the standard one, and the
+ * persistent one where it may serve (a refusal of cuDNN's there only
+ * leaves it out). */
+static mica_status_t set_rnn(mica__rnn_cudnn_t *s, const mica__rnn_t *p,
+                             mica_dtype_t t, mica_error_t *err)
+{
+    mica_status_t st;
+
+    if ((st = set_rnn_desc(s, s->rnn, CUDNN_RNN_ALGO_STANDARD, p, t, err)) !=
+        MICA_OK)
+        return st;
+    drop_persist(s);
+    if (persist_candidate(p, t)) {
+        CUDNN_CHECK(cudnn.create_rnn(&s->rnn_p));
+        if (set_rnn_desc(s, s->rnn_p, CUDNN_RNN_ALGO_PERSIST_STATIC, p, t,
+                         err) != MICA_OK)
+            drop_persist(s);
+    }
     s->dtype = t;
     s->rnn_set = 1;
     s->desc_batch = s->desc_steps = -1;
@@ -302,11 +379,28 @@ mica_status_t mica__rnn_cudnn_configure(mica__rnn_cudnn_t **sp,
     s->max_steps = max_steps;
     s->temp_bytes = 0;
     if (max_batch > 0 && max_steps > 0) {
+        /* The persistent algorithm's scratch at its largest batch. */
+        int64_t pb = max_batch < 128 ? max_batch : 128;
+        size_t temp = 0;
+        if (s->rnn_p && pb >= 8) {
+            if ((st = set_shapes(s, p, pb - pb % 8, max_steps, 0, err)) !=
+                MICA_OK)
+                return st;
+            if (cudnn.temp_space_sizes(s->handle, s->rnn_p,
+                                       CUDNN_FWD_MODE_INFERENCE, s->xd,
+                                       &temp, &reserve) !=
+                CUDNN_STATUS_SUCCESS) {
+                drop_persist(s); /* refused: standard only */
+                temp = 0;
+            }
+        }
         if ((st = set_shapes(s, p, max_batch, max_steps, 0, err)) != MICA_OK)
             return st;
         CUDNN_CHECK(cudnn.temp_space_sizes(s->handle, s->rnn,
                                            CUDNN_FWD_MODE_INFERENCE, s->xd,
                                            &s->temp_bytes, &reserve));
+        if (temp > s->temp_bytes)
+            s->temp_bytes = temp;
     }
     return MICA_OK;
 }
@@ -435,6 +529,33 @@ static mica_status_t stage_gate(mica__rnn_cudnn_t *s, const mica__rnn_t *p,
     return MICA_OK;
 }
 
+/* Whether the persistent descriptor puts every matrix and bias at the
+ * places the standard one does, in a weight space of the same size (so
+ * that one packing serves both). */
+static int same_weight_space(mica__rnn_cudnn_t *s, const mica__rnn_t *p)
+{
+    size_t bytes = 0;
+    int32_t e, id;
+
+    if (cudnn.weight_space_size(s->handle, s->rnn_p, &bytes) !=
+            CUDNN_STATUS_SUCCESS ||
+        bytes != s->weight_bytes)
+        return 0;
+    for (e = 0; e < p->layers * p->dirs; e++)
+        for (id = 0; id < 2 * p->gates; id++) {
+            void *m0 = NULL, *b0 = NULL, *m1 = NULL, *b1 = NULL;
+            if (cudnn.weight_params(s->handle, s->rnn, e, s->weight_bytes,
+                                    s->weights, id, s->md, &m0, s->bd,
+                                    &b0) != CUDNN_STATUS_SUCCESS ||
+                cudnn.weight_params(s->handle, s->rnn_p, e, s->weight_bytes,
+                                    s->weights, id, s->md, &m1, s->bd,
+                                    &b1) != CUDNN_STATUS_SUCCESS ||
+                m0 != m1 || b0 != b1)
+                return 0;
+        }
+    return 1;
+}
+
 mica_status_t mica__rnn_cudnn_initialize(mica__rnn_cudnn_t *s,
                                          const mica__rnn_t *p, void *stream,
                                          mica_error_t *err)
@@ -457,6 +578,8 @@ mica_status_t mica__rnn_cudnn_initialize(mica__rnn_cudnn_t *s,
         for (d = 0; d < p->dirs && st == MICA_OK; d++)
             for (g = 0; g < p->gates && st == MICA_OK; g++)
                 st = stage_gate(s, p, l, d, g, host, err);
+    if (st == MICA_OK && s->rnn_p && !same_weight_space(s, p))
+        drop_persist(s);
     if (st == MICA_OK) {
         cudaError_t e = cudaMemcpy(s->weights, host, s->weight_bytes,
                                    cudaMemcpyHostToDevice);
@@ -538,6 +661,9 @@ mica_status_t mica__rnn_cudnn_enqueue(mica__rnn_cudnn_t *s,
     void *hx = NULL, *cx = NULL, *hy = outputs[1], *cy = lstm ? outputs[2] : NULL;
     const int32_t *dev_lens;
     size_t temp = 0, reserve = 0;
+    int64_t b;
+    int ragged = 0;
+    cudnnRNNDescriptor_t rnn = s->rnn;
     mica_status_t st;
 
     if (run->dtype != s->dtype || !s->weights)
@@ -563,6 +689,8 @@ mica_status_t mica__rnn_cudnn_enqueue(mica__rnn_cudnn_t *s,
         MICA_KIT_CUDA_CHECK(cudaStreamSynchronize(cs));
         if ((st = mica__rnn_check_lens(s->lens, N, run->steps, err)) != MICA_OK)
             return st;
+        for (b = 0; b < N; b++)
+            ragged |= s->lens[b] != run->steps;
     } else if ((st = mica__rnn_cuda_fill_i32((int32_t *)dev_lens, N,
                                              (int32_t)run->steps, stream,
                                              err)) != MICA_OK) {
@@ -570,7 +698,13 @@ mica_status_t mica__rnn_cudnn_enqueue(mica__rnn_cudnn_t *s,
     }
     if ((st = set_shapes(s, p, N, run->steps, run->has_lens, err)) != MICA_OK)
         return st;
-    CUDNN_CHECK(cudnn.temp_space_sizes(s->handle, s->rnn,
+    if (use_persist(s, p, N, ragged) &&
+        cudnn.temp_space_sizes(s->handle, s->rnn_p, CUDNN_FWD_MODE_INFERENCE,
+                               s->xd, &temp, &reserve) ==
+            CUDNN_STATUS_SUCCESS &&
+        temp <= s->temp_bytes)
+        rnn = s->rnn_p;
+    CUDNN_CHECK(cudnn.temp_space_sizes(s->handle, rnn,
                                        CUDNN_FWD_MODE_INFERENCE, s->xd, &temp,
                                        &reserve));
     if (temp > s->temp_bytes)
@@ -595,7 +729,7 @@ mica_status_t mica__rnn_cudnn_enqueue(mica__rnn_cudnn_t *s,
         cy = lstm ? st_ws + 3 * align_up(sb) : NULL;
     }
     CUDNN_CHECK(cudnn.set_stream(s->handle, cs));
-    CUDNN_CHECK(cudnn.forward(s->handle, s->rnn, CUDNN_FWD_MODE_INFERENCE,
+    CUDNN_CHECK(cudnn.forward(s->handle, rnn, CUDNN_FWD_MODE_INFERENCE,
                               dev_lens, s->xd, inputs[MICA__RNN_IN_X], s->yd,
                               outputs[0], s->hd, hx, hy, s->hd, cx, cy,
                               s->weight_bytes, s->weights, s->temp_bytes,

@@ -4,25 +4,33 @@
  * The input is [outer, len, inner] with the softmax along len.
  *
  * inner == 1 (the axis is the innermost, and every RaggedSoftMax):
- *   len <= 1024      softmax_warp: one warp per row; the row is read once
- *                    into registers (each lane holds CHUNKS vectors of VEC
- *                    elements), then max, sum and the output come from
- *                    registers: one read and one write of the data.  Rows
- *                    of at most 8 elements a lane go 4 at a time.
+ *   len <= 1024      softmax_group: a group of G lanes per row (G from 4
+ *                    to 32, about 16 elements a lane: short rows need few
+ *                    shuffles and a warp holds several); the row is read
+ *                    once into registers, then max, sum and the output
+ *                    come from registers: one read and one write.
  *   len <= 8192      softmax_block: one block of 256 threads per row, the
- *                    row in registers the same way.
+ *                    row in registers the same way; each thread takes
+ *                    exp(x - its own max) and its sum at once, and the
+ *                    block merges the (max, sum) pairs in one round (one
+ *                    barrier per row).
  *   longer           softmax_online: one block per row; a pass keeps a
  *                    running (max, sum) per thread, merged across the
  *                    block, then a second pass writes: two reads, one
  *                    write.
- * inner > 1 (a strided axis): softmax_strided, one thread per column
- * (outer, inner), reading the len elements inner apart (neighbouring
- * threads read neighbouring addresses): a column of at most 32 elements
- * is kept in registers, a longer one takes the online two-pass way.
+ * The launch table's choices for rows of 128 and 4096 were measured on
+ * an H100 (bench/README.md).
+ * inner > 1 (a strided axis): len <= 32, softmax_strided, one thread per
+ * column (outer, inner) with the column in registers, neighbouring
+ * threads reading neighbouring addresses; longer, softmax_cols, a block
+ * of 32 warps per tile of 32 adjacent columns, each warp reading whole
+ * row segments of the tile (online max and sum, merged in shared memory,
+ * then a second pass writes).
  *
  * VEC: 16-byte loads and stores (4 float32 or 8 float16) where the
  * pointers are 16-byte aligned and len is a multiple of VEC; else VEC 1.
- * Arithmetic in float; float16 is widened on load and rounded on store.
+ * Arithmetic in float (exponentials by __expf, ex2.approx); float16 is
+ * widened on load and rounded on store.
  * Rows are walked with grid-stride loops (64-bit indices), so any number
  * of rows fits a grid of at most 65535 * 8 blocks.
  *
@@ -83,51 +91,6 @@ __device__ __forceinline__ void store_vec(T *p, const float *in)
     *reinterpret_cast<vec_t<T, VEC> *>(p) = c;
 }
 
-__device__ __forceinline__ float warp_max(float v)
-{
-#pragma unroll
-    for (int o = WARP / 2; o > 0; o /= 2)
-        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
-
-__device__ __forceinline__ float warp_sum(float v)
-{
-#pragma unroll
-    for (int o = WARP / 2; o > 0; o /= 2)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-
-/* Max or sum over the block (BLOCK threads); every thread gets it.
- * `scratch` holds WARP floats; the call ends with a barrier so that
- * scratch may be reused at once. */
-__device__ __forceinline__ float block_max(float v, float *scratch)
-{
-    int lane = threadIdx.x % WARP, w = threadIdx.x / WARP;
-    v = warp_max(v);
-    if (lane == 0)
-        scratch[w] = v;
-    __syncthreads();
-    v = lane < BLOCK / WARP ? scratch[lane] : -INFINITY;
-    v = warp_max(v);
-    __syncthreads();
-    return v;
-}
-
-__device__ __forceinline__ float block_sum(float v, float *scratch)
-{
-    int lane = threadIdx.x % WARP, w = threadIdx.x / WARP;
-    v = warp_sum(v);
-    if (lane == 0)
-        scratch[w] = v;
-    __syncthreads();
-    v = lane < BLOCK / WARP ? scratch[lane] : 0.0f;
-    v = warp_sum(v);
-    __syncthreads();
-    return v;
-}
-
 /* The elements of row `row` that take part. */
 __device__ __forceinline__ int64_t active_len(const int32_t *bounds,
                                               int64_t row, int64_t len)
@@ -169,8 +132,22 @@ __device__ __forceinline__ float load_row(const T *xr, int64_t len,
     return m;
 }
 
+/* No row: -inf everywhere (returned too). */
+template <int VEC, int CHUNKS>
+__device__ __forceinline__ float fill_row(float (&v)[CHUNKS][VEC])
+{
+#pragma unroll
+    for (int c = 0; c < CHUNKS; c++)
+#pragma unroll
+        for (int k = 0; k < VEC; k++)
+            v[c][k] = -INFINITY;
+    return -INFINITY;
+}
+
 /* exp(v - m) in place for the active elements (0 for the others); the
- * thread's sum. */
+ * thread's sum.  __expf: ex2.approx of (v - m) * log2(e), whose error
+ * grows with |v - m| only where exp(v - m) is negligible beside the
+ * row's largest terms. */
 template <int VEC, int CHUNKS>
 __device__ __forceinline__ float exp_row(float m, int64_t active, int t,
                                          int nt, float (&v)[CHUNKS][VEC])
@@ -181,7 +158,7 @@ __device__ __forceinline__ float exp_row(float m, int64_t active, int t,
         int64_t base = ((int64_t)c * nt + t) * VEC;
 #pragma unroll
         for (int k = 0; k < VEC; k++) {
-            v[c][k] = base + k < active ? expf(v[c][k] - m) : 0.0f;
+            v[c][k] = base + k < active ? __expf(v[c][k] - m) : 0.0f;
             s += v[c][k];
         }
     }
@@ -205,64 +182,157 @@ __device__ __forceinline__ void store_row(T *yr, int64_t len, float inv,
     }
 }
 
-/* One warp per row, len <= WARP * VEC * CHUNKS; R rows at a time, their
- * loads all issued before any reduction (more bytes in flight for short
- * rows). */
-template <typename T, int VEC, int CHUNKS, int R>
-__global__ void softmax_warp(const T *x, T *y, const int32_t *bounds,
-                             int64_t rows, int64_t len)
+/* Max and sum over the G lanes of an aligned group (G divides WARP). */
+template <int G> __device__ __forceinline__ float group_max(float v)
 {
-    const int lane = threadIdx.x % WARP;
-    const int64_t per_block = BLOCK / WARP;
+#pragma unroll
+    for (int o = G / 2; o > 0; o /= 2)
+        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+template <int G> __device__ __forceinline__ float group_sum(float v)
+{
+#pragma unroll
+    for (int o = G / 2; o > 0; o /= 2)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+/*
+ * G lanes per row, len <= G * VEC * CHUNKS: a warp holds WARP / G rows
+ * at a time, R times over (all their loads issued before the first
+ * reduction), lane t of a group holding elements (c * G + t) * VEC + k.
+ * Short rows get small groups: fewer shuffles per row and more rows in
+ * flight per warp.
+ */
+template <typename T, int VEC, int CHUNKS, int G, int R>
+__global__ void __launch_bounds__(BLOCK)
+    softmax_group(const T *x, T *y, const int32_t *bounds, int64_t rows,
+                  int64_t len)
+{
+    constexpr int GROUPS = WARP / G;
+    constexpr int64_t PER_WARP = (int64_t)GROUPS * R;
+    const int lane = threadIdx.x % WARP, t = lane % G, g = lane / G;
+    const int64_t warps = (int64_t)gridDim.x * (BLOCK / WARP);
     float v[R][CHUNKS][VEC], m[R];
     int64_t active[R];
 
-    for (int64_t row0 = (blockIdx.x * per_block + threadIdx.x / WARP) * R;
-         row0 < rows; row0 += (int64_t)gridDim.x * per_block * R) {
+    /* row0 is the same for the whole warp: every lane takes part in
+     * every shuffle. */
+    for (int64_t row0 = ((int64_t)blockIdx.x * (BLOCK / WARP) +
+                         threadIdx.x / WARP) * PER_WARP;
+         row0 < rows; row0 += warps * PER_WARP) {
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            int64_t row = row0 + (int64_t)r * GROUPS + g;
+            active[r] = row < rows ? active_len(bounds, row, len) : 0;
+            m[r] = row < rows ? load_row<T, VEC, CHUNKS>(x + row * len, len,
+                                                         active[r], t, G,
+                                                         v[r])
+                              : -INFINITY;
+        }
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            int64_t row = row0 + (int64_t)r * GROUPS + g;
+            float mr = group_max<G>(m[r]);
+            float s = group_sum<G>(exp_row<VEC, CHUNKS>(mr, active[r], t, G,
+                                                        v[r]));
+            if (row < rows) /* the same for the whole group */
+                store_row<T, VEC, CHUNKS>(y + row * len, len,
+                                          active[r] > 0 ? 1.0f / s : 0.0f, t,
+                                          G, v[r]);
+        }
+    }
+}
+
+/* (m, s) <- the merge of two partial softmax sums: s = sum exp(x - m)
+ * over a part.  A NaN sum stays NaN (the row is NaN, as in the
+ * reference); two parts of max -inf keep the plain sum (0). */
+__device__ __forceinline__ void merge_ms(float &m, float &s, float m2,
+                                         float s2)
+{
+    float nm = fmaxf(m, m2);
+    if (nm == -INFINITY) {
+        s += s2;
+        return;
+    }
+    s = s * __expf(m - nm) + s2 * __expf(m2 - nm);
+    m = nm;
+}
+
+/*
+ * One block per row (R rows at a time), len <= BLOCK * VEC * CHUNKS.
+ * Each thread takes exp(v - its own max) and its sum at once; the
+ * block merges the (max, sum) pairs in one round (warp shuffles, then
+ * the warps' pairs in shared memory, read by every thread: one barrier
+ * per R rows, the scratch alternating between two halves so that the
+ * next rows need no second barrier); each element is then scaled by
+ * exp(own max - row max) / row sum.
+ */
+template <typename T, int VEC, int CHUNKS, int R>
+__global__ void __launch_bounds__(BLOCK)
+    softmax_block(const T *x, T *y, const int32_t *bounds, int64_t rows,
+                  int64_t len)
+{
+    constexpr int NW = BLOCK / WARP;
+    __shared__ float sm[2][R][NW], ss[2][R][NW];
+    const int lane = threadIdx.x % WARP, w = threadIdx.x / WARP;
+    float v[R][CHUNKS][VEC], m[R], s[R];
+    int64_t active[R];
+    int half = 0;
+
+    for (int64_t row0 = (int64_t)blockIdx.x * R; row0 < rows;
+         row0 += (int64_t)gridDim.x * R, half ^= 1) {
 #pragma unroll
         for (int r = 0; r < R; r++) {
             int64_t row = row0 + r;
             active[r] = row < rows ? active_len(bounds, row, len) : 0;
             m[r] = row < rows ? load_row<T, VEC, CHUNKS>(x + row * len, len,
-                                                         active[r], lane,
-                                                         WARP, v[r])
-                              : -INFINITY;
+                                                         active[r],
+                                                         threadIdx.x, BLOCK,
+                                                         v[r])
+                              : fill_row<VEC, CHUNKS>(v[r]);
         }
 #pragma unroll
         for (int r = 0; r < R; r++) {
-            int64_t row = row0 + r;
-            float mr = warp_max(m[r]);
-            float s = warp_sum(exp_row<VEC, CHUNKS>(mr, active[r], lane, WARP,
-                                                    v[r]));
-            if (row < rows) /* the same for the whole warp */
-                store_row<T, VEC, CHUNKS>(y + row * len, len,
-                                          active[r] > 0 ? 1.0f / s : 0.0f,
-                                          lane, WARP, v[r]);
+            if (m[r] != -INFINITY) {
+                s[r] = exp_row<VEC, CHUNKS>(m[r], active[r], threadIdx.x,
+                                            BLOCK, v[r]);
+            } else { /* no finite element here: zeros, NaN kept */
+                s[r] = 0.0f;
+#pragma unroll
+                for (int c = 0; c < CHUNKS; c++)
+#pragma unroll
+                    for (int k = 0; k < VEC; k++) {
+                        s[r] += isnan(v[r][c][k]) ? v[r][c][k] : 0.0f;
+                        v[r][c][k] = 0.0f;
+                    }
+            }
+            float wm = m[r], ws = s[r];
+#pragma unroll
+            for (int o = WARP / 2; o > 0; o /= 2)
+                merge_ms(wm, ws, __shfl_xor_sync(0xffffffffu, wm, o),
+                         __shfl_xor_sync(0xffffffffu, ws, o));
+            if (lane == 0) {
+                sm[half][r][w] = wm;
+                ss[half][r][w] = ws;
+            }
         }
-    }
-}
-
-/* One block per row, len <= BLOCK * VEC * CHUNKS. */
-template <typename T, int VEC, int CHUNKS>
-__global__ void __launch_bounds__(BLOCK)
-    softmax_block(const T *x, T *y, const int32_t *bounds, int64_t rows,
-                  int64_t len)
-{
-    __shared__ float scratch[WARP];
-    float v[CHUNKS][VEC];
-
-    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-        int64_t active = active_len(bounds, row, len);
-        float m = block_max(load_row<T, VEC, CHUNKS>(x + row * len, len,
-                                                     active, threadIdx.x,
-                                                     BLOCK, v),
-                            scratch);
-        float s = block_sum(exp_row<VEC, CHUNKS>(m, active, threadIdx.x,
-                                                 BLOCK, v),
-                            scratch);
-        store_row<T, VEC, CHUNKS>(y + row * len, len,
-                                  active > 0 ? 1.0f / s : 0.0f, threadIdx.x,
-                                  BLOCK, v);
+        __syncthreads();
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            int64_t row = row0 + r;
+            float bm = sm[half][r][0], bs = ss[half][r][0];
+#pragma unroll
+            for (int i = 1; i < NW; i++)
+                merge_ms(bm, bs, sm[half][r][i], ss[half][r][i]);
+            if (row < rows)
+                store_row<T, VEC, CHUNKS>(
+                    y + row * len, len,
+                    active[r] > 0 ? __expf(m[r] - bm) / bs : 0.0f,
+                    threadIdx.x, BLOCK, v[r]);
+        }
     }
 }
 
@@ -335,8 +405,9 @@ __global__ void __launch_bounds__(BLOCK)
     }
 }
 
-/* One thread per column of a strided axis; CACHE > 0: len <= CACHE, kept
- * in registers; CACHE 0: any len, two passes. */
+/* One thread per column of a short strided axis (len <= CACHE), the
+ * column in registers; neighbouring threads read neighbouring
+ * addresses. */
 template <typename T, int CACHE>
 __global__ void softmax_strided(const T *x, T *y, int64_t outer, int64_t len,
                                 int64_t inner)
@@ -345,34 +416,103 @@ __global__ void softmax_strided(const T *x, T *y, int64_t outer, int64_t len,
 
     for (int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
          c < cols; c += (int64_t)gridDim.x * blockDim.x) {
-        int64_t o = c / inner, i = c % inner, j;
+        int64_t o = c / inner, i = c % inner;
+        const T *xc = x + o * len * inner + i;
+        T *yc = y + o * len * inner + i;
+        float m = -INFINITY, s = 0.0f, v[CACHE];
+
+#pragma unroll
+        for (int k = 0; k < CACHE; k++) {
+            v[k] = k < len ? to_f(xc[k * inner]) : -INFINITY;
+            m = fmaxf(m, v[k]);
+        }
+#pragma unroll
+        for (int k = 0; k < CACHE; k++) {
+            v[k] = k < len ? __expf(v[k] - m) : 0.0f;
+            s += v[k];
+        }
+        float inv = 1.0f / s;
+#pragma unroll
+        for (int k = 0; k < CACHE; k++)
+            if (k < len)
+                yc[k * inner] = from_f<T>(v[k] * inv);
+    }
+}
+
+enum { COL_WARPS = 32, COL_UNROLL = 8 };
+
+/*
+ * A long strided axis: a block of COL_WARPS warps takes a tile of WARP
+ * adjacent columns (of the outer * inner flattened ones), lane l
+ * column l; warp w reads the axis' elements w, w + COL_WARPS, ... so
+ * that each load of a warp is one coalesced row segment, COL_UNROLL of
+ * them in flight.  Each thread keeps a running (max, sum) of its
+ * elements, the warps' pairs of a column are merged in shared memory,
+ * then a second pass writes.  Two reads and one write of the data.
+ */
+template <typename T>
+__global__ void __launch_bounds__(COL_WARPS * WARP)
+    softmax_cols(const T *x, T *y, int64_t outer, int64_t len, int64_t inner)
+{
+    __shared__ float sm[COL_WARPS][WARP], ss[COL_WARPS][WARP];
+    const int lane = threadIdx.x % WARP, w = threadIdx.x / WARP;
+    const int64_t cols = outer * inner;
+
+    for (int64_t c0 = (int64_t)blockIdx.x * WARP; c0 < cols;
+         c0 += (int64_t)gridDim.x * WARP) {
+        const int64_t c = c0 + lane;
+        const bool live = c < cols;
+        const int64_t o = live ? c / inner : 0, i = live ? c % inner : 0;
         const T *xc = x + o * len * inner + i;
         T *yc = y + o * len * inner + i;
         float m = -INFINITY, s = 0.0f;
 
-        if constexpr (CACHE > 0) {
-            float v[CACHE];
+        for (int64_t j0 = w; j0 < len; j0 += COL_WARPS * COL_UNROLL) {
+            float v[COL_UNROLL], cm = -INFINITY;
 #pragma unroll
-            for (int k = 0; k < CACHE; k++) {
-                v[k] = k < len ? to_f(xc[k * inner]) : -INFINITY;
-                m = fmaxf(m, v[k]);
+            for (int u = 0; u < COL_UNROLL; u++) {
+                int64_t j = j0 + (int64_t)u * COL_WARPS;
+                v[u] = live && j < len ? to_f(xc[j * inner]) : -INFINITY;
+                cm = fmaxf(cm, v[u]);
+            }
+            float nm = fmaxf(m, cm), add = 0.0f;
+            if (nm == -INFINITY) { /* nothing finite yet: NaN kept */
+#pragma unroll
+                for (int u = 0; u < COL_UNROLL; u++)
+                    add += isnan(v[u]) ? v[u] : 0.0f;
+                s += add;
+                continue;
             }
 #pragma unroll
-            for (int k = 0; k < CACHE; k++) {
-                v[k] = k < len ? expf(v[k] - m) : 0.0f;
-                s += v[k];
-            }
-            float inv = 1.0f / s;
+            for (int u = 0; u < COL_UNROLL; u++)
+                add += __expf(v[u] - nm);
+            s = s * __expf(m - nm) + add;
+            m = nm;
+        }
+        sm[w][lane] = m;
+        ss[w][lane] = s;
+        __syncthreads();
+        m = sm[0][lane];
+        s = ss[0][lane];
+        for (int k = 1; k < COL_WARPS; k++)
+            merge_ms(m, s, sm[k][lane], ss[k][lane]);
+        __syncthreads(); /* before the next tile writes sm, ss */
+        const float inv = 1.0f / s;
+        if (!live)
+            continue;
+        for (int64_t j0 = w; j0 < len; j0 += COL_WARPS * COL_UNROLL) {
+            float v[COL_UNROLL];
 #pragma unroll
-            for (int k = 0; k < CACHE; k++)
-                if (k < len)
-                    yc[k * inner] = from_f<T>(v[k] * inv);
-        } else {
-            for (j = 0; j < len; j++)
-                online_add(m, s, to_f(xc[j * inner]));
-            float inv = 1.0f / s;
-            for (j = 0; j < len; j++)
-                yc[j * inner] = from_f<T>(expf(to_f(xc[j * inner]) - m) * inv);
+            for (int u = 0; u < COL_UNROLL; u++) {
+                int64_t j = j0 + (int64_t)u * COL_WARPS;
+                v[u] = j < len ? to_f(xc[j * inner]) : 0.0f;
+            }
+#pragma unroll
+            for (int u = 0; u < COL_UNROLL; u++) {
+                int64_t j = j0 + (int64_t)u * COL_WARPS;
+                if (j < len)
+                    yc[j * inner] = from_f<T>(__expf(v[u] - m) * inv);
+            }
         }
     }
 }
@@ -384,63 +524,108 @@ unsigned grid_for(int64_t rows, int64_t per_block)
     return (unsigned)(b > 65535 * 8 ? 65535 * 8 : b);
 }
 
-/* The smallest CHUNKS of {CHUNKS, 2 CHUNKS, ..., MAXC} whose kernel
- * covers len, launched; false if none does. */
-template <typename T, int VEC, int CHUNKS, int MAXC>
-bool try_warp(const T *x, T *y, const int32_t *b, int64_t rows, int64_t len,
-              cudaStream_t s)
+/* Rows a block of softmax_group takes at a time. */
+template <int G, int R> constexpr int64_t group_rows()
 {
-    constexpr int R = CHUNKS * VEC <= 8 ? 4 : 1; /* <= 32 floats */
-    if (len <= (int64_t)WARP * VEC * CHUNKS) {
-        softmax_warp<T, VEC, CHUNKS, R>
-            <<<grid_for(rows, BLOCK / WARP * R), BLOCK, 0, s>>>(x, y, b, rows,
-                                                                 len);
-        return true;
-    }
-    if constexpr (CHUNKS * 2 <= MAXC)
-        return try_warp<T, VEC, CHUNKS * 2, MAXC>(x, y, b, rows, len, s);
-    else
-        return false;
+    return (int64_t)(BLOCK / WARP) * (WARP / G) * R;
 }
 
-template <typename T, int VEC, int CHUNKS, int MAXC>
-bool try_block(const T *x, T *y, const int32_t *b, int64_t rows, int64_t len,
-               cudaStream_t s)
+template <typename T, int VEC, int CHUNKS, int G, int R>
+void group(const T *x, T *y, const int32_t *b, int64_t rows, int64_t len,
+           cudaStream_t s)
 {
-    if (len <= (int64_t)BLOCK * VEC * CHUNKS) {
-        softmax_block<T, VEC, CHUNKS>
-            <<<grid_for(rows, 1), BLOCK, 0, s>>>(x, y, b, rows, len);
-        return true;
-    }
-    if constexpr (CHUNKS * 2 <= MAXC)
-        return try_block<T, VEC, CHUNKS * 2, MAXC>(x, y, b, rows, len, s);
-    else
-        return false;
+    softmax_group<T, VEC, CHUNKS, G, R>
+        <<<grid_for(rows, group_rows<G, R>()), BLOCK, 0, s>>>(x, y, b, rows,
+                                                             len);
 }
 
-/* Rows of the innermost axis, the kernel chosen by length and alignment.
- * Every kernel holds at most 32 floats of a row per thread. */
+template <typename T, int VEC, int CHUNKS, int R>
+void block(const T *x, T *y, const int32_t *b, int64_t rows, int64_t len,
+           cudaStream_t s)
+{
+    softmax_block<T, VEC, CHUNKS, R>
+        <<<grid_for(rows, R), BLOCK, 0, s>>>(x, y, b, rows, len);
+}
+
+/*
+ * Rows of the innermost axis, the kernel chosen by length and
+ * alignment: groups of lanes per row up to 1024 elements (about 16
+ * elements a lane, two rows at a time), a block per row up to 8192, the
+ * two-pass kernel beyond.  A thread holds at most 32 floats of rows.
+ */
 template <typename T>
-void launch_rows(const T *x, T *y, const int32_t *bounds, int64_t rows,
+void launch_rows(const T *x, T *y, const int32_t *b, int64_t rows,
                  int64_t len, cudaStream_t s)
 {
-    const int vec = 16 / (int)sizeof(T);
+    constexpr int vec = 16 / (int)sizeof(T);
     bool aligned = ((uintptr_t)x % 16 == 0) && ((uintptr_t)y % 16 == 0) &&
                    len % vec == 0;
-    bool done;
 
-    if (aligned && vec == 4)
-        done = try_warp<T, 4, 1, 8>(x, y, bounds, rows, len, s) ||
-               try_block<T, 4, 1, 8>(x, y, bounds, rows, len, s);
-    else if (aligned && vec == 8)
-        done = try_warp<T, 8, 1, 4>(x, y, bounds, rows, len, s) ||
-               try_block<T, 8, 1, 4>(x, y, bounds, rows, len, s);
-    else
-        done = try_warp<T, 1, 1, 32>(x, y, bounds, rows, len, s) ||
-               try_block<T, 1, 1, 32>(x, y, bounds, rows, len, s);
-    if (!done)
-        softmax_online<T><<<grid_for(rows, 1), BLOCK, 0, s>>>(x, y, bounds,
-                                                              rows, len);
+    if (!aligned) { /* one element a load */
+        if (len <= 8)
+            group<T, 1, 1, 8, 4>(x, y, b, rows, len, s);
+        else if (len <= 32)
+            group<T, 1, 1, 32, 4>(x, y, b, rows, len, s);
+        else if (len <= 128)
+            group<T, 1, 4, 32, 4>(x, y, b, rows, len, s);
+        else if (len <= 512)
+            group<T, 1, 16, 32, 2>(x, y, b, rows, len, s);
+        else if (len <= 1024)
+            group<T, 1, 32, 32, 1>(x, y, b, rows, len, s);
+        else if (len <= 4096)
+            block<T, 1, 16, 1>(x, y, b, rows, len, s);
+        else if (len <= 8192)
+            block<T, 1, 32, 1>(x, y, b, rows, len, s);
+        else
+            softmax_online<T><<<grid_for(rows, 1), BLOCK, 0, s>>>(x, y, b,
+                                                                  rows, len);
+    } else if constexpr (vec == 4) { /* float32, 4 a vector */
+        if (len <= 16)
+            group<T, 4, 1, 4, 4>(x, y, b, rows, len, s);
+        else if (len <= 32)
+            group<T, 4, 1, 8, 4>(x, y, b, rows, len, s);
+        else if (len <= 64)
+            group<T, 4, 2, 8, 2>(x, y, b, rows, len, s);
+        else if (len <= 128)
+            group<T, 4, 4, 8, 1>(x, y, b, rows, len, s);
+        else if (len <= 256)
+            group<T, 4, 4, 16, 2>(x, y, b, rows, len, s);
+        else if (len <= 512)
+            group<T, 4, 4, 32, 2>(x, y, b, rows, len, s);
+        else if (len <= 1024)
+            group<T, 4, 8, 32, 1>(x, y, b, rows, len, s);
+        else if (len <= 2048)
+            block<T, 4, 2, 2>(x, y, b, rows, len, s);
+        else if (len <= 4096)
+            block<T, 4, 4, 1>(x, y, b, rows, len, s);
+        else if (len <= 8192)
+            block<T, 4, 8, 1>(x, y, b, rows, len, s);
+        else
+            softmax_online<T><<<grid_for(rows, 1), BLOCK, 0, s>>>(x, y, b,
+                                                                  rows, len);
+    } else { /* float16, 8 a vector */
+        if (len <= 32)
+            group<T, 8, 1, 4, 4>(x, y, b, rows, len, s);
+        else if (len <= 64)
+            group<T, 8, 1, 8, 4>(x, y, b, rows, len, s);
+        else if (len <= 128)
+            group<T, 8, 2, 8, 1>(x, y, b, rows, len, s);
+        else if (len <= 256)
+            group<T, 8, 2, 16, 2>(x, y, b, rows, len, s);
+        else if (len <= 512)
+            group<T, 8, 2, 32, 2>(x, y, b, rows, len, s);
+        else if (len <= 1024)
+            group<T, 8, 4, 32, 1>(x, y, b, rows, len, s);
+        else if (len <= 2048)
+            block<T, 8, 1, 4>(x, y, b, rows, len, s);
+        else if (len <= 4096)
+            block<T, 8, 2, 1>(x, y, b, rows, len, s);
+        else if (len <= 8192)
+            block<T, 8, 4, 1>(x, y, b, rows, len, s);
+        else
+            softmax_online<T><<<grid_for(rows, 1), BLOCK, 0, s>>>(x, y, b,
+                                                                  rows, len);
+    }
 }
 
 template <typename T>
@@ -460,7 +645,7 @@ void launch(const void *xv, void *yv, const int32_t *bounds, int64_t outer,
         softmax_strided<T, 32><<<grid_for(cols, BLOCK), BLOCK, 0, s>>>(
             x, y, outer, len, inner);
     else
-        softmax_strided<T, 0><<<grid_for(cols, BLOCK), BLOCK, 0, s>>>(
+        softmax_cols<T><<<grid_for(cols, WARP), COL_WARPS * WARP, 0, s>>>(
             x, y, outer, len, inner);
 }
 
