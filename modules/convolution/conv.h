@@ -149,14 +149,13 @@ void mica__conv_dnn_free(mica__conv_dnn_t *d);
  * dimension, sizes within int. */
 int mica__conv_dnn_takes(const mica__conv_problem_t *pb);
 /*
- * The algorithm for pb, timed on scratch buffers of pb's sizes with the
- * workspace heuristics ask for within `ws_cap` bytes: cudnnFind...Ex's
- * results (GPU time), those near the quickest timed again per call with
- * the host clock (where a small convolution's host cost sets the pace),
- * the quickest, or within 3% of it the one needing least workspace.
- * Where the memory to time it is lacking, heuristics' first choice
- * within ws_cap; MICA__CONV_DIRECT when cuDNN has none.  Kept per
- * process and problem: the same problem again costs nothing.
+ * The algorithm for pb, timed by cuDNN (cudnnFind...Ex) on scratch
+ * buffers of pb's sizes with the workspace heuristics ask for within
+ * `ws_cap` bytes: the quickest, or within 3% of it the one needing least
+ * workspace, the FFT algorithms left out (see conv_cudnn.c).  Where the
+ * memory to time it is lacking, heuristics' first choice within ws_cap;
+ * MICA__CONV_DIRECT when cuDNN has none.  Kept per process and problem:
+ * the same problem again costs nothing.
  */
 mica_status_t mica__conv_dnn_choose(mica__conv_dnn_t *d,
                                     const mica__conv_problem_t *pb, int nhwc,

@@ -19,7 +19,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "conv.h"
 #include "kit_cudnn.h"
@@ -219,9 +218,28 @@ static void choice_put(const choice_key_t *k, int32_t algo)
 }
 
 /*
- * Heuristics' ranked list (cudnnGet..._v7): in *algo the first that
- * runs within ws_cap (unchanged when none does), and in *most the most
- * workspace any of those within ws_cap wants.
+ * Whether the choice leaves algo out: the FFT algorithms.  Timed alone
+ * they can come first, but in a network they cost more than they save:
+ * on an H100 (bench/README.md, issue 10) ResNet-50 float16 at batch 1
+ * took 4.9 ms per run, all of it host time, when one layer had picked
+ * FFT_TILING (0.065 ms per call timed alone), against 2.8 ms without;
+ * per-call plan work that repeating one layer hides is the likely cause,
+ * not established.  Their float16 results are also the least accurate.
+ */
+static int left_out(int deconv, int32_t algo)
+{
+    if (!deconv)
+        return algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT ||
+               algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING;
+    return algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT ||
+           algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING;
+}
+
+/*
+ * Heuristics' ranked list (cudnnGet..._v7), less the algorithms left
+ * out: in *algo the first that runs within ws_cap (unchanged when none
+ * does), and in *most the most workspace any of those within ws_cap
+ * wants.
  */
 static mica_status_t heuristics(mica__conv_dnn_t *d, cudnnHandle_t h,
                                 int deconv, size_t ws_cap, int32_t *algo,
@@ -245,10 +263,12 @@ static mica_status_t heuristics(mica__conv_dnn_t *d, cudnnHandle_t h,
     for (i = 0; i < n; i++) {
         cudnnStatus_t s = deconv ? bwd[i].status : fwd[i].status;
         size_t mem = deconv ? bwd[i].memory : fwd[i].memory;
-        if (s != CUDNN_STATUS_SUCCESS || mem > ws_cap)
+        int32_t a = deconv ? (int32_t)bwd[i].algo : (int32_t)fwd[i].algo;
+        if (s != CUDNN_STATUS_SUCCESS || mem > ws_cap ||
+            left_out(deconv, a))
             continue;
         if (first)
-            *algo = deconv ? (int32_t)bwd[i].algo : (int32_t)fwd[i].algo;
+            *algo = a;
         first = 0;
         if (mem > *most)
             *most = mem;
@@ -257,122 +277,52 @@ fail:
     return st;
 }
 
-/* One algorithm cuDNN ran: its GPU time (Find's, ms), workspace, and
- * the time per call measured here (ms, host clock, -1 until measured). */
+/* One result of Find: the algorithm, its GPU time (ms), its workspace. */
 typedef struct cand {
     int32_t algo;
     float time;
     size_t memory;
-    double wall;
 } cand_t;
 
-/* Add Find's result (algo, status, time, memory) to the k candidates
- * in c if it ran and is at most twice as slow as the quickest, c[0]
- * (plus 10 us); the new count. */
-static int candidate(cand_t *c, int k, int32_t algo, cudnnStatus_t status,
-                     float time, size_t memory)
+/* Add Find's result to the k candidates in c if it ran and is not left
+ * out; the new count. */
+static int candidate(cand_t *c, int k, int deconv, int32_t algo,
+                     cudnnStatus_t status, float time, size_t memory)
 {
     if (status != CUDNN_STATUS_SUCCESS || time < 0 ||
-        (k && time > 2 * c[0].time + 0.01f))
+        left_out(deconv, algo))
         return k;
     c[k].algo = algo;
     c[k].time = time;
     c[k].memory = memory;
-    c[k].wall = -1;
     return k + 1;
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* One run of algorithm a on the scratch buffers (see timed). */
-static cudnnStatus_t run_once(mica__conv_dnn_t *d, cudnnHandle_t h,
-                              int deconv, const cand_t *a, const void *x,
-                              const void *w, void *y, void *space)
-{
-    const float one = 1.0f, zero = 0.0f;
-
-    if (!deconv)
-        return mica__cudnn.fwd(h, &one, d->x, x, d->w, w, d->conv,
-                               (cudnnConvolutionFwdAlgo_t)a->algo, space,
-                               a->memory, &zero, d->y, y);
-    return mica__cudnn.bwd(h, &one, d->w, w, d->x, x, d->conv,
-                           (cudnnConvolutionBwdDataAlgo_t)a->algo, space,
-                           a->memory, &zero, d->y, y);
-}
-
-/*
- * a->wall: the time per call of back-to-back runs, host clock, the best
- * of 3 trials after a warm-up, each trial about half a millisecond or 3
- * runs at least.  Find times the GPU alone; where a convolution is small,
- * the host's cost of the call (cuDNN's own, and an algorithm's extra
- * launches) sets the pace, and this sees it.  -1 if a run fails.
- */
-static void wall_time(mica__conv_dnn_t *d, cudnnHandle_t h, int deconv,
-                      cand_t *a, const void *x, const void *w, void *y,
-                      void *space)
-{
-    int reps = (int)(0.5 / (a->time > 0.001f ? a->time : 0.001f)), r, t;
-    double best = -1;
-
-    reps = reps < 3 ? 3 : reps > 100 ? 100 : reps;
-    for (t = -1; t < 3; t++) {
-        double t0 = now_ms(), per;
-        for (r = 0; r < (t < 0 ? 2 : reps); r++)
-            if (run_once(d, h, deconv, a, x, w, y, space) !=
-                CUDNN_STATUS_SUCCESS)
-                return;
-        if (cudaStreamSynchronize(NULL) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return;
-        }
-        per = (now_ms() - t0) / reps;
-        if (t >= 0 && (best < 0 || per < best))
-            best = per;
-    }
-    a->wall = best;
-}
-
-/*
- * The choice among n candidates: by the time per call measured here
- * where there is more than one, else Find's; within 3% of the quickest,
- * the one that needs least workspace.  -1 if none ran.
- */
-static int32_t pick(mica__conv_dnn_t *d, cudnnHandle_t h, int deconv,
-                    cand_t *c, int n, const void *x, const void *w, void *y,
-                    void *space)
+/* Among n candidates, the quickest, or within 3% of it the one that
+ * needs least workspace; -1 if there is none. */
+static int32_t pick(const cand_t *c, int n)
 {
     int i, best = -1, chosen;
 
-    for (i = 0; i < n; i++) {
-        if (n > 1)
-            wall_time(d, h, deconv, &c[i], x, w, y, space);
-        else
-            c[i].wall = c[i].time;
-        if (c[i].wall >= 0 && (best < 0 || c[i].wall < c[best].wall))
+    for (i = 0; i < n; i++)
+        if (best < 0 || c[i].time < c[best].time)
             best = i;
-    }
     if (best < 0)
         return -1;
     chosen = best;
     for (i = 0; i < n; i++)
-        if (c[i].wall >= 0 && c[i].wall <= c[best].wall * 1.03 &&
+        if (c[i].time <= c[best].time * 1.03f &&
             c[i].memory < c[chosen].memory)
             chosen = i;
     return c[chosen].algo;
 }
 
 /*
- * Time cuDNN's algorithms on pb (cudnnFind...Ex, then the host clock:
- * see pick) on scratch buffers of pb's sizes holding noise (never zeros,
- * which can run faster), with `ws` bytes of workspace, on the legacy
- * default stream (the handle's): *algo the quickest, unchanged when none
- * ran.  Memory that cannot be had is MICA_ERR_NOMEM, the CUDA error
- * cleared.
+ * Time cuDNN's algorithms on pb (cudnnFind...Ex) on scratch buffers of
+ * pb's sizes holding noise (never zeros, which can run faster), with
+ * `ws` bytes of workspace, on the legacy default stream (the handle's):
+ * *algo the quickest (see pick), unchanged when none ran.  Memory that
+ * cannot be had is MICA_ERR_NOMEM, the CUDA error cleared.
  */
 static mica_status_t timed(mica__conv_dnn_t *d, cudnnHandle_t h,
                            const mica__conv_problem_t *pb, size_t ws,
@@ -388,7 +338,7 @@ static mica_status_t timed(mica__conv_dnn_t *d, cudnnHandle_t h,
     int64_t xn = pb->n * pb->c, yn = pb->n * pb->m, wn;
     void *x = NULL, *w = NULL, *y = NULL, *space = NULL;
     mica_status_t st = MICA_OK;
-    int n = 0, i, k;
+    int n = 0, i, k = 0;
     int32_t got;
 
     for (i = 0; i < 3; i++) {
@@ -416,19 +366,19 @@ static mica_status_t timed(mica__conv_dnn_t *d, cudnnHandle_t h,
         MICA__CUDNN_TRY(mica__cudnn.fwd_find(
             h, d->x, x, d->w, w, d->conv, d->y, y,
             CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, fwd, space, ws));
-        for (i = k = 0; i < n; i++)
-            k = candidate(c, k, (int32_t)fwd[i].algo, fwd[i].status,
+        for (i = 0; i < n; i++)
+            k = candidate(c, k, 0, (int32_t)fwd[i].algo, fwd[i].status,
                           fwd[i].time, fwd[i].memory);
     } else {
         /* Our input is cuDNN's dy, our output its dx. */
         MICA__CUDNN_TRY(mica__cudnn.bwd_find(
             h, d->w, w, d->x, x, d->conv, d->y, y,
             CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, bwd, space, ws));
-        for (i = k = 0; i < n; i++)
-            k = candidate(c, k, (int32_t)bwd[i].algo, bwd[i].status,
+        for (i = 0; i < n; i++)
+            k = candidate(c, k, 1, (int32_t)bwd[i].algo, bwd[i].status,
                           bwd[i].time, bwd[i].memory);
     }
-    if ((got = pick(d, h, p->deconv, c, k, x, w, y, space)) >= 0)
+    if ((got = pick(c, k)) >= 0)
         *algo = got;
 fail:
     /* Errors of cudaFree are those of earlier calls: nothing to do. */
