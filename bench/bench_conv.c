@@ -3,16 +3,19 @@
  * called directly with its best algorithm, on ResNet-50's distinct
  * convolutions (and a few depthwise ones) at batch 1 and 256.
  *
- *   bench_conv [SHAPES] [--csv FILE] [--batches 1,256]
+ *   bench_conv [SHAPES] [--csv FILE] [--batches 1,256] [--heur]
  *
  * SHAPES defaults to bench/resnet50_convs.txt of the source tree.  Every
  * convolution has a bias (ResNet's batch norms folded), as in a real
  * network.  cuDNN direct: the best of cudnnFindConvolutionForwardAlgorithmEx
  * (1 GiB of workspace), float32 accumulation on tensor cores
  * (CUDNN_TENSOR_OP_MATH), then cudnnAddTensor for the bias: what mica's
- * cudnn implementation calls, with the algorithm mica's heuristics pick
- * instead.  Measured in NCHW (mica's layout) and NHWC (channels last, what
- * PyTorch's channels_last runs).  mica: a one-layer engine, inputs
+ * cudnn implementation calls.  Measured in NCHW (mica's layout) and NHWC
+ * (channels last, what PyTorch's channels_last runs); with --heur, "heur"
+ * is the first choice of cudnnGetConvolutionForwardAlgorithm_v7 in NCHW (mica's
+ * choice until it timed the algorithms too) and "wsq us" the host time
+ * of one cudnnGetConvolutionForwardWorkspaceSize for it; mica's "algo"
+ * is the one its engine keeps.  mica: a one-layer engine, inputs
  * uploaded once; for depthwise rows also the hand-written "cuda"
  * implementation.  Timing: R calls queued then one synchronization, per
  * call, the median of 5 such trials, host clock, after a warm-up; the
@@ -114,10 +117,17 @@ static void *device_copy(const void *host, size_t bytes)
 }
 
 /* Per-call seconds of cuDNN with its best algorithm, NCHW or NHWC. */
+/*
+ * Per-call seconds of cuDNN's convolution and bias on shape s at batch
+ * n: the best algorithm cudnnFindConvolutionForwardAlgorithmEx times
+ * (heur 0), or heuristics' first choice within the workspace (heur 1,
+ * what mica picked until the issue-10 fix), its host cost of a workspace
+ * query in *query_us then (what mica paid at every call until then).
+ */
 static double time_cudnn(cudnnHandle_t h, cudaStream_t st, const shape_t *s,
-                         int n, int nhwc, const void *x, const void *w,
-                         const void *b, void *y, void *ws, int reps,
-                         int *algo_out)
+                         int n, int nhwc, int heur, const void *x,
+                         const void *w, const void *b, void *y, void *ws,
+                         int reps, int *algo_out, double *query_us)
 {
     cudnnTensorDescriptor_t xd, yd, bd;
     cudnnFilterDescriptor_t wd;
@@ -148,16 +158,30 @@ static double time_cudnn(cudnnHandle_t h, cudaStream_t st, const shape_t *s,
     DK(cudnnSetConvolutionGroupCount(cd, s->groups));
     DK(cudnnSetConvolutionMathType(cd, CUDNN_TENSOR_OP_MATH));
     DK(cudnnSetStream(h, st));
-    DK(cudnnFindConvolutionForwardAlgorithmEx(
-        h, xd, x, wd, w, cd, yd, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got,
-        perf, ws, WS_BYTES));
-    for (i = 0; i < got && perf[i].status != CUDNN_STATUS_SUCCESS; i++)
+    if (heur)
+        DK(cudnnGetConvolutionForwardAlgorithm_v7(
+            h, xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf));
+    else
+        DK(cudnnFindConvolutionForwardAlgorithmEx(
+            h, xd, x, wd, w, cd, yd, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+            &got, perf, ws, WS_BYTES));
+    for (i = 0; i < got && (perf[i].status != CUDNN_STATUS_SUCCESS ||
+                            perf[i].memory > WS_BYTES);
+         i++)
         ;
     if (i == got) {
         fprintf(stderr, "bench: %s: cuDNN found no algorithm\n", s->name);
         exit(1);
     }
     *algo_out = (int)perf[i].algo;
+    if (heur) {
+        double t0 = bench_now();
+        size_t bytes;
+        for (t = 0; t < 100; t++)
+            DK(cudnnGetConvolutionForwardWorkspaceSize(h, xd, wd, cd, yd,
+                                                       perf[i].algo, &bytes));
+        *query_us = (bench_now() - t0) / 100 * 1e6;
+    }
     for (t = -1; t < TRIALS; t++) {
         double t0 = bench_now();
         int r;
@@ -178,11 +202,35 @@ static double time_cudnn(cudnnHandle_t h, cudaStream_t st, const shape_t *s,
     return bench_median(v, TRIALS);
 }
 
+/*
+ * The cuDNN algorithm in a one-Convolution engine: the integer of the
+ * layer's state trailer (modules/convolution/conv_layer.c: "MCVA",
+ * version 1, the algorithm; 100 is the hand-written kernel), -1 where
+ * there is none (another implementation).
+ */
+static int engine_algo(mica_context_t *ctx, const mica_engine_t *e)
+{
+    void *data = NULL;
+    size_t size = 0, i;
+    int algo = -1;
+
+    bench_check(ctx, mica_engine_serialize(e, &data, &size), "serialize");
+    for (i = 0; i + 12 <= size; i++) {
+        uint32_t t[3];
+        memcpy(t, (const char *)data + i, sizeof t);
+        if (t[0] == 0x4156434du && t[1] == 1)
+            memcpy(&algo, &t[2], sizeof algo);
+    }
+    mica_free(data);
+    return algo;
+}
+
 /* Per-call seconds of mica's Convolution (implementation impl, NULL: the
- * default) on a one-layer engine. */
+ * default) on a one-layer engine; the algorithm it chose in *algo. */
 static double time_mica(mica_context_t *ctx, const shape_t *s, int n,
                         const char *impl, const uint16_t *xh,
-                        const uint16_t *wh, const uint16_t *bh, int reps)
+                        const uint16_t *wh, const uint16_t *bh, int reps,
+                        int *algo)
 {
     int64_t m = s->k, ks[2], st[2], pad[2], groups = s->groups;
     mica_weights_t kw, bw;
@@ -243,6 +291,7 @@ static double time_mica(mica_context_t *ctx, const shape_t *s, int n,
     cfg.struct_size = sizeof cfg;
     cfg.device = MICA_DEVICE_CUDA;
     bench_check(ctx, mica_engine_build(net, &cfg, &e), "build");
+    *algo = engine_algo(ctx, e);
     bench_check(ctx, mica_exec_create(e, &x), "exec");
     bench_check(ctx, mica_exec_set_input(x, "x", &d, xh), "set input");
     bench_check(ctx, mica_exec_upload(x), "upload");
@@ -265,7 +314,7 @@ int main(int argc, char **argv)
 {
     const char *path = MICA_BENCH_SRCDIR "/bench/resnet50_convs.txt";
     const char *csv_path = NULL;
-    int batches[4] = {1, 256}, nb_batches = 2, nb, bi, i;
+    int batches[4] = {1, 256}, nb_batches = 2, nb, bi, i, heur = 0;
     static shape_t shapes[64];
     mica_context_t *ctx = bench_context();
     struct cudaDeviceProp prop;
@@ -277,6 +326,8 @@ int main(int argc, char **argv)
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
             csv_path = argv[++i];
+        else if (strcmp(argv[i], "--heur") == 0)
+            heur = 1;
         else if (strcmp(argv[i], "--batches") == 0 && i + 1 < argc)
             nb_batches = sscanf(argv[++i], "%d,%d,%d,%d", &batches[0],
                                 &batches[1], &batches[2], &batches[3]);
@@ -294,7 +345,8 @@ int main(int argc, char **argv)
     }
     if (csv)
         fprintf(csv, "name,batch,cudnn_nchw_ms,cudnn_nhwc_ms,mica_ms,"
-                     "mica_cuda_ms\n");
+                     "mica_cuda_ms,heur_nchw_ms,heur_algo,wsquery_us,"
+                     "cudnn_algo,mica_algo\n");
     CK(cudaGetDeviceProperties(&prop, 0));
     CK(cudaStreamCreate(&st));
     CK(cudaMalloc(&ws, WS_BYTES));
@@ -305,13 +357,15 @@ int main(int argc, char **argv)
         double sum_c = 0, sum_m = 0;
         printf("\nConvolution float16, batch %d (ms per call; mica = its "
                "cudnn implementation, NCHW)\n", n);
-        printf("%-8s %10s %5s %10s %5s %10s %9s %10s\n", "conv",
-               "cuDNN NCHW", "algo", "cuDNN NHWC", "algo", "mica",
-               "of cuDNN", "mica cuda");
+        printf("%-8s %10s %4s %10s %4s %10s %4s %6s %10s %4s %9s %10s\n",
+               "conv", "cuDNN NCHW", "algo", "cuDNN NHWC", "algo",
+               "heur NCHW", "algo", "wsq us", "mica", "algo", "of cuDNN",
+               "mica cuda");
         for (i = 0; i < nb; i++) {
             const shape_t *s = &shapes[i];
             int ho = out_size(s->h, s->r, s->stride, s->pad);
             int wo = out_size(s->w, s->s, s->stride, s->pad), a1, a2;
+            int a3 = -1, am = -1, ac = -1;
             size_t nx = (size_t)n * s->c * s->h * s->w;
             size_t ny = (size_t)n * s->k * ho * wo;
             size_t nw = (size_t)s->k * (s->c / s->groups) * s->r * s->s;
@@ -320,24 +374,31 @@ int main(int argc, char **argv)
             void *x = device_copy(xh, nx * 2), *w = device_copy(wh, nw * 2);
             void *b = device_copy(bh, (size_t)s->k * 2), *y;
             int reps = n == 1 ? 200 : 10;
-            double c1, c2, m, mc = -1;
+            double c1, c2, c3 = 0, m, mc = -1, q = 0;
 
             CK(cudaMalloc(&y, ny * 2));
-            c1 = time_cudnn(h, st, s, n, 0, x, w, b, y, ws, reps, &a1);
-            c2 = time_cudnn(h, st, s, n, 1, x, w, b, y, ws, reps, &a2);
-            m = time_mica(ctx, s, n, NULL, xh, wh, bh, reps);
+            c1 = time_cudnn(h, st, s, n, 0, 0, x, w, b, y, ws, reps, &a1,
+                            &q);
+            c2 = time_cudnn(h, st, s, n, 1, 0, x, w, b, y, ws, reps, &a2,
+                            &q);
+            if (heur)
+                c3 = time_cudnn(h, st, s, n, 0, 1, x, w, b, y, ws, reps,
+                                &a3, &q);
+            m = time_mica(ctx, s, n, NULL, xh, wh, bh, reps, &am);
             if (s->groups > 1)
-                mc = time_mica(ctx, s, n, "cuda", xh, wh, bh, reps);
+                mc = time_mica(ctx, s, n, "cuda", xh, wh, bh, reps, &ac);
             sum_c += c1;
             sum_m += m;
-            printf("%-8s %10.4f %5d %10.4f %5d %10.4f %8.1f%%", s->name,
-                   1e3 * c1, a1, 1e3 * c2, a2, 1e3 * m, 100.0 * c1 / m);
+            printf("%-8s %10.4f %4d %10.4f %4d %10.4f %4d %6.1f %10.4f %4d "
+                   "%8.1f%%", s->name, 1e3 * c1, a1, 1e3 * c2, a2, 1e3 * c3,
+                   a3, q, 1e3 * m, am, 100.0 * c1 / m);
             if (mc >= 0)
                 printf(" %10.4f", 1e3 * mc);
             printf("\n");
             if (csv)
-                fprintf(csv, "%s,%d,%.6f,%.6f,%.6f,%.6f\n", s->name, n,
-                        1e3 * c1, 1e3 * c2, 1e3 * m, mc >= 0 ? 1e3 * mc : -1);
+                fprintf(csv, "%s,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%.2f,%d,%d\n",
+                        s->name, n, 1e3 * c1, 1e3 * c2, 1e3 * m,
+                        mc >= 0 ? 1e3 * mc : -1, 1e3 * c3, a3, q, a1, am);
             fflush(stdout);
             cudaFree(x);
             cudaFree(w);
@@ -347,8 +408,9 @@ int main(int argc, char **argv)
             free(wh);
             free(bh);
         }
-        printf("%-8s %10.4f %5s %10s %5s %10.4f %8.1f%%\n", "sum", 1e3 * sum_c,
-               "", "", "", 1e3 * sum_m, 100.0 * sum_c / sum_m);
+        printf("%-8s %10.4f %4s %10s %4s %10s %4s %6s %10.4f %4s %8.1f%%\n",
+               "sum", 1e3 * sum_c, "", "", "", "", "", "", 1e3 * sum_m, "",
+               100.0 * sum_c / sum_m);
     }
     if (csv)
         fclose(csv);

@@ -150,7 +150,8 @@ def main():
             [os.path.join(a.build, "bench", "bench_model"),
              os.path.join(a.dir, "resnet50_b%d.yaml" % n), "--device", "cuda",
              "--fp16", "--runs", "50" if n == 1 else "10"], env=env, text=True)
-        m = float(re.search(r"ms=([0-9.]+)", line).group(1))
+        print(line.strip(), flush=True)
+        m = float(re.search(r" ms=([0-9.]+)", line).group(1))
         eager, graph = time_torch(layers, W, n)
         rows.append((n, m, eager, graph))
         print("batch %d: mica %.3f ms, torch eager %.3f ms, torch graph %.3f "

@@ -2,7 +2,8 @@
  * tests/test_mod_lrn.c - LRN: the NumPy cases of tests/gen/lrn_cases.h
  * (windows 1 to 15, windows wider than the channels, leading dimensions,
  * negative alpha) in float32 and float16 on every implementation against
- * the reference, runtime dimensions, and the range errors.
+ * the reference, cuDNN's bounds (beta 0.01, k 1e-5), runtime dimensions,
+ * and the range errors.
  */
 #include <config.h>
 
@@ -48,6 +49,9 @@ static void bigger(void)
                       "LRN", alexnet(), 1, &x, 1, dev, impl, 1e-5);
         th_check_impl("window 15, alpha 1, beta 2, k 0.5", "LRN",
                       lrn(15, 1.0, 2.0, 0.5), 1, &x, 1, dev, impl, 1e-4);
+        /* cuDNN's bounds exactly, which their float roundings miss. */
+        th_check_impl("window 15, alpha 1e-3, beta 0.01, k 1e-5", "LRN",
+                      lrn(15, 1e-3, 0.01, 1e-5), 1, &x, 1, dev, impl, 1e-5);
         gc_shapes("runtime batch and size", "LRN", alexnet, dev, impl, 4, lo,
                   hi, 2, shapes, 1e-5);
     }

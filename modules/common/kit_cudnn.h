@@ -35,9 +35,11 @@ typedef struct mica__cudnn_table {
     MICA_KIT_FN(cudnnSetConvolutionMathType) set_math;
     MICA_KIT_FN(cudnnDestroyConvolutionDescriptor) destroy_conv;
     MICA_KIT_FN(cudnnGetConvolutionForwardAlgorithm_v7) fwd_algos;
+    MICA_KIT_FN(cudnnFindConvolutionForwardAlgorithmEx) fwd_find;
     MICA_KIT_FN(cudnnGetConvolutionForwardWorkspaceSize) fwd_workspace;
     MICA_KIT_FN(cudnnConvolutionForward) fwd;
     MICA_KIT_FN(cudnnGetConvolutionBackwardDataAlgorithm_v7) bwd_algos;
+    MICA_KIT_FN(cudnnFindConvolutionBackwardDataAlgorithmEx) bwd_find;
     MICA_KIT_FN(cudnnGetConvolutionBackwardDataWorkspaceSize) bwd_workspace;
     MICA_KIT_FN(cudnnConvolutionBackwardData) bwd;
     MICA_KIT_FN(cudnnAddTensor) add_tensor;

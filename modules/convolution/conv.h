@@ -77,6 +77,11 @@ mica_status_t mica__conv_cuda(const mica__conv_problem_t *pb, const void *x,
                               const void *w, const void *bias, void *y,
                               void *stream, mica_error_t *err);
 
+/* Fill n values of `dtype` at device address p with noise in [-1, 1)
+ * on `stream` (for timing cuDNN's algorithms on data that is not zeros). */
+mica_status_t mica__conv_cuda_fill(void *p, int64_t n, mica_dtype_t dtype,
+                                   void *stream, mica_error_t *err);
+
 /* ---- the CUDA state of both CUDA implementations (conv_gpu.c) --------- */
 
 /*
@@ -107,9 +112,10 @@ void mica__conv_gpu_set_algo(mica__conv_gpu_t *g, int32_t algo);
 void mica__conv_gpu_set_nhwc(mica__conv_gpu_t *g, int nhwc);
 
 /*
- * Choose the algorithm (cuDNN's heuristics at `opt`) unless one is set,
- * and record the workspace enqueue may use: the most the algorithm needs
- * at `opt` and at `hi` (the profile's largest shapes).
+ * Choose the algorithm (the quickest cuDNN times at `opt`, see
+ * mica__conv_dnn_choose) unless one is set, and record the workspace
+ * enqueue may use: the most the algorithm needs at `opt` and at `hi`
+ * (the profile's largest shapes).
  */
 mica_status_t mica__conv_gpu_configure(mica__conv_gpu_t *g,
                                        const mica__conv_problem_t *opt,
@@ -125,7 +131,8 @@ mica_status_t mica__conv_gpu_init(mica__conv_gpu_t *g,
 
 /* Run: the chosen cuDNN algorithm where cuDNN takes the problem (one
  * without workspace if the recorded workspace is short), else the
- * hand-written kernel. */
+ * hand-written kernel.  Which of them runs is worked out when the shape
+ * changes, not at every run. */
 mica_status_t mica__conv_gpu_run(mica__conv_gpu_t *g,
                                  const mica__conv_problem_t *pb,
                                  const void *x, void *y, void *workspace,
@@ -141,7 +148,15 @@ void mica__conv_dnn_free(mica__conv_dnn_t *d);
 /* Whether cuDNN computes pb as mica does: symmetric padding, no empty
  * dimension, sizes within int. */
 int mica__conv_dnn_takes(const mica__conv_problem_t *pb);
-/* cuDNN's first heuristic choice for pb within `ws_cap` bytes. */
+/*
+ * The algorithm for pb, timed by cuDNN (cudnnFind...Ex) on scratch
+ * buffers of pb's sizes with the workspace heuristics ask for within
+ * `ws_cap` bytes: the quickest, or within 3% of it the one needing least
+ * workspace, the FFT algorithms left out (see conv_cudnn.c).  Where the
+ * memory to time it is lacking, heuristics' first choice within ws_cap;
+ * MICA__CONV_DIRECT when cuDNN has none.  Kept per process and problem:
+ * the same problem again costs nothing.
+ */
 mica_status_t mica__conv_dnn_choose(mica__conv_dnn_t *d,
                                     const mica__conv_problem_t *pb, int nhwc,
                                     size_t ws_cap, int32_t *algo,

@@ -115,7 +115,45 @@ __global__ void conv_kernel(conv_args a, const T *__restrict__ x,
     }
 }
 
+/* Element i of a hash of i in [-1, 1) (multiples of 1/1024). */
+__device__ __forceinline__ float noise(int64_t i)
+{
+    uint32_t h = (uint32_t)i * 2654435761u ^ (uint32_t)(i >> 32);
+    h ^= h >> 15;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    return (float)(int)(h % 2048u) / 1024.0f - 1.0f;
+}
+
+template <typename T>
+__global__ void fill_kernel(T *__restrict__ p, int64_t n)
+{
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+
+    for (; i < n; i += step)
+        put(&p[i], noise(i));
+}
+
 } // namespace
+
+extern "C" mica_status_t mica__conv_cuda_fill(void *p, int64_t n,
+                                              mica_dtype_t dtype,
+                                              void *stream, mica_error_t *err)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    unsigned blocks;
+
+    if (n <= 0)
+        return MICA_OK; /* never launch an empty grid */
+    blocks = mica_kit_grid(n, 256);
+    if (dtype == MICA_FLOAT16)
+        fill_kernel<__half><<<blocks, 256, 0, s>>>((__half *)p, n);
+    else
+        fill_kernel<float><<<blocks, 256, 0, s>>>((float *)p, n);
+    MICA_KIT_CUDA_CHECK(cudaGetLastError());
+    return MICA_OK;
+}
 
 extern "C" mica_status_t mica__conv_cuda(const mica__conv_problem_t *pb,
                                          const void *x, const void *w,

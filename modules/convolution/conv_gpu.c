@@ -5,13 +5,16 @@
  * not take): the weights on the device in the I/O type, the algorithm
  * (the tactic) and the workspace recorded at configure time.
  *
- * The algorithm is one small integer (see MICA__CONV_DIRECT): chosen by
- * cuDNN's heuristics at the profile's opt shapes when the layer has none
- * (a fresh build), kept in the engine (conv_layer.c's trailer), and the
- * way in for a tactic chosen by autotune later.  The workspace is the
- * most the algorithm needs over the profile; a run whose shape would
- * need more (it does not happen for cuDNN's usual algorithms, whose
- * workspace grows with the shape) takes the algorithm that needs none.
+ * The algorithm is one small integer (see MICA__CONV_DIRECT): the
+ * quickest cuDNN times at the profile's opt shapes when the layer has
+ * none (a fresh build; conv_cudnn.c), kept in the engine (conv_layer.c's
+ * trailer), and the way in for a tactic chosen by autotune later.  The
+ * workspace is the most the algorithm needs over the profile; a run whose
+ * shape would need more (it does not happen for cuDNN's usual
+ * algorithms, whose workspace grows with the shape) takes the algorithm
+ * that needs none.  What runs a shape is worked out when the shape
+ * changes (cuDNN's workspace queries cost tens of microseconds of host
+ * time), never at every run.
  * Weights are uploaded by initialize (cudaMalloc there, never in enqueue
  * unless the layer runs without initialize, as autotune's trial runs do).
  */
@@ -33,6 +36,13 @@ struct mica__conv_gpu {
     int nhwc;
     int32_t algo;
     size_t ws;
+    /* What runs the last problem seen (run's cache): its sizes and
+     * whether it had workspace, the algorithm (MICA__CONV_DIRECT: the
+     * kernel) and the workspace it takes. */
+    int run_set, run_with_ws;
+    mica__conv_problem_t run_key;
+    int32_t run_algo;
+    size_t run_need;
     void *w, *b;           /* device weights, NULL until uploaded */
     mica_dtype_t wtype;    /* their type */
     mica__conv_dnn_t *dnn; /* cuDNN's descriptors (cudnn only) */
@@ -78,11 +88,13 @@ void mica__conv_gpu_set_algo(mica__conv_gpu_t *g, int32_t algo)
 {
     if (g->use_cudnn)
         g->algo = algo;
+    g->run_set = 0;
 }
 
 void mica__conv_gpu_set_nhwc(mica__conv_gpu_t *g, int nhwc)
 {
     g->nhwc = nhwc != 0;
+    g->run_set = 0;
 }
 
 size_t mica__conv_gpu_workspace(const mica__conv_gpu_t *g)
@@ -100,6 +112,7 @@ mica_status_t mica__conv_gpu_configure(mica__conv_gpu_t *g,
     mica_status_t st;
 
     g->ws = 0;
+    g->run_set = 0;
     if (!g->use_cudnn || !mica__conv_dnn_takes(opt)) {
         if (g->algo < 0)
             g->algo = MICA__CONV_DIRECT;
@@ -203,31 +216,57 @@ mica_status_t mica__conv_gpu_init(mica__conv_gpu_t *g,
     return MICA_OK;
 }
 
+#ifdef MICA_HAVE_CUDNN
+/* Whether pb has run_key's sizes (the params are the layer's), and
+ * workspace as it had. */
+static int same_problem(const mica__conv_gpu_t *g,
+                        const mica__conv_problem_t *pb, int with_ws)
+{
+    const mica__conv_problem_t *k = &g->run_key;
+    return g->run_set && g->run_with_ws == with_ws &&
+           k->dtype == pb->dtype && k->n == pb->n && k->c == pb->c &&
+           memcmp(k->in, pb->in, sizeof pb->in) == 0;
+}
+
+/* Work out what runs pb (see mica__conv_gpu_run) into the run cache. */
+static void decide(mica__conv_gpu_t *g, const mica__conv_problem_t *pb,
+                   int have_workspace, mica_error_t *err)
+{
+    int32_t algo = g->algo;
+    size_t need = 0;
+
+    if (!g->use_cudnn || algo == MICA__CONV_DIRECT || algo < 0 ||
+        !mica__conv_dnn_takes(pb)) {
+        algo = MICA__CONV_DIRECT;
+    } else if (mica__conv_dnn_workspace(g->dnn, pb, g->nhwc, algo, &need,
+                                        err) != MICA_OK ||
+               need > g->ws || (need && !have_workspace)) {
+        algo = mica__conv_dnn_plain_algo(pb);
+        if (mica__conv_dnn_workspace(g->dnn, pb, g->nhwc, algo, &need,
+                                     err) != MICA_OK ||
+            need > 0)
+            algo = MICA__CONV_DIRECT;
+    }
+    g->run_key = *pb;
+    g->run_algo = algo;
+    g->run_need = algo == MICA__CONV_DIRECT ? 0 : need;
+    g->run_with_ws = have_workspace;
+    g->run_set = 1;
+}
+#endif
+
 mica_status_t mica__conv_gpu_run(mica__conv_gpu_t *g,
                                  const mica__conv_problem_t *pb,
                                  const void *x, void *y, void *workspace,
                                  void *stream, mica_error_t *err)
 {
 #ifdef MICA_HAVE_CUDNN
-    int32_t algo = g->algo;
-    size_t need = 0;
-
-    if (g->use_cudnn && algo != MICA__CONV_DIRECT && algo >= 0 &&
-        mica__conv_dnn_takes(pb)) {
-        if (mica__conv_dnn_workspace(g->dnn, pb, g->nhwc, algo, &need,
-                                     err) != MICA_OK ||
-            need > g->ws || (need && !workspace)) {
-            algo = mica__conv_dnn_plain_algo(pb);
-            if (mica__conv_dnn_workspace(g->dnn, pb, g->nhwc, algo, &need,
-                                         err) != MICA_OK ||
-                need > 0)
-                algo = MICA__CONV_DIRECT; /* below */
-        }
-        if (algo != MICA__CONV_DIRECT)
-            return mica__conv_dnn_run(g->dnn, pb, g->nhwc, algo, x, g->w,
-                                      g->b, y, need ? workspace : NULL, need,
-                                      stream, err);
-    }
+    if (!same_problem(g, pb, workspace != NULL))
+        decide(g, pb, workspace != NULL, err);
+    if (g->run_algo != MICA__CONV_DIRECT)
+        return mica__conv_dnn_run(g->dnn, pb, g->nhwc, g->run_algo, x, g->w,
+                                  g->b, y, g->run_need ? workspace : NULL,
+                                  g->run_need, stream, err);
 #else
     (void)workspace;
 #endif

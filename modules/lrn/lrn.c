@@ -13,7 +13,8 @@
  * k 1.  The reference computes in double and rounds once.
  *
  * Implementations: "reference" (CPU, 0), "onednn" (CPU, 5), "cuda" (CUDA,
- * 10, lrn_cuda.cu), "cudnn" (CUDA, 20).
+ * 10, lrn_cuda.cu), "cudnn" (CUDA, 20; the kernel for params cuDNN
+ * refuses, decided at configure time: lrn_cudnn.c).
  */
 #include <config.h>
 
@@ -26,7 +27,11 @@
 typedef struct lrn_layer {
     mica_kit_layer_t base;
     mica__lrn_params_t p;
+    mica__lrn_exact_t exact; /* the params as written, for cuDNN */
     mica__lrn_dnnl_t *dnnl;
+#if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
+    mica__lrn_dnn_t *dnn;    /* cudnn: made by configure */
+#endif
 } lrn_layer_t;
 
 static const double d_alpha = 1e-4, d_beta = 0.75, d_k = 1.0;
@@ -147,23 +152,43 @@ static MICA_KIT_ENQUEUE(lrn_enqueue_cuda)
 #endif
 
 #if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
+/* cudnn: whether cuDNN takes the params is decided here, once. */
+static mica_status_t lrn_configure_cudnn(mica_layer_t *layer,
+                                         const mica_dyn_desc_t *in,
+                                         int32_t nb_in,
+                                         const mica_dyn_desc_t *out,
+                                         int32_t nb_out, mica_error_t *err)
+{
+    lrn_layer_t *l = (lrn_layer_t *)layer;
+    (void)in; (void)nb_in; (void)out; (void)nb_out;
+    return mica__lrn_dnn_configure(&l->dnn, &l->exact, err);
+}
+
 static MICA_KIT_ENQUEUE(lrn_enqueue_cudnn)
 {
+    lrn_layer_t *l = (lrn_layer_t *)layer;
     mica__lrn_problem_t pb;
-    problem((const lrn_layer_t *)layer, &in[0], &pb);
-    return mica__lrn_cudnn(&pb, inputs[0], outputs[0], stream, err);
+    mica_status_t st;
+
+    /* Configured already, unless run without configure. */
+    if ((st = mica__lrn_dnn_configure(&l->dnn, &l->exact, err)) != MICA_OK)
+        return st;
+    problem(l, &in[0], &pb);
+    return mica__lrn_cudnn(l->dnn, &pb, inputs[0], outputs[0], stream, err);
 }
 #endif
 
 static void lrn_fini(mica_kit_layer_t *self)
 {
-#ifdef MICA_HAVE_ONEDNN
     lrn_layer_t *l = (lrn_layer_t *)self;
+#ifdef MICA_HAVE_ONEDNN
     mica__lrn_dnnl_free(l->dnnl);
-    l->dnnl = NULL;
-#else
-    (void)self;
 #endif
+#if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
+    mica__lrn_dnn_free(l->dnn);
+    l->dnn = NULL;
+#endif
+    l->dnnl = NULL;
 }
 
 /* Whether v lies in [lo, hi]; else the one-line refusal. */
@@ -203,6 +228,10 @@ static mica_layer_t *lrn_create(const mica_layer_creator_t *creator,
     l->p.alpha = (float)alpha;
     l->p.beta = (float)beta;
     l->p.k = (float)k;
+    l->exact.window = (int32_t)window;
+    l->exact.alpha = alpha;
+    l->exact.beta = beta;
+    l->exact.k = k;
     l->base.fini = lrn_fini;
     return &l->base.layer;
 }
@@ -236,7 +265,12 @@ static const mica_layer_creator_t creator_cuda =
 #define CUDA_CREATOR
 #endif
 #if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
-static const mica_layer_ops_t ops_cudnn = LRN_OPS(lrn_enqueue_cudnn);
+static const mica_layer_ops_t ops_cudnn =
+    MICA_KIT_OPS(lrn_enqueue_cudnn, .nb_outputs = mica_kit_one_output,
+                 .output_dtypes = lrn_output_dtypes,
+                 .output_dims = lrn_output_dims,
+                 .supports_format = mica_kit_float_linear,
+                 .configure = lrn_configure_cudnn);
 static const mica_layer_creator_t creator_cudnn =
     LRN_CREATOR("cudnn", MICA_DEVICE_CUDA, 20, ops_cudnn);
 #define CUDNN_CREATOR , &creator_cudnn

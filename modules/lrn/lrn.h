@@ -46,8 +46,32 @@ void mica__lrn_dnnl_free(mica__lrn_dnnl_t *state);
 mica_status_t mica__lrn_cuda(const mica__lrn_problem_t *pb, const void *x,
                              void *y, void *stream, mica_error_t *err);
 
-/* cuDNN (lrn_cudnn.c). */
-mica_status_t mica__lrn_cudnn(const mica__lrn_problem_t *pb, const void *x,
+/* The params as written (doubles), for cuDNN, which checks its bounds
+ * in double. */
+typedef struct mica__lrn_exact {
+    int32_t window;
+    double alpha, beta, k;
+} mica__lrn_exact_t;
+
+/*
+ * cuDNN (lrn_cudnn.c): the state of one layer instance, made by
+ * configure, which decides once whether cuDNN takes the params (else the
+ * hand-written kernel runs them).
+ */
+typedef struct mica__lrn_dnn mica__lrn_dnn_t;
+
+/* Whether the params lie within cuDNN's bounds (cudnn_ops.h). */
+int mica__lrn_cudnn_takes(const mica__lrn_exact_t *e);
+/* Make *d (once) and decide; fails only when cuDNN cannot be opened or
+ * host memory runs out. */
+mica_status_t mica__lrn_dnn_configure(mica__lrn_dnn_t **d,
+                                      const mica__lrn_exact_t *e,
+                                      mica_error_t *err);
+void mica__lrn_dnn_free(mica__lrn_dnn_t *d);
+/* y from x on `stream` through cuDNN, or the kernel where it does not
+ * take the params or the sizes; d configured. */
+mica_status_t mica__lrn_cudnn(mica__lrn_dnn_t *d,
+                              const mica__lrn_problem_t *pb, const void *x,
                               void *y, void *stream, mica_error_t *err);
 
 #ifdef __cplusplus

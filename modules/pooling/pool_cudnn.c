@@ -7,10 +7,14 @@
  * symmetric padding smaller than the window; pooling.c sends the rest
  * (max_average_blend, asymmetric padding, windows wholly in the padding)
  * to the hand-written kernel.  The planes are cuDNN's channels: [1,
- * planes, (D,) H, W].  Descriptors are made per call: a few host calls,
- * against the kernel's microseconds.
+ * planes, (D,) H, W].  The descriptors are made at the first run and
+ * kept by the layer instance; the tensors' are set again only when the
+ * shape changes.
  */
 #include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
 
 #include "kit_cudnn.h"
 #include "pooling.h"
@@ -33,28 +37,46 @@ int mica__pool_cudnn_takes(const mica__pool_problem_t *pb)
     return pb->planes > 0 && mica__cudnn_fits(d, 5);
 }
 
-mica_status_t mica__pool_cudnn(const mica__pool_problem_t *pb, const void *x,
-                               void *y, void *stream, mica_error_t *err)
-{
-    const mica__pool_params_t *p = pb->p;
-    const mica__window_t *w = &p->win;
-    cudnnTensorDescriptor_t xd = NULL, yd = NULL;
-    cudnnPoolingDescriptor_t pd = NULL;
-    cudnnPoolingMode_t mode;
-    int nd = w->nd, i, win[3], pad[3], stride[3];
-    int64_t xs[5], ys[5];
-    const float one = 1.0f, zero = 0.0f;
-    cudnnHandle_t h;
-    mica_status_t st;
+struct mica__pool_dnn {
+    cudnnTensorDescriptor_t x, y;
+    cudnnPoolingDescriptor_t pool; /* set once: the params */
+    int set;                       /* x and y describe key */
+    mica__pool_problem_t key;      /* (p ignored) */
+};
 
-    if ((st = mica__cudnn_handle(&h, stream, err)) != MICA_OK)
-        return st;
-    xs[0] = ys[0] = 1;
-    xs[1] = ys[1] = pb->planes;
+void mica__pool_dnn_free(mica__pool_dnn_t *d)
+{
+    if (!d)
+        return;
+    /* Descriptors exist only once cuDNN was opened. */
+    if (d->pool)
+        mica__cudnn.destroy_pool(d->pool);
+    if (d->y)
+        mica__cudnn.destroy_tensor(d->y);
+    if (d->x)
+        mica__cudnn.destroy_tensor(d->x);
+    free(d);
+}
+
+/* A new state for params p: its descriptors made, the pooling one set
+ * (cuDNN opened first); NULL with err set on failure. */
+static mica__pool_dnn_t *make(const mica__pool_params_t *p,
+                              mica_error_t *err)
+{
+    const mica__window_t *w = &p->win;
+    int nd = w->nd, i, win[3], pad[3], stride[3];
+    cudnnPoolingMode_t mode;
+    mica__pool_dnn_t *d;
+    mica_status_t st = MICA_OK;
+
+    if (mica__cudnn_open(err) != MICA_OK)
+        return NULL;
+    if (!(d = calloc(1, sizeof *d))) {
+        mica_kit_host->set_error(err, "out of host memory");
+        return NULL;
+    }
     for (i = 0; i < nd; i++) {
         int j = 3 - nd + i;
-        xs[2 + i] = pb->in[j];
-        ys[2 + i] = pb->out[j];
         win[i] = (int)w->k[j];
         pad[i] = (int)w->pre[j];
         stride[i] = (int)w->stride[j];
@@ -62,23 +84,67 @@ mica_status_t mica__pool_cudnn(const mica__pool_problem_t *pb, const void *x,
     mode = p->type == MICA__POOL_MAX ? CUDNN_POOLING_MAX_DETERMINISTIC
            : p->exclude_pad ? CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING
                             : CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
-    MICA__CUDNN_TRY(mica__cudnn.create_tensor(&xd));
-    MICA__CUDNN_TRY(mica__cudnn.create_tensor(&yd));
-    MICA__CUDNN_TRY(mica__cudnn.create_pool(&pd));
-    if ((st = mica__cudnn_tensor(xd, pb->dtype, nd + 2, xs, 0, err)) !=
-            MICA_OK ||
-        (st = mica__cudnn_tensor(yd, pb->dtype, nd + 2, ys, 0, err)) !=
-            MICA_OK)
-        goto fail;
-    MICA__CUDNN_TRY(mica__cudnn.set_pool(pd, mode, CUDNN_NOT_PROPAGATE_NAN,
-                                         nd, win, pad, stride));
-    MICA__CUDNN_TRY(mica__cudnn.pool(h, pd, &one, xd, x, &zero, yd, y));
+    MICA__CUDNN_TRY(mica__cudnn.create_tensor(&d->x));
+    MICA__CUDNN_TRY(mica__cudnn.create_tensor(&d->y));
+    MICA__CUDNN_TRY(mica__cudnn.create_pool(&d->pool));
+    MICA__CUDNN_TRY(mica__cudnn.set_pool(d->pool, mode,
+                                         CUDNN_NOT_PROPAGATE_NAN, nd, win,
+                                         pad, stride));
+    return d;
 fail:
-    if (pd)
-        mica__cudnn.destroy_pool(pd);
-    if (yd)
-        mica__cudnn.destroy_tensor(yd);
-    if (xd)
-        mica__cudnn.destroy_tensor(xd);
+    (void)st;
+    mica__pool_dnn_free(d);
+    return NULL;
+}
+
+/* Make *dp once, then set its tensors for pb unless they describe it
+ * already. */
+static mica_status_t describe(mica__pool_dnn_t **dp,
+                              const mica__pool_problem_t *pb,
+                              mica_error_t *err)
+{
+    mica__pool_dnn_t *d = *dp;
+    int nd = pb->p->win.nd, i;
+    int64_t xs[5], ys[5];
+    mica_status_t st;
+
+    if (d && d->set && d->key.dtype == pb->dtype &&
+        d->key.planes == pb->planes &&
+        memcmp(d->key.in, pb->in, sizeof pb->in) == 0)
+        return MICA_OK;
+    if (!d && !(d = *dp = make(pb->p, err)))
+        return MICA_ERR_DEVICE;
+    d->set = 0;
+    xs[0] = ys[0] = 1;
+    xs[1] = ys[1] = pb->planes;
+    for (i = 0; i < nd; i++) {
+        int j = 3 - nd + i;
+        xs[2 + i] = pb->in[j];
+        ys[2 + i] = pb->out[j];
+    }
+    if ((st = mica__cudnn_tensor(d->x, pb->dtype, nd + 2, xs, 0, err)) !=
+            MICA_OK ||
+        (st = mica__cudnn_tensor(d->y, pb->dtype, nd + 2, ys, 0, err)) !=
+            MICA_OK)
+        return st;
+    d->key = *pb;
+    d->set = 1;
+    return MICA_OK;
+}
+
+mica_status_t mica__pool_cudnn(mica__pool_dnn_t **d,
+                               const mica__pool_problem_t *pb, const void *x,
+                               void *y, void *stream, mica_error_t *err)
+{
+    const float one = 1.0f, zero = 0.0f;
+    cudnnHandle_t h;
+    mica_status_t st;
+
+    if ((st = mica__cudnn_handle(&h, stream, err)) != MICA_OK ||
+        (st = describe(d, pb, err)) != MICA_OK)
+        return st;
+    MICA__CUDNN_TRY(
+        mica__cudnn.pool(h, (*d)->pool, &one, (*d)->x, x, &zero, (*d)->y, y));
+fail:
     return st;
 }

@@ -34,6 +34,9 @@ typedef struct pool_layer {
     mica_kit_layer_t base;
     mica__pool_params_t p;
     mica__pool_dnnl_t *dnnl;
+#if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
+    mica__pool_dnn_t *dnn;   /* cudnn: made by the first run */
+#endif
 } pool_layer_t;
 
 static const char *const pool_types[] = {"max", "average",
@@ -242,13 +245,14 @@ static MICA_KIT_ENQUEUE(pool_enqueue_cuda)
 #if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
 static MICA_KIT_ENQUEUE(pool_enqueue_cudnn)
 {
-    const pool_layer_t *l = (const pool_layer_t *)layer;
+    pool_layer_t *l = (pool_layer_t *)layer;
     mica__pool_problem_t pb;
 
     mica__pool_problem(&l->p, in[0].dtype, &in[0].dims, &pb);
     if (!mica__pool_cudnn_takes(&pb))
         return mica__pool_cuda(&pb, inputs[0], outputs[0], stream, err);
-    return mica__pool_cudnn(&pb, inputs[0], outputs[0], stream, err);
+    return mica__pool_cudnn(&l->dnn, &pb, inputs[0], outputs[0], stream,
+                            err);
 }
 #endif
 
@@ -256,13 +260,15 @@ static MICA_KIT_ENQUEUE(pool_enqueue_cudnn)
 
 static void pool_fini(mica_kit_layer_t *self)
 {
-#ifdef MICA_HAVE_ONEDNN
     pool_layer_t *l = (pool_layer_t *)self;
+#ifdef MICA_HAVE_ONEDNN
     mica__pool_dnnl_free(l->dnnl);
-    l->dnnl = NULL;
-#else
-    (void)self;
 #endif
+#if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
+    mica__pool_dnn_free(l->dnn);
+    l->dnn = NULL;
+#endif
+    l->dnnl = NULL;
 }
 
 static mica_status_t read_params(const mica_fields_t *f,

@@ -63,8 +63,13 @@ mica_status_t mica__pool_cuda(const mica__pool_problem_t *pb, const void *x,
 /* cuDNN (pool_cudnn.c): the problems it takes (no blend, symmetric
  * padding, no window wholly in padding), else 0. */
 int mica__pool_cudnn_takes(const mica__pool_problem_t *pb);
-mica_status_t mica__pool_cudnn(const mica__pool_problem_t *pb, const void *x,
+/* The descriptors of one instance (*d NULL at first, made by the first
+ * run and kept), y from x on `stream`. */
+typedef struct mica__pool_dnn mica__pool_dnn_t;
+mica_status_t mica__pool_cudnn(mica__pool_dnn_t **d,
+                               const mica__pool_problem_t *pb, const void *x,
                                void *y, void *stream, mica_error_t *err);
+void mica__pool_dnn_free(mica__pool_dnn_t *d);
 
 #ifdef __cplusplus
 }
