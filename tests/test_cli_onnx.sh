@@ -108,6 +108,25 @@ has "$tmp/err" "^mica: .*ext.onnx: initializer 'w': external data file 'ext.data
 [ ! -e "$tmp/ext.yaml" ]
 ok $? "  nothing written"
 
+# ---- constants made by ConstantOfShape (the light_* models' kernels) -------
+run "$mica" import "$m/splat.onnx" -o "$tmp/splat.yaml"
+is 0 "$rc" "ConstantOfShape as a kernel, a large one as a tensor, a mask"
+has "$tmp/splat.yaml" '^  k: {dtype: float32, shape: \[4, 3, 3, 3\], file: splat.weights, offset: 0}' "  the kernel is weights"
+has "$tmp/splat.yaml" '^  mask: {dtype: bool, shape: \[2, 4, 32, 32\], file: splat.weights, offset: 448}' "  the mask too (a bool constant)"
+[ "$(wc -c <"$tmp/splat.weights")" -eq 8640 ]
+ok $? "  both written whole (432 bytes, 8192 at 448)"
+has "$tmp/splat.yaml" '^  - {name: b, type: Fill, inputs: \[\], outputs: \[b\], params: {shape: \[2, 4, 32, 32\], op: linspace, alpha: 0.5' "  8192 elements of 0.5 are a Fill layer"
+run "$mica" run "$tmp/splat.yaml" --input "x=$m/splat.x.npy" --output-dir "$tmp/o10"
+is 0 "$rc" "  the imported manifest runs"
+"$npy" cmp "$tmp/o10/z.npy" "$m/splat.want.z.npy" 1e-5 >"$tmp/cmp" 2>&1
+ok $? "  as onnxruntime runs it"
+"$npy" cmp "$tmp/o10/mask.npy" "$m/splat.want.mask.npy" >"$tmp/cmp" 2>&1
+ok $? "  Dropout's mask all true"
+run "$mica" run "$m/splat.onnx" --input "x=$m/splat.x.npy" --output-dir "$tmp/o11"
+is 0 "$rc" "  and so does the model imported in memory"
+"$npy" cmp "$tmp/o11/z.npy" "$m/splat.want.z.npy" 1e-5 >"$tmp/cmp" 2>&1
+ok $? "  with the same outputs"
+
 # ---- loops, conditionals, third-party operators -----------------------------
 run "$mica" run "$m/control.onnx" --input "x=$m/control.x.npy" \
     --input "c=$m/control.c.npy" --output-dir "$tmp/o7"

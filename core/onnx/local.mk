@@ -48,6 +48,13 @@ tests_test_onnx_backend_SOURCES = tests/test_onnx_backend.c
 tests_test_onnx_backend_LDADD = $(MICA_TEST_LIBS)
 EXTRA_DIST += tests/onnx/expected.txt
 
+# Whole models: the onnx wheel's light_* models on the CPU and CUDA (skips
+# without $$MICA_ONNX_LIGHT, which .ci/run sets).
+check_PROGRAMS += tests/test_onnx_models
+TESTS += tests/test_onnx_models
+tests_test_onnx_models_SOURCES = tests/test_onnx_models.c
+tests_test_onnx_models_LDADD = $(MICA_TEST_LIBS)
+
 onnx-expected: tests/test_onnx_backend$(EXEEXT) all
 	$(AM_V_GEN)MICA_MODULE_DIR='$(abs_top_builddir)/modules/.libs' \
 	  MICA_MODULE_PATH= MICA_TOP_SRCDIR='$(abs_top_srcdir)' \
@@ -68,6 +75,8 @@ ONNX_TEST_MODELS = tests/onnx/make_models.py \
 	tests/onnx/models/custom_ns.onnx tests/onnx/models/badattr.onnx \
 	tests/onnx/models/double.onnx tests/onnx/models/thirdparty.onnx \
 	tests/onnx/models/control.onnx tests/onnx/models/control.x.npy \
-	tests/onnx/models/control.c.npy tests/onnx/models/control.want.y.npy
+	tests/onnx/models/control.c.npy tests/onnx/models/control.want.y.npy \
+	tests/onnx/models/splat.onnx tests/onnx/models/splat.x.npy \
+	tests/onnx/models/splat.want.z.npy tests/onnx/models/splat.want.mask.npy
 EXTRA_DIST += tests/test_cli_onnx.sh $(ONNX_TEST_MODELS)
 EXTRA_DIST += docs/onnx.md bench/onnx_import.sh

@@ -91,8 +91,18 @@ static mica_status_t op_dropout(mica__ox_t *x, mica__ox_node_t *n)
     if (mode && (!mode->cst || mica__ox_data_int(mode->cst, 0)))
         return OX_UNSUP(x, n, "training_mode: only inference (a constant "
                         "false) is supported");
-    if (OUT(1))
-        return OX_UNSUP(x, n, "the mask output");
+    if (OUT(1)) {
+        /* In inference nothing is dropped: the mask is all true. */
+        mica__ox_value_t *in = IN(0), *mask;
+        if (!mica__ox_dims_known(in))
+            return OX_UNSUP(x, n, "the mask output of an input whose shape "
+                            "is known only at run time");
+        mask = mica__ox_named(x, mica__ox_const_splat(x, OX_BOOL, 1,
+                                                      in->rank, in->d),
+                              OUT(1));
+        if (mask)
+            mica__ox_set_out(x, n, 1, mask);
+    }
     mica__ox_set_out(x, n, 0, IN(0));
     return x->st;
 }
