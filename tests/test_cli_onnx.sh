@@ -127,6 +127,32 @@ is 0 "$rc" "  and so does the model imported in memory"
 "$npy" cmp "$tmp/o11/z.npy" "$m/splat.want.z.npy" 1e-5 >"$tmp/cmp" 2>&1
 ok $? "  with the same outputs"
 
+# ---- BERT-style encoders (tests/onnx/make_encoder.py) ----------------------
+for e in encoder17 encoder20; do
+    run "$mica" run "$m/$e.onnx" --input "input_ids=$m/encoder.input_ids.npy" \
+        --input "attention_mask=$m/encoder.attention_mask.npy" \
+        --output-dir "$tmp/$e"
+    is 0 "$rc" "$e: runtime batch and sequence, int64 ids, a padding mask"
+    "$npy" cmp "$tmp/$e/last_hidden_state.npy" \
+        "$m/$e.want.last_hidden_state.npy" 1e-4 >"$tmp/cmp" 2>&1
+    ok $? "  last_hidden_state as onnxruntime gives it"
+    "$npy" cmp "$tmp/$e/pooler_output.npy" "$m/$e.want.pooler_output.npy" \
+        1e-4 >"$tmp/cmp" 2>&1
+    ok $? "  pooler_output too"
+    run "$mica" build "$m/$e.onnx" --fp16 --device cpu \
+        --min-shapes input_ids:1x1,attention_mask:1x1 \
+        --opt-shapes input_ids:2x7,attention_mask:2x7 \
+        --max-shapes input_ids:4x16,attention_mask:4x16 -o "$tmp/$e.engine"
+    is 0 "$rc" "  built in float16 for batch 1-4, sequence 1-16"
+    run "$mica" run "$tmp/$e.engine" \
+        --input "input_ids=$m/encoder.input_ids.npy" \
+        --input "attention_mask=$m/encoder.attention_mask.npy" \
+        --output-dir "$tmp/$e.16"
+    "$npy" cmp "$tmp/$e.16/last_hidden_state.npy" \
+        "$m/$e.want.last_hidden_state.npy" 1e-2 >"$tmp/cmp" 2>&1
+    ok $? "  float16 within 1e-2 (1 + |y|) of onnxruntime's float32 (no NaN from the mask)"
+done
+
 # ---- loops, conditionals, third-party operators -----------------------------
 run "$mica" run "$m/control.onnx" --input "x=$m/control.x.npy" \
     --input "c=$m/control.c.npy" --output-dir "$tmp/o7"

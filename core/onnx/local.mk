@@ -77,6 +77,14 @@ ONNX_TEST_MODELS = tests/onnx/make_models.py \
 	tests/onnx/models/control.onnx tests/onnx/models/control.x.npy \
 	tests/onnx/models/control.c.npy tests/onnx/models/control.want.y.npy \
 	tests/onnx/models/splat.onnx tests/onnx/models/splat.x.npy \
-	tests/onnx/models/splat.want.z.npy tests/onnx/models/splat.want.mask.npy
+	tests/onnx/models/splat.want.z.npy tests/onnx/models/splat.want.mask.npy \
+	tests/onnx/make_encoder.py tests/onnx/models/encoder17.onnx \
+	tests/onnx/models/encoder20.onnx \
+	tests/onnx/models/encoder.input_ids.npy \
+	tests/onnx/models/encoder.attention_mask.npy \
+	tests/onnx/models/encoder17.want.last_hidden_state.npy \
+	tests/onnx/models/encoder17.want.pooler_output.npy \
+	tests/onnx/models/encoder20.want.last_hidden_state.npy \
+	tests/onnx/models/encoder20.want.pooler_output.npy
 EXTRA_DIST += tests/test_cli_onnx.sh $(ONNX_TEST_MODELS)
 EXTRA_DIST += docs/onnx.md bench/onnx_import.sh
