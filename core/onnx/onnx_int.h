@@ -530,6 +530,8 @@ extern const mica__ox_op_t mica__ox_ops_resize[];
 extern const mica__ox_op_t mica__ox_ops_reduce[];
 extern const mica__ox_op_t mica__ox_ops_control[];
 extern const mica__ox_op_t mica__ox_ops_rnn[];
+extern const mica__ox_op_t mica__ox_ops_loss[];
+extern const mica__ox_op_t mica__ox_ops_index[];
 /* All of them, NULL-terminated (import.c). */
 extern const mica__ox_op_t *const mica__ox_op_tables[];
 

@@ -356,6 +356,36 @@ static mica_status_t op_gelu(mica__ox_t *x, mica__ox_node_t *n)
     return x->st;
 }
 
+/*
+ * Mod: a - q b with q = floor_div(a, b) (fmod 0, integers: the result
+ * takes the divisor's sign) or q = a / b truncated (fmod 1, C's fmod:
+ * integer div truncates; for floats trunc q = sign(q) floor |q|).
+ */
+static mica_status_t op_mod(mica__ox_t *x, mica__ox_node_t *n)
+{
+    mica__ox_value_t *a, *b, *q;
+    int fm = mica__ox_attr_i(n, "fmod", 0) != 0, is_int;
+    if (mica__ox_need(x, n, 2) != MICA_OK)
+        return x->st;
+    a = IN(0);
+    b = IN(1);
+    is_int = mica__ox_is_int(a->type);
+    if (!fm && !is_int)
+        return OX_BAD(x, n, "fmod 0 on %s (floats need fmod 1)",
+                      mica__ox_type_name(a->type));
+    q = mica__ox_ew(x, n, fm ? "div" : "floor_div", a, b, NULL);
+    if (fm && !is_int)
+        q = mica__ox_ew(x, n, "prod", mica__ox_unary(x, n, "sign", q, NULL),
+                        mica__ox_unary(x, n, "floor",
+                                       mica__ox_unary(x, n, "abs", q, NULL),
+                                       NULL), NULL);
+    q = mica__ox_ew(x, n, "sub", a, mica__ox_ew(x, n, "prod", q, b, NULL),
+                    OUT(0));
+    if (q)
+        mica__ox_set_out(x, n, 0, q);
+    return x->st;
+}
+
 /* Where(cond, a, b): Select, the three unsqueezed to one rank. */
 static mica_status_t op_where(mica__ox_t *x, mica__ox_node_t *n)
 {
@@ -451,6 +481,7 @@ const mica__ox_op_t mica__ox_ops_elementwise[] = {
     {"ThresholdedRelu", op_thresholded_relu, "Activation"},
     {"Clip", op_clip, "Activation or ElementWise"},
     {"Gelu", op_gelu, "ElementWise, Unary or Activation"},
+    {"Mod", op_mod, "ElementWise (and Unary)"},
     {"Where", op_where, "Select"},
     {NULL, NULL, NULL},
 };
