@@ -532,6 +532,7 @@ extern const mica__ox_op_t mica__ox_ops_control[];
 extern const mica__ox_op_t mica__ox_ops_rnn[];
 extern const mica__ox_op_t mica__ox_ops_loss[];
 extern const mica__ox_op_t mica__ox_ops_index[];
+extern const mica__ox_op_t mica__ox_ops_math[];
 /* All of them, NULL-terminated (import.c). */
 extern const mica__ox_op_t *const mica__ox_op_tables[];
 

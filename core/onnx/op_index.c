@@ -2,8 +2,8 @@
  * core/onnx/op_index.c - TopK, ArgMax and ArgMin (TopK, as TensorRT's
  * parser maps them; select_last_index through the axis reversed), and
  * the masks made from indices: Hardmax (TopK's index against a Fill
- * linspace along the axis) and Trilu (the Fill linspace j - i against k,
- * then Select).
+ * linspace along the axis), Trilu (the Fill linspace j - i against k,
+ * then Select) and EyeLike (the same against k, cast).
  */
 #include <config.h>
 
@@ -131,7 +131,7 @@ static mica_status_t op_argmin(mica__ox_t *x, mica__ox_node_t *n)
 }
 
 
-/* ---- masks from indices ------------------------------------------------------ */
+/* ---- masks from indices ---------------------------------------------- */
 
 /* A Fill linspace int32 of `dims` (known) with steps `beta`: the index
  * arithmetic sum(beta[i] * index[i]). */
@@ -238,11 +238,41 @@ static mica_status_t op_trilu(mica__ox_t *x, mica__ox_node_t *n)
     return x->st;
 }
 
+/* EyeLike: 1 where column - row is k, else 0, in the input's shape (2-D,
+ * known) and `dtype` (default the input's). */
+static mica_status_t op_eye_like(mica__ox_t *x, mica__ox_node_t *n)
+{
+    static const double beta[2] = {-1, 1};
+    mica__ox_value_t *v, *e;
+    int64_t k = mica__ox_attr_i(n, "k", 0);
+    int32_t type;
+    mica_dtype_t dt;
+    if (mica__ox_need(x, n, 1) != MICA_OK)
+        return x->st;
+    v = IN(0);
+    type = (int32_t)mica__ox_attr_i(n, "dtype", v->type);
+    if (v->rank != 2)
+        return OX_BAD(x, n, "an input of rank %d (2)", (int)v->rank);
+    if (v->d[0] < 0 || v->d[1] < 0)
+        return OX_UNSUP(x, n, "a shape known only at run time");
+    if (mica__ox_type_mica(type, &dt) != 0)
+        return OX_UNSUP(x, n, "dtype %s: mica has no such type",
+                        mica__ox_type_name(type));
+    e = iota(x, n, 2, v->d, beta);
+    e = mica__ox_ew(x, n, "equal", e, mica__ox_const_i(x, OX_INT64, &k, 0,
+                                                       NULL), NULL);
+    e = mica__ox_cast(x, n, e, type, OUT(0));
+    if (e)
+        mica__ox_set_out(x, n, 0, e);
+    return x->st;
+}
+
 const mica__ox_op_t mica__ox_ops_index[] = {
     {"TopK", op_topk, "TopK"},
     {"ArgMax", op_argmax, "TopK (and Slice, ElementWise)"},
     {"ArgMin", op_argmin, "TopK (and Slice, ElementWise)"},
     {"Hardmax", op_hardmax, "TopK, Fill, ElementWise, Identity"},
     {"Trilu", op_trilu, "Fill, ElementWise, Unary, Select"},
+    {"EyeLike", op_eye_like, "Fill, ElementWise, Identity"},
     {NULL, NULL, NULL},
 };

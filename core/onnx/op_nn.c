@@ -151,6 +151,11 @@ static mica_status_t op_prelu(mica__ox_t *x, mica__ox_node_t *n)
         return OX_BAD(x, n, "the slope has a higher rank than the input");
     for (i = 0; i < v->rank - s->rank; i++)
         axes[i] = i;
+    /* Before opset 7 a 1-D slope is per channel (axis 1), not numpy's
+     * broadcast from the last axis. */
+    if (n->opset < 7 && s->rank == 1 && v->rank >= 2 && s->d[0] != 1)
+        for (i = 1; i < v->rank - 1; i++)
+            axes[i] = i + 1;
     if (s->rank < v->rank)
         s = mica__ox_unsqueeze(x, n, s, axes, v->rank - s->rank, NULL);
     if (s && s->type != v->type)
