@@ -182,7 +182,7 @@ refused() { # MODEL PATTERN DESCRIPTION
         sed 's/^/#     | /' "$tmp/err"
     fi
 }
-refused "$m/unsupported.onnx" "^mica: .*unsupported.onnx: node 'mod' (Mod, opset 13): the operator is not supported ('mica import --list-ops' lists those that are) and no layer type 'Mod' is registered$" "an unsupported operator"
+refused "$m/unsupported.onnx" "^mica: .*unsupported.onnx: node 'det' (Det, opset 13): the operator is not supported ('mica import --list-ops' lists those that are) and no layer type 'Det' is registered$" "an unsupported operator"
 refused "$m/custom_ns.onnx" "node 'foo' (com.example.Foo, opset 0): .*no layer type 'Foo' in namespace 'com.example' is registered$" "an operator of a domain nothing registers"
 refused "$m/badattr.onnx" "^mica: .*badattr.onnx: node 'tr' (Transpose, opset 13): perm is not a permutation of 0..1$" "a bad attribute"
 refused "$m/double.onnx" "^mica: .*double.onnx: input 'a' is of type double, which mica does not support$" "a type mica lacks"

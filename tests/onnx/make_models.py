@@ -80,10 +80,9 @@ onnx.save(m, os.path.join(OUT, "big.onnx"))
 
 # An operator with no mapping, one in a domain nothing registers, a bad
 # attribute, an input of a type mica lacks.
-save(model([h.make_node("Mod", ["a", "b"], ["c"], name="mod")],
-           [h.make_tensor_value_info("a", T.INT32, [2]),
-            h.make_tensor_value_info("b", T.INT32, [2])],
-           [h.make_tensor_value_info("c", T.INT32, [2])]), "unsupported")
+save(model([h.make_node("Det", ["a"], ["c"], name="det")],
+           [h.make_tensor_value_info("a", T.FLOAT, [2, 2])],
+           [h.make_tensor_value_info("c", T.FLOAT, [])]), "unsupported")
 save(model([h.make_node("Foo", ["a"], ["c"], name="foo",
                         domain="com.example")],
            [h.make_tensor_value_info("a", T.FLOAT, [2])],
