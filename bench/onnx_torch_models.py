@@ -149,13 +149,22 @@ def torch_models(args):
     rng = np.random.default_rng(0)
     cases = []
     if "resnet50" in args.models:
-        import torchvision
+        try:
+            import torchvision
+        except ImportError as e:
+            yield "resnet50", "-", None, None, None, None, str(e)
+            torchvision = None
+    if "resnet50" in args.models and torchvision:
         m = torchvision.models.resnet50(weights=None).eval()
         x = torch.from_numpy(rng.standard_normal((args.batch, 3, 224, 224))
                              .astype(np.float32))
         cases.append(("resnet50", m, (x,), ["input"], ["logits"], {}))
     if "bert" in args.models:
-        from transformers import BertConfig, BertModel
+        try:
+            from transformers import BertConfig, BertModel
+        except ImportError as e:
+            yield "bert-base", "-", None, None, None, None, str(e)
+            return
 
         class Encoder(torch.nn.Module):
             def __init__(self):
@@ -224,12 +233,20 @@ def main():
     env = dict(os.environ,
                MICA_MODULE_DIR=os.path.join(args.build, "modules", ".libs"),
                MICA_DEVICE_DIR=os.path.join(args.build, "core", ".libs"))
+    if not args.selftest:
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            sys.exit("onnx_torch_models.py: needs torch (and torchvision, "
+                     "transformers); --selftest runs without them")
     rows, bad = [], 0
     source = selftest_models(args) if args.selftest else torch_models(args)
     for name, how, path, ort, feeds, ref, err in source:
         if err:
+            print("  %s: %s" % (name, err))
             rows.append((name, how, "-", "-", "-", "-", "-", "-",
-                         "EXPORT FAILED"))
+                         "EXPORT FAILED" if path is None and feeds
+                         else "NOT RUN"))
             bad += 1
             continue
         opset, ops = op_summary(path)
