@@ -11,11 +11,14 @@
  * reads and writes "T@float16" tensors, and Identity casts are inserted
  * where a float32 tensor meets a float16 reader, or a float16 one a
  * float32 reader or a network output (outputs keep their declared type).
+ * A float32 Constant read in float16 alone has its values clamped to
+ * float16's range (copy_constant).
  */
 #include <config.h>
 
 #include "graph.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,10 +129,12 @@ static mica_status_t add_cast(mica_network_t *out, const char *from,
     return st == MICA_OK ? note(out, "a cast inserted for float16") : st;
 }
 
-/* Copy network layer nl into out, its tensors renamed as the plan says. */
+/* Copy network layer nl into out, its tensors renamed as the plan says;
+ * with its own fields, or `fields` where not NULL. */
 static mica_status_t copy_layer(const plan_t *p, mica_network_t *out,
                                 const mica__net_layer_t *nl,
-                                const mica__layer_t *l, int half)
+                                const mica__layer_t *l, int half,
+                                const mica_fields_t *fields)
 {
     const mica_engine_t *e = p->e;
     char **names = calloc((size_t)(nl->nb_inputs + nl->nb_outputs + 1),
@@ -165,7 +170,7 @@ static mica_status_t copy_layer(const plan_t *p, mica_network_t *out,
         spec.nb_outputs = nl->nb_outputs;
         spec.inputs = (const char *const *)names;
         spec.outputs = (const char *const *)(names + nl->nb_inputs);
-        spec.fields = &nl->fields.view;
+        spec.fields = fields ? fields : &nl->fields.view;
         spec.origin = nl->origin;
         spec.input_origins = (const char *const *)nl->input_origins;
         spec.loop = nl->loop;
@@ -177,6 +182,67 @@ static mica_status_t copy_layer(const plan_t *p, mica_network_t *out,
     for (i = 0; i < nl->nb_inputs + nl->nb_outputs; i++)
         free(names[i]);
     free(names);
+    return st;
+}
+
+/*
+ * A float32 Constant read in float16 alone: copied with its finite values
+ * beyond float16's range (65504) clamped to it, as TensorRT clamps
+ * weights it converts to FP16, so that a mask such as (1 - m) * -3.4e38
+ * does not become 0 * -inf = NaN.  Other layers: copy_layer as they are.
+ */
+static mica_status_t copy_constant(const plan_t *p, mica_network_t *out,
+                                   const mica__net_layer_t *nl,
+                                   const mica__layer_t *l)
+{
+    const mica_fields_t *v = &nl->fields.view;
+    mica_field_t *f = NULL;
+    mica_weights_t w;
+    float *vals = NULL;
+    int32_t t = l->nb_outputs == 1 ? l->outputs[0] : -1, i, k = -1;
+    int64_t j, over = 0;
+    mica_fields_t fields;
+    mica_status_t st;
+
+    if (t < 0 || strcmp(nl->type, "Constant") || (nl->ns && *nl->ns)
+        || !convertible(&p->e->tensors[t]) || !p->need16[t] || p->need32[t])
+        return copy_layer(p, out, nl, l, 0, NULL);
+    for (i = 0; i < v->nb_fields; i++)
+        if (v->fields[i].type == MICA_FIELD_WEIGHTS
+            && v->fields[i].count == 1)
+            k = i;
+    if (k < 0)
+        return copy_layer(p, out, nl, l, 0, NULL);
+    w = *(const mica_weights_t *)v->fields[k].data;
+    for (j = 0; w.dtype == MICA_FLOAT32 && j < w.count; j++) {
+        float x = ((const float *)w.values)[j];
+        over += isfinite(x) && fabsf(x) > 65504.0f;
+    }
+    if (!over)
+        return copy_layer(p, out, nl, l, 0, NULL);
+    vals = malloc((size_t)w.count * sizeof *vals);
+    f = malloc((size_t)v->nb_fields * sizeof *f);
+    if (!vals || !f) {
+        free(vals);
+        free(f);
+        return mica__fail(out->ctx, MICA_ERR_NOMEM, "out of host memory");
+    }
+    for (j = 0; j < w.count; j++) {
+        float x = ((const float *)w.values)[j];
+        vals[j] = !isfinite(x) ? x : x > 65504.0f ? 65504.0f
+                  : x < -65504.0f ? -65504.0f : x;
+    }
+    memcpy(f, v->fields, (size_t)v->nb_fields * sizeof *f);
+    w.values = vals;
+    f[k].data = &w;
+    fields.nb_fields = v->nb_fields;
+    fields.fields = f;
+    st = copy_layer(p, out, nl, l, 0, &fields);
+    if (st == MICA_OK)
+        st = note(out, "float32 weights clamped to float16's range for "
+                  "its float16 readers");
+    free(vals);
+    free(f);
     return st;
 }
 
@@ -291,8 +357,11 @@ mica_status_t mica__precision_rewrite(mica_network_t *net,
         (st = copy_frame(net, o)) != MICA_OK)
         goto done;
     for (s = 0; s < e->nb_layers && st == MICA_OK; s++)
-        st = copy_layer(&p, o, net_layer(net, e->layers[s].name),
-                        &e->layers[s], p.half[s]);
+        st = p.half[s] ? copy_layer(&p, o, net_layer(net, e->layers[s].name),
+                                    &e->layers[s], 1, NULL)
+                       : copy_constant(&p, o,
+                                       net_layer(net, e->layers[s].name),
+                                       &e->layers[s]);
     /* The casts where the two precisions of a tensor meet. */
     for (t = 0; t < e->nb_tensors && st == MICA_OK; t++) {
         char *h;

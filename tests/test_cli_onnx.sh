@@ -108,6 +108,51 @@ has "$tmp/err" "^mica: .*ext.onnx: initializer 'w': external data file 'ext.data
 [ ! -e "$tmp/ext.yaml" ]
 ok $? "  nothing written"
 
+# ---- constants made by ConstantOfShape (the light_* models' kernels) -------
+run "$mica" import "$m/splat.onnx" -o "$tmp/splat.yaml"
+is 0 "$rc" "ConstantOfShape as a kernel, a large one as a tensor, a mask"
+has "$tmp/splat.yaml" '^  k: {dtype: float32, shape: \[4, 3, 3, 3\], file: splat.weights, offset: 0}' "  the kernel is weights"
+has "$tmp/splat.yaml" '^  mask: {dtype: bool, shape: \[2, 4, 32, 32\], file: splat.weights, offset: 448}' "  the mask too (a bool constant)"
+[ "$(wc -c <"$tmp/splat.weights")" -eq 8640 ]
+ok $? "  both written whole (432 bytes, 8192 at 448)"
+has "$tmp/splat.yaml" '^  - {name: b, type: Fill, inputs: \[\], outputs: \[b\], params: {shape: \[2, 4, 32, 32\], op: linspace, alpha: 0.5' "  8192 elements of 0.5 are a Fill layer"
+run "$mica" run "$tmp/splat.yaml" --input "x=$m/splat.x.npy" --output-dir "$tmp/o10"
+is 0 "$rc" "  the imported manifest runs"
+"$npy" cmp "$tmp/o10/z.npy" "$m/splat.want.z.npy" 1e-5 >"$tmp/cmp" 2>&1
+ok $? "  as onnxruntime runs it"
+"$npy" cmp "$tmp/o10/mask.npy" "$m/splat.want.mask.npy" >"$tmp/cmp" 2>&1
+ok $? "  Dropout's mask all true"
+run "$mica" run "$m/splat.onnx" --input "x=$m/splat.x.npy" --output-dir "$tmp/o11"
+is 0 "$rc" "  and so does the model imported in memory"
+"$npy" cmp "$tmp/o11/z.npy" "$m/splat.want.z.npy" 1e-5 >"$tmp/cmp" 2>&1
+ok $? "  with the same outputs"
+
+# ---- BERT-style encoders (tests/onnx/make_encoder.py) ----------------------
+for e in encoder17 encoder20; do
+    run "$mica" run "$m/$e.onnx" --input "input_ids=$m/encoder.input_ids.npy" \
+        --input "attention_mask=$m/encoder.attention_mask.npy" \
+        --output-dir "$tmp/$e"
+    is 0 "$rc" "$e: runtime batch and sequence, int64 ids, a padding mask"
+    "$npy" cmp "$tmp/$e/last_hidden_state.npy" \
+        "$m/$e.want.last_hidden_state.npy" 1e-4 >"$tmp/cmp" 2>&1
+    ok $? "  last_hidden_state as onnxruntime gives it"
+    "$npy" cmp "$tmp/$e/pooler_output.npy" "$m/$e.want.pooler_output.npy" \
+        1e-4 >"$tmp/cmp" 2>&1
+    ok $? "  pooler_output too"
+    run "$mica" build "$m/$e.onnx" --fp16 --device cpu \
+        --min-shapes input_ids:1x1,attention_mask:1x1 \
+        --opt-shapes input_ids:2x7,attention_mask:2x7 \
+        --max-shapes input_ids:4x16,attention_mask:4x16 -o "$tmp/$e.engine"
+    is 0 "$rc" "  built in float16 for batch 1-4, sequence 1-16"
+    run "$mica" run "$tmp/$e.engine" \
+        --input "input_ids=$m/encoder.input_ids.npy" \
+        --input "attention_mask=$m/encoder.attention_mask.npy" \
+        --output-dir "$tmp/$e.16"
+    "$npy" cmp "$tmp/$e.16/last_hidden_state.npy" \
+        "$m/$e.want.last_hidden_state.npy" 1e-2 >"$tmp/cmp" 2>&1
+    ok $? "  float16 within 1e-2 (1 + |y|) of onnxruntime's float32 (no NaN from the mask)"
+done
+
 # ---- loops, conditionals, third-party operators -----------------------------
 run "$mica" run "$m/control.onnx" --input "x=$m/control.x.npy" \
     --input "c=$m/control.c.npy" --output-dir "$tmp/o7"
@@ -137,7 +182,7 @@ refused() { # MODEL PATTERN DESCRIPTION
         sed 's/^/#     | /' "$tmp/err"
     fi
 }
-refused "$m/unsupported.onnx" "^mica: .*unsupported.onnx: node 'mod' (Mod, opset 13): the operator is not supported ('mica import --list-ops' lists those that are) and no layer type 'Mod' is registered$" "an unsupported operator"
+refused "$m/unsupported.onnx" "^mica: .*unsupported.onnx: node 'det' (Det, opset 13): the operator is not supported ('mica import --list-ops' lists those that are) and no layer type 'Det' is registered$" "an unsupported operator"
 refused "$m/custom_ns.onnx" "node 'foo' (com.example.Foo, opset 0): .*no layer type 'Foo' in namespace 'com.example' is registered$" "an operator of a domain nothing registers"
 refused "$m/badattr.onnx" "^mica: .*badattr.onnx: node 'tr' (Transpose, opset 13): perm is not a permutation of 0..1$" "a bad attribute"
 refused "$m/double.onnx" "^mica: .*double.onnx: input 'a' is of type double, which mica does not support$" "a type mica lacks"

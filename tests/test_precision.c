@@ -1,7 +1,8 @@
 /*
  * tests/test_precision.c - layers in float16 where the build allows it:
  * which layers change, where casts go, per-layer precision, results close
- * to the float32 ones, on the CPU and (where usable) CUDA.
+ * to the float32 ones, constants clamped to float16's range, on the CPU
+ * and (where usable) CUDA.
  */
 #include <config.h>
 
@@ -202,6 +203,66 @@ static void test_device(uint32_t device, const char *dev)
     mica_network_destroy(net);
 }
 
+/*
+ * y = x * c, c a Constant holding -3e38 (a mask's "minus infinity", as
+ * Hugging Face writes finfo(float32).min): in float16 c is clamped to
+ * -65504, so that x = 0 gives 0, not 0 * -inf = NaN.
+ */
+static void test_clamp(uint32_t device, const char *dev)
+{
+    mica_network_t *net;
+    mica_engine_t *e;
+    mica_dims_t d;
+    static const float w[4] = {-3e38f, 1.0f, 70000.0f, -2.0f};
+    static const float in[4] = {0.0f, 3.0f, 1.0f, 1.0f};
+    mica_weights_t wt;
+    mica_field_t f = {"weights", MICA_FIELD_WEIGHTS, 1, &wt};
+    mica_fields_t cf = {1, &f};
+    const char *outs[1] = {"c"};
+    mica_layer_spec_t spec;
+    mica_exec_t *x = NULL;
+    mica_tensor_desc_t desc;
+    const void *p = NULL;
+    const float *y;
+
+    memset(&d, 0, sizeof d);
+    d.nb_dims = 1;
+    d.d[0] = 4;
+    mica_network_create(ctx, &net);
+    mica_network_add_input(net, "x", MICA_FLOAT32, &d, NULL);
+    memset(&wt, 0, sizeof wt);
+    wt.dtype = MICA_FLOAT32;
+    wt.count = 4;
+    wt.values = w;
+    wt.dims = d;
+    memset(&spec, 0, sizeof spec);
+    spec.struct_size = sizeof spec;
+    spec.name = "const";
+    spec.type = "Constant";
+    spec.nb_outputs = 1;
+    spec.outputs = outs;
+    spec.fields = &cf;
+    if (mica_network_add_layer(net, &spec) != MICA_OK)
+        bail("%s", mica_context_error(ctx));
+    th_add_layer(net, "mul", "ElementWise", "op", "prod", "x", "c", "y");
+    mica_network_mark_output(net, "y", NULL);
+    e = build(net, device, 1);
+    ok(e && dtype_of(e, "y@float16") == MICA_FLOAT16 &&
+       mica_exec_create(e, &x) == MICA_OK &&
+       mica_exec_set_input(x, "x", &d, in) == MICA_OK &&
+       mica_exec_run(x) == MICA_OK &&
+       mica_exec_get_output(x, "y", &desc, &p) == MICA_OK,
+       "%s: a Constant beyond float16's range, read in float16, runs", dev);
+    y = p;
+    ok(y && y[0] == 0.0f && y[1] == 3.0f && y[2] == 65504.0f &&
+       y[3] == -2.0f,
+       "%s:   clamped to +-65504: 0 * -3e38 is 0, not NaN (%g %g %g %g)",
+       dev, y ? y[0] : 0, y ? y[1] : 0, y ? y[2] : 0, y ? y[3] : 0);
+    mica_exec_destroy(x);
+    mica_engine_destroy(e);
+    mica_network_destroy(net);
+}
+
 static void test_errors(void)
 {
     mica_network_t *net = network(NULL, "float16");
@@ -235,10 +296,13 @@ int main(void)
     plan_lazy();
     ctx = th_context();
     test_device(MICA_DEVICE_CPU, "cpu");
+    test_clamp(MICA_DEVICE_CPU, "cpu");
     test_errors();
-    if (th_cuda())
+    if (th_cuda()) {
         test_device(MICA_DEVICE_CUDA, "cuda");
-    else
-        skip_block(7, "cuda: no usable GPU");
+        test_clamp(MICA_DEVICE_CUDA, "cuda");
+    } else {
+        skip_block(9, "cuda: no usable GPU");
+    }
     return exit_status();
 }

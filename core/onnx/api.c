@@ -150,9 +150,22 @@ int mica__ox_write_weights(const mica__ox_t *x, FILE *f)
             && fwrite(zeros, 1, (size_t)(w->offset - at), f)
                != (size_t)(w->offset - at))
             return errno ? errno : EIO;
-        if (w->bytes && fwrite(w->data, 1, (size_t)w->bytes, f)
-                        != (size_t)w->bytes)
+        if (w->splat) {
+            uint8_t chunk[4096];
+            int64_t left = w->bytes;
+            size_t es = mica_dtype_size(w->dtype), k;
+            for (k = 0; k + es <= sizeof chunk; k += es)
+                memcpy(chunk + k, w->data, es);
+            while (left > 0) {
+                size_t part = left < (int64_t)k ? (size_t)left : k;
+                if (fwrite(chunk, 1, part, f) != part)
+                    return errno ? errno : EIO;
+                left -= (int64_t)part;
+            }
+        } else if (w->bytes && fwrite(w->data, 1, (size_t)w->bytes, f)
+                               != (size_t)w->bytes) {
             return errno ? errno : EIO;
+        }
         at = w->offset + w->bytes;
     }
     return 0;
@@ -169,10 +182,22 @@ const uint8_t *mica__ox_blob(mica__ox_t *x)
                    "of weights", (long long)x->blob_size);
         return NULL;
     }
-    for (i = 0; i < x->nb_weights; i++)
-        if (!x->weights[i].inline_ && x->weights[i].bytes)
-            memcpy(x->blob + x->weights[i].offset, x->weights[i].data,
-                   (size_t)x->weights[i].bytes);
+    for (i = 0; i < x->nb_weights; i++) {
+        const mica__ox_weights_t *w = &x->weights[i];
+        uint8_t *p = x->blob + w->offset;
+        size_t es = mica_dtype_size(w->dtype), k;
+        if (w->inline_ || !w->bytes)
+            continue;
+        if (!w->splat) {
+            memcpy(p, w->data, (size_t)w->bytes);
+            continue;
+        }
+        /* Doubling copies: log2(count) memcpy calls. */
+        memcpy(p, w->data, es);
+        for (k = es; k < (size_t)w->bytes; k *= 2)
+            memcpy(p + k, p, k <= (size_t)w->bytes - k
+                              ? k : (size_t)w->bytes - k);
+    }
     return x->blob;
 }
 

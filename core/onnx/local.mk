@@ -29,7 +29,8 @@ core_onnx_libmicaonnx_la_SOURCES = core/onnx/onnx_int.h \
 	core/onnx/op_slice.c core/onnx/op_shape.c core/onnx/op_gather.c \
 	core/onnx/op_conv.c core/onnx/op_nn.c core/onnx/op_norm.c \
 	core/onnx/op_resize.c core/onnx/op_reduce.c core/onnx/op_control.c \
-	core/onnx/op_rnn.c core/onnx/api.c
+	core/onnx/op_rnn.c core/onnx/op_loss.c core/onnx/op_index.c \
+	core/onnx/op_math.c core/onnx/api.c
 core_onnx_libmicaonnx_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/core/onnx \
 	$(YAML_CFLAGS) $(PROTOBUF_C_CFLAGS)
 libmica_la_LIBADD += core/onnx/libmicaonnx.la $(PROTOBUF_C_LIBS)
@@ -47,6 +48,13 @@ TESTS += tests/test_onnx_backend
 tests_test_onnx_backend_SOURCES = tests/test_onnx_backend.c
 tests_test_onnx_backend_LDADD = $(MICA_TEST_LIBS)
 EXTRA_DIST += tests/onnx/expected.txt
+
+# Whole models: the onnx wheel's light_* models on the CPU and CUDA (skips
+# without $$MICA_ONNX_LIGHT, which .ci/run sets).
+check_PROGRAMS += tests/test_onnx_models
+TESTS += tests/test_onnx_models
+tests_test_onnx_models_SOURCES = tests/test_onnx_models.c
+tests_test_onnx_models_LDADD = $(MICA_TEST_LIBS)
 
 onnx-expected: tests/test_onnx_backend$(EXEEXT) all
 	$(AM_V_GEN)MICA_MODULE_DIR='$(abs_top_builddir)/modules/.libs' \
@@ -68,6 +76,16 @@ ONNX_TEST_MODELS = tests/onnx/make_models.py \
 	tests/onnx/models/custom_ns.onnx tests/onnx/models/badattr.onnx \
 	tests/onnx/models/double.onnx tests/onnx/models/thirdparty.onnx \
 	tests/onnx/models/control.onnx tests/onnx/models/control.x.npy \
-	tests/onnx/models/control.c.npy tests/onnx/models/control.want.y.npy
+	tests/onnx/models/control.c.npy tests/onnx/models/control.want.y.npy \
+	tests/onnx/models/splat.onnx tests/onnx/models/splat.x.npy \
+	tests/onnx/models/splat.want.z.npy tests/onnx/models/splat.want.mask.npy \
+	tests/onnx/make_encoder.py tests/onnx/models/encoder17.onnx \
+	tests/onnx/models/encoder20.onnx \
+	tests/onnx/models/encoder.input_ids.npy \
+	tests/onnx/models/encoder.attention_mask.npy \
+	tests/onnx/models/encoder17.want.last_hidden_state.npy \
+	tests/onnx/models/encoder17.want.pooler_output.npy \
+	tests/onnx/models/encoder20.want.last_hidden_state.npy \
+	tests/onnx/models/encoder20.want.pooler_output.npy
 EXTRA_DIST += tests/test_cli_onnx.sh $(ONNX_TEST_MODELS)
 EXTRA_DIST += docs/onnx.md bench/onnx_import.sh

@@ -79,12 +79,15 @@ int64_t mica__ox_opset(const mica__ox_model_t *m, const char *domain);
  * Host values: `count` elements in `dims`, stored little-endian in their
  * ONNX type's width (bool and 8-bit types one byte, float16 and bfloat16
  * as their bits) at `raw`, which may be unaligned (read with memcpy).
+ * A splat (a large ConstantOfShape) stores one element at `raw` that
+ * stands for all `count`: read it through mica__ox_data_int/_f.
  */
 typedef struct mica__ox_data {
     int32_t type;            /* ONNX element type */
     mica_dims_t dims;
     int64_t count;
     const void *raw;
+    int splat;               /* raw holds one element, repeated */
 } mica__ox_data_t;
 
 /* Bytes of one element of ONNX type t, 0 for a type without a fixed size. */
@@ -192,6 +195,7 @@ typedef struct mica__ox_weights {
     int inline_;             /* small integer data written in the YAML */
     const uint8_t *inline_data;
     const void *data;        /* its bytes (the model's, or converted) */
+    int splat;               /* data is one element, repeated to `bytes` */
 } mica__ox_weights_t;
 
 typedef struct mica__ox_input {
@@ -368,6 +372,11 @@ mica__ox_value_t *mica__ox_const_i(mica__ox_t *x, int32_t type,
 mica__ox_value_t *mica__ox_const_f(mica__ox_t *x, int32_t type,
                                    const double *vals, int32_t rank,
                                    const int64_t *dims);
+/* A constant of `type` whose every element is `val`, stored as one (a
+ * splat: the weights file gets its bytes, the import no copy). */
+mica__ox_value_t *mica__ox_const_splat(mica__ox_t *x, int32_t type,
+                                       double val, int32_t rank,
+                                       const int64_t *dims);
 /* The largest constant the helpers compute on the host (elements). */
 #define MICA__OX_FOLD_MAX 4096
 /* Whether an ONNX type is an integer (or bool) type. */
@@ -521,6 +530,9 @@ extern const mica__ox_op_t mica__ox_ops_resize[];
 extern const mica__ox_op_t mica__ox_ops_reduce[];
 extern const mica__ox_op_t mica__ox_ops_control[];
 extern const mica__ox_op_t mica__ox_ops_rnn[];
+extern const mica__ox_op_t mica__ox_ops_loss[];
+extern const mica__ox_op_t mica__ox_ops_index[];
+extern const mica__ox_op_t mica__ox_ops_math[];
 /* All of them, NULL-terminated (import.c). */
 extern const mica__ox_op_t *const mica__ox_op_tables[];
 

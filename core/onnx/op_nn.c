@@ -1,8 +1,8 @@
 /*
  * core/onnx/op_nn.c - MatMul and Gemm (MatrixMultiply, ElementWise),
  * PRelu (ParametricReLU), Softmax and LogSoftmax (SoftMax, Unary), LRN,
- * TopK, ArgMax and ArgMin (TopK), Einsum, QuantizeLinear and
- * DequantizeLinear (Quantize, Dequantize), as TensorRT's parser maps them.
+ * Einsum, QuantizeLinear and DequantizeLinear (Quantize, Dequantize), as
+ * TensorRT's parser maps them.
  */
 #include <config.h>
 
@@ -151,6 +151,11 @@ static mica_status_t op_prelu(mica__ox_t *x, mica__ox_node_t *n)
         return OX_BAD(x, n, "the slope has a higher rank than the input");
     for (i = 0; i < v->rank - s->rank; i++)
         axes[i] = i;
+    /* Before opset 7 a 1-D slope is per channel (axis 1), not numpy's
+     * broadcast from the last axis. */
+    if (n->opset < 7 && s->rank == 1 && v->rank >= 2 && s->d[0] != 1)
+        for (i = 1; i < v->rank - 1; i++)
+            axes[i] = i + 1;
     if (s->rank < v->rank)
         s = mica__ox_unsqueeze(x, n, s, axes, v->rank - s->rank, NULL);
     if (s && s->type != v->type)
@@ -257,93 +262,6 @@ static mica_status_t op_lrn(mica__ox_t *x, mica__ox_node_t *n)
     o = mica__ox_out(x, l, OUT(0), v->dtype, v->rank, v->d);
     mica__ox_set_out(x, n, 0, o);
     return x->st;
-}
-
-/* ---- TopK, ArgMax, ArgMin --------------------------------------------------- */
-
-static mica_status_t topk(mica__ox_t *x, mica__ox_node_t *n,
-                          mica__ox_value_t *v, int64_t k, int64_t axis,
-                          int largest, const char *values,
-                          const char *indices, mica__ox_value_t **vo,
-                          mica__ox_value_t **io)
-{
-    mica__ox_layer_t *l;
-    int64_t od[MICA_MAX_DIMS];
-    int32_t i;
-    for (i = 0; i < v->rank; i++)
-        od[i] = i == axis ? k : v->d[i];
-    l = mica__ox_layer(x, n, "TopK", NULL);
-    mica__ox_in(x, l, mica__ox_tensor(x, n, v));
-    mica__ox_p_str(x, l, "op", largest ? "max" : "min");
-    mica__ox_p_int(x, l, "k", k);
-    mica__ox_p_int(x, l, "axis", axis);
-    *vo = mica__ox_out(x, l, values, v->dtype, v->rank, od);
-    *io = mica__ox_out(x, l, indices, MICA_INT32, v->rank, od);
-    if (*vo)
-        (*vo)->type = v->type;
-    if (*io)
-        (*io)->type = OX_INT64;
-    return x->st;
-}
-
-static mica_status_t op_topk(mica__ox_t *x, mica__ox_node_t *n)
-{
-    mica__ox_value_t *v, *vo = NULL, *io = NULL;
-    int64_t k, axis;
-    if (mica__ox_need(x, n, 1) != MICA_OK)
-        return x->st;
-    v = IN(0);
-    if (n->opset < 10) {
-        k = mica__ox_attr_i(n, "k", -1);
-    } else {
-        int32_t cnt;
-        int64_t *kv = mica__ox_const_ints(x, n, 1, "K", &cnt);
-        if (!kv)
-            return x->st;
-        if (cnt != 1)
-            return OX_BAD(x, n, "K must hold one value");
-        k = kv[0];
-    }
-    axis = mica__ox_axis(mica__ox_attr_i(n, "axis", -1), v->rank);
-    if (axis < 0 || k < 0)
-        return OX_BAD(x, n, "axis out of range or negative k");
-    topk(x, n, v, k, axis, mica__ox_attr_i(n, "largest", 1) != 0, OUT(0),
-         OUT(1), &vo, &io);
-    mica__ox_set_out(x, n, 0, vo);
-    mica__ox_set_out(x, n, 1, io);
-    return x->st;
-}
-
-static mica_status_t arg(mica__ox_t *x, mica__ox_node_t *n, int largest)
-{
-    mica__ox_value_t *v, *vo = NULL, *io = NULL;
-    int64_t axis;
-    int keep = mica__ox_attr_i(n, "keepdims", 1) != 0;
-    if (mica__ox_need(x, n, 1) != MICA_OK)
-        return x->st;
-    v = IN(0);
-    if (mica__ox_attr_i(n, "select_last_index", 0))
-        return OX_UNSUP(x, n, "select_last_index");
-    axis = mica__ox_axis(mica__ox_attr_i(n, "axis", 0), v->rank);
-    if (axis < 0)
-        return OX_BAD(x, n, "axis out of range for rank %d", (int)v->rank);
-    if (topk(x, n, v, 1, axis, largest, NULL, keep ? OUT(0) : NULL, &vo,
-             &io) != MICA_OK)
-        return x->st;
-    if (!keep)
-        io = mica__ox_squeeze(x, n, io, &axis, 1, OUT(0));
-    mica__ox_set_out(x, n, 0, io);
-    return x->st;
-}
-
-static mica_status_t op_argmax(mica__ox_t *x, mica__ox_node_t *n)
-{
-    return arg(x, n, 1);
-}
-
-static mica_status_t op_argmin(mica__ox_t *x, mica__ox_node_t *n)
-{
-    return arg(x, n, 0);
 }
 
 /* ---- Einsum ---------------------------------------------------------------- */
@@ -474,9 +392,6 @@ const mica__ox_op_t mica__ox_ops_nn[] = {
     {"Softmax", op_softmax, "SoftMax"},
     {"LogSoftmax", op_log_softmax, "SoftMax, Unary"},
     {"LRN", op_lrn, "LRN"},
-    {"TopK", op_topk, "TopK"},
-    {"ArgMax", op_argmax, "TopK"},
-    {"ArgMin", op_argmin, "TopK"},
     {"Einsum", op_einsum, "Einsum"},
     {"QuantizeLinear", op_quantize, "Quantize"},
     {"DequantizeLinear", op_dequantize, "Dequantize"},

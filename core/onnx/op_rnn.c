@@ -28,8 +28,9 @@ static const char *part(mica__ox_t *x, mica__ox_node_t *n,
     int64_t cols = v->rank == 3 ? v->d[2] : 1, per = v->d[1] * cols;
     mica_dims_t dims;
     size_t es = mica__ox_type_size(view.type);
-    view.raw = (const uint8_t *)v->cst->raw +
-               (size_t)(d * per + row0 * cols) * es;
+    if (!view.splat)
+        view.raw = (const uint8_t *)v->cst->raw +
+                   (size_t)(d * per + row0 * cols) * es;
     view.count = rows * cols;
     memset(&dims, 0, sizeof dims);
     dims.nb_dims = v->rank == 3 ? 2 : 1;

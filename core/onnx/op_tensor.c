@@ -1,9 +1,10 @@
 /*
  * core/onnx/op_tensor.c - Constant, Identity, Dropout, Cast, CastLike,
- * Reshape, Transpose, Flatten, Squeeze, Unsqueeze and Concat: constants,
- * no layer at all, Identity casts, Shuffle reshapes and transposes (by
- * params, or by a shape tensor where only run time knows the shape), and
- * Concatenation, as TensorRT's parser maps them.  Axes must be constants.
+ * Reshape, Transpose, Flatten, Squeeze, Unsqueeze, Concat, DepthToSpace
+ * and SpaceToDepth: constants, no layer at all, Identity casts, Shuffle
+ * reshapes and transposes (by params, or by a shape tensor where only run
+ * time knows the shape), and Concatenation, as TensorRT's parser maps
+ * them.  Axes must be constants.
  */
 #include <config.h>
 
@@ -91,8 +92,18 @@ static mica_status_t op_dropout(mica__ox_t *x, mica__ox_node_t *n)
     if (mode && (!mode->cst || mica__ox_data_int(mode->cst, 0)))
         return OX_UNSUP(x, n, "training_mode: only inference (a constant "
                         "false) is supported");
-    if (OUT(1))
-        return OX_UNSUP(x, n, "the mask output");
+    if (OUT(1)) {
+        /* In inference nothing is dropped: the mask is all true. */
+        mica__ox_value_t *in = IN(0), *mask;
+        if (!mica__ox_dims_known(in))
+            return OX_UNSUP(x, n, "the mask output of an input whose shape "
+                            "is known only at run time");
+        mask = mica__ox_named(x, mica__ox_const_splat(x, OX_BOOL, 1,
+                                                      in->rank, in->d),
+                              OUT(1));
+        if (mask)
+            mica__ox_set_out(x, n, 1, mask);
+    }
     mica__ox_set_out(x, n, 0, IN(0));
     return x->st;
 }
@@ -362,6 +373,75 @@ static mica_status_t op_concat(mica__ox_t *x, mica__ox_node_t *n)
     return x->st;
 }
 
+/*
+ * DepthToSpace and SpaceToDepth: a reshape to 6-D, a transpose, a
+ * reshape back (ONNX's definitions; DCR and CRD orders).  C, H and W
+ * must be known; N may be a runtime dimension.
+ */
+static mica_status_t depth_space(mica__ox_t *x, mica__ox_node_t *n,
+                                 int to_space)
+{
+    static const int64_t dcr[6] = {0, 3, 4, 1, 5, 2},
+                         crd[6] = {0, 1, 4, 2, 5, 3},
+                         s2d[6] = {0, 3, 5, 1, 2, 4};
+    mica__ox_value_t *v, *o;
+    int64_t b = mica__ox_attr_i(n, "blocksize", 0), six[6], four[4], N, C,
+            H, W;
+    const char *mode = to_space ? mica__ox_attr_s(x, n, "mode", "DCR")
+                                : "DCR";
+    int is_crd = mode && !strcmp(mode, "CRD");
+    if (mica__ox_need(x, n, 1) != MICA_OK)
+        return x->st;
+    v = IN(0);
+    if (v->rank != 4 || b <= 0)
+        return OX_BAD(x, n, "an input of rank %d and blocksize %lld (rank 4, "
+                      "a positive blocksize)", (int)v->rank, (long long)b);
+    if (mode && !is_crd && strcmp(mode, "DCR"))
+        return OX_BAD(x, n, "mode '%s' (DCR or CRD)", mode);
+    N = v->d[0] < 0 ? -1 : v->d[0];
+    C = v->d[1];
+    H = v->d[2];
+    W = v->d[3];
+    if (C < 0 || H < 0 || W < 0)
+        return OX_UNSUP(x, n, "channels, height or width known only at run "
+                        "time");
+    if (to_space ? C % (b * b) != 0 : H % b != 0 || W % b != 0)
+        return OX_BAD(x, n, "dimensions %lldx%lldx%lld do not divide by the "
+                      "blocksize %lld", (long long)C, (long long)H,
+                      (long long)W, (long long)b);
+    six[0] = N;
+    if (!to_space) {
+        six[1] = C; six[2] = H / b; six[3] = b; six[4] = W / b; six[5] = b;
+        four[1] = C * b * b; four[2] = H / b; four[3] = W / b;
+    } else if (is_crd) {
+        six[1] = C / (b * b); six[2] = b; six[3] = b; six[4] = H; six[5] = W;
+        four[1] = C / (b * b); four[2] = H * b; four[3] = W * b;
+    } else {
+        six[1] = b; six[2] = b; six[3] = C / (b * b); six[4] = H; six[5] = W;
+        four[1] = C / (b * b); four[2] = H * b; four[3] = W * b;
+    }
+    four[0] = N;
+    o = mica__ox_reshape(x, n, v, six, 6, NULL);
+    o = o ? mica__ox_transpose(x, n, o, !to_space ? s2d : is_crd ? crd : dcr,
+                               NULL) : NULL;
+    o = o ? mica__ox_reshape(x, n, o, four, 4, OUT(0)) : NULL;
+    if (o) {
+        o->type = v->type;
+        mica__ox_set_out(x, n, 0, o);
+    }
+    return x->st;
+}
+
+static mica_status_t op_depth_to_space(mica__ox_t *x, mica__ox_node_t *n)
+{
+    return depth_space(x, n, 1);
+}
+
+static mica_status_t op_space_to_depth(mica__ox_t *x, mica__ox_node_t *n)
+{
+    return depth_space(x, n, 0);
+}
+
 const mica__ox_op_t mica__ox_ops_tensor[] = {
     {"Constant", op_constant, "Constant (where a layer reads it)"},
     {"Identity", op_identity, "(none)"},
@@ -374,5 +454,7 @@ const mica__ox_op_t mica__ox_ops_tensor[] = {
     {"Squeeze", op_squeeze, "Shuffle"},
     {"Unsqueeze", op_unsqueeze, "Shuffle"},
     {"Concat", op_concat, "Concatenation"},
+    {"DepthToSpace", op_depth_to_space, "Shuffle"},
+    {"SpaceToDepth", op_space_to_depth, "Shuffle"},
     {NULL, NULL, NULL},
 };

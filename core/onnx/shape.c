@@ -28,9 +28,11 @@ int mica__ox_is_int(int32_t t)
            t == OX_UINT32 || t == OX_UINT64;
 }
 
-/* A constant value of ONNX `type` over `count` host values. */
+/* A constant value of ONNX `type` over `count` host values (one when
+ * `splat`). */
 static mica__ox_value_t *const_new(mica__ox_t *x, int32_t type, int32_t rank,
-                                   const int64_t *dims, int is_int)
+                                   const int64_t *dims, int is_int,
+                                   int splat)
 {
     mica__ox_value_t *v = mica__ox_value_new(x, NULL);
     mica__ox_data_t *d = mica__ox_alloc(x, sizeof *d);
@@ -52,7 +54,8 @@ static mica__ox_value_t *const_new(mica__ox_t *x, int32_t type, int32_t rank,
     }
     d->count = count;
     d->type = is_int ? OX_INT64 : OX_FLOAT;
-    d->raw = mica__ox_alloc(x, (size_t)(count ? count : 1) * 8);
+    d->splat = splat;
+    d->raw = mica__ox_alloc(x, (size_t)(count && !splat ? count : 1) * 8);
     v->cst = d;
     v->cond = x->cond;
     return x->st == MICA_OK ? v : NULL;
@@ -62,7 +65,7 @@ mica__ox_value_t *mica__ox_const_i(mica__ox_t *x, int32_t type,
                                    const int64_t *vals, int32_t rank,
                                    const int64_t *dims)
 {
-    mica__ox_value_t *v = const_new(x, type, rank, dims, 1);
+    mica__ox_value_t *v = const_new(x, type, rank, dims, 1, 0);
     if (v && v->cst->count)
         memcpy((void *)v->cst->raw, vals, 8 * (size_t)v->cst->count);
     return v;
@@ -72,12 +75,26 @@ mica__ox_value_t *mica__ox_const_f(mica__ox_t *x, int32_t type,
                                    const double *vals, int32_t rank,
                                    const int64_t *dims)
 {
-    mica__ox_value_t *v = const_new(x, type, rank, dims, 0);
+    mica__ox_value_t *v = const_new(x, type, rank, dims, 0, 0);
     int64_t i;
     if (!v)
         return NULL;
     for (i = 0; i < v->cst->count; i++)
         ((float *)v->cst->raw)[i] = (float)vals[i];
+    return v;
+}
+
+mica__ox_value_t *mica__ox_const_splat(mica__ox_t *x, int32_t type,
+                                       double val, int32_t rank,
+                                       const int64_t *dims)
+{
+    int is_int = mica__ox_is_int(type);
+    mica__ox_value_t *v = const_new(x, type, rank, dims, is_int, 1);
+    int64_t iv = (int64_t)val;
+    float fv = (float)val;
+    if (v)
+        memcpy((void *)v->cst->raw, is_int ? (void *)&iv : (void *)&fv,
+               is_int ? 8 : 4);
     return v;
 }
 
@@ -149,6 +166,28 @@ static const char *cond_input(mica__ox_t *x, mica__ox_cond_t *c,
     return o;
 }
 
+/* The tensor of a large splat: a Fill layer (linspace with steps of 0)
+ * rather than weights of its full size. */
+static const char *splat_fill(mica__ox_t *x, mica__ox_value_t *v)
+{
+    mica__ox_node_t *none = NULL;
+    mica__ox_layer_t *l = mica__ox_layer(x, none, "Fill", v->name);
+    double beta[MICA_MAX_DIMS] = {0};
+    if (!l)
+        return NULL;
+    l->comment = mica__ox_printf(x, "constant '%s', every element %.9g",
+                                 v->name, mica__ox_data_f(v->cst, 0));
+    mica__ox_p_ints(x, l, "shape", v->d, v->rank);
+    mica__ox_p_str(x, l, "op", "linspace");
+    mica__ox_p_float(x, l, "alpha", mica__ox_data_f(v->cst, 0));
+    mica__ox_p_floats(x, l, "beta", beta, v->rank);
+    mica__ox_p_str(x, l, "dtype", mica_dtype_name(v->dtype));
+    v->tensor = mica__ox_tensor_name(x, v->name, l->name, 0);
+    if (!v->tensor || mica__ox_out_tensor(x, l, v->tensor))
+        return NULL;
+    return v->tensor;
+}
+
 const char *mica__ox_tensor(mica__ox_t *x, mica__ox_node_t *n,
                             mica__ox_value_t *v)
 {
@@ -162,6 +201,11 @@ const char *mica__ox_tensor(mica__ox_t *x, mica__ox_node_t *n,
         /* A constant made here is named after the node that needs it. */
         if (!*v->name)
             v->name = n ? mica__ox_printf(x, "%s/const", n->name) : "const";
+        if (v->cst->splat && v->cst->count > MICA__OX_FOLD_MAX
+            && v->rank > 0 && (v->dtype == MICA_FLOAT32
+                               || v->dtype == MICA_FLOAT16
+                               || v->dtype == MICA_INT32))
+            return splat_fill(x, v);
         w = mica__ox_value_weights(x, n, v);
         if (!w)
             return NULL;

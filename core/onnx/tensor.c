@@ -76,8 +76,8 @@ static float half_to_float(uint16_t h)
 
 int64_t mica__ox_data_int(const mica__ox_data_t *d, int64_t i)
 {
-    const uint8_t *p = (const uint8_t *)d->raw + (size_t)i *
-                       mica__ox_type_size(d->type);
+    const uint8_t *p = (const uint8_t *)d->raw +
+                       (size_t)(d->splat ? 0 : i) * mica__ox_type_size(d->type);
     switch (d->type) {
     case OX_INT64: { int64_t v; memcpy(&v, p, 8); return v; }
     case OX_UINT64: { uint64_t v; memcpy(&v, p, 8);
@@ -104,8 +104,8 @@ int64_t mica__ox_data_int(const mica__ox_data_t *d, int64_t i)
 
 double mica__ox_data_f(const mica__ox_data_t *d, int64_t i)
 {
-    const uint8_t *p = (const uint8_t *)d->raw + (size_t)i *
-                       mica__ox_type_size(d->type);
+    const uint8_t *p = (const uint8_t *)d->raw +
+                       (size_t)(d->splat ? 0 : i) * mica__ox_type_size(d->type);
     switch (d->type) {
     case OX_FLOAT: { float v; memcpy(&v, p, 4); return v; }
     case OX_DOUBLE: { double v; memcpy(&v, p, 8); return v; }

@@ -3,7 +3,8 @@
  * of the weights file, its bytes where the model has them (the decoded
  * protobuf, or an external data file's mapping) or, converted (int64 to
  * int32 with a range check, float to float16...), in the import's arena;
- * api.c writes the file from them, or assembles it in memory.  Small
+ * a splat (one value repeated) keeps one element; api.c writes the file
+ * from them, or assembles it in memory.  Small
  * integer data is written inline in the YAML.
  */
 #include <config.h>
@@ -143,7 +144,20 @@ const char *mica__ox_weights_add(mica__ox_t *x, const mica__ox_node_t *n,
     w->inline_ = (dtype == MICA_INT32 || dtype == MICA_BOOL) &&
                  d->count <= 16;
     off = w->inline_ ? 0 : file_reserve(x, bytes);
-    if (same_bytes(d->type, dtype)) {
+    w->splat = d->splat && !w->inline_ && d->count > 0;
+    if (w->splat) {
+        /* One element, repeated where the bytes are written. */
+        if (!(dst = mica__ox_alloc(x, es)))
+            return NULL;
+        w->data = dst;
+        if (convert(d, 0, dtype, dst) != 0) {
+            mica__ox_fail(x, n, MICA_ERR_UNSUPPORTED, "%s: value %lld does "
+                          "not fit %s (mica narrows int64 to int32)", what,
+                          (long long)mica__ox_data_int(d, 0),
+                          mica_dtype_name(dtype));
+            return NULL;
+        }
+    } else if (same_bytes(d->type, dtype) && !d->splat) {
         /* The model's own bytes (in the decoded protobuf or a mapped
          * external data file), used in place until they are written. */
         w->data = d->raw;

@@ -80,10 +80,9 @@ onnx.save(m, os.path.join(OUT, "big.onnx"))
 
 # An operator with no mapping, one in a domain nothing registers, a bad
 # attribute, an input of a type mica lacks.
-save(model([h.make_node("Mod", ["a", "b"], ["c"], name="mod")],
-           [h.make_tensor_value_info("a", T.INT32, [2]),
-            h.make_tensor_value_info("b", T.INT32, [2])],
-           [h.make_tensor_value_info("c", T.INT32, [2])]), "unsupported")
+save(model([h.make_node("Det", ["a"], ["c"], name="det")],
+           [h.make_tensor_value_info("a", T.FLOAT, [2, 2])],
+           [h.make_tensor_value_info("c", T.FLOAT, [])]), "unsupported")
 save(model([h.make_node("Foo", ["a"], ["c"], name="foo",
                         domain="com.example")],
            [h.make_tensor_value_info("a", T.FLOAT, [2])],
@@ -132,3 +131,21 @@ save(model(
      nh.from_array(np.array(True), "t")]),
     "control", {"x": np.array([1.5, -2], np.float32),
                 "c": np.array(True)})
+
+# The light_* models' pattern: kernels made by ConstantOfShape (one value
+# stored, written whole into the weights file), a large ConstantOfShape
+# read as a tensor (a Fill layer), and Dropout's mask (all true).
+save(model(
+    [h.make_node("ConstantOfShape", ["kshape"], ["k"], name="kernel",
+                 value=nh.from_array(np.array([0.05], np.float32))),
+     h.make_node("Conv", ["x", "k"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+     h.make_node("ConstantOfShape", ["bshape"], ["b"], name="bias",
+                 value=nh.from_array(np.array([0.5], np.float32))),
+     h.make_node("Add", ["c", "b"], ["y"], name="add"),
+     h.make_node("Dropout", ["y"], ["z", "mask"], name="drop")],
+    [h.make_tensor_value_info("x", T.FLOAT, [2, 3, 32, 32])],
+    [h.make_tensor_value_info("z", T.FLOAT, [2, 4, 32, 32]),
+     h.make_tensor_value_info("mask", T.BOOL, [2, 4, 32, 32])],
+    [nh.from_array(np.array([4, 3, 3, 3], np.int64), "kshape"),
+     nh.from_array(np.array([2, 4, 32, 32], np.int64), "bshape")]),
+    "splat", {"x": rng.standard_normal((2, 3, 32, 32)).astype(np.float32)})
