@@ -112,10 +112,9 @@ mica_status_t mica__infer_check_inputs(mica__build_t *b);
 mica_creator_info_t *mica__alternatives(mica__build_t *b,
                                         const mica__layer_t *l, int32_t *n);
 /*
- * An instance of network layer nl from its saved state (its CPU twin's
- * when `host` and it has one) through creator c: deserialize_ex, told
- * nl->state_flags, where the creator has it, else deserialize.  NULL with
- * err filled when it fails or c has neither.
+ * An instance of network layer nl (read from an engine file of format 1
+ * or 2) from its saved state (its CPU twin's when `host` and it has one)
+ * through creator c: mica__instance_from_state, told nl->state_flags.
  */
 mica_layer_t *mica__from_state(const mica_layer_creator_t *c,
                                const mica__net_layer_t *nl, int host,

@@ -48,6 +48,18 @@ void mica__layer_dyn_descs(const mica_engine_t *e, const mica__layer_t *l,
     }
 }
 
+mica_status_t mica__engine_layer_fail(const mica_engine_t *e, int32_t step,
+                                      const mica_error_t *err,
+                                      const char *fallback)
+{
+    const mica__layer_t *l = &e->layers[step];
+    char at[512];
+    return mica__fail(e->ctx, MICA_ERR_INVALID, "%slayer '%s' (%s): %s",
+                      mica__at(l->origin, at, sizeof at), l->name,
+                      l->info.type,
+                      err ? mica__error_msg(err, fallback) : fallback);
+}
+
 static void profile_free(mica_engine_t *e, mica__eprofile_t *p)
 {
     int32_t i;

@@ -165,18 +165,31 @@ void mica__bytes_release(void *p, size_t size, int32_t unmap);
 uint64_t mica__checksum(const unsigned char *p, size_t n);
 
 /*
- * Add a layer made from saved state (implementation and version pinned).
- * The state bytes are borrowed, not copied: they must outlive the network
- * (the loader builds and destroys it while it holds the file's bytes).
- * `state_flags` (mica_state_flags_t) is what deserialize_ex is told about
- * them: MICA_STATE_PERSISTENT only when they also outlive the engine
- * built from the network.
+ * Add a layer read from an engine file of format 1 or 2 (its names,
+ * implementation and version pinned; core/format/legacy.c).  The state
+ * bytes are borrowed, not copied: they must outlive the network (the
+ * loader builds and destroys it while it holds the file's bytes).
+ * `state_flags` (mica_state_flags_t) is what deserialize_ex is told
+ * about them: MICA_STATE_PERSISTENT only when they also outlive the
+ * engine built from the network.
  */
-mica_status_t mica__network_add_state_layer(
-    mica_network_t *net, const mica_layer_spec_t *spec, int32_t pinned,
-    const char *why, const void *state, size_t state_size,
-    const char *host_impl, const void *host_state, size_t host_state_size,
-    uint32_t state_flags);
+struct mica__saved_layer;
+mica_status_t mica__network_add_saved(mica_network_t *net,
+                                      const struct mica__saved_layer *s,
+                                      uint32_t state_flags);
+
+/*
+ * An instance of creator c made from saved state (an engine file's),
+ * whoever reads it: a state in the fields' byte form is first checked
+ * against c's schema with the one validator (core/format/fields_form.c);
+ * then deserialize_ex, told `flags`, where c has it, else deserialize.
+ * NULL with err filled when the state is refused, c has neither, or the
+ * module fails (core/instance.c).
+ */
+mica_layer_t *mica__instance_from_state(const mica_layer_creator_t *c,
+                                        const char *name, const void *data,
+                                        size_t size, uint32_t flags,
+                                        mica_error_t *err);
 
 struct mica_network {
     mica_context_t *ctx;
@@ -381,6 +394,22 @@ void mica__layer_descs(const mica_engine_t *e, const mica__layer_t *l,
 /* configure() ranges of layer l's inputs and outputs in profile k. */
 void mica__layer_dyn_descs(const mica_engine_t *e, const mica__layer_t *l,
                            int32_t k, mica_dyn_desc_t *dyn);
+
+/*
+ * Configure every device layer of e for profile k (configure() with the
+ * profile's ranges) and store its workspace bytes in workspace[] (per
+ * layer); configure every CPU twin of its own once for all profiles'
+ * ranges (core/profile.c).
+ */
+mica_status_t mica__configure_profile(mica_engine_t *e, int32_t k,
+                                      int64_t *workspace);
+mica_status_t mica__configure_host(mica_engine_t *e);
+
+/* "ORIGIN: layer 'NAME' (TYPE): MESSAGE" for a failure of engine layer
+ * `step`, from a module's error slot (may be NULL: fallback). */
+mica_status_t mica__engine_layer_fail(const mica_engine_t *e, int32_t step,
+                                      const mica_error_t *err,
+                                      const char *fallback);
 
 /* Plan profile k's arena: offsets for tensors and workspaces by liveness. */
 mica_status_t mica__plan_memory(mica_engine_t *e, int32_t k);

@@ -12,16 +12,22 @@ libmica_la_SOURCES = \
 	core/base/npy.h core/base/npy.c
 libmica_la_SOURCES += \
 	core/graph.h core/build.h core/exec.h core/control.h \
-	core/engine_format.h \
 	core/abi_layout.c core/network.c core/network_profile.c \
 	core/build.c core/graph_order.c core/choose.c core/instance.c \
 	core/device.c core/device_pick.c \
 	core/infer.c core/infer_layer.c core/profile.c core/shapes.c \
 	core/plan.c core/engine.c core/exec.c core/exec_run.c core/flow.c \
-	core/serialize.c core/deserialize.c core/engine_read.c \
-	core/engine_file.c core/checksum.c core/autotune.c core/precision.c \
+	core/autotune.c core/precision.c \
 	core/control.c core/control_plan.c core/control_order.c \
 	core/control_check.c core/cpu/device.c
+# Engine files (core/format/): the format in one room.
+libmica_la_SOURCES += \
+	core/format/format.h core/format/restore.h core/format/read.c \
+	core/format/write.c core/format/layer.c core/format/exprs.c \
+	core/format/fields_form.c core/format/load.c core/format/legacy.c \
+	core/format/restore.c core/format/restore_layers.c \
+	core/format/restore_check.c core/format/restore_plan.c \
+	core/format/file.c core/format/checksum.c
 # The manifest loader (core/manifest/).
 libmica_la_SOURCES += \
 	core/manifest/manifest_int.h core/manifest/yaml_doc.c \
@@ -60,12 +66,12 @@ tests_test_dynamic_SOURCES = tests/test_dynamic.c
 tests_test_dynamic_LDADD = $(MICA_TEST_LIBS)
 check_PROGRAMS += tests/test_engine
 TESTS += tests/test_engine
-tests_test_engine_SOURCES = tests/test_engine.c core/checksum.c
+tests_test_engine_SOURCES = tests/test_engine.c core/format/checksum.c
 tests_test_engine_LDADD = $(MICA_TEST_LIBS) $(MICA_CUDA_LIBS)
 # Loading without copies: what creators are told, mapped files, format 1.
 check_PROGRAMS += tests/test_engine_load
 TESTS += tests/test_engine_load
-tests_test_engine_load_SOURCES = tests/test_engine_load.c core/checksum.c
+tests_test_engine_load_SOURCES = tests/test_engine_load.c core/format/checksum.c
 tests_test_engine_load_LDADD = $(MICA_TEST_LIBS)
 # Its module of Probe layers, which report how the host made them; not
 # installed, found through $MICA_TOP_BUILDDIR.
@@ -74,6 +80,19 @@ tests_probe_probe_la_SOURCES = tests/probe/probe.c
 tests_probe_probe_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
 tests_probe_probe_la_LIBADD = modules/common/libmicamodkit.la
 EXTRA_DIST += tests/engines/hello-v1.engine
+# Engine files of every format against the manifests they were built from.
+check_PROGRAMS += tests/test_engine_format
+TESTS += tests/test_engine_format
+tests_test_engine_format_SOURCES = tests/test_engine_format.c
+tests_test_engine_format_LDADD = $(MICA_TEST_LIBS)
+EXTRA_DIST += tests/engines/rows-v2.engine tests/engines/dynamic-v2.engine
+# Crafted engine files (tests/craft.h: reseal, walk, change one field),
+# each refused in one line; the fuzzers reuse tests/craft.c.
+check_PROGRAMS += tests/test_engine_crafted
+TESTS += tests/test_engine_crafted
+tests_test_engine_crafted_SOURCES = tests/test_engine_crafted.c \
+	tests/craft.c tests/craft.h core/format/checksum.c
+tests_test_engine_crafted_LDADD = $(MICA_TEST_LIBS)
 # The validator alone (core/base/fields.c compiled in): loose and typed params.
 check_PROGRAMS += tests/test_fields
 TESTS += tests/test_fields

@@ -175,10 +175,9 @@ static mica_status_t measure(mica__build_t *b, int32_t k, mica__shapes_t *s,
     return MICA_OK;
 }
 
-/* Configure every device layer for profile k and size its workspace. */
-static mica_status_t configure(mica__build_t *b, int32_t k)
+mica_status_t mica__configure_profile(mica_engine_t *e, int32_t k,
+                                     int64_t *workspace)
 {
-    mica_engine_t *e = b->e;
     int32_t s;
 
     for (s = 0; s < e->nb_layers; s++) {
@@ -186,6 +185,7 @@ static mica_status_t configure(mica__build_t *b, int32_t k)
         const mica_layer_ops_t *ops = l->instance->ops;
         mica_dyn_desc_t dyn[128];
         mica_error_t err;
+        workspace[s] = 0;
         if (!l->run_device)
             continue;
         mica__layer_dyn_descs(e, l, k, dyn);
@@ -193,12 +193,15 @@ static mica_status_t configure(mica__build_t *b, int32_t k)
         if (ops->configure &&
             ops->configure(l->instance, dyn, l->nb_inputs, dyn + l->nb_inputs,
                            l->nb_outputs, &err) != MICA_OK)
-            return mica__layer_fail(b, s, &err, "configure failed");
-        e->profiles[k].workspace[s] =
+            return mica__engine_layer_fail(e, s, &err, "configure failed");
+        workspace[s] =
             ops->workspace_size
                 ? (int64_t)ops->workspace_size(l->instance, dyn, l->nb_inputs,
                                                dyn + l->nb_inputs, l->nb_outputs)
                 : 0;
+        if (workspace[s] < 0)
+            return mica__engine_layer_fail(e, s, NULL, "a workspace over "
+                                           "8 EiB");
     }
     return MICA_OK;
 }
@@ -226,10 +229,8 @@ void mica__host_ranges(const mica_engine_t *e, const mica__layer_t *l,
     }
 }
 
-/* Host instances of their own: configure once for every profile's range. */
-static mica_status_t configure_host(mica__build_t *b)
+mica_status_t mica__configure_host(mica_engine_t *e)
 {
-    mica_engine_t *e = b->e;
     int32_t s;
 
     for (s = 0; s < e->nb_layers; s++) {
@@ -245,7 +246,7 @@ static mica_status_t configure_host(mica__build_t *b)
         if (l->host_instance->ops->configure(l->host_instance, all,
                                              l->nb_inputs, all + l->nb_inputs,
                                              l->nb_outputs, &err) != MICA_OK)
-            return mica__layer_fail(b, s, &err, "configure failed");
+            return mica__engine_layer_fail(e, s, &err, "configure failed");
     }
     return MICA_OK;
 }
@@ -280,12 +281,13 @@ mica_status_t mica__build_profiles(mica__build_t *b)
             (st = mica__autotune(b)) != MICA_OK)
             break;
         if (!b->validate_only &&
-            ((st = configure(b, k)) != MICA_OK ||
+            ((st = mica__configure_profile(e, k, e->profiles[k].workspace)) !=
+                 MICA_OK ||
              (st = mica__plan_memory(e, k)) != MICA_OK))
             break;
     }
     if (st == MICA_OK && !b->validate_only)
-        st = configure_host(b);
+        st = mica__configure_host(e);
     mica__shapes_free(e, &s);
     free(input_dims);
     return st;

@@ -454,15 +454,23 @@ MICA_EXPORT mica_status_t mica_engine_symbol(const mica_engine_t *engine,
 /* ---------------------------------------------------------------------
  * Engine files (build once, load where the modules are)
  *
- * An engine file holds the network (inputs, profiles, outputs), each
- * layer's (namespace, type, version, implementation) with the state its
- * serialize() wrote (weights included), the device, and the memory plan
- * sizes.  It starts with a magic number, a format version and the ABI
- * version, and carries a checksum of its contents.  Loading checks all of
- * it before creating anything: a truncated or corrupted file, a format or
- * ABI version this library does not read, or a layer whose module or
- * implementation is not registered is refused with one line naming what
- * is missing.
+ * An engine file holds the engine as built: each layer's (namespace,
+ * type, version, implementation) with the state its serialize() wrote
+ * (weights included), every tensor's type and symbolic shape, the loops
+ * and conditionals, the device, and each profile's ranges and memory
+ * plan.  It starts with a magic number, a format version and the ABI
+ * version, and carries a checksum of its contents.  Loading restores the
+ * engine without building it again, and checks all of it before anything
+ * runs: a truncated or corrupted file, a format or ABI version this
+ * library does not read, a layer whose module or implementation is not
+ * registered, saved fields that do not fit their type's schema, or
+ * anything that does not hold together is refused with one line naming
+ * it.  Files of the older formats 1 and 2 still load (built again).
+ *
+ * The checksum finds damage, not forgery: whoever can write an engine
+ * file can make its checksum match.  A file that passes every check may
+ * still name any registered implementation, whose code then runs: load
+ * engine files from sources you trust.
  * ------------------------------------------------------------------- */
 
 /* The engine as bytes: *data is malloc'd (free it with mica_free). */

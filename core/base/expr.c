@@ -20,7 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { NODE_CONST = 100, NODE_SYMBOL = 101 }; /* beside mica_expr_op_t */
+/* beside mica_expr_op_t */
+enum { NODE_CONST = MICA__EXPR_CONST, NODE_SYMBOL = MICA__EXPR_SYMBOL };
 
 struct mica_expr {
     int32_t kind;            /* mica_expr_op_t, NODE_CONST or NODE_SYMBOL */
@@ -158,24 +159,25 @@ static int64_t floor_div(int64_t a, int64_t b)
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
-/* a op b on constants; -1 if undefined (division by zero). */
+/* a op b on constants; -1 if undefined (division by zero) or out of
+ * int64_t's range. */
 static int fold(mica_expr_op_t op, int64_t a, int64_t b, int64_t *out)
 {
     switch (op) {
-    case MICA_EXPR_SUM: *out = a + b; return 0;
-    case MICA_EXPR_PROD: *out = a * b; return 0;
+    case MICA_EXPR_SUM: return __builtin_add_overflow(a, b, out) ? -1 : 0;
+    case MICA_EXPR_PROD: return __builtin_mul_overflow(a, b, out) ? -1 : 0;
     case MICA_EXPR_MAX: *out = a > b ? a : b; return 0;
     case MICA_EXPR_MIN: *out = a < b ? a : b; return 0;
-    case MICA_EXPR_SUB: *out = a - b; return 0;
+    case MICA_EXPR_SUB: return __builtin_sub_overflow(a, b, out) ? -1 : 0;
     case MICA_EXPR_EQUAL: *out = a == b; return 0;
     case MICA_EXPR_LESS: *out = a < b; return 0;
     case MICA_EXPR_FLOOR_DIV:
-        if (b == 0)
+        if (b == 0 || (a == INT64_MIN && b == -1))
             return -1;
         *out = floor_div(a, b);
         return 0;
     case MICA_EXPR_CEIL_DIV:
-        if (b == 0)
+        if (b == 0 || a == INT64_MIN)
             return -1;
         *out = -floor_div(-a, b);
         return 0;
@@ -380,6 +382,41 @@ mica_status_t mica__expr_eval(const mica_expr_t *e, const int64_t *symbols,
         return st;
     return fold((mica_expr_op_t)e->kind, a, b, out) == 0 ? MICA_OK
                                                          : MICA_ERR_INVALID;
+}
+
+void mica__expr_inspect(const mica_expr_t *e, mica__expr_node_t *out)
+{
+    out->kind = e->kind;
+    out->sym = e->sym;
+    out->value = e->value;
+    out->a = e->a;
+    out->b = e->b;
+    out->lo = e->lo;
+    out->hi = e->hi;
+}
+
+const mica_expr_t *mica__expr_restore(mica_expr_builder_t *eb,
+                                      const mica__expr_node_t *n,
+                                      const char *name)
+{
+    struct mica_expr *e;
+    int op = n->kind >= MICA_EXPR_SUM && n->kind <= MICA_EXPR_CEIL_DIV;
+
+    if (n->lo > n->hi || (op && (!n->a || !n->b)) ||
+        (!op && (n->a || n->b)) ||
+        (n->kind == NODE_SYMBOL && (n->sym < 0 || !name)) ||
+        (!op && n->kind != NODE_CONST && n->kind != NODE_SYMBOL))
+        return NULL;
+    if (n->kind == NODE_CONST)
+        return mica__expr_constant(eb, n->value);
+    if (n->kind == NODE_SYMBOL)
+        return mica__expr_symbol_range(eb, n->sym, name, n->lo, n->hi);
+    e = (struct mica_expr *)intern(eb, n->kind, 0, 0, n->a, n->b, NULL);
+    if (e) {
+        e->lo = clamp_big(n->lo);
+        e->hi = clamp_big(n->hi);
+    }
+    return e;
 }
 
 /* Binding strength for parentheses: sums 1, products 2, atoms 3. */

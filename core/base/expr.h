@@ -49,4 +49,32 @@ mica_status_t mica__expr_eval(const mica_expr_t *e, const int64_t *symbols,
 /* Readable form ("N*6", "max(N, 3)"), written into buf; returns buf. */
 char *mica__expr_print(const mica_expr_t *e, char *buf, size_t len);
 
+/*
+ * One node as engine files keep it: its kind (a mica_expr_op_t, or
+ * MICA__EXPR_CONST / MICA__EXPR_SYMBOL), its value (a constant), its
+ * symbol id (a symbol), its operands (an operation) and the interval its
+ * value lies in.
+ */
+#define MICA__EXPR_CONST 100
+#define MICA__EXPR_SYMBOL 101
+
+typedef struct mica__expr_node {
+    int32_t kind;
+    int32_t sym;
+    int64_t value;
+    const mica_expr_t *a, *b;
+    int64_t lo, hi;
+} mica__expr_node_t;
+
+void mica__expr_inspect(const mica_expr_t *e, mica__expr_node_t *out);
+
+/*
+ * The node n made again in eb as it was, without simplifying it (a
+ * symbol gets `name`); NULL when n is malformed (an unknown kind, a
+ * missing operand, a negative symbol id, lo > hi) or memory runs out.
+ */
+const mica_expr_t *mica__expr_restore(mica_expr_builder_t *eb,
+                                      const mica__expr_node_t *n,
+                                      const char *name);
+
 #endif
