@@ -126,8 +126,9 @@ mica_layer_t *mica__instance_of(mica__build_t *b, int32_t step,
 /* profile.c */
 mica_status_t mica__build_profiles(mica__build_t *b);
 
-/* autotune.c: keep the fastest implementation of each tunable layer,
- * timed at profile 0's opt shapes (measured, not yet configured). */
+/* autotune.c: keep the fastest implementation and tactic of each
+ * tunable layer, timed at profile 0's opt shapes (measured, not yet
+ * configured). */
 mica_status_t mica__autotune(mica__build_t *b);
 
 #endif

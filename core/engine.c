@@ -5,6 +5,7 @@
 
 #include "graph.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,28 +184,32 @@ mica_status_t mica_engine_layer(const mica_engine_t *engine, int32_t index,
                                 mica_layer_info_t *info)
 {
     const mica__layer_t *l;
+    mica_layer_info_t full;
     if (index < 0 || index >= engine->nb_layers)
         return mica__fail(engine->ctx, MICA_ERR_INVALID,
                           "layer index %d out of range (0..%d)", (int)index,
                           (int)engine->nb_layers - 1);
     l = &engine->layers[index];
-    memset(info, 0, sizeof *info);
-    info->struct_size = sizeof *info;
-    info->version = l->info.version;
-    info->name = l->name;
-    info->type = l->info.type;
-    info->ns = l->info.ns;
-    info->implementation = l->info.implementation;
-    info->module_file = l->info.module_file;
-    info->role = l->info.role;
-    info->nb_inputs = l->nb_inputs;
-    info->nb_outputs = l->nb_outputs;
-    info->inputs = l->inputs;
-    info->outputs = l->outputs;
-    info->workspace = engine->profiles ? engine->profiles[0].workspace[index] : 0;
-    info->choice = l->why ? l->why : "";
-    info->construct = l->construct;
-    info->branch = l->branch;
+    memset(&full, 0, sizeof full);
+    full.struct_size = sizeof full;
+    full.version = l->info.version;
+    full.name = l->name;
+    full.type = l->info.type;
+    full.ns = l->info.ns;
+    full.implementation = l->info.implementation;
+    full.module_file = l->info.module_file;
+    full.role = l->info.role;
+    full.nb_inputs = l->nb_inputs;
+    full.nb_outputs = l->nb_outputs;
+    full.inputs = l->inputs;
+    full.outputs = l->outputs;
+    full.workspace = engine->profiles ? engine->profiles[0].workspace[index] : 0;
+    full.choice = l->why ? l->why : "";
+    full.construct = l->construct;
+    full.branch = l->branch;
+    full.tactic = l->tactic;
+    mica__fill_out(info, &full, sizeof full,
+                   offsetof(mica_layer_info_t, choice));
     return MICA_OK;
 }
 

@@ -80,6 +80,12 @@ static mica_status_t clone_layers(mica_exec_t *x)
             x->instances[s] = l->instance->ops->clone(l->instance, &err);
             if (!x->instances[s])
                 return mica__exec_layer_error(x, s, &err, "clone failed");
+            /* A clone is told its tactic, whatever it copied. */
+            if (l->tactic &&
+                x->instances[s]->ops->set_tactic(x->instances[s], l->tactic,
+                                                 &err) != MICA_OK)
+                return mica__exec_layer_error(x, s, &err,
+                                              "set_tactic failed");
         }
         if (!l->run_host)
             continue;

@@ -283,6 +283,7 @@ typedef struct mica__layer {
     int32_t construct;         /* innermost loop or conditional, -1 */
     int32_t branch;            /* in a conditional's branch: 0 true,
                                   1 false; -1 otherwise */
+    int32_t tactic;            /* told to its instances, 0: none */
 } mica__layer_t;
 
 /*
@@ -404,6 +405,13 @@ void mica__layer_dyn_descs(const mica_engine_t *e, const mica__layer_t *l,
 mica_status_t mica__configure_profile(mica_engine_t *e, int32_t k,
                                       int64_t *workspace);
 mica_status_t mica__configure_host(mica_engine_t *e);
+
+/*
+ * Every device layer of e whose tactic is not chosen yet (0) and whose
+ * instance offers tactics once configured for profile 0 is told the
+ * first it offers (core/autotune.c).
+ */
+mica_status_t mica__default_tactics(mica_engine_t *e);
 
 /* "ORIGIN: layer 'NAME' (TYPE): MESSAGE" for a failure of engine layer
  * `step`, from a module's error slot (may be NULL: fallback). */

@@ -93,6 +93,29 @@ TESTS += tests/test_engine_crafted
 tests_test_engine_crafted_SOURCES = tests/test_engine_crafted.c \
 	tests/craft.c tests/craft.h core/format/checksum.c
 tests_test_engine_crafted_LDADD = $(MICA_TEST_LIBS)
+# The ABI's appended capabilities (tactics, ...), through a test module
+# written with the kit (tests/abi2/), found through $MICA_TOP_BUILDDIR.
+check_LTLIBRARIES += tests/abi2/abi2.la
+tests_abi2_abi2_la_SOURCES = tests/abi2/abi2.c
+tests_abi2_abi2_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_abi2_abi2_la_LIBADD = modules/common/libmicamodkit.la
+# A module built against the ABI's first headers (copies in tests/abi1/,
+# first on its include path) runs on today's host beside tests/abi2.
+check_LTLIBRARIES += tests/abi1/abi1.la
+tests_abi1_abi1_la_SOURCES = tests/abi1/abi1.c
+tests_abi1_abi1_la_CPPFLAGS = -I$(top_srcdir)/tests/abi1 $(AM_CPPFLAGS)
+tests_abi1_abi1_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+EXTRA_DIST += tests/abi1/mica/types.h tests/abi1/mica/layer.h \
+	tests/abi1/mica/module.h
+check_PROGRAMS += tests/test_abi_compat
+TESTS += tests/test_abi_compat
+tests_test_abi_compat_SOURCES = tests/test_abi_compat.c
+tests_test_abi_compat_LDADD = $(MICA_TEST_LIBS)
+check_PROGRAMS += tests/test_abi_tactics
+TESTS += tests/test_abi_tactics
+tests_test_abi_tactics_SOURCES = tests/test_abi_tactics.c tests/craft.c \
+	tests/craft.h core/format/checksum.c
+tests_test_abi_tactics_LDADD = $(MICA_TEST_LIBS)
 # The validator alone (core/base/fields.c compiled in): loose and typed params.
 check_PROGRAMS += tests/test_fields
 TESTS += tests/test_fields

@@ -280,6 +280,9 @@ mica_status_t mica__build_profiles(mica__build_t *b)
         if (k == 0 && b->autotune && !b->validate_only &&
             (st = mica__autotune(b)) != MICA_OK)
             break;
+        if (k == 0 && !b->validate_only &&
+            (st = mica__default_tactics(e)) != MICA_OK)
+            break;
         if (!b->validate_only &&
             ((st = mica__configure_profile(e, k, e->profiles[k].workspace)) !=
                  MICA_OK ||

@@ -123,7 +123,7 @@ static void layers(walk_t *w, craft_map_t *m)
         note(m->layer_flags, s, w->pos);
         skip(w, 4);        /* flags */
         str(w);            /* why */
-        skip(w, 8);        /* construct, branch */
+        skip(w, 12);       /* construct, branch, tactic */
         note(m->layer_inputs, s, w->pos);
         n = u32(w);
         skip(w, 8 * (size_t)n);

@@ -126,8 +126,8 @@ static void test_round_trip(uint32_t device, const char *dev)
     size_t size = 0;
     float a[12], b[12], c[12];
     char path[256];
-    mica_tensor_info_t ti;
-    mica_layer_info_t li;
+    mica_tensor_info_t ti = {.struct_size = sizeof(mica_tensor_info_t)};
+    mica_layer_info_t li = {.struct_size = sizeof(mica_layer_info_t)};
 
     if (!e) {
         skip_block(6, "%s: no engine", dev);
@@ -146,6 +146,7 @@ static void test_round_trip(uint32_t device, const char *dev)
        strcmp(ti.shape, "[N, 4]") == 0 && mica_engine_nb_profiles(back) == 1,
        "%s: with its symbolic shapes and profile", dev);
     memset(&li, 0, sizeof li);
+    li.struct_size = sizeof li;
     if (back)
         mica_engine_layer(back, 0, &li);
     ok(back && li.implementation &&

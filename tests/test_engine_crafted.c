@@ -111,7 +111,7 @@ static void test_fields(void)
  * fails there too, without asking for the memory. */
 static void test_kit_reader(void)
 {
-    mica_creator_info_t info;
+    mica_creator_info_t info = {.struct_size = sizeof(mica_creator_info_t)};
     mica_layer_t *inst;
     mica_error_t *e = NULL;
     unsigned char *c;

@@ -50,7 +50,7 @@ static void say(char **s, size_t *len, const char *fmt, ...)
 /* The name of tensor t of e, "~" for none. */
 static const char *tname(const mica_engine_t *e, int32_t t)
 {
-    static mica_tensor_info_t ti;
+    static mica_tensor_info_t ti = {.struct_size = sizeof(mica_tensor_info_t)};
     memset(&ti, 0, sizeof ti);
     ti.struct_size = sizeof ti;
     return t >= 0 && mica_engine_tensor(e, t, &ti) == MICA_OK ? ti.name
@@ -105,7 +105,7 @@ static char *describe(const mica_engine_t *e, int exact)
     say(&s, &len, "device %u, %d profiles\n", (unsigned)mica_engine_device(e),
         (int)mica_engine_nb_profiles(e));
     for (i = 0; i < mica_engine_nb_layers(e); i++) {
-        mica_layer_info_t li;
+        mica_layer_info_t li = {.struct_size = sizeof(mica_layer_info_t)};
         memset(&li, 0, sizeof li);
         li.struct_size = sizeof li;
         if (mica_engine_layer(e, i, &li) != MICA_OK)
@@ -128,7 +128,7 @@ static char *describe(const mica_engine_t *e, int exact)
         say(&s, &len, "\n");
     }
     for (i = 0; i < mica_engine_nb_tensors(e); i++) {
-        mica_tensor_info_t ti;
+        mica_tensor_info_t ti = {.struct_size = sizeof(mica_tensor_info_t)};
         memset(&ti, 0, sizeof ti);
         ti.struct_size = sizeof ti;
         if (mica_engine_tensor(e, i, &ti) != MICA_OK)
@@ -149,7 +149,8 @@ static char *describe(const mica_engine_t *e, int exact)
         say(&s, &len, "symbol %s = %s\n", name, meaning);
     }
     for (i = 0; i < mica_engine_nb_constructs(e); i++) {
-        mica_construct_info_t ci;
+        mica_construct_info_t ci = {
+            .struct_size = sizeof(mica_construct_info_t)};
         memset(&ci, 0, sizeof ci);
         ci.struct_size = sizeof ci;
         if (mica_engine_construct(e, i, &ci) != MICA_OK)
@@ -207,7 +208,7 @@ static char *outputs(mica_engine_t *e, int64_t n)
         return s;
     }
     for (i = 0; i < mica_engine_nb_outputs(e); i++) {
-        mica_tensor_info_t ti;
+        mica_tensor_info_t ti = {.struct_size = sizeof(mica_tensor_info_t)};
         mica_tensor_desc_t desc;
         const void *data;
         memset(&ti, 0, sizeof ti);

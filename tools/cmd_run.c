@@ -182,7 +182,7 @@ static int check_inputs(run_t *r, mica_engine_t *engine)
     size_t n = 0;
     int32_t i, j, nb = mica_engine_nb_inputs(engine);
     int k, nb_missing = 0;
-    mica_tensor_info_t info;
+    mica_tensor_info_t info = {.struct_size = sizeof(mica_tensor_info_t)};
 
     for (k = 0; k < r->nb_inputs; k++) {
         int32_t t = mica_engine_find_tensor(engine, r->inputs[k].name);

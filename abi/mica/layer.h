@@ -19,8 +19,15 @@
  *   nb_outputs, output_dtypes, output_dims, output_values, supports_format,
  *   input_kind                    questions, any number of times
  *   configure, workspace_size     for each optimization profile
+ *   tactics, set_tactic           after configure for the first profile,
+ *                                 then configure again
  *   serialize                     when an engine is saved
- *   clone                         one per execution context (and one for
+ *   deserialize[_ex], set_tactic  when an engine is loaded, then output
+ *                                 count, output_dtypes, input_kind and
+ *                                 supports_format (checks against the
+ *                                 file), configure and workspace_size
+ *                                 for each profile
+ *   clone, set_tactic             one per execution context (and one for
  *                                 its host phase when that differs)
  *   configure                     on the clone, each time the context
  *                                 switches profile
@@ -328,7 +335,41 @@ struct mica_layer_ops {
                                       const void *const *inputs,
                                       void *const *outputs, void *workspace,
                                       void *stream, mica_error_t *err);
+
+    /* ---- appended after ABI version 1's first members: the host reads
+     * each only where struct_size covers it (a module built against
+     * older headers simply does not have it) ---- */
+
+    /*
+     * Optional: tactics (TensorRT's IPluginV3OneBuild::getValidTactics),
+     * the ways this layer can compute its outputs (cuDNN algorithms, tile
+     * sizes), each a positive id of the module's choosing.  Write up to
+     * `max` ids into `tactics` and return how many the layer offers (at
+     * most MICA_MAX_TACTICS; 0 or NULL: one way only).  The builder calls
+     * it on its instance after configure for the first profile, with the
+     * types and shapes of that configuration.  Without autotuning the
+     * first id is used; with it (mica_build_config_t.autotune), each is
+     * timed and the fastest kept.
+     */
+    int32_t (*tactics)(const mica_layer_t *layer, int32_t *tactics,
+                       int32_t max);
+
+    /*
+     * Required with tactics: use tactic `tactic` (one that tactics()
+     * offered) from now on (IPluginV3OneRuntime::setTactic).  The core
+     * calls it on the builder's instance for each candidate it times and
+     * for the one it keeps; on every instance made from saved state and
+     * on every clone, before configure, initialize and enqueue.  The
+     * engine file stores the tactic, so the layer need not serialize it;
+     * a clone must not rely on inheriting it either: it is told.  A
+     * tactic the layer does not have fails (the engine is refused).
+     */
+    mica_status_t (*set_tactic)(mica_layer_t *layer, int32_t tactic,
+                                mica_error_t *err);
 };
+
+/* The most tactics one layer may offer. */
+#define MICA_MAX_TACTICS 64
 
 /*
  * A registered layer type, one per (namespace, type, version,

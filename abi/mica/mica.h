@@ -308,10 +308,11 @@ typedef struct mica_build_config {
     const char *const *prefer_types;
     const char *const *prefer_impls;
     /* Non-zero: among the implementations a layer may take (it pinned
-     * none and no preference names one), time each on the device at the
-     * first profile's opt shapes and keep the fastest (mica build
-     * --autotune).  Added after version 1's first layout: read only when
-     * struct_size covers it. */
+     * none and no preference names one) and the tactics each offers
+     * (mica/layer.h), time each on the device at the first profile's opt
+     * shapes and keep the fastest (mica build --autotune); otherwise the
+     * highest priority and the first tactic offered.  Added after version
+     * 1's first layout: read only when struct_size covers it. */
     int32_t autotune;
     /* Precisions the builder may run layers in, as bits (1u << dtype):
      * with MICA_FLOAT16's bit, a layer whose implementation takes float16
@@ -377,6 +378,10 @@ typedef struct mica_layer_info {
     int32_t construct;          /* innermost loop or conditional, -1 */
     int32_t branch;             /* in a conditional's branch: 0 true,
                                    1 false; -1 otherwise */
+    /* Appended: the tactic the layer was told to use (mica/layer.h's
+     * tactics), 0 if it offers none. */
+    int32_t tactic;
+    int32_t reserved_;
 } mica_layer_info_t;
 
 /*

@@ -176,6 +176,7 @@ typedef struct mica__saved_layer {
     char **output_names;
     /* format 3 */
     int32_t construct, branch;
+    int32_t tactic;              /* 0: none */
     int32_t *inputs;             /* tensor indices, -1 omitted */
     int32_t *input_kinds;        /* mica_input_kind_t */
     int32_t *outputs;

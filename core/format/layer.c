@@ -5,7 +5,7 @@
  *   name, origin, ns, type, i32 version, implementation, u32 flags
  *   (MICA__SAVED_*; formats 1 and 2: bit 0 only), why it was chosen,
  *   formats 2: the loop and the conditional of a boundary layer ("" if
- *   none); format 3: i32 construct, i32 branch,
+ *   none); format 3: i32 construct, i32 branch, i32 tactic (0: none),
  *   u32 nb_in, then per input: formats 1, 2: its tensor's name ("" for
  *   an omitted input); format 3: i32 tensor (-1 omitted), u32 kind,
  *   u32 nb_out, then per output: formats 1, 2: name; format 3: i32 tensor,
@@ -118,6 +118,7 @@ mica_status_t mica__saved_layer_read(mica__in_t *r, int32_t nb_tensors,
     } else if (r->format >= 3) {
         s->construct = mica__in_index(r, nb_constructs, 1);
         s->branch = mica__in_index(r, 2, 1);
+        s->tactic = mica__in_index(r, INT32_MAX, 0);
     }
     if (r->format < 3 && !r->bad && (!s->loop || !s->conditional)) {
         free(s->loop);
@@ -222,6 +223,7 @@ mica_status_t mica__saved_layer_write(const mica_engine_t *e,
     mica__out_str(o, l->why);
     mica__out_i32(o, l->construct);
     mica__out_i32(o, l->branch);
+    mica__out_i32(o, l->tactic);
     mica__out_u32(o, (uint32_t)l->nb_inputs);
     for (i = 0; i < l->nb_inputs; i++) {
         mica__out_i32(o, l->inputs[i]);

@@ -76,6 +76,29 @@ static mica_status_t make(mica__restore_t *x, const mica__saved_layer_t *s,
                       mica__error_msg(&err, "deserialize failed"));
 }
 
+/* Tell instance `inst` of s its saved tactic (none: nothing to tell). */
+static mica_status_t tell_tactic(mica__restore_t *x,
+                                 const mica__saved_layer_t *s,
+                                 mica_layer_t *inst, int32_t tactic)
+{
+    mica_error_t err;
+
+    if (!tactic)
+        return MICA_OK;
+    mica__error_clear(&err);
+    if (!MICA__HAS_OP(inst->ops, set_tactic))
+        return mica__fail(x->ctx, MICA_ERR_INVALID, "%s: layer '%s' (%s): "
+                          "the file chose its tactic %d, but its "
+                          "implementation has no tactics", x->l->what,
+                          s->name, s->type, (int)tactic);
+    if (inst->ops->set_tactic(inst, tactic, &err) != MICA_OK)
+        return mica__fail(x->ctx, MICA_ERR_INVALID, "%s: layer '%s' (%s): "
+                          "tactic %d: %s", x->l->what, s->name, s->type,
+                          (int)tactic,
+                          mica__error_msg(&err, "set_tactic failed"));
+    return MICA_OK;
+}
+
 /* The record's strings and arrays, moved into engine layer l. */
 static void take(mica__saved_layer_t *s, mica__layer_t *l)
 {
@@ -89,6 +112,7 @@ static void take(mica__saved_layer_t *s, mica__layer_t *l)
     l->nb_outputs = s->nb_outputs;
     l->construct = s->construct;
     l->branch = s->branch;
+    l->tactic = s->tactic;
     l->layer_pinned = (s->flags & MICA__SAVED_LAYER_PINNED) != 0;
     l->pinned = (s->flags & MICA__SAVED_PINNED) != 0;
     l->run_host = (s->flags & MICA__SAVED_RUN_HOST) != 0;
@@ -121,6 +145,7 @@ mica_status_t mica__restore_layer(mica__restore_t *x, int32_t step)
     if ((source = deploy_choice(x, &s, device, buf, sizeof buf,
                                 &l->info))) {
         impl = buf;
+        s.tactic = 0; /* the saved one was another implementation's */
         free(s.why);
         s.why = mica__strdup(source);
         s.flags |= MICA__SAVED_PINNED;
@@ -131,7 +156,8 @@ mica_status_t mica__restore_layer(mica__restore_t *x, int32_t step)
     }
     if ((st = find(x, &s, impl, device, &l->info)) != MICA_OK ||
         (st = make(x, &s, l->info.creator, s.state, s.state_size,
-                   &l->instance)) != MICA_OK)
+                   &l->instance)) != MICA_OK ||
+        (st = tell_tactic(x, &s, l->instance, s.tactic)) != MICA_OK)
         goto done;
     if (!run_host) {
         if (s.host_impl[0])

@@ -271,6 +271,10 @@ mica_status_t mica__restore_check_plans(mica__restore_t *x)
         st = mica__fail(x->ctx, MICA_ERR_NOMEM, "out of host memory");
         goto done;
     }
+    /* A layer whose implementation a deploy-time choice swapped has no
+     * tactic yet: the first its instance offers, as in a build. */
+    if ((st = mica__default_tactics(e)) != MICA_OK)
+        goto done;
     for (k = 0; k < e->nb_profiles && st == MICA_OK; k++) {
         mica__eprofile_t *p = &e->profiles[k];
         int64_t saved = p->arena_bytes;

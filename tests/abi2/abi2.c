@@ -1,0 +1,135 @@
+/*
+ * tests/abi2/abi2.c - a test module of the ABI's capabilities appended
+ * after version 1's first members (mica/layer.h), written with the module
+ * kit as a third party would, CPU only.  Its layer types:
+ *
+ *   TacticAdd  y = x + the tactic it was told (float32).  Implementation
+ *              "reference" (priority 0) offers tactics 2 then 1, tactic 2
+ *              taking at least 20 ms a run; "plain" (priority 5) offers
+ *              none, adds 100 and takes at least 20 ms a run.  So the
+ *              default is "plain" (x + 100), a pinned "reference" runs
+ *              tactic 2 (x + 2), and the autotuner picks "reference"
+ *              tactic 1 (x + 1).  The module never serializes its tactic:
+ *              what an engine or a clone runs is what the core told it.
+ */
+#include <config.h>
+
+#include <string.h>
+#include <time.h>
+
+#include "mica/kit.h"
+
+/* Sleep at least `ms` milliseconds. */
+static void pause_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* ---- TacticAdd ------------------------------------------------------------ */
+
+typedef struct tactic_add {
+    mica_kit_layer_t base;
+    int32_t tactic;          /* 0 until told */
+    float add;               /* "plain": 100 */
+} tactic_add_t;
+
+static int32_t ta_formats(const mica_layer_t *layer, int32_t pos,
+                          const mica_tensor_desc_t *io, int32_t nb_in,
+                          int32_t nb_out)
+{
+    (void)layer;
+    (void)nb_in;
+    (void)nb_out;
+    return mica_kit_linear(io, pos) && io[pos].dtype == MICA_FLOAT32;
+}
+
+static int32_t ta_tactics(const mica_layer_t *layer, int32_t *tactics,
+                          int32_t max)
+{
+    static const int32_t offer[] = {2, 1};
+    int32_t i;
+    (void)layer;
+    for (i = 0; i < 2 && i < max; i++)
+        tactics[i] = offer[i];
+    return 2;
+}
+
+static mica_status_t ta_set_tactic(mica_layer_t *layer, int32_t tactic,
+                                   mica_error_t *err)
+{
+    tactic_add_t *l = (tactic_add_t *)layer;
+    if (tactic != 1 && tactic != 2)
+        return MICA_KIT_FAIL(err, "TacticAdd has tactics 1 and 2, not %d",
+                             (int)tactic);
+    l->tactic = tactic;
+    return MICA_OK;
+}
+
+static mica_status_t ta_enqueue(mica_layer_t *layer,
+                                const mica_tensor_desc_t *in, int32_t nb_in,
+                                const mica_tensor_desc_t *out, int32_t nb_out,
+                                const void *const *inputs,
+                                void *const *outputs, void *workspace,
+                                void *stream, mica_error_t *err)
+{
+    const tactic_add_t *l = (const tactic_add_t *)layer;
+    const float *x = inputs[0];
+    float *y = outputs[0], add = l->add;
+    int64_t i, n = mica_dims_volume(&out[0].dims);
+
+    (void)in;
+    (void)nb_in;
+    (void)nb_out;
+    (void)workspace;
+    (void)stream;
+    if (l->add == 0) { /* "reference": its tactic */
+        if (l->tactic == 0)
+            return MICA_KIT_FAIL(err, "TacticAdd '%s' runs without being "
+                                 "told its tactic", l->base.name);
+        add = (float)l->tactic;
+    }
+    if (l->add != 0 || l->tactic == 2)
+        pause_ms(20);
+    for (i = 0; i < n; i++)
+        y[i] = x[i] + add;
+    return MICA_OK;
+}
+
+static mica_layer_t *ta_create(const mica_layer_creator_t *c,
+                               const char *name, const mica_fields_t *fields,
+                               mica_error_t *err)
+{
+    tactic_add_t *l = mica_kit_layer_new(sizeof *l, c->user_data, c, name,
+                                         fields, err);
+    if (!l)
+        return NULL;
+    l->add = strcmp(c->implementation, "plain") == 0 ? 100.0f : 0.0f;
+    return &l->base.layer;
+}
+
+static const mica_layer_ops_t ta_ops_reference = MICA_KIT_OPS(
+    ta_enqueue, .nb_outputs = mica_kit_one_output,
+    .output_dtypes = mica_kit_same_dtypes, .output_dims = mica_kit_same_dims,
+    .supports_format = ta_formats, .tactics = ta_tactics,
+    .set_tactic = ta_set_tactic);
+static const mica_layer_ops_t ta_ops_plain = MICA_KIT_OPS(
+    ta_enqueue, .nb_outputs = mica_kit_one_output,
+    .output_dtypes = mica_kit_same_dtypes, .output_dims = mica_kit_same_dims,
+    .supports_format = ta_formats);
+static const mica_layer_creator_t ta_reference = MICA_KIT_CREATOR(
+    "TacticAdd", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE, NULL, 0,
+    ta_create, &ta_ops_reference);
+static const mica_layer_creator_t ta_plain = MICA_KIT_CREATOR(
+    "TacticAdd", "plain", MICA_DEVICE_CPU, 5, MICA_ROLE_NONE, NULL, 0,
+    ta_create, &ta_ops_plain);
+
+/* ---- the module ------------------------------------------------------------ */
+
+static const mica_layer_creator_t *const creators[] = {
+    &ta_reference, &ta_plain,
+};
+
+MICA_KIT_ENTRY("abi2", "1.0.0", "MIT",
+               "test layers of the ABI's appended capabilities", creators)
