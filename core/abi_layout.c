@@ -44,6 +44,10 @@ static_assert(offsetof(mica_layer_ops_t, tactics) == 128,
               "layer ops: tactics appended");
 static_assert(offsetof(mica_layer_ops_t, set_tactic) == 136,
               "layer ops: set_tactic appended");
+static_assert(offsetof(mica_layer_ops_t, aliased_input) == 144,
+              "layer ops: aliased_input appended");
+static_assert(offsetof(mica_layer_ops_t, shape_change) == 152,
+              "layer ops: shape_change appended");
 static_assert(sizeof(mica_step_t) == 72, "mica_step_t is frozen");
 static_assert(offsetof(mica_step_t, value) == 32, "mica_step_t is frozen");
 static_assert(offsetof(mica_layer_creator_t, type) == 8, "creator v1");
@@ -59,6 +63,10 @@ static_assert(offsetof(mica_layer_info_t, choice) == 88,
               "layer info: first layout");
 static_assert(offsetof(mica_layer_info_t, tactic) == 104,
               "layer info: tactic appended");
+static_assert(offsetof(mica_tensor_info_t, is_shape_output) == 128,
+              "tensor info: first layout");
+static_assert(offsetof(mica_tensor_info_t, alias) == 136,
+              "tensor info: alias and format appended");
 static_assert(offsetof(mica_host_t, log) == 8, "host v1");
 static_assert(offsetof(mica_host_t, expr_constant) == 24, "host v1");
 static_assert(offsetof(mica_host_t, status_name) == 64, "host v1");

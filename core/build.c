@@ -37,6 +37,7 @@ static mica_status_t setup_layers(build_t *b)
                                   : net->layers[dl].outputs[b->def_slot[t]];
         e->tensors[t].name = mica__strdup(name);
         e->tensors[t].last_use = -1;
+        e->tensors[t].alias = -1;
         e->tensors[t].first_symbol = -1;
         if (!e->tensors[t].name)
             return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
@@ -150,6 +151,8 @@ static mica_status_t run_build(build_t *b)
         (st = mica__control_check(b)) != MICA_OK)
         return st;
     mica__control_lifetimes(b->e);
+    if (!b->validate_only && (st = mica__inplace(b->e)) != MICA_OK)
+        return st;
     took(b, "kinds, types and shapes", &t);
     st = mica__build_profiles(b);
     took(b, "profiles, configuration and memory plans", &t);

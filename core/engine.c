@@ -140,29 +140,34 @@ mica_status_t mica_engine_tensor(const mica_engine_t *engine, int32_t index,
                                  mica_tensor_info_t *info)
 {
     const mica__tensor_t *t;
+    mica_tensor_info_t full;
     if (index < 0 || index >= engine->nb_tensors)
         return mica__fail(engine->ctx, MICA_ERR_INVALID,
                           "tensor index %d out of range (0..%d)", (int)index,
                           (int)engine->nb_tensors - 1);
     t = &engine->tensors[index];
-    memset(info, 0, sizeof *info);
-    info->struct_size = sizeof *info;
-    info->dtype = t->dtype;
-    info->name = t->name;
-    info->dims = t->dims;
-    info->shape = t->shape_text;
+    memset(&full, 0, sizeof full);
+    full.struct_size = sizeof full;
+    full.dtype = t->dtype;
+    full.name = t->name;
+    full.dims = t->dims;
+    full.shape = t->shape_text;
     /* A tensor read only for its dims (Shape's input) is an execution
      * tensor whose data is never needed: it gets no memory. */
-    info->kind = t->need_e && t->need_s      ? MICA_TENSOR_BOTH
-                 : t->need_s                 ? MICA_TENSOR_SHAPE
-                 : t->need_e || t->need_dims ? MICA_TENSOR_EXECUTION
-                                             : MICA_TENSOR_UNUSED;
-    info->is_input = t->is_input;
-    info->is_output = t->is_output;
-    info->is_shape_output = t->is_shape_output;
-    info->producer = t->producer;
-    info->offset = engine->profiles ? engine->profiles[0].offset[index] : -1;
-    info->bytes = engine->profiles ? engine->profiles[0].bytes[index] : 0;
+    full.kind = t->need_e && t->need_s      ? MICA_TENSOR_BOTH
+                : t->need_s                 ? MICA_TENSOR_SHAPE
+                : t->need_e || t->need_dims ? MICA_TENSOR_EXECUTION
+                                            : MICA_TENSOR_UNUSED;
+    full.is_input = t->is_input;
+    full.is_output = t->is_output;
+    full.is_shape_output = t->is_shape_output;
+    full.producer = t->producer;
+    full.offset = engine->profiles ? engine->profiles[0].offset[index] : -1;
+    full.bytes = engine->profiles ? engine->profiles[0].bytes[index] : 0;
+    full.alias = t->alias;
+    full.format = MICA_FORMAT_LINEAR;
+    mica__fill_out(info, &full, sizeof full,
+                   offsetof(mica_tensor_info_t, is_shape_output));
     return MICA_OK;
 }
 

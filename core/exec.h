@@ -34,6 +34,9 @@ struct mica_exec {
     mica_tensor_desc_t *descs;  /* per layer: inputs then outputs */
     void **ptrs;                /* same layout */
     int32_t *first;             /* per layer: index into descs and ptrs */
+    mica_tensor_desc_t *told;   /* same layout: the dims each clone's
+                                   shape_change was last told */
+    int32_t *told_ok;           /* per layer: told holds what it was told */
     int32_t *skip;              /* per layer: not run on the device now */
     int64_t *trips;             /* per construct: the loop's bound, -1 none */
     int64_t *iter;              /* per construct: the loop's trip now */
@@ -45,6 +48,10 @@ struct mica_exec {
 mica_status_t mica__exec_layer_error(mica_exec_t *x, int32_t s,
                                      const mica_error_t *err,
                                      const char *what);
+
+/* Tell every device clone whose descriptors changed since it was last
+ * told (or never told) through its shape_change (exec_run.c). */
+mica_status_t mica__exec_tell_shapes(mica_exec_t *x);
 
 /* Run the engine's program on the context's stream (phase 2). */
 mica_status_t mica__flow_run(mica_exec_t *x);

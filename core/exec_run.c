@@ -154,6 +154,49 @@ static void refresh(mica_exec_t *x)
     }
 }
 
+/* Whether the descriptors a and b of n tensors differ in what a layer
+ * sees of them: type, format, dims, scale. */
+static int differ(const mica_tensor_desc_t *a, const mica_tensor_desc_t *b,
+                  int32_t n)
+{
+    int32_t i, j;
+    for (i = 0; i < n; i++) {
+        if (a[i].dtype != b[i].dtype || a[i].format != b[i].format ||
+            a[i].scale != b[i].scale || a[i].dims.nb_dims != b[i].dims.nb_dims)
+            return 1;
+        for (j = 0; j < a[i].dims.nb_dims; j++)
+            if (a[i].dims.d[j] != b[i].dims.d[j])
+                return 1;
+    }
+    return 0;
+}
+
+mica_status_t mica__exec_tell_shapes(mica_exec_t *x)
+{
+    mica_engine_t *e = x->e;
+    int32_t s;
+
+    for (s = 0; s < e->nb_layers; s++) {
+        const mica__layer_t *l = &e->layers[s];
+        const mica_tensor_desc_t *io = x->descs + x->first[s];
+        mica_tensor_desc_t *told = x->told + x->first[s];
+        int32_t n = l->nb_inputs + l->nb_outputs;
+        mica_layer_t *inst = x->instances[s];
+        mica_error_t err;
+        if (!l->run_device || !MICA__HAS_OP(inst->ops, shape_change) ||
+            (x->told_ok[s] && !differ(io, told, n)))
+            continue;
+        memcpy(told, io, sizeof *io * (size_t)n);
+        x->told_ok[s] = 0;
+        mica__error_clear(&err);
+        if (inst->ops->shape_change(inst, io, l->nb_inputs, io + l->nb_inputs,
+                                    l->nb_outputs, &err) != MICA_OK)
+            return mica__exec_layer_error(x, s, &err, "shape_change failed");
+        x->told_ok[s] = 1;
+    }
+    return MICA_OK;
+}
+
 /* Every tensor fits the plan of profile k. */
 static mica_status_t check_plan(mica_exec_t *x, int32_t k)
 {
@@ -204,6 +247,8 @@ mica_status_t mica_exec_infer_shapes(mica_exec_t *x)
         (st = mica__flow_check_dims(x)) != MICA_OK)
         return st;
     refresh(x);
+    if ((st = mica__exec_tell_shapes(x)) != MICA_OK)
+        return st;
     for (i = 0; i < e->nb_outputs; i++)
         x->out_ready[i] = 0;
     x->dirty = 0;

@@ -229,6 +229,8 @@ typedef struct mica__tensor {
     float scale;               /* quantization scale, 1 if none */
     int32_t live_from, live_to; /* steps it occupies the arena (plan.c),
                                    set by mica__control_lifetimes */
+    int32_t alias;             /* in place: the input of its producer whose
+                                  memory it takes over (mica__inplace), -1 */
 } mica__tensor_t;
 
 /* What a symbol stands for. */
@@ -419,7 +421,17 @@ mica_status_t mica__engine_layer_fail(const mica_engine_t *e, int32_t step,
                                       const mica_error_t *err,
                                       const char *fallback);
 
-/* Plan profile k's arena: offsets for tensors and workspaces by liveness. */
+/*
+ * Which outputs take over an input's memory (in-place layers): every
+ * tensor's alias, once lifetimes are known (core/inplace.c).
+ * mica__alias_root follows a tensor's aliases to the tensor whose buffer
+ * they all share.
+ */
+mica_status_t mica__inplace(mica_engine_t *e);
+int32_t mica__alias_root(const mica_engine_t *e, int32_t t);
+
+/* Plan profile k's arena: offsets for tensors and workspaces by liveness;
+ * the tensors of one in-place chain share one buffer. */
 mica_status_t mica__plan_memory(mica_engine_t *e, int32_t k);
 
 /* ---- phase 1 (core/shapes.c) ---------------------------------------- */

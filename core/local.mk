@@ -16,7 +16,8 @@ libmica_la_SOURCES += \
 	core/build.c core/graph_order.c core/choose.c core/instance.c \
 	core/device.c core/device_pick.c \
 	core/infer.c core/infer_layer.c core/profile.c core/shapes.c \
-	core/plan.c core/engine.c core/exec.c core/exec_run.c core/flow.c \
+	core/plan.c core/inplace.c core/engine.c core/exec.c core/exec_run.c \
+	core/flow.c \
 	core/autotune.c core/precision.c \
 	core/control.c core/control_plan.c core/control_order.c \
 	core/control_check.c core/cpu/device.c
@@ -93,7 +94,8 @@ TESTS += tests/test_engine_crafted
 tests_test_engine_crafted_SOURCES = tests/test_engine_crafted.c \
 	tests/craft.c tests/craft.h core/format/checksum.c
 tests_test_engine_crafted_LDADD = $(MICA_TEST_LIBS)
-# The ABI's appended capabilities (tactics, ...), through a test module
+# The ABI's appended capabilities (tactics, in place, the shape-change
+# hook, ...), through a test module
 # written with the kit (tests/abi2/), found through $MICA_TOP_BUILDDIR.
 check_LTLIBRARIES += tests/abi2/abi2.la
 tests_abi2_abi2_la_SOURCES = tests/abi2/abi2.c
@@ -111,6 +113,11 @@ check_PROGRAMS += tests/test_abi_compat
 TESTS += tests/test_abi_compat
 tests_test_abi_compat_SOURCES = tests/test_abi_compat.c
 tests_test_abi_compat_LDADD = $(MICA_TEST_LIBS)
+check_PROGRAMS += tests/test_abi_inplace
+TESTS += tests/test_abi_inplace
+tests_test_abi_inplace_SOURCES = tests/test_abi_inplace.c tests/craft.c \
+	tests/craft.h core/format/checksum.c
+tests_test_abi_inplace_LDADD = $(MICA_TEST_LIBS)
 check_PROGRAMS += tests/test_abi_tactics
 TESTS += tests/test_abi_tactics
 tests_test_abi_tactics_SOURCES = tests/test_abi_tactics.c tests/craft.c \

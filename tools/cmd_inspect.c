@@ -234,7 +234,8 @@ static int print_tensors(mica_engine_t *engine)
         return cli_error("out of memory");
     for (i = 0; i < n; i++) {
         mica_tensor_info_t ti = {.struct_size = sizeof(mica_tensor_info_t)};
-        char shape[256], arena[64], role[64];
+        mica_tensor_info_t ai;
+        char shape[256], arena[320], role[64];
         const char *row[7];
         size_t len = 0;
         memset(&ti, 0, sizeof(ti));
@@ -253,7 +254,11 @@ static int print_tensors(mica_engine_t *engine)
                      len ? ", " : "");
         if (!role[0])
             snprintf(role, sizeof(role), "-");
-        if (ti.offset >= 0)
+        if (ti.offset >= 0 && ti.alias >= 0)
+            snprintf(arena, sizeof(arena), "%lld+%lld, in place of %s",
+                     (long long)ti.offset, (long long)ti.bytes,
+                     tensor_name(engine, ti.alias, &ai));
+        else if (ti.offset >= 0)
             snprintf(arena, sizeof(arena), "%lld+%lld", (long long)ti.offset,
                      (long long)ti.bytes);
         else

@@ -32,6 +32,7 @@
  *   configure                     on the clone, each time the context
  *                                 switches profile
  *   initialize                    once, before the clone's first enqueue
+ *   shape_change                  on the clone, when its shapes change
  *   enqueue                       any number of times
  *   terminate                     once, before destroy, if initialize ran
  *   destroy
@@ -366,6 +367,36 @@ struct mica_layer_ops {
      */
     mica_status_t (*set_tactic)(mica_layer_t *layer, int32_t tactic,
                                 mica_error_t *err);
+
+    /*
+     * Optional: in-place (TensorRT's IPluginV3OneBuildV2::getAliasedInput):
+     * the input whose memory output `index` may take over, or -1 (NULL:
+     * none).  Where that input is read by no later step, is not a network
+     * input, an output or a shape-tensor input, and is not given to the
+     * layer twice, the memory plan gives both one buffer: enqueue then
+     * gets the same pointer for the input and the output and must
+     * compute correctly when they are equal (element by element in
+     * place, say).  Where it cannot, they get separate buffers, so
+     * enqueue must work both ways.  Must depend only on the fields and
+     * the number of inputs; the input must have the output's type.
+     */
+    int32_t (*aliased_input)(const mica_layer_t *layer, int32_t index);
+
+    /*
+     * Optional: the shapes this layer runs with changed (TensorRT's
+     * IPluginV3OneRuntime::onShapeChange), with the new descriptors
+     * (concrete dims, as enqueue will see them).  Called on an execution
+     * context's device instance (its clone) after phase 1 found new dims
+     * for any of its inputs or outputs (new input shapes, another
+     * profile, a data-dependent size read back), once per change, before
+     * the next enqueue; the first run is a change.  Not called on a CPU
+     * twin that computes shape tensors in phase 1.  The place to make
+     * per-shape state (descriptors, plans) instead of in every enqueue.
+     */
+    mica_status_t (*shape_change)(mica_layer_t *layer,
+                                  const mica_tensor_desc_t *in, int32_t nb_in,
+                                  const mica_tensor_desc_t *out,
+                                  int32_t nb_out, mica_error_t *err);
 };
 
 /* The most tactics one layer may offer. */

@@ -358,6 +358,11 @@ typedef struct mica_tensor_info {
     int64_t bytes;             /* bytes reserved for it (profile 0) */
     int32_t is_shape_output;
     int32_t reserved_;
+    /* Appended: the tensor whose memory this one takes over (an in-place
+     * layer's input, mica/layer.h's aliased_input), -1 if none; and its
+     * memory layout (mica_format_t). */
+    int32_t alias;
+    uint32_t format;
 } mica_tensor_info_t;
 
 typedef struct mica_layer_info {

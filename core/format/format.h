@@ -35,7 +35,8 @@
  *             symbol (symbol) or u32 a, u32 b (operation: earlier
  *             expressions), then i64 lo, i64 hi
  *   tensors:  name, u32 dtype, u32 flags (MICA__T_*), i32 producer,
- *             i32 first_symbol, f32 scale, shape text, u32 rank, u32
+ *             i32 first_symbol, i32 alias (the input of its producer whose
+ *             memory it takes over, -1), f32 scale, shape text, u32 rank, u32
  *             expression per dimension, [u32 nb_values, u32 expression
  *             per value: a shape tensor's values, flag MICA__T_VALUES]
  *   network inputs, outputs, shape outputs: i32 tensor each

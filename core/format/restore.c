@@ -61,7 +61,7 @@ static mica_status_t read_counts(mica__restore_t *x, uint32_t *nb_exprs)
 
     /* Least bytes per item, so that a count cannot ask for more memory
      * than the file could describe. */
-    e->nb_tensors = (int32_t)mica__in_count(r, 32);
+    e->nb_tensors = (int32_t)mica__in_count(r, 36);
     e->nb_layers = (int32_t)mica__in_count(r, 48);
     e->nb_symbols = (int32_t)mica__in_count(r, 24);
     *nb_exprs = mica__in_count(r, 24);
@@ -146,6 +146,7 @@ static mica_status_t read_tensor(mica__restore_t *x, int32_t i)
     flags = mica__in_u32(x->r);
     t->producer = mica__in_index(x->r, e->nb_layers, 1);
     t->first_symbol = mica__in_index(x->r, e->nb_symbols, 1);
+    t->alias = mica__in_index(x->r, e->nb_tensors, 1);
     t->scale = mica__in_f32(x->r);
     t->shape_text = mica__in_str(x->r);
     rank = mica__in_u32(x->r);

@@ -5,9 +5,11 @@
  * inputs, the format combination, a boundary layer's callback); each
  * profile's ranges are well formed; every layer is configured for every
  * profile, as a build does, and the saved memory plan holds: every block
- * in the arena, aligned, no two blocks that live at once overlapping,
- * and no workspace larger than planned (a module whose workspace grew
- * since the file was written gets the profile planned again).
+ * in the arena, aligned, no two blocks that live at once overlapping
+ * (the tensors of an in-place chain share one), and no workspace larger
+ * than planned.  A module whose workspace grew, or whose outputs take
+ * over other inputs, since the file was written gets the profile
+ * planned again.
  */
 #include <config.h>
 
@@ -221,19 +223,38 @@ static int place(block_t *v, int32_t *n, int64_t offset, int64_t bytes,
 }
 
 /* Profile k's saved plan: every block in place, none overlapping another
- * that lives at the same time, the arena as large as its last block. */
-static int plan_holds(const mica_engine_t *e, int32_t k, block_t *v)
+ * that lives at the same time, the arena as large as its last block.  A
+ * tensor that takes over its input's memory is in its chain's block:
+ * same offset, the block as large as the largest of the chain and as long
+ * as the chain lives (gbytes, gto: per tensor, scratch). */
+static int plan_holds(const mica_engine_t *e, int32_t k, block_t *v,
+                      int64_t *gbytes, int32_t *gto)
 {
     const mica__eprofile_t *p = &e->profiles[k];
     int64_t top = 0;
-    int32_t i, j, n = 0;
+    int32_t i, j, r, n = 0;
 
     for (i = 0; i < e->nb_tensors; i++) {
-        const mica__tensor_t *t = &e->tensors[i];
-        if (!t->need_e)
+        gbytes[i] = p->bytes[i];
+        gto[i] = e->tensors[i].live_to;
+    }
+    for (i = 0; i < e->nb_tensors; i++) {
+        if (e->tensors[i].alias < 0 || !e->tensors[i].need_e)
             continue;
-        if (!place(v, &n, p->offset[i], p->bytes[i], t->live_from,
-                   t->live_to, p->arena_bytes))
+        r = mica__alias_root(e, i);
+        if (p->offset[i] != p->offset[r])
+            return 0;
+        if (p->bytes[i] > gbytes[r])
+            gbytes[r] = p->bytes[i];
+        if (gto[i] > gto[r])
+            gto[r] = gto[i];
+    }
+    for (i = 0; i < e->nb_tensors; i++) {
+        const mica__tensor_t *t = &e->tensors[i];
+        if (!t->need_e || t->alias >= 0)
+            continue;
+        if (!place(v, &n, p->offset[i], gbytes[i], t->live_from, gto[i],
+                   p->arena_bytes))
             return 0;
     }
     for (i = 0; i < e->nb_layers; i++) {
@@ -262,43 +283,58 @@ mica_status_t mica__restore_check_plans(mica__restore_t *x)
     mica_engine_t *e = x->e;
     size_t nb = (size_t)e->nb_tensors + (size_t)e->nb_layers + 1;
     int64_t *ws = calloc((size_t)e->nb_layers + 1, sizeof *ws);
+    int64_t *gbytes = calloc((size_t)e->nb_tensors + 1, sizeof *gbytes);
+    int32_t *gto = calloc((size_t)e->nb_tensors + 1, sizeof *gto);
+    int32_t *saved = calloc((size_t)e->nb_tensors + 1, sizeof *saved);
     block_t *v = calloc(nb, sizeof *v);
     mica_status_t st = MICA_OK;
-    int32_t k, s;
-    int grew;
+    int32_t k, s, t;
+    int grew, moved = 0;
 
-    if (!ws || !v) {
+    if (!ws || !gbytes || !gto || !saved || !v) {
         st = mica__fail(x->ctx, MICA_ERR_NOMEM, "out of host memory");
         goto done;
     }
+    /* In place: what the instances ask for now, against what the file
+     * says; a module that changed its mind gets every plan made again. */
+    for (t = 0; t < e->nb_tensors; t++)
+        saved[t] = e->tensors[t].alias;
+    if ((st = mica__inplace(e)) != MICA_OK)
+        goto done;
+    for (t = 0; t < e->nb_tensors; t++)
+        moved |= saved[t] != e->tensors[t].alias;
     /* A layer whose implementation a deploy-time choice swapped has no
      * tactic yet: the first its instance offers, as in a build. */
     if ((st = mica__default_tactics(e)) != MICA_OK)
         goto done;
     for (k = 0; k < e->nb_profiles && st == MICA_OK; k++) {
         mica__eprofile_t *p = &e->profiles[k];
-        int64_t saved = p->arena_bytes;
+        int64_t before = p->arena_bytes;
         if ((st = mica__configure_profile(e, k, ws)) != MICA_OK)
             break;
-        if (!plan_holds(e, k, v)) {
+        if (!moved && !plan_holds(e, k, v, gbytes, gto)) {
             st = mica__restore_bad(x, "memory plan", "profile %d", (int)k);
             break;
         }
-        for (s = grew = 0; s < e->nb_layers; s++)
+        for (s = 0, grew = moved; s < e->nb_layers; s++)
             if (ws[s] > p->workspace[s]) {
                 p->workspace[s] = ws[s];
                 grew = 1;
             }
         if (grew && (st = mica__plan_memory(e, k)) == MICA_OK)
             mica__log(x->ctx, MICA_LOG_INFO, "%s: profile %d now plans %lld "
-                      "bytes (%lld when saved): a module's workspace grew",
+                      "bytes (%lld when saved): a module's %s changed",
                       x->l->what, (int)k, (long long)p->arena_bytes,
-                      (long long)saved);
+                      (long long)before, moved ? "in-place outputs"
+                                               : "workspace");
     }
     if (st == MICA_OK)
         st = mica__configure_host(e);
 done:
     free(ws);
+    free(gbytes);
+    free(gto);
+    free(saved);
     free(v);
     return st;
 }

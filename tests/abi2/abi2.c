@@ -11,6 +11,11 @@
  *              tactic 2 (x + 2), and the autotuner picks "reference"
  *              tactic 1 (x + 1).  The module never serializes its tactic:
  *              what an engine or a clone runs is what the core told it.
+ *   InPlaceAdd y = x + 1 (float32), whose output may take over its input's
+ *              memory; it counts its runs in place (input and output at
+ *              one address) and not (abi2_inplace_runs, abi2_copy_runs).
+ *   ShapeHook  y = x + 1000 * (shape_change calls) + rows it was told
+ *              (float32, [rows, ...]); refuses to run before it is told.
  */
 #include <config.h>
 
@@ -125,10 +130,122 @@ static const mica_layer_creator_t ta_plain = MICA_KIT_CREATOR(
     "TacticAdd", "plain", MICA_DEVICE_CPU, 5, MICA_ROLE_NONE, NULL, 0,
     ta_create, &ta_ops_plain);
 
+/* ---- InPlaceAdd ----------------------------------------------------------- */
+
+MICA_EXPORT int abi2_inplace_runs, abi2_copy_runs;
+
+static int32_t ip_aliased(const mica_layer_t *layer, int32_t index)
+{
+    (void)layer;
+    return index == 0 ? 0 : -1;
+}
+
+static mica_status_t ip_enqueue(mica_layer_t *layer,
+                                const mica_tensor_desc_t *in, int32_t nb_in,
+                                const mica_tensor_desc_t *out, int32_t nb_out,
+                                const void *const *inputs,
+                                void *const *outputs, void *workspace,
+                                void *stream, mica_error_t *err)
+{
+    const float *x = inputs[0];
+    float *y = outputs[0];
+    int64_t i, n = mica_dims_volume(&out[0].dims);
+
+    (void)layer;
+    (void)in;
+    (void)nb_in;
+    (void)nb_out;
+    (void)workspace;
+    (void)stream;
+    (void)err;
+    if ((const void *)x == (const void *)y)
+        abi2_inplace_runs++;
+    else
+        abi2_copy_runs++;
+    for (i = 0; i < n; i++)
+        y[i] = x[i] + 1.0f;
+    return MICA_OK;
+}
+
+static const mica_layer_ops_t ip_ops = MICA_KIT_OPS(
+    ip_enqueue, .nb_outputs = mica_kit_one_output,
+    .output_dtypes = mica_kit_same_dtypes, .output_dims = mica_kit_same_dims,
+    .supports_format = ta_formats, .aliased_input = ip_aliased);
+static const mica_layer_creator_t ip_creator = MICA_KIT_CREATOR(
+    "InPlaceAdd", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE, NULL, 0,
+    mica_kit_layer_create, &ip_ops);
+
+/* ---- ShapeHook ------------------------------------------------------------ */
+
+typedef struct hook {
+    mica_kit_layer_t base;
+    int32_t calls;           /* shape_change calls on this instance */
+    int64_t rows;            /* dimension 0 of the input it was told */
+} hook_t;
+
+static mica_status_t hk_shape_change(mica_layer_t *layer,
+                                     const mica_tensor_desc_t *in,
+                                     int32_t nb_in,
+                                     const mica_tensor_desc_t *out,
+                                     int32_t nb_out, mica_error_t *err)
+{
+    hook_t *l = (hook_t *)layer;
+    (void)nb_in;
+    (void)nb_out;
+    if (in[0].dims.nb_dims < 1 || out[0].dims.d[0] != in[0].dims.d[0])
+        return MICA_KIT_FAIL(err, "ShapeHook told odd shapes");
+    l->calls++;
+    l->rows = in[0].dims.d[0];
+    return MICA_OK;
+}
+
+static mica_status_t hk_enqueue(mica_layer_t *layer,
+                                const mica_tensor_desc_t *in, int32_t nb_in,
+                                const mica_tensor_desc_t *out, int32_t nb_out,
+                                const void *const *inputs,
+                                void *const *outputs, void *workspace,
+                                void *stream, mica_error_t *err)
+{
+    const hook_t *l = (const hook_t *)layer;
+    const float *x = inputs[0];
+    float *y = outputs[0];
+    int64_t i, n = mica_dims_volume(&out[0].dims);
+
+    (void)nb_in;
+    (void)nb_out;
+    (void)workspace;
+    (void)stream;
+    if (l->calls == 0 || l->rows != in[0].dims.d[0])
+        return MICA_KIT_FAIL(err, "ShapeHook '%s' runs with %lld rows but "
+                             "was told %lld (%d calls)", l->base.name,
+                             (long long)in[0].dims.d[0], (long long)l->rows,
+                             (int)l->calls);
+    for (i = 0; i < n; i++)
+        y[i] = x[i] + 1000.0f * (float)l->calls + (float)l->rows;
+    return MICA_OK;
+}
+
+static mica_layer_t *hk_create(const mica_layer_creator_t *c,
+                               const char *name, const mica_fields_t *fields,
+                               mica_error_t *err)
+{
+    hook_t *l = mica_kit_layer_new(sizeof *l, c->user_data, c, name, fields,
+                                   err);
+    return l ? &l->base.layer : NULL;
+}
+
+static const mica_layer_ops_t hk_ops = MICA_KIT_OPS(
+    hk_enqueue, .nb_outputs = mica_kit_one_output,
+    .output_dtypes = mica_kit_same_dtypes, .output_dims = mica_kit_same_dims,
+    .supports_format = ta_formats, .shape_change = hk_shape_change);
+static const mica_layer_creator_t hk_creator = MICA_KIT_CREATOR(
+    "ShapeHook", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE, NULL, 0,
+    hk_create, &hk_ops);
+
 /* ---- the module ------------------------------------------------------------ */
 
 static const mica_layer_creator_t *const creators[] = {
-    &ta_reference, &ta_plain,
+    &ta_reference, &ta_plain, &ip_creator, &hk_creator,
 };
 
 MICA_KIT_ENTRY("abi2", "1.0.0", "MIT",
