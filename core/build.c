@@ -148,7 +148,8 @@ static mica_status_t run_build(build_t *b)
         if ((st = mica__infer_layer(b, s)) != MICA_OK)
             return st;
     if ((st = mica__infer_check_inputs(b)) != MICA_OK ||
-        (st = mica__control_check(b)) != MICA_OK)
+        (st = mica__control_check(b)) != MICA_OK ||
+        (st = mica__dds_check(b)) != MICA_OK)
         return st;
     mica__control_lifetimes(b->e);
     if (!b->validate_only && (st = mica__inplace(b->e)) != MICA_OK)

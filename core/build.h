@@ -123,6 +123,11 @@ mica_layer_t *mica__from_state(const mica_layer_creator_t *c,
 mica_layer_t *mica__instance_of(mica__build_t *b, int32_t step,
                                 const mica_layer_creator_t *c);
 
+/* dds.c: data-dependent sizes are 0-D int32 or int64 outputs, of layers
+ * outside loops and conditionals, and nothing phase 1 computes depends
+ * on them (after the kinds and shapes). */
+mica_status_t mica__dds_check(mica__build_t *b);
+
 /* profile.c */
 mica_status_t mica__build_profiles(mica__build_t *b);
 

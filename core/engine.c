@@ -110,6 +110,7 @@ void mica__engine_free(mica_engine_t *e)
         free(e->symbols[i].meaning);
     }
     free(e->symbols);
+    free(e->size_syms);
     for (i = 0; e->profiles && i < e->nb_profiles; i++)
         profile_free(e, &e->profiles[i]);
     free(e->profiles);

@@ -119,8 +119,7 @@ static mica_status_t use_profile(mica_exec_t *x, int32_t k)
     return x->initialized ? MICA_OK : initialize(x);
 }
 
-/* Descriptors, pointers and skips of the device layers for the dims now. */
-static void refresh(mica_exec_t *x)
+void mica__exec_refresh(mica_exec_t *x)
 {
     mica_engine_t *e = x->e;
     const mica__eprofile_t *p = &e->profiles[x->profile];
@@ -171,12 +170,13 @@ static int differ(const mica_tensor_desc_t *a, const mica_tensor_desc_t *b,
     return 0;
 }
 
-mica_status_t mica__exec_tell_shapes(mica_exec_t *x)
+mica_status_t mica__exec_tell_shapes(mica_exec_t *x, int32_t from,
+                                     int32_t to)
 {
     mica_engine_t *e = x->e;
     int32_t s;
 
-    for (s = 0; s < e->nb_layers; s++) {
+    for (s = from; s < to && s < e->nb_layers; s++) {
         const mica__layer_t *l = &e->layers[s];
         const mica_tensor_desc_t *io = x->descs + x->first[s];
         mica_tensor_desc_t *told = x->told + x->first[s];
@@ -197,8 +197,7 @@ mica_status_t mica__exec_tell_shapes(mica_exec_t *x)
     return MICA_OK;
 }
 
-/* Every tensor fits the plan of profile k. */
-static mica_status_t check_plan(mica_exec_t *x, int32_t k)
+mica_status_t mica__exec_check_plan(mica_exec_t *x, int32_t k)
 {
     mica_engine_t *e = x->e;
     char dims[256];
@@ -243,11 +242,14 @@ mica_status_t mica_exec_infer_shapes(mica_exec_t *x)
     if ((st = pick_profile(x, &k)) != MICA_OK ||
         (k != x->profile && (st = use_profile(x, k)) != MICA_OK) ||
         (st = mica__shapes_run(e, &x->shapes, x->in_dims, 1, x->host)) != MICA_OK ||
-        (st = check_plan(x, k)) != MICA_OK ||
+        (st = mica__exec_check_plan(x, k)) != MICA_OK ||
         (st = mica__flow_check_dims(x)) != MICA_OK)
         return st;
-    refresh(x);
-    if ((st = mica__exec_tell_shapes(x)) != MICA_OK)
+    mica__exec_refresh(x);
+    /* Past a layer that makes a data-dependent size, the shapes are its
+     * bound's until it has run: told then (core/dds.c). */
+    if ((st = mica__exec_tell_shapes(x, 0, mica__dds_next(e, -1) + 1)) !=
+        MICA_OK)
         return st;
     for (i = 0; i < e->nb_outputs; i++)
         x->out_ready[i] = 0;

@@ -48,7 +48,7 @@ static mica_status_t run_layer(mica_exec_t *x, int32_t s)
                    : NULL,
             x->stream, &err) != MICA_OK)
         return mica__exec_layer_error(x, s, &err, "enqueue failed");
-    return MICA_OK;
+    return l->makes_sizes ? mica__dds_after(x, s) : MICA_OK;
 }
 
 /* Ask boundary layer s for one step; *value gets what a READ stored. */
@@ -135,7 +135,7 @@ mica_status_t mica__flow_run(mica_exec_t *x)
     const mica_engine_t *e = x->e;
     int32_t pc = 0;
     int64_t v;
-    mica_status_t st = MICA_OK;
+    mica_status_t st = e->nb_size_syms ? mica__dds_reset(x) : MICA_OK;
 
     while (pc < e->nb_prog && st == MICA_OK) {
         const mica__op_t *o = &e->prog[pc];

@@ -237,7 +237,10 @@ typedef struct mica__tensor {
 typedef enum mica__symbol_kind {
     MICA__SYM_INPUT_DIM = 0,   /* dimension `axis` of network input `input` */
     MICA__SYM_INPUT_VALUE = 1, /* value `axis` of shape-tensor input `input` */
-    MICA__SYM_COMPUTED = 2     /* value `axis` of shape tensor `tensor` */
+    MICA__SYM_COMPUTED = 2,    /* value `axis` of shape tensor `tensor` */
+    MICA__SYM_SIZE = 3         /* a data-dependent size: the value of the
+                                  0-D tensor `tensor`, read back once its
+                                  producer has run, at most `upper` */
 } mica__symbol_kind_t;
 
 typedef struct mica__symbol {
@@ -245,6 +248,7 @@ typedef struct mica__symbol {
     int32_t input;             /* position among network inputs */
     int32_t tensor;
     int32_t axis;
+    const mica_expr_t *upper;  /* MICA__SYM_SIZE: the bound */
     char *name;                /* "N", "n[0]", "t[1]" */
     char *meaning;             /* "x[0]" ... */
 } mica__symbol_t;
@@ -286,6 +290,7 @@ typedef struct mica__layer {
     int32_t branch;            /* in a conditional's branch: 0 true,
                                   1 false; -1 otherwise */
     int32_t tactic;            /* told to its instances, 0: none */
+    int32_t makes_sizes;       /* some output is a data-dependent size */
 } mica__layer_t;
 
 /*
@@ -351,6 +356,8 @@ struct mica_engine {
     int32_t nb_shape_outputs;
     mica__symbol_t *symbols;
     int32_t nb_symbols;
+    int32_t *size_syms;        /* the MICA__SYM_SIZE symbols (core/dds.c) */
+    int32_t nb_size_syms;
     mica__eprofile_t *profiles;
     int32_t nb_profiles;
     int32_t nb_user_profiles;  /* 0 for a static network (one implicit) */
@@ -465,6 +472,25 @@ void mica__shapes_free(mica_engine_t *e, mica__shapes_t *s);
 mica_status_t mica__shapes_run(mica_engine_t *e, mica__shapes_t *s,
                                const mica_dims_t *input_dims, int assertions,
                                mica_layer_t *const *host);
+
+/*
+ * Evaluate the output dims of the layers from step `from` on into s,
+ * first binding the data-dependent sizes of those from `bind_from` on to
+ * their bounds (phase 1 does it for all; an execution context after
+ * reading a size back, for the layers after it).
+ */
+mica_status_t mica__shapes_eval_from(mica_engine_t *e, mica__shapes_t *s,
+                                     int32_t from, int32_t bind_from);
+
+/* ---- data-dependent sizes (core/dds.c) ------------------------------- */
+
+/* e's list of sizes (size_syms) and which layers make them, from its
+ * symbols. */
+mica_status_t mica__dds_index(mica_engine_t *e);
+/* Whether expression x depends on one of e's sizes (mask: scratch, one
+ * byte per symbol). */
+int mica__dds_depends(const mica_engine_t *e, const mica_expr_t *x,
+                      uint8_t *mask);
 
 /* configure() ranges of layer l for its host phase: all profiles' union. */
 void mica__host_ranges(const mica_engine_t *e, const mica__layer_t *l,

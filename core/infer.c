@@ -73,7 +73,7 @@ const mica_expr_t *mica__add_symbol(mica__build_t *b,
         return NULL;
     }
     e->nb_symbols++;
-    if (kind != MICA__SYM_COMPUTED) {
+    if (kind == MICA__SYM_INPUT_DIM || kind == MICA__SYM_INPUT_VALUE) {
         int64_t lo, hi;
         input_range(b->net, input, axis, kind == MICA__SYM_INPUT_VALUE, &lo, &hi);
         if (lo != -1 || hi != -1)

@@ -53,6 +53,44 @@ done:
     return MICA_OK;
 }
 
+/* The layer asking for data-dependent sizes (mica_host_t's expr_size). */
+typedef struct sizer {
+    mica__build_t *b;
+    int32_t step;
+} sizer_t;
+
+/* The symbol of output `out`'s value, a data-dependent size of layer
+ * sz->step bounded by `upper` (made the first time it is asked for). */
+static const mica_expr_t *make_size(void *user, int32_t out,
+                                    const mica_expr_t *upper)
+{
+    sizer_t *sz = user;
+    mica_engine_t *e = sz->b->e;
+    const mica__layer_t *l = &e->layers[sz->step];
+    mica__expr_node_t bound;
+    char meaning[600], text[256];
+    int32_t t, k;
+
+    if (out < 0 || out >= l->nb_outputs)
+        return NULL;
+    t = l->outputs[out];
+    for (k = 0; k < e->nb_symbols; k++)
+        if (e->symbols[k].kind == MICA__SYM_SIZE && e->symbols[k].tensor == t)
+            break;
+    if (k == e->nb_symbols) {
+        snprintf(meaning, sizeof meaning, "the value of %s, read once layer "
+                 "'%s' has run (at most %s)", e->tensors[t].name, l->name,
+                 mica__expr_print(upper, text, sizeof text));
+        if (!mica__add_symbol(sz->b, MICA__SYM_SIZE, -1, t, 0,
+                              e->tensors[t].name, meaning))
+            return NULL;
+    }
+    e->symbols[k].upper = upper;
+    mica__expr_inspect(upper, &bound);
+    return mica__expr_symbol_range(e->eb, k, e->symbols[k].name, 0,
+                                   bound.hi > 0 ? bound.hi : 0);
+}
+
 /* Checks of an Assertion whose condition is known at build time. */
 static mica_status_t check_assertion(mica__build_t *b, int32_t step)
 {
@@ -125,11 +163,16 @@ static mica_status_t infer_once(mica__build_t *b, int32_t step)
         return mica__layer_fail(b, step, &err, "output types rejected");
     for (i = 0; i < nout; i++) {
         mica__tensor_t *t = &e->tensors[l->outputs[i]];
+        sizer_t sz = {b, step};
+        mica_status_t st;
         t->dtype = out_types[i];
         t->first_symbol = -1;
         mica__error_clear(&err);
-        if (ops->output_dims(l->instance, i, in_shapes, nin, e->eb, &t->shape,
-                             &err) != MICA_OK)
+        mica__expr_set_sizer(e->eb, make_size, &sz);
+        st = ops->output_dims(l->instance, i, in_shapes, nin, e->eb,
+                              &t->shape, &err);
+        mica__expr_set_sizer(e->eb, NULL, NULL);
+        if (st != MICA_OK)
             return mica__layer_fail(b, step, &err, "output shape rejected");
         t->shape.values = NULL;
         t->shape.nb_values = 0;

@@ -16,7 +16,8 @@ libmica_la_SOURCES += \
 	core/build.c core/graph_order.c core/choose.c core/instance.c \
 	core/device.c core/device_pick.c \
 	core/infer.c core/infer_layer.c core/profile.c core/shapes.c \
-	core/plan.c core/inplace.c core/engine.c core/exec.c core/exec_run.c \
+	core/plan.c core/inplace.c core/dds.c core/engine.c core/exec.c \
+	core/exec_run.c \
 	core/flow.c \
 	core/autotune.c core/precision.c \
 	core/control.c core/control_plan.c core/control_order.c \
@@ -118,6 +119,11 @@ TESTS += tests/test_abi_inplace
 tests_test_abi_inplace_SOURCES = tests/test_abi_inplace.c tests/craft.c \
 	tests/craft.h core/format/checksum.c
 tests_test_abi_inplace_LDADD = $(MICA_TEST_LIBS)
+check_PROGRAMS += tests/test_abi_dds
+TESTS += tests/test_abi_dds
+tests_test_abi_dds_SOURCES = tests/test_abi_dds.c
+tests_test_abi_dds_LDADD = $(MICA_TEST_LIBS)
+EXTRA_DIST += tests/manifests/abi/dds_in_loop.yaml
 check_PROGRAMS += tests/test_abi_tactics
 TESTS += tests/test_abi_tactics
 tests_test_abi_tactics_SOURCES = tests/test_abi_tactics.c tests/craft.c \

@@ -140,6 +140,23 @@ static mica_status_t corner(mica__build_t *b, int32_t k, int which,
     return st;
 }
 
+/* The corners ran with every data-dependent size at its bound: a
+ * dimension that depends on one may be as small as 0. */
+static mica_status_t smallest_sizes(mica_engine_t *e, int32_t k)
+{
+    uint8_t *mask = calloc((size_t)e->nb_symbols + 1, 1);
+    int32_t t, j;
+
+    if (!mask)
+        return mica__fail(e->ctx, MICA_ERR_NOMEM, "out of host memory");
+    for (t = 0; t < e->nb_tensors; t++)
+        for (j = 0; j < e->tensors[t].shape.nb_dims; j++)
+            if (mica__dds_depends(e, e->tensors[t].shape.d[j], mask))
+                e->profiles[k].tmin[t].d[j] = 0;
+    free(mask);
+    return MICA_OK;
+}
+
 /* Ranges and sizes of profile k from its three points. */
 static mica_status_t measure(mica__build_t *b, int32_t k, mica__shapes_t *s,
                              mica_dims_t *input_dims)
@@ -172,7 +189,7 @@ static mica_status_t measure(mica__build_t *b, int32_t k, mica__shapes_t *s,
                 p->bytes[t] = bytes;
         }
     }
-    return MICA_OK;
+    return e->nb_size_syms ? smallest_sizes(e, k) : MICA_OK;
 }
 
 mica_status_t mica__configure_profile(mica_engine_t *e, int32_t k,

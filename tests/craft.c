@@ -162,11 +162,14 @@ int craft_map(const unsigned char *data, size_t size, craft_map_t *m)
     m->nb_inputs = c[6];
     m->nb_profiles = c[10];
     for (i = 0; i < m->nb_symbols && !w.bad; i++) {
-        skip(&w, 12);      /* kind, input, tensor */
+        kind = u32(&w);
+        skip(&w, 8);       /* input, tensor */
         note(m->symbol_axis, i, w.pos);
         skip(&w, 4);
         str(&w);
         str(&w);
+        if (kind == 3)     /* a data-dependent size: its bound */
+            skip(&w, 4);
     }
     for (i = 0; i < m->nb_exprs && !w.bad; i++) {
         note(m->expr_kind, i, w.pos);

@@ -41,7 +41,25 @@ struct mica_expr {
 
 struct mica_expr_builder {
     struct mica_expr *buckets[NB_BUCKETS];
+    mica__sizer_fn sizer;    /* set while a layer gives its output dims */
+    void *sizer_user;
 };
+
+void mica__expr_set_sizer(mica_expr_builder_t *eb, mica__sizer_fn fn,
+                          void *user)
+{
+    eb->sizer = fn;
+    eb->sizer_user = user;
+}
+
+const mica_expr_t *mica__expr_size(mica_expr_builder_t *eb,
+                                   int32_t size_output,
+                                   const mica_expr_t *upper)
+{
+    if (!eb || !eb->sizer || !upper)
+        return NULL;
+    return eb->sizer(eb->sizer_user, size_output, upper);
+}
 
 static int64_t clamp_big(int64_t v)
 {
@@ -382,6 +400,17 @@ mica_status_t mica__expr_eval(const mica_expr_t *e, const int64_t *symbols,
         return st;
     return fold((mica_expr_op_t)e->kind, a, b, out) == 0 ? MICA_OK
                                                          : MICA_ERR_INVALID;
+}
+
+int mica__expr_uses(const mica_expr_t *e, const uint8_t *uses, int32_t n)
+{
+    if (!e)
+        return 0;
+    if (e->kind == NODE_SYMBOL)
+        return e->sym >= 0 && e->sym < n && uses[e->sym];
+    if (e->kind == NODE_CONST)
+        return 0;
+    return mica__expr_uses(e->a, uses, n) || mica__expr_uses(e->b, uses, n);
 }
 
 void mica__expr_inspect(const mica_expr_t *e, mica__expr_node_t *out)

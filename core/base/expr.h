@@ -46,6 +46,24 @@ const mica_expr_t *mica__expr_symbol_range(mica_expr_builder_t *eb,
 mica_status_t mica__expr_eval(const mica_expr_t *e, const int64_t *symbols,
                               int32_t nb_symbols, int64_t *out);
 
+/*
+ * Data-dependent sizes (mica_host_t's expr_size): the builder of an
+ * engine sets a function that makes the symbol of layer output
+ * `size_output` bounded by `upper` while it asks a layer for its output
+ * dims, and clears it after (fn NULL); mica__expr_size calls it, or
+ * returns NULL when none is set.
+ */
+typedef const mica_expr_t *(*mica__sizer_fn)(void *user, int32_t size_output,
+                                             const mica_expr_t *upper);
+void mica__expr_set_sizer(mica_expr_builder_t *eb, mica__sizer_fn fn,
+                          void *user);
+const mica_expr_t *mica__expr_size(mica_expr_builder_t *eb,
+                                   int32_t size_output,
+                                   const mica_expr_t *upper);
+
+/* Whether `e` uses a symbol whose id has a non-zero entry in uses[0..n). */
+int mica__expr_uses(const mica_expr_t *e, const uint8_t *uses, int32_t n);
+
 /* Readable form ("N*6", "max(N, 3)"), written into buf; returns buf. */
 char *mica__expr_print(const mica_expr_t *e, char *buf, size_t len);
 

@@ -125,6 +125,9 @@ mica_status_t mica__expr_table_make(const mica_engine_t *e,
     int32_t i, j;
     int rc = t ? 0 : -1;
 
+    for (i = 0; rc == 0 && i < e->nb_symbols; i++)
+        if (e->symbols[i].kind == MICA__SYM_SIZE)
+            rc = walk(t, e->symbols[i].upper);
     for (i = 0; rc == 0 && i < e->nb_tensors; i++) {
         const mica__tensor_t *x = &e->tensors[i];
         for (j = 0; rc == 0 && j < x->shape.nb_dims; j++)
@@ -186,9 +189,12 @@ int mica__expr_table_read(mica__in_t *r, mica_engine_t *e, uint32_t n,
                           const mica_expr_t **nodes)
 {
     uint16_t *depth = calloc((size_t)n + 1, sizeof *depth);
+    uint32_t *paths = calloc((size_t)n + 1, sizeof *paths);
     uint32_t i, a, b;
 
-    if (!depth) {
+    if (!depth || !paths) {
+        free(depth);
+        free(paths);
         r->bad = 1;
         return -1;
     }
@@ -198,6 +204,7 @@ int mica__expr_table_read(mica__in_t *r, mica_engine_t *e, uint32_t n,
         memset(&x, 0, sizeof x);
         x.kind = (int32_t)mica__in_u32(r);
         depth[i] = 1;
+        paths[i] = 1;
         if (x.kind == MICA__EXPR_CONST) {
             x.value = mica__in_i64(r);
         } else if (x.kind == MICA__EXPR_SYMBOL) {
@@ -214,7 +221,12 @@ int mica__expr_table_read(mica__in_t *r, mica_engine_t *e, uint32_t n,
             x.b = nodes[b];
             depth[i] = (uint16_t)(1 + (depth[a] > depth[b] ? depth[a]
                                                           : depth[b]));
-            if (depth[i] > MAX_EXPR_DEPTH)
+            /* What evaluating it visits, shared operands counted each
+             * time: bounded, so that no expression takes long to
+             * evaluate, however its nodes are shared. */
+            paths[i] = 1 + paths[a] + paths[b];
+            if (depth[i] > MAX_EXPR_DEPTH || paths[i] > MAX_EXPR_PATHS ||
+                paths[a] > MAX_EXPR_PATHS || paths[b] > MAX_EXPR_PATHS)
                 r->bad = 1;
         }
         x.lo = mica__in_i64(r);
@@ -223,5 +235,6 @@ int mica__expr_table_read(mica__in_t *r, mica_engine_t *e, uint32_t n,
             r->bad = 1; /* malformed (or out of memory) */
     }
     free(depth);
+    free(paths);
     return r->bad ? -1 : 0;
 }

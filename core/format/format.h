@@ -29,7 +29,8 @@
  *   counts: u32 tensors, layers, symbols, expressions, constructs,
  *           program, inputs, outputs, shape outputs, user profiles,
  *           profiles
- *   symbols:  u32 kind, i32 input, i32 tensor, i32 axis, name, meaning
+ *   symbols:  u32 kind, i32 input, i32 tensor, i32 axis, name, meaning,
+ *             [u32 expression: the bound of a data-dependent size]
  *   expressions, operands first: u32 kind (mica_expr_op_t, or 100 a
  *             constant, 101 a symbol), then i64 value (constant), u32
  *             symbol (symbol) or u32 a, u32 b (operation: earlier
@@ -86,6 +87,7 @@
 #define STATE_ALIGN 64
 #define MAX_ITEMS 1000000    /* the most of anything a reader takes */
 #define MAX_EXPR_DEPTH 4096  /* the deepest expression written or read */
+#define MAX_EXPR_PATHS (1u << 20) /* the most nodes one evaluation visits */
 
 /* Bits of a tensor's flags (format 3). */
 #define MICA__T_INPUT 1u
@@ -226,7 +228,8 @@ void mica__expr_table_free(mica__expr_table_t *t);
 /*
  * Read n nodes into nodes[] (built in e's expression builder), checking
  * kinds, operands (earlier nodes), symbol ids (e's symbols, already
- * read) and depth (MAX_EXPR_DEPTH).  0, or -1 with r->bad set.
+ * read), depth (MAX_EXPR_DEPTH) and the work of evaluating each
+ * (MAX_EXPR_PATHS).  0, or -1 with r->bad set.
  */
 int mica__expr_table_read(mica__in_t *r, mica_engine_t *e, uint32_t n,
                           const mica_expr_t **nodes);

@@ -106,6 +106,8 @@ static mica_status_t read_symbols(mica__restore_t *x)
     mica_engine_t *e = x->e;
     int32_t i;
 
+    if (!(x->uppers = calloc((size_t)e->nb_symbols + 1, sizeof *x->uppers)))
+        return mica__fail(x->ctx, MICA_ERR_NOMEM, "out of host memory");
     for (i = 0; i < e->nb_symbols; i++) {
         mica__symbol_t *s = &e->symbols[i];
         uint32_t kind = mica__in_u32(x->r);
@@ -115,9 +117,11 @@ static mica_status_t read_symbols(mica__restore_t *x)
         s->name = mica__in_str(x->r);
         s->meaning = mica__in_str(x->r);
         s->kind = (mica__symbol_kind_t)kind;
+        if (kind == MICA__SYM_SIZE)
+            x->uppers[i] = mica__in_u32(x->r);
         if (x->r->bad || !s->name || !s->meaning ||
-            kind > MICA__SYM_COMPUTED || s->axis < 0 || s->tensor < 0 ||
-            (kind != MICA__SYM_COMPUTED && s->input < 0))
+            kind > MICA__SYM_SIZE || s->axis < 0 || s->tensor < 0 ||
+            (kind < MICA__SYM_COMPUTED && s->input < 0))
             return mica__restore_bad(x, "symbol", "number %d", (int)i);
     }
     return MICA_OK;
@@ -326,6 +330,13 @@ static mica_status_t read_engine(mica__restore_t *x)
         return st;
     if (mica__expr_table_read(r, e, x->nb_nodes, x->nodes) != 0)
         return mica__load_corrupt(x->l, "shape expressions");
+    for (i = 0; i < e->nb_symbols; i++)
+        if (e->symbols[i].kind == MICA__SYM_SIZE) {
+            if (x->uppers[i] >= x->nb_nodes)
+                return mica__restore_bad(x, "symbol", "'%s': its bound",
+                                         e->symbols[i].name);
+            e->symbols[i].upper = x->nodes[x->uppers[i]];
+        }
     for (i = 0; i < e->nb_tensors; i++)
         if ((st = read_tensor(x, i)) != MICA_OK)
             return st;
@@ -391,6 +402,7 @@ mica_status_t mica__load_restore(mica__load_t *l, mica_engine_t **out)
     took(&x, "configured, memory plans checked", &t);
 done:
     free(x.nodes);
+    free(x.uppers);
     if (st != MICA_OK) {
         char msg[MICA_ERROR_MAX];
         if (st == MICA_ERR_NOMEM && !x.e)

@@ -17,6 +17,7 @@ typedef struct mica__restore {
     mica_engine_t *e;
     const mica_expr_t **nodes;   /* the expression table, by id */
     uint32_t nb_nodes;
+    uint32_t *uppers;            /* per symbol: its bound's expression */
     int32_t nb_prog_cap;
 } mica__restore_t;
 

@@ -131,12 +131,18 @@ static mica_status_t symbols(mica__restore_t *x)
         const mica__symbol_t *s = &e->symbols[i];
         const mica__tensor_t *t = &e->tensors[s->tensor];
         int ok = 1;
-        if (s->kind != MICA__SYM_COMPUTED)
+        if (s->kind < MICA__SYM_COMPUTED)
             ok = s->tensor == e->input_index[s->input];
         if (s->kind == MICA__SYM_INPUT_DIM)
             ok = ok && s->axis < t->shape.nb_dims && !t->is_shape_input;
         else if (s->kind == MICA__SYM_INPUT_VALUE)
             ok = ok && t->is_shape_input && s->axis < t->shape.nb_values;
+        else if (s->kind == MICA__SYM_SIZE) /* its layer: mica__dds_index */
+            ok = !t->is_input && t->shape.nb_dims == 0 && t->need_e &&
+                 (t->dtype == MICA_INT32 || t->dtype == MICA_INT64) &&
+                 e->layers[t->producer].run_device &&
+                 !e->layers[t->producer].run_host &&
+                 e->layers[t->producer].construct < 0;
         else
             ok = t->first_symbol >= 0 && i - t->first_symbol == s->axis;
         if (!ok)
@@ -285,7 +291,7 @@ mica_status_t mica__restore_check_graph(mica__restore_t *x)
                      offsetof(mica__tensor_t, is_shape_output),
                      "output for shapes")) != MICA_OK ||
         (st = data_flow(x)) != MICA_OK || (st = symbols(x)) != MICA_OK ||
-        (st = constructs(x)) != MICA_OK)
+        (st = constructs(x)) != MICA_OK || (st = mica__dds_index(e)) != MICA_OK)
         return st;
     /* Lifetimes in the arena, as a build finds them: from the last step
      * that reads each tensor on the device, stretched over loops. */

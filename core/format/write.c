@@ -79,7 +79,8 @@ void mica__out_pad(mica__out_t *o)
 
 /* ---- the engine --------------------------------------------------------- */
 
-static void put_symbols(const mica_engine_t *e, mica__out_t *o)
+static void put_symbols(const mica_engine_t *e, const mica__expr_table_t *x,
+                        mica__out_t *o)
 {
     int32_t i;
     for (i = 0; i < e->nb_symbols; i++) {
@@ -90,6 +91,8 @@ static void put_symbols(const mica_engine_t *e, mica__out_t *o)
         mica__out_i32(o, s->axis);
         mica__out_str(o, s->name);
         mica__out_str(o, s->meaning);
+        if (s->kind == MICA__SYM_SIZE)
+            mica__out_u32(o, mica__expr_table_id(x, s->upper));
     }
 }
 
@@ -223,7 +226,7 @@ static mica_status_t put_engine(const mica_engine_t *e, mica__out_t *o)
     mica__out_u32(o, (uint32_t)e->nb_shape_outputs);
     mica__out_u32(o, (uint32_t)e->nb_user_profiles);
     mica__out_u32(o, (uint32_t)e->nb_profiles);
-    put_symbols(e, o);
+    put_symbols(e, x, o);
     mica__expr_table_write(x, o);
     put_tensors(e, x, o);
     mica__expr_table_free(x);

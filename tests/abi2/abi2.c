@@ -16,6 +16,12 @@
  *              one address) and not (abi2_inplace_runs, abi2_copy_runs).
  *   ShapeHook  y = x + 1000 * (shape_change calls) + rows it was told
  *              (float32, [rows, ...]); refuses to run before it is told.
+ *   Positive   y = the elements of x above 0, in order (float32, 1-D of
+ *              a data-dependent size), and their count (0-D int32, the
+ *              size output), at most the volume of x.  Fields: `lie`
+ *              (int, default 0) is added to the count it writes, for the
+ *              core's check of the bound; `bad_size` (bool) makes the
+ *              count's output 1-D, which the builder refuses.
  */
 #include <config.h>
 
@@ -242,10 +248,115 @@ static const mica_layer_creator_t hk_creator = MICA_KIT_CREATOR(
     "ShapeHook", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE, NULL, 0,
     hk_create, &hk_ops);
 
+/* ---- Positive ------------------------------------------------------------- */
+
+static int64_t field_int(const mica_layer_t *layer, const char *name)
+{
+    return mica_kit_int(
+        mica_kit_fields_view(((const mica_kit_layer_t *)layer)->fields), name,
+        0);
+}
+
+static int32_t pos_formats(const mica_layer_t *layer, int32_t pos,
+                           const mica_tensor_desc_t *io, int32_t nb_in,
+                           int32_t nb_out)
+{
+    (void)layer;
+    (void)nb_in;
+    (void)nb_out;
+    return mica_kit_linear(io, pos) &&
+           io[pos].dtype == (pos == 2 ? MICA_INT32 : MICA_FLOAT32);
+}
+
+static int32_t pos_nb_outputs(const mica_layer_t *layer)
+{
+    (void)layer;
+    return 2;
+}
+
+static mica_status_t pos_dtypes(const mica_layer_t *layer,
+                                const mica_dtype_t *in, int32_t nb_in,
+                                mica_dtype_t *out, int32_t nb_out,
+                                mica_error_t *err)
+{
+    (void)layer;
+    (void)nb_out;
+    if (nb_in != 1 || in[0] != MICA_FLOAT32)
+        return MICA_KIT_FAIL(err, "Positive takes one float32 input");
+    out[0] = MICA_FLOAT32;
+    out[1] = MICA_INT32;
+    return MICA_OK;
+}
+
+static mica_status_t pos_dims(const mica_layer_t *layer, int32_t index,
+                              const mica_shape_expr_t *in, int32_t nb_in,
+                              mica_expr_builder_t *eb, mica_shape_expr_t *out,
+                              mica_error_t *err)
+{
+    const mica_host_t *h = mica_kit_host;
+    const mica_expr_t *n = h->expr_constant(eb, 1);
+    int32_t i;
+
+    (void)nb_in;
+    if (index == 1) {
+        out->nb_dims = field_int(layer, "bad_size") ? 1 : 0;
+        out->d[0] = h->expr_constant(eb, 1);
+        return MICA_OK;
+    }
+    if (!MICA_HOST_HAS(h, expr_size))
+        return MICA_KIT_FAIL(err, "Positive needs a host with expr_size");
+    for (i = 0; i < in[0].nb_dims; i++)
+        n = h->expr_operation(eb, MICA_EXPR_PROD, n, in[0].d[i]);
+    out->nb_dims = 1;
+    out->d[0] = h->expr_size(eb, 1, n);
+    return out->d[0] ? MICA_OK
+                     : MICA_KIT_FAIL(err, "expr_size refused output 1");
+}
+
+static mica_status_t pos_enqueue(mica_layer_t *layer,
+                                 const mica_tensor_desc_t *in, int32_t nb_in,
+                                 const mica_tensor_desc_t *out,
+                                 int32_t nb_out, const void *const *inputs,
+                                 void *const *outputs, void *workspace,
+                                 void *stream, mica_error_t *err)
+{
+    const float *x = inputs[0];
+    float *y = outputs[0];
+    int32_t *count = outputs[1];
+    int64_t i, n = mica_dims_volume(&in[0].dims), k = 0;
+
+    (void)nb_in;
+    (void)nb_out;
+    (void)workspace;
+    (void)stream;
+    if (out[0].dims.d[0] != n)
+        return MICA_KIT_FAIL(err, "Positive: its output is not at its bound "
+                             "(%lld, not %lld)", (long long)out[0].dims.d[0],
+                             (long long)n);
+    for (i = 0; i < n; i++)
+        if (x[i] > 0)
+            y[k++] = x[i];
+    *count = (int32_t)(k + field_int(layer, "lie"));
+    return MICA_OK;
+}
+
+static const mica_layer_ops_t pos_ops = MICA_KIT_OPS(
+    pos_enqueue, .nb_outputs = pos_nb_outputs, .output_dtypes = pos_dtypes,
+    .output_dims = pos_dims, .supports_format = pos_formats);
+static const int64_t zero = 0;
+static const mica_field_schema_t pos_fields[] = {
+    {"lie", MICA_FIELD_INT, 1, 0, 1, &zero, NULL, "added to the count"},
+    {"bad_size", MICA_FIELD_BOOL, 1, 0, 1, &zero, NULL,
+     "a 1-D size output"},
+};
+static const mica_layer_creator_t pos_creator = MICA_KIT_CREATOR(
+    "Positive", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE, pos_fields,
+    2, mica_kit_layer_create, &pos_ops);
+
 /* ---- the module ------------------------------------------------------------ */
 
 static const mica_layer_creator_t *const creators[] = {
-    &ta_reference, &ta_plain, &ip_creator, &hk_creator,
+    &ta_reference, &ta_plain, &ip_creator, &hk_creator, &pos_creator,
 };
 
 MICA_KIT_ENTRY("abi2", "1.0.0", "MIT",
