@@ -235,8 +235,8 @@ mica_status_t mica_engine_build(mica_network_t *net,
 {
     uint32_t allowed = precisions(cfg), device;
     const mica__device_t *dev;
-    mica_network_t *half = NULL;
-    mica_status_t st;
+    mica_network_t *half = NULL, *formats = NULL;
+    mica_status_t st = MICA_OK;
     int32_t i, asked = 0;
     double t0 = now_ms();
 
@@ -249,23 +249,30 @@ mica_status_t mica_engine_build(mica_network_t *net,
         asked |= net->layers[i].precision == MICA_FLOAT16 + 1;
     if ((st = build(net, cfg, 0, 0, device, dev, out)) != MICA_OK)
         return st;
-    if (!(asked || (allowed & (1u << MICA_FLOAT16))))
-        goto built;
     /* Float16: rewrite the network with what the float32 build knows of
      * each implementation, then build the rewritten one. */
-    st = mica__precision_rewrite(net, *out, allowed, &half);
+    if (asked || (allowed & (1u << MICA_FLOAT16)))
+        st = mica__precision_rewrite(net, *out, allowed, &half);
     if (st == MICA_OK && half) {
         mica_engine_destroy(*out);
         *out = NULL;
         st = build(half, cfg, 0, 1, device, dev, out);
-        mica_network_destroy(half);
     }
+    /* Formats: the same, from what that build knows (core/formats.c). */
+    if (st == MICA_OK)
+        st = mica__formats_rewrite(half ? half : net, *out, &formats);
+    if (st == MICA_OK && formats) {
+        mica_engine_destroy(*out);
+        *out = NULL;
+        st = build(formats, cfg, 0, 1, device, dev, out);
+    }
+    mica_network_destroy(half);
+    mica_network_destroy(formats);
     if (st != MICA_OK) {
         mica_engine_destroy(*out);
         *out = NULL;
         return st;
     }
-built:
     mica__log(net->ctx, MICA_LOG_INFO, "engine built for %s in %.1f ms: %d "
               "layers, %d profile%s, %lld arena bytes",
               mica__device_desc(device)->name, now_ms() - t0,

@@ -27,6 +27,7 @@ void mica__layer_descs(const mica_engine_t *e, const mica__layer_t *l,
             continue;
         }
         io[i].dtype = e->tensors[t].dtype;
+        io[i].format = (mica_format_t)e->tensors[t].format;
         io[i].dims = dims[t];
         io[i].scale = e->tensors[t].scale;
     }
@@ -166,7 +167,7 @@ mica_status_t mica_engine_tensor(const mica_engine_t *engine, int32_t index,
     full.offset = engine->profiles ? engine->profiles[0].offset[index] : -1;
     full.bytes = engine->profiles ? engine->profiles[0].bytes[index] : 0;
     full.alias = t->alias;
-    full.format = MICA_FORMAT_LINEAR;
+    full.format = t->format;
     mica__fill_out(info, &full, sizeof full,
                    offsetof(mica_tensor_info_t, is_shape_output));
     return MICA_OK;

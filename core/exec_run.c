@@ -368,7 +368,7 @@ mica_status_t mica_exec_get_output(mica_exec_t *x, const char *name,
                           "inputs as set", name);
     memset(desc, 0, sizeof *desc);
     desc->dtype = e->tensors[t].dtype;
-    desc->format = MICA_FORMAT_LINEAR;
+    desc->format = (mica_format_t)e->tensors[t].format;
     desc->dims = x->shapes.dims[t];
     desc->scale = e->tensors[t].scale;
     *data = p;

@@ -77,6 +77,9 @@ typedef struct mica__net_layer {
     /* A layer read from an engine file: made by deserialize() from the
      * state its serialize() wrote (and its CPU twin's, if it had one). */
     int32_t from_state;
+    uint32_t *formats;         /* per input then output, the format it
+                                  runs with (core/formats.c), NULL: all
+                                  linear */
     int32_t state_pinned;      /* the saved implementation was a pin */
     char *saved_why;           /* why it was chosen at build time */
     void *state;               /* borrowed from the loader's bytes */
@@ -138,6 +141,38 @@ mica_status_t mica__net_layer_params(mica_network_t *net,
  */
 const char *mica__deploy_choice(const mica_context_t *ctx, const char *type,
                                 char *buf, size_t len);
+
+/*
+ * Rewriting a network for a second build (core/rewrite.c): into `out`,
+ * the inputs, profiles, scales, formats and outputs of net; layer nl
+ * with its tensors named `names` (inputs then outputs), running with
+ * `formats` (per input then output; NULL: all linear) and a note for
+ * inspect (NULL: its own); an Identity `name` from `from` to `to`, a
+ * cast to `dtype` if not NULL, with its two formats (NULL: linear).
+ */
+mica_status_t mica__rewrite_frame(const mica_network_t *net,
+                                  mica_network_t *out);
+mica_status_t mica__rewrite_layer(mica_network_t *out,
+                                  const mica__net_layer_t *nl,
+                                  const char *const *names,
+                                  const uint32_t *formats, const char *note);
+mica_status_t mica__rewrite_identity(mica_network_t *out, const char *name,
+                                     const char *from, const char *to,
+                                     const char *dtype,
+                                     const uint32_t *formats,
+                                     const char *note);
+
+/*
+ * The network rewritten so that layers run in channels-last formats
+ * where their implementations take them and that avoids reorders or
+ * suits float16 (core/formats.c), with Identity reorders where a tensor
+ * made in one format is read in another and the network inputs and
+ * outputs in the formats asked for; *out is NULL when every tensor stays
+ * linear.
+ */
+mica_status_t mica__formats_rewrite(mica_network_t *net,
+                                    const mica_engine_t *e,
+                                    mica_network_t **out);
 
 /*
  * The network rewritten so that layers run in float16 where `allowed`
@@ -209,7 +244,19 @@ struct mica_network {
     char **scale_origins;
     float *scales;
     int32_t nb_scales;
+    char **format_names;      /* network inputs and outputs given a format
+                                 (mica_network_set_format) */
+    char **format_origins;
+    uint32_t *formats;
+    int32_t nb_formats;
+    int32_t formats_set;      /* rewritten by core/formats.c: every layer
+                                 says the formats of its tensors */
 };
+
+/* The format asked for network input or output `name` (LINEAR if none),
+ * and the arrays of net's formats freed (core/network_format.c). */
+uint32_t mica__network_format(const mica_network_t *net, const char *name);
+void mica__network_formats_free(mica_network_t *net);
 
 /* ---- engines -------------------------------------------------------- */
 
@@ -227,6 +274,7 @@ typedef struct mica__tensor {
     int32_t last_use;          /* last step that reads it on the device */
     int32_t first_symbol;      /* computed values: its first symbol, or -1 */
     float scale;               /* quantization scale, 1 if none */
+    uint32_t format;           /* mica_format_t of its memory */
     int32_t live_from, live_to; /* steps it occupies the arena (plan.c),
                                    set by mica__control_lifetimes */
     int32_t alias;             /* in place: the input of its producer whose

@@ -161,6 +161,21 @@ static mica_status_t infer_once(mica__build_t *b, int32_t step)
     if (ops->output_dtypes(l->instance, in_types, nin, out_types, nout, &err) !=
         MICA_OK)
         return mica__layer_fail(b, step, &err, "output types rejected");
+    /* Formats: those a rewritten network's layers name (core/formats.c),
+     * else linear; a tensor's is its producer's, or its input's. */
+    for (i = 0; i < nin + nout; i++) {
+        int32_t t = i < nin ? l->inputs[i] : l->outputs[i - nin];
+        uint32_t f = nl->formats ? nl->formats[i] : MICA_FORMAT_LINEAR;
+        if (t < 0)
+            continue;
+        if (i >= nin)
+            e->tensors[t].format = f;
+        else if (!mica__back_edge(l, i) && e->tensors[t].format != f)
+            return mica__fail(b->ctx, MICA_ERR_INTERNAL, "%slayer '%s': "
+                              "input '%s' is in format %u, the layer reads "
+                              "%u", at, nl->name, e->tensors[t].name,
+                              (unsigned)e->tensors[t].format, (unsigned)f);
+    }
     for (i = 0; i < nout; i++) {
         mica__tensor_t *t = &e->tensors[l->outputs[i]];
         sizer_t sz = {b, step};
@@ -208,7 +223,8 @@ static mica_status_t infer_once(mica__build_t *b, int32_t step)
         int32_t t = i < nin ? (mica__back_edge(l, i) ? l->inputs[0]
                                                       : l->inputs[i])
                             : l->outputs[i - nin];
-        io[i].format = MICA_FORMAT_LINEAR;
+        io[i].format = t >= 0 ? (mica_format_t)e->tensors[t].format
+                              : MICA_FORMAT_LINEAR;
         io[i].scale = 1.0f;
         io[i].dtype = t >= 0 ? e->tensors[t].dtype : MICA_FLOAT32;
         if (t >= 0) {
@@ -224,11 +240,15 @@ static mica_status_t infer_once(mica__build_t *b, int32_t step)
             continue;
         t = &e->tensors[i < nin ? l->inputs[i] : l->outputs[i - nin]];
         return mica__fail(b->ctx, MICA_ERR_UNSUPPORTED,
-                          "%slayer '%s' (%s): %s %d ('%s') of type %s is not "
-                          "supported by implementation '%s'%s", at, nl->name,
-                          nl->type, i < nin ? "input" : "output",
+                          "%slayer '%s' (%s): %s %d ('%s') of type %s%s is "
+                          "not supported by implementation '%s'%s", at,
+                          nl->name, nl->type, i < nin ? "input" : "output",
                           (int)(i < nin ? i : i - nin), t->name,
-                          mica_dtype_name(t->dtype), l->info.implementation,
+                          mica_dtype_name(t->dtype),
+                          t->format == MICA_FORMAT_HWC    ? " (hwc)"
+                          : t->format == MICA_FORMAT_DHWC ? " (dhwc)"
+                                                          : "",
+                          l->info.implementation,
                           i < nin ? "" : " (with its inputs' types)");
     }
     return check_assertion(b, step);

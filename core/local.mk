@@ -13,13 +13,14 @@ libmica_la_SOURCES = \
 libmica_la_SOURCES += \
 	core/graph.h core/build.h core/exec.h core/control.h \
 	core/abi_layout.c core/network.c core/network_profile.c \
+	core/network_format.c core/formats.c \
 	core/build.c core/graph_order.c core/choose.c core/instance.c \
 	core/device.c core/device_pick.c \
 	core/infer.c core/infer_layer.c core/profile.c core/shapes.c \
 	core/plan.c core/inplace.c core/dds.c core/engine.c core/exec.c \
 	core/exec_run.c \
 	core/flow.c \
-	core/autotune.c core/precision.c \
+	core/autotune.c core/precision.c core/rewrite.c \
 	core/control.c core/control_plan.c core/control_order.c \
 	core/control_check.c core/cpu/device.c
 # Engine files (core/format/): the format in one room.
@@ -124,6 +125,10 @@ TESTS += tests/test_abi_dds
 tests_test_abi_dds_SOURCES = tests/test_abi_dds.c
 tests_test_abi_dds_LDADD = $(MICA_TEST_LIBS)
 EXTRA_DIST += tests/manifests/abi/dds_in_loop.yaml
+check_PROGRAMS += tests/test_abi_formats
+TESTS += tests/test_abi_formats
+tests_test_abi_formats_SOURCES = tests/test_abi_formats.c
+tests_test_abi_formats_LDADD = $(MICA_TEST_LIBS) $(LIBM)
 check_PROGRAMS += tests/test_abi_tactics
 TESTS += tests/test_abi_tactics
 tests_test_abi_tactics_SOURCES = tests/test_abi_tactics.c tests/craft.c \

@@ -52,6 +52,7 @@ static void layer_free(mica__net_layer_t *l)
     free(l->host_impl);
     free(l->saved_why);
     free(l->note);
+    free(l->formats);
 }
 
 void mica_network_destroy(mica_network_t *net)
@@ -68,6 +69,7 @@ void mica_network_destroy(mica_network_t *net)
     free_strv(net->scale_names, net->nb_scales);
     free_strv(net->scale_origins, net->nb_scales);
     free(net->scales);
+    mica__network_formats_free(net);
     free_strv(net->shape_outputs, net->nb_shape_outputs);
     free_strv(net->shape_output_origins, net->nb_shape_outputs);
     for (i = 0; i < net->nb_inputs; i++) {

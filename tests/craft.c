@@ -183,7 +183,8 @@ int craft_map(const unsigned char *data, size_t size, craft_map_t *m)
         note(m->tensor_dtype, i, w.pos);
         skip(&w, 4);
         flags = u32(&w);
-        skip(&w, 16);      /* producer, first_symbol, alias, scale */
+        skip(&w, 20);      /* producer, first_symbol, alias, format,
+                              scale */
         str(&w);           /* shape text */
         note(m->tensor_rank, i, w.pos);
         skip(&w, 4 * (size_t)u32(&w));

@@ -9,7 +9,7 @@
  *
  * A host that read a member the old module does not have would call a
  * poisoned pointer and crash; one that offered it a format other than
- * linear would make it abort.
+ * linear would make it abort (an input given in HWC is reordered for it).
  */
 #include <config.h>
 
@@ -123,6 +123,53 @@ static int computes(mica_engine_t *e, int64_t n, float tactic)
     return good;
 }
 
+/* x [1, 2, 2, 2] given in HWC -> AbiOne -> y: the old module is never
+ * asked about HWC (it aborts if it is): a reorder goes before it. */
+static void test_formats(void)
+{
+    static const double two = 2.0;
+    mica_field_t f = {"factor", MICA_FIELD_FLOAT, 1, &two};
+    mica_fields_t fields = {1, &f};
+    mica_network_t *net = NULL;
+    mica_build_config_t cfg;
+    mica_engine_t *e = NULL;
+    mica_exec_t *ex = NULL;
+    mica_tensor_desc_t desc;
+    const float *y;
+    float x[8];
+    mica_dims_t d;
+    int i, good;
+
+    memset(&d, 0, sizeof d);
+    d.nb_dims = 4;
+    d.d[0] = 1, d.d[1] = d.d[2] = d.d[3] = 2;
+    for (i = 0; i < 8; i++) /* NHWC: c fastest */
+        x[i] = (float)i;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.struct_size = sizeof cfg;
+    cfg.device = MICA_DEVICE_CPU;
+    if (mica_network_create(ctx, &net) != MICA_OK ||
+        mica_network_add_input(net, "x", MICA_FLOAT32, &d, NULL) != MICA_OK ||
+        mica_network_set_format(net, "x", MICA_FORMAT_HWC, NULL) != MICA_OK)
+        bail("network: %s", err());
+    layer(net, "one", "AbiOne", NULL, "x", "y", &fields);
+    good = mica_network_mark_output(net, "y", NULL) == MICA_OK &&
+           mica_engine_build(net, &cfg, &e) == MICA_OK &&
+           mica_exec_create(e, &ex) == MICA_OK &&
+           mica_exec_set_input(ex, "x", &d, x) == MICA_OK &&
+           mica_exec_run(ex) == MICA_OK &&
+           mica_exec_get_output(ex, "y", &desc, (const void **)&y) == MICA_OK;
+    if (!good)
+        diag("%s", err());
+    /* y is linear: y[c][h][w] = 2 x[h][w][c] */
+    for (i = 0; good && i < 8; i++)
+        good = y[i] == 2 * x[(i / 4) + 2 * (i % 4)];
+    ok(good, "an input given in HWC: reordered for it, never offered HWC");
+    mica_exec_destroy(ex);
+    mica_engine_destroy(e);
+    mica_network_destroy(net);
+}
+
 int main(void)
 {
     const char *top = getenv("MICA_TOP_BUILDDIR");
@@ -134,7 +181,7 @@ int main(void)
 
     if (!top)
         skip_all("MICA_TOP_BUILDDIR not set");
-    plan(8);
+    plan(9);
     ctx = th_context();
     load(top, "tests/abi1/.libs/abi1.so");
     load(top, "tests/abi2/.libs/abi2.so");
@@ -170,5 +217,6 @@ int main(void)
     ok(mica_engine_layer(e, 1, &li) == MICA_OK && li.tactic == 1,
        "  the other's tactic 1");
     mica_engine_destroy(e);
+    test_formats();
     return 0;
 }

@@ -235,7 +235,7 @@ static int print_tensors(mica_engine_t *engine)
     for (i = 0; i < n; i++) {
         mica_tensor_info_t ti = {.struct_size = sizeof(mica_tensor_info_t)};
         mica_tensor_info_t ai;
-        char shape[256], arena[320], role[64];
+        char shape[256], arena[320], role[64], dtype[64];
         const char *row[7];
         size_t len = 0;
         memset(&ti, 0, sizeof(ti));
@@ -265,6 +265,11 @@ static int print_tensors(mica_engine_t *engine)
             snprintf(arena, sizeof(arena), "-");
         row[0] = ti.name;
         row[1] = mica_dtype_name(ti.dtype);
+        if (ti.format == MICA_FORMAT_HWC || ti.format == MICA_FORMAT_DHWC) {
+            snprintf(dtype, sizeof(dtype), "%s, %s", row[1],
+                     ti.format == MICA_FORMAT_HWC ? "hwc" : "dhwc");
+            row[1] = dtype;
+        }
         row[2] = ti.shape ? ti.shape
                           : cli_dims_str(&ti.dims, shape, sizeof(shape));
         row[3] = kind_name(ti.kind);

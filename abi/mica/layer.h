@@ -230,6 +230,19 @@ struct mica_layer_ops {
      * Whether the type and format of io[pos] are supported, given the
      * types and formats of io[0..pos-1] (supportsFormatCombination).  io
      * holds nb_in inputs followed by nb_out outputs.  Returns 1 or 0.
+     * Called during the build, any number of times, for any order of
+     * candidates; the formats of io[pos+1..] are not set yet.
+     *
+     * Formats (mica/types.h): every implementation must accept
+     * MICA_FORMAT_LINEAR.  The builder offers channels last
+     * (MICA_FORMAT_HWC for 4-D, MICA_FORMAT_DHWC for 5-D tensors) only to
+     * an implementation whose ops table reaches the members appended with
+     * it (struct_size beyond set_tactic), and only for device tensors of
+     * an ordinary layer outside loops and conditionals; one that accepts
+     * gets it where its input already is channels last or where it has a
+     * float16 4-D/5-D tensor, and the builder inserts reorders where
+     * formats meet (core/formats.c).  Accept a non-linear format only
+     * where enqueue handles it (mica_kit_strides gives its layout).
      */
     int32_t (*supports_format)(const mica_layer_t *layer, int32_t pos,
                                const mica_tensor_desc_t *io,

@@ -273,6 +273,21 @@ MICA_EXPORT mica_status_t mica_network_set_scale(mica_network_t *net,
                                                  const char *name, float scale,
                                                  const char *origin);
 
+/*
+ * The memory format of network input or output `name` (mica_format_t;
+ * TensorRT's setAllowedFormats of a network I/O tensor): the data given
+ * with mica_exec_set_input or bound, and read back, lies in that order
+ * (MICA_FORMAT_HWC: NHWC for a 4-D [N, C, H, W] tensor).  Without it,
+ * network inputs and outputs are MICA_FORMAT_LINEAR; inside the network
+ * the builder chooses each tensor's format (see mica_engine_build).  The
+ * tensor need not be marked yet; the build checks that it is a network
+ * input or output whose rank the format fits (4 for HWC, 5 for DHWC).
+ */
+MICA_EXPORT mica_status_t mica_network_set_format(mica_network_t *net,
+                                                  const char *name,
+                                                  uint32_t format,
+                                                  const char *origin);
+
 /* Mark a tensor as a network output. */
 MICA_EXPORT mica_status_t mica_network_mark_output(mica_network_t *net,
                                                    const char *name,
@@ -327,6 +342,14 @@ typedef struct mica_build_config {
  * check types and shapes, create and configure the layer instances, plan
  * memory.  cfg may be NULL (auto device, no preferences).  The network
  * may be destroyed afterwards.
+ *
+ * Then, as TensorRT does, the precision (float16 where cfg allows it)
+ * and the memory format of every tensor: a layer whose implementation
+ * takes channels last (mica/types.h) gets it where its input already is
+ * so or where it runs on float16 4-D/5-D tensors, and an Identity
+ * "reorder:T@FORMAT" is inserted where a tensor made in one format is
+ * read in another.  Network inputs and outputs keep the formats asked for
+ * (mica_network_set_format; linear by default).
  */
 MICA_EXPORT mica_status_t mica_engine_build(mica_network_t *net,
                                             const mica_build_config_t *cfg,

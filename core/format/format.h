@@ -37,7 +37,8 @@
  *             expressions), then i64 lo, i64 hi
  *   tensors:  name, u32 dtype, u32 flags (MICA__T_*), i32 producer,
  *             i32 first_symbol, i32 alias (the input of its producer whose
- *             memory it takes over, -1), f32 scale, shape text, u32 rank, u32
+ *             memory it takes over, -1), u32 format (mica_format_t), f32
+ *             scale, shape text, u32 rank, u32
  *             expression per dimension, [u32 nb_values, u32 expression
  *             per value: a shape tensor's values, flag MICA__T_VALUES]
  *   network inputs, outputs, shape outputs: i32 tensor each

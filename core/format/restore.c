@@ -61,7 +61,7 @@ static mica_status_t read_counts(mica__restore_t *x, uint32_t *nb_exprs)
 
     /* Least bytes per item, so that a count cannot ask for more memory
      * than the file could describe. */
-    e->nb_tensors = (int32_t)mica__in_count(r, 36);
+    e->nb_tensors = (int32_t)mica__in_count(r, 40);
     e->nb_layers = (int32_t)mica__in_count(r, 48);
     e->nb_symbols = (int32_t)mica__in_count(r, 24);
     *nb_exprs = mica__in_count(r, 24);
@@ -151,12 +151,16 @@ static mica_status_t read_tensor(mica__restore_t *x, int32_t i)
     t->producer = mica__in_index(x->r, e->nb_layers, 1);
     t->first_symbol = mica__in_index(x->r, e->nb_symbols, 1);
     t->alias = mica__in_index(x->r, e->nb_tensors, 1);
+    t->format = mica__in_u32(x->r);
     t->scale = mica__in_f32(x->r);
     t->shape_text = mica__in_str(x->r);
     rank = mica__in_u32(x->r);
     if (x->r->bad || !t->name || !t->name[0] || !t->shape_text ||
         dtype >= MICA_DTYPE_COUNT_ || (flags & ~MICA__T_FLAGS) ||
-        rank > MICA_MAX_DIMS)
+        rank > MICA_MAX_DIMS ||
+        (t->format != MICA_FORMAT_LINEAR &&
+         !(t->format == MICA_FORMAT_HWC && rank == 4) &&
+         !(t->format == MICA_FORMAT_DHWC && rank == 5)))
         return mica__restore_bad(x, "tensor", "number %d", (int)i);
     t->dtype = (mica_dtype_t)dtype;
     t->is_input = (flags & MICA__T_INPUT) != 0;

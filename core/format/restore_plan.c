@@ -47,6 +47,7 @@ static mica_status_t check_layer(mica__restore_t *x, int32_t s,
         io[i].scale = 1.0f;
         io[i].dtype = MICA_FLOAT32;
         if (ti >= 0) {
+            io[i].format = (mica_format_t)e->tensors[ti].format;
             io[i].dtype = e->tensors[ti].dtype;
             io[i].dims = e->tensors[ti].dims;
             io[i].scale = e->tensors[ti].scale;

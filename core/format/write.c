@@ -120,6 +120,7 @@ static void put_tensors(const mica_engine_t *e, const mica__expr_table_t *x,
         mica__out_i32(o, t->producer);
         mica__out_i32(o, t->first_symbol);
         mica__out_i32(o, t->alias);
+        mica__out_u32(o, t->format);
         mica__out_f32(o, t->scale);
         mica__out_str(o, t->shape_text);
         mica__out_u32(o, (uint32_t)t->shape.nb_dims);

@@ -22,6 +22,9 @@
  *              (int, default 0) is added to the count it writes, for the
  *              core's check of the bound; `bad_size` (bool) makes the
  *              count's output 1-D, which the builder refuses.
+ *   FmtBoth    y = 2x + 1 (float32 or float16), in linear or channels last
+ *              (4-D HWC, 5-D DHWC), its output in its input's format.
+ *   FmtLinear  y = x + 1 (float32 or float16), linear only.
  */
 #include <config.h>
 
@@ -29,6 +32,7 @@
 #include <time.h>
 
 #include "mica/kit.h"
+#include "mica/kit_half.h"
 
 /* Sleep at least `ms` milliseconds. */
 static void pause_ms(long ms)
@@ -353,10 +357,95 @@ static const mica_layer_creator_t pos_creator = MICA_KIT_CREATOR(
     "Positive", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE, pos_fields,
     2, mica_kit_layer_create, &pos_ops);
 
+/* ---- FmtBoth, FmtLinear -------------------------------------------------- */
+
+static int32_t both_formats(const mica_layer_t *layer, int32_t pos,
+                            const mica_tensor_desc_t *io, int32_t nb_in,
+                            int32_t nb_out)
+{
+    (void)layer;
+    (void)nb_in;
+    (void)nb_out;
+    if (io[pos].dtype != MICA_FLOAT32 && io[pos].dtype != MICA_FLOAT16)
+        return 0;
+    if (pos == 1)
+        return io[1].dtype == io[0].dtype && io[1].format == io[0].format;
+    return mica_kit_linear(io, 0) ||
+           io[0].format == mica_kit_channels_last(io[0].dims.nb_dims);
+}
+
+static int32_t lin_formats(const mica_layer_t *layer, int32_t pos,
+                           const mica_tensor_desc_t *io, int32_t nb_in,
+                           int32_t nb_out)
+{
+    return mica_kit_linear(io, pos) &&
+           both_formats(layer, pos, io, nb_in, nb_out);
+}
+
+/* y = a * x + b element by element, in whatever (same) layout. */
+static void affine(const mica_tensor_desc_t *in, const void *x, void *y,
+                   float a, float b)
+{
+    int64_t i, n = mica_dims_volume(&in->dims);
+    for (i = 0; i < n; i++) {
+        if (in->dtype == MICA_FLOAT16)
+            ((uint16_t *)y)[i] = mica_kit_float_to_half(
+                a * mica_kit_half_to_float(((const uint16_t *)x)[i]) + b);
+        else
+            ((float *)y)[i] = a * ((const float *)x)[i] + b;
+    }
+}
+
+static mica_status_t both_enqueue(mica_layer_t *layer,
+                                  const mica_tensor_desc_t *in, int32_t nb_in,
+                                  const mica_tensor_desc_t *out,
+                                  int32_t nb_out, const void *const *inputs,
+                                  void *const *outputs, void *workspace,
+                                  void *stream, mica_error_t *err)
+{
+    (void)layer; (void)nb_in; (void)nb_out; (void)workspace; (void)stream;
+    if (out[0].format != in[0].format)
+        return MICA_KIT_FAIL(err, "FmtBoth: formats %d and %d",
+                             (int)in[0].format, (int)out[0].format);
+    affine(&in[0], inputs[0], outputs[0], 2.0f, 1.0f);
+    return MICA_OK;
+}
+
+static mica_status_t lin_enqueue(mica_layer_t *layer,
+                                 const mica_tensor_desc_t *in, int32_t nb_in,
+                                 const mica_tensor_desc_t *out,
+                                 int32_t nb_out, const void *const *inputs,
+                                 void *const *outputs, void *workspace,
+                                 void *stream, mica_error_t *err)
+{
+    (void)layer; (void)nb_in; (void)nb_out; (void)workspace; (void)stream;
+    if (in[0].format != MICA_FORMAT_LINEAR ||
+        out[0].format != MICA_FORMAT_LINEAR)
+        return MICA_KIT_FAIL(err, "FmtLinear runs in linear only");
+    affine(&in[0], inputs[0], outputs[0], 1.0f, 1.0f);
+    return MICA_OK;
+}
+
+static const mica_layer_ops_t both_ops = MICA_KIT_OPS(
+    both_enqueue, .nb_outputs = mica_kit_one_output,
+    .output_dtypes = mica_kit_same_dtypes, .output_dims = mica_kit_same_dims,
+    .supports_format = both_formats);
+static const mica_layer_ops_t lin_ops = MICA_KIT_OPS(
+    lin_enqueue, .nb_outputs = mica_kit_one_output,
+    .output_dtypes = mica_kit_same_dtypes, .output_dims = mica_kit_same_dims,
+    .supports_format = lin_formats);
+static const mica_layer_creator_t both_creator = MICA_KIT_CREATOR(
+    "FmtBoth", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE, NULL, 0,
+    mica_kit_layer_create, &both_ops);
+static const mica_layer_creator_t lin_creator = MICA_KIT_CREATOR(
+    "FmtLinear", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE, NULL, 0,
+    mica_kit_layer_create, &lin_ops);
+
 /* ---- the module ------------------------------------------------------------ */
 
 static const mica_layer_creator_t *const creators[] = {
     &ta_reference, &ta_plain, &ip_creator, &hk_creator, &pos_creator,
+    &both_creator, &lin_creator,
 };
 
 MICA_KIT_ENTRY("abi2", "1.0.0", "MIT",
