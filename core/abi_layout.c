@@ -63,6 +63,8 @@ static_assert(offsetof(mica_layer_info_t, choice) == 88,
               "layer info: first layout");
 static_assert(offsetof(mica_layer_info_t, tactic) == 104,
               "layer info: tactic appended");
+static_assert(offsetof(mica_creator_info_t, module_license) == 80,
+              "creator info: first layout");
 static_assert(offsetof(mica_tensor_info_t, is_shape_output) == 128,
               "tensor info: first layout");
 static_assert(offsetof(mica_tensor_info_t, alias) == 136,

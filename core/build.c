@@ -49,6 +49,7 @@ static mica_status_t setup_layers(build_t *b)
     for (s = 0; s < net->nb_layers; s++) {
         const mica__net_layer_t *nl = &net->layers[b->order[s]];
         mica__layer_t *l = &e->layers[s];
+        l->info.struct_size = l->host_info.struct_size = sizeof l->info;
         l->name = mica__strdup(nl->name);
         l->origin = mica__strdup(nl->origin);
         l->construct = b->step_construct[s];

@@ -229,20 +229,22 @@ mica_status_t mica_engine_construct(const mica_engine_t *engine,
                                     int32_t index, mica_construct_info_t *info)
 {
     const mica__construct_t *c;
+    mica_construct_info_t full;
     if (index < 0 || index >= engine->nb_constructs)
         return mica__fail(engine->ctx, MICA_ERR_INVALID,
                           "construct index %d out of range (the engine has "
                           "%d loops and conditionals)", (int)index,
                           (int)engine->nb_constructs);
     c = &engine->constructs[index];
-    memset(info, 0, sizeof *info);
-    info->struct_size = sizeof *info;
-    info->kind = (uint32_t)c->kind;
-    info->name = c->name;
-    info->parent = c->parent;
-    info->first_layer = c->begin;
-    info->end_layer = c->end;
-    info->branch = c->branch;
+    memset(&full, 0, sizeof full);
+    full.struct_size = sizeof full;
+    full.kind = (uint32_t)c->kind;
+    full.name = c->name;
+    full.parent = c->parent;
+    full.first_layer = c->begin;
+    full.end_layer = c->end;
+    full.branch = c->branch;
+    mica__fill_out(info, &full, sizeof full, sizeof full);
     return MICA_OK;
 }
 

@@ -272,7 +272,7 @@ mica_creator_info_t *mica__alternatives(mica__build_t *b,
 
     *n = 0;
     for (i = 0; v && i < count; i++) {
-        mica_creator_info_t c;
+        mica_creator_info_t c = {.struct_size = sizeof(mica_creator_info_t)};
         if (mica_registry_get(b->ctx, i, &c) != MICA_OK ||
             strcmp(c.ns, l->info.ns) != 0 || strcmp(c.type, l->info.type) ||
             c.version != l->info.version ||

@@ -269,7 +269,7 @@ mica_status_t mica_network_add_layer(mica_network_t *net,
 {
     mica_context_t *ctx = net->ctx;
     mica__net_layer_t l;
-    mica_creator_info_t info;
+    mica_creator_info_t info = {.struct_size = sizeof(mica_creator_info_t)};
     mica__fields_src_t src;
     mica__given_t *given = NULL;
     char at[512], err[MICA_ERROR_MAX];

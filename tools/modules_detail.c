@@ -427,7 +427,8 @@ int cli_modules_detail(mica_context_t *ctx, const cli_mod_filter_t *flt,
     if (!v)
         return cli_error("out of memory");
     for (k = 0; k < n; k++)
-        if (mica_registry_get(ctx, k, &v[nb]) == MICA_OK
+        if ((v[nb].struct_size = sizeof(v[nb])) != 0 &&
+            mica_registry_get(ctx, k, &v[nb]) == MICA_OK
             && cli_mod_match(flt, &v[nb])) {
             add_once(nss, sizeof(nss), ns_label(v[nb].ns));
             snprintf(num, sizeof(num), "%d", (int)v[nb].version);

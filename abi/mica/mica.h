@@ -113,6 +113,15 @@ MICA_EXPORT int32_t mica_context_nb_load_problems(const mica_context_t *ctx);
 MICA_EXPORT const char *mica_context_load_problem(const mica_context_t *ctx,
                                                   int32_t index);
 
+/*
+ * Output structs (mica_creator_info_t, mica_tensor_info_t,
+ * mica_layer_info_t, mica_construct_info_t) grow at their end.  Set
+ * struct_size to sizeof of yours before the call: the library writes only
+ * that many bytes (0, or less than the struct's first layout: that
+ * layout), never past it, and sets struct_size to what it wrote; members
+ * appended after your header was written are left alone.
+ */
+
 /* What the registry knows of one creator. Pointers live as long as ctx. */
 typedef struct mica_creator_info {
     uint32_t struct_size;

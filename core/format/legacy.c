@@ -130,7 +130,7 @@ static mica_status_t read_layer(load_t *l)
     mica__saved_layer_t s;
     const char *missing, *choice;
     char buf[128];
-    mica_creator_info_t info;
+    mica_creator_info_t info = {.struct_size = sizeof(mica_creator_info_t)};
     mica_status_t st = mica__saved_layer_read(&l->r, 0, 0, &s);
 
     if (st != MICA_OK) {
