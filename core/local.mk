@@ -6,7 +6,8 @@
 lib_LTLIBRARIES += libmica.la
 libmica_la_SOURCES = \
 	core/base/mica_int.h core/base/context.c core/base/util.c \
-	core/base/expr.h core/base/expr.c \
+	core/base/expr.h core/base/expr_int.h core/base/expr.c \
+	core/base/expr_nodes.c \
 	core/base/fields.h core/base/fields.c core/base/schema.c \
 	core/base/text.c core/base/device.h core/base/device.c \
 	core/base/npy.h core/base/npy.c
@@ -61,7 +62,8 @@ endif
 # Tests of the core.
 check_PROGRAMS += tests/test_expr tests/test_network tests/test_dynamic
 TESTS += tests/test_expr tests/test_network tests/test_dynamic
-tests_test_expr_SOURCES = tests/test_expr.c core/base/expr.c
+tests_test_expr_SOURCES = tests/test_expr.c core/base/expr.c \
+	core/base/expr_nodes.c
 tests_test_expr_LDADD = tests/libmicatest.la
 tests_test_network_SOURCES = tests/test_network.c
 tests_test_network_LDADD = $(MICA_TEST_LIBS)

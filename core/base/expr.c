@@ -14,36 +14,11 @@
  */
 #include <config.h>
 
-#include "expr.h"
+#include "expr_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* beside mica_expr_op_t */
-enum { NODE_CONST = MICA__EXPR_CONST, NODE_SYMBOL = MICA__EXPR_SYMBOL };
-
-struct mica_expr {
-    int32_t kind;            /* mica_expr_op_t, NODE_CONST or NODE_SYMBOL */
-    int32_t sym;             /* NODE_SYMBOL: id */
-    int64_t value;           /* NODE_CONST: value */
-    const mica_expr_t *a, *b;
-    int64_t lo, hi;          /* the value lies in [lo, hi] */
-    const char *name;        /* NODE_SYMBOL: owned */
-    uint64_t hash;
-    struct mica_expr *next;  /* hash chain */
-};
-
-#define NB_BUCKETS 256
-
-/* Bounds of "unknown": far from overflow when added or multiplied once. */
-#define BIG ((int64_t)1 << 40)
-
-struct mica_expr_builder {
-    struct mica_expr *buckets[NB_BUCKETS];
-    mica__sizer_fn sizer;    /* set while a layer gives its output dims */
-    void *sizer_user;
-};
 
 void mica__expr_set_sizer(mica_expr_builder_t *eb, mica__sizer_fn fn,
                           void *user)
@@ -59,11 +34,6 @@ const mica_expr_t *mica__expr_size(mica_expr_builder_t *eb,
     if (!eb || !eb->sizer || !upper)
         return NULL;
     return eb->sizer(eb->sizer_user, size_output, upper);
-}
-
-static int64_t clamp_big(int64_t v)
-{
-    return v > BIG ? BIG : v < -BIG ? -BIG : v;
 }
 
 mica_status_t mica__expr_builder_create(mica_expr_builder_t **out)
@@ -95,11 +65,10 @@ static uint64_t mix(uint64_t h, uint64_t v)
     return h;
 }
 
-/* Find or make the node (kind, sym, value, a, b). */
-static const mica_expr_t *intern(mica_expr_builder_t *eb, int32_t kind,
-                                 int32_t sym, int64_t value,
-                                 const mica_expr_t *a, const mica_expr_t *b,
-                                 const char *name)
+const mica_expr_t *mica__expr_intern(mica_expr_builder_t *eb, int32_t kind,
+                                     int32_t sym, int64_t value,
+                                     const mica_expr_t *a,
+                                     const mica_expr_t *b, const char *name)
 {
     uint64_t h = mix(mix(mix(mix((uint64_t)kind, (uint64_t)sym),
                              (uint64_t)value), (uint64_t)(uintptr_t)a),
@@ -139,7 +108,7 @@ static const mica_expr_t *intern(mica_expr_builder_t *eb, int32_t kind,
 
 const mica_expr_t *mica__expr_constant(mica_expr_builder_t *eb, int64_t v)
 {
-    return intern(eb, NODE_CONST, 0, v, NULL, NULL, NULL);
+    return mica__expr_intern(eb, NODE_CONST, 0, v, NULL, NULL, NULL);
 }
 
 const mica_expr_t *mica__expr_symbol(mica_expr_builder_t *eb, int32_t id,
@@ -153,10 +122,11 @@ const mica_expr_t *mica__expr_symbol_range(mica_expr_builder_t *eb,
                                            int64_t lo, int64_t hi)
 {
     struct mica_expr *n =
-        (struct mica_expr *)intern(eb, NODE_SYMBOL, id, 0, NULL, NULL, name);
+        (struct mica_expr *)mica__expr_intern(eb, NODE_SYMBOL, id, 0, NULL,
+                                              NULL, name);
     if (n) {
-        n->lo = clamp_big(lo);
-        n->hi = clamp_big(hi);
+        n->lo = mica__expr_clamp(lo);
+        n->hi = mica__expr_clamp(hi);
     }
     return n;
 }
@@ -271,19 +241,19 @@ static const mica_expr_t *with_interval(mica_expr_builder_t *eb,
         hi = a->hi < b->hi ? a->hi : b->hi;
         break;
     case MICA_EXPR_SUM:
-        lo = clamp_big(a->lo + b->lo);
-        hi = clamp_big(a->hi + b->hi);
+        lo = mica__expr_clamp(a->lo + b->lo);
+        hi = mica__expr_clamp(a->hi + b->hi);
         break;
     case MICA_EXPR_SUB:
-        lo = clamp_big(a->lo - b->hi);
-        hi = clamp_big(a->hi - b->lo);
+        lo = mica__expr_clamp(a->lo - b->hi);
+        hi = mica__expr_clamp(a->hi - b->lo);
         break;
     case MICA_EXPR_PROD:
         if ((a->lo == 0 && a->hi == 0) || (b->lo == 0 && b->hi == 0))
             return mica__expr_constant(eb, 0);
-        lo = clamp_big(min4(mul_big(a->lo, b->lo), mul_big(a->lo, b->hi),
+        lo = mica__expr_clamp(min4(mul_big(a->lo, b->lo), mul_big(a->lo, b->hi),
                             mul_big(a->hi, b->lo), mul_big(a->hi, b->hi)));
-        hi = clamp_big(max4(mul_big(a->lo, b->lo), mul_big(a->lo, b->hi),
+        hi = mica__expr_clamp(max4(mul_big(a->lo, b->lo), mul_big(a->lo, b->hi),
                             mul_big(a->hi, b->lo), mul_big(a->hi, b->hi)));
         break;
     case MICA_EXPR_FLOOR_DIV: case MICA_EXPR_CEIL_DIV:
@@ -296,7 +266,8 @@ static const mica_expr_t *with_interval(mica_expr_builder_t *eb,
     }
     if (lo == hi && lo > -BIG && hi < BIG)
         return mica__expr_constant(eb, lo);
-    n = (struct mica_expr *)intern(eb, (int32_t)op, 0, 0, a, b, NULL);
+    n = (struct mica_expr *)mica__expr_intern(eb, (int32_t)op, 0, 0, a, b,
+                                              NULL);
     if (n) {
         n->lo = lo;
         n->hi = hi;
@@ -402,129 +373,3 @@ mica_status_t mica__expr_eval(const mica_expr_t *e, const int64_t *symbols,
                                                          : MICA_ERR_INVALID;
 }
 
-int mica__expr_uses(const mica_expr_t *e, const uint8_t *uses, int32_t n)
-{
-    if (!e)
-        return 0;
-    if (e->kind == NODE_SYMBOL)
-        return e->sym >= 0 && e->sym < n && uses[e->sym];
-    if (e->kind == NODE_CONST)
-        return 0;
-    return mica__expr_uses(e->a, uses, n) || mica__expr_uses(e->b, uses, n);
-}
-
-void mica__expr_inspect(const mica_expr_t *e, mica__expr_node_t *out)
-{
-    out->kind = e->kind;
-    out->sym = e->sym;
-    out->value = e->value;
-    out->a = e->a;
-    out->b = e->b;
-    out->lo = e->lo;
-    out->hi = e->hi;
-}
-
-const mica_expr_t *mica__expr_restore(mica_expr_builder_t *eb,
-                                      const mica__expr_node_t *n,
-                                      const char *name)
-{
-    struct mica_expr *e;
-    int op = n->kind >= MICA_EXPR_SUM && n->kind <= MICA_EXPR_CEIL_DIV;
-
-    if (n->lo > n->hi || (op && (!n->a || !n->b)) ||
-        (!op && (n->a || n->b)) ||
-        (n->kind == NODE_SYMBOL && (n->sym < 0 || !name)) ||
-        (!op && n->kind != NODE_CONST && n->kind != NODE_SYMBOL))
-        return NULL;
-    if (n->kind == NODE_CONST)
-        return mica__expr_constant(eb, n->value);
-    if (n->kind == NODE_SYMBOL)
-        return mica__expr_symbol_range(eb, n->sym, name, n->lo, n->hi);
-    e = (struct mica_expr *)intern(eb, n->kind, 0, 0, n->a, n->b, NULL);
-    if (e) {
-        e->lo = clamp_big(n->lo);
-        e->hi = clamp_big(n->hi);
-    }
-    return e;
-}
-
-/* Binding strength for parentheses: sums 1, products 2, atoms 3. */
-static int strength(const mica_expr_t *e)
-{
-    switch (e->kind) {
-    case MICA_EXPR_SUM: case MICA_EXPR_SUB: return 1;
-    case MICA_EXPR_PROD: case MICA_EXPR_FLOOR_DIV: return 2;
-    default: return 3;
-    }
-}
-
-typedef struct out_buf {
-    char *p;
-    size_t len, pos;
-} out_buf_t;
-
-static void emit(out_buf_t *o, const char *s)
-{
-    while (*s) {
-        if (o->pos + 1 < o->len)
-            o->p[o->pos] = *s;
-        o->pos++;
-        s++;
-    }
-    if (o->len)
-        o->p[o->pos < o->len ? o->pos : o->len - 1] = '\0';
-}
-
-static void print_rec(const mica_expr_t *e, out_buf_t *o, int min_strength)
-{
-    static const char *const fn[] = {"", "", "max", "min", "", "eq", "lt",
-                                     "", "ceil_div"};
-    char num[32];
-    int s = strength(e), paren = s < min_strength;
-
-    if (e->kind == NODE_CONST) {
-        snprintf(num, sizeof num, "%lld", (long long)e->value);
-        emit(o, num);
-        return;
-    }
-    if (e->kind == NODE_SYMBOL) {
-        emit(o, e->name ? e->name : "?");
-        return;
-    }
-    if (paren)
-        emit(o, "(");
-    switch (e->kind) {
-    case MICA_EXPR_SUM: case MICA_EXPR_SUB:
-        print_rec(e->a, o, 1);
-        emit(o, e->kind == MICA_EXPR_SUM ? "+" : "-");
-        print_rec(e->b, o, 2);
-        break;
-    case MICA_EXPR_PROD: case MICA_EXPR_FLOOR_DIV:
-        print_rec(e->a, o, 2);
-        emit(o, e->kind == MICA_EXPR_PROD ? "*" : "/");
-        print_rec(e->b, o, 3);
-        break;
-    default:
-        emit(o, fn[e->kind]);
-        emit(o, "(");
-        print_rec(e->a, o, 0);
-        emit(o, ", ");
-        print_rec(e->b, o, 0);
-        emit(o, ")");
-        break;
-    }
-    if (paren)
-        emit(o, ")");
-}
-
-char *mica__expr_print(const mica_expr_t *e, char *buf, size_t len)
-{
-    out_buf_t o = {buf, len, 0};
-    if (len)
-        buf[0] = '\0';
-    if (e)
-        print_rec(e, &o, 0);
-    else
-        emit(&o, "?");
-    return buf;
-}
