@@ -8,8 +8,9 @@
  * the input is read by no later step (its lifetime, stretched over the
  * loops it crosses, ends at this layer), is not a network input (the
  * caller may bind its own memory there) nor an output nor a shape-tensor
- * input, reaches the layer once, is read as data, has the output's type,
- * and has not been taken over by another output already.
+ * input, reaches the layer once, is read as data, has the output's type
+ * and memory format, and has not been taken over by another output
+ * already.
  */
 #include <config.h>
 
@@ -35,7 +36,8 @@ static int may(const mica_engine_t *e, int32_t s, int32_t i, int32_t o)
             return 0;
     return in->need_e && out->need_e && !in->is_input && !in->is_output &&
            !in->is_shape_input && !in->is_shape_output &&
-           in->live_to == s && in->dtype == out->dtype && out->alias < 0;
+           in->live_to == s && in->dtype == out->dtype &&
+           in->format == out->format && out->alias < 0;
 }
 
 mica_status_t mica__inplace(mica_engine_t *e)
