@@ -80,6 +80,27 @@ static mica_status_t listed(mica__restore_t *x, const int32_t *v, int32_t n,
                                             (int)n, (int)flagged);
 }
 
+/*
+ * Whether input i of layer l is where l reads it: its values on the host
+ * (shape kind, or data of a layer that runs in phase 1) from a shape
+ * tensor computed on the host or a shape-tensor input; its data on the
+ * device (a layer that runs there) from a tensor with memory there.
+ */
+static int where_read(const mica_engine_t *e, const mica__layer_t *l,
+                      int32_t i)
+{
+    const mica__tensor_t *t = &e->tensors[l->inputs[i]];
+    int host = t->need_s &&
+               (t->is_shape_input ||
+                (t->producer >= 0 && e->layers[t->producer].run_host));
+    int32_t kind = l->input_kinds[i];
+    if (kind == MICA_INPUT_DIMS)
+        return 1;
+    if (kind == MICA_INPUT_SHAPE)
+        return host;
+    return (!l->run_host || host) && (!l->run_device || t->need_e);
+}
+
 /* Each layer's outputs are the tensors it makes, each tensor made once
  * or a network input; each input is made before it is read (a
  * Recurrence's back edge apart). */
@@ -105,6 +126,11 @@ static mica_status_t data_flow(mica__restore_t *x)
             if ((t = l->inputs[i]) >= 0 && e->tensors[t].producer >= s &&
                 !(i == 1 && l->info.role == MICA_ROLE_RECURRENCE))
                 what = "reads a tensor before it is made", name = l->name;
+            else if (t >= 0 && !where_read(e, l, i))
+                what = "reads a tensor where it is not", name = l->name;
+        for (i = 0; i < l->nb_outputs && !what; i++)
+            if (l->run_device && !e->tensors[l->outputs[i]].need_e)
+                what = "writes a tensor that has no memory", name = l->name;
     }
     for (t = 0; t < e->nb_tensors && !what; t++)
         if (e->tensors[t].is_input ? e->tensors[t].producer != -1
