@@ -124,12 +124,14 @@ tests_test_abi_inplace_SOURCES = tests/test_abi_inplace.c tests/craft.c \
 tests_test_abi_inplace_LDADD = $(MICA_TEST_LIBS)
 check_PROGRAMS += tests/test_abi_dds
 TESTS += tests/test_abi_dds
-tests_test_abi_dds_SOURCES = tests/test_abi_dds.c
+tests_test_abi_dds_SOURCES = tests/test_abi_dds.c tests/craft.c \
+	tests/craft.h core/format/checksum.c
 tests_test_abi_dds_LDADD = $(MICA_TEST_LIBS)
 EXTRA_DIST += tests/manifests/abi/dds_in_loop.yaml
 check_PROGRAMS += tests/test_abi_formats
 TESTS += tests/test_abi_formats
-tests_test_abi_formats_SOURCES = tests/test_abi_formats.c
+tests_test_abi_formats_SOURCES = tests/test_abi_formats.c tests/craft.c \
+	tests/craft.h core/format/checksum.c
 tests_test_abi_formats_LDADD = $(MICA_TEST_LIBS) $(LIBM)
 check_PROGRAMS += tests/test_struct_size
 TESTS += tests/test_struct_size

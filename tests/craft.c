@@ -5,7 +5,10 @@
 
 #include "craft.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "mica/mica.h"
 
 uint64_t mica__checksum(const unsigned char *p, size_t n);
 
@@ -233,4 +236,30 @@ int craft_map(const unsigned char *data, size_t size, craft_map_t *m)
     }
     m->end = w.pos;
     return w.bad || w.pos != size ? -1 : 0;
+}
+
+int craft_sweep(struct mica_context *ctx, const unsigned char *data,
+                size_t size, int *loaded)
+{
+    unsigned char *c = malloc(size);
+    size_t i;
+    int good = c != NULL;
+
+    *loaded = 0;
+    for (i = CRAFT_HEADER; good && i < size; i++) {
+        mica_engine_t *e = NULL;
+        const char *msg;
+        memcpy(c, data, size);
+        c[i] = (unsigned char)(c[i] + 0x81);
+        craft_reseal(c, size);
+        if (mica_engine_deserialize(ctx, c, size, &e) == MICA_OK) {
+            (*loaded)++;
+            mica_engine_destroy(e);
+            continue;
+        }
+        msg = mica_context_error(ctx);
+        good = msg[0] && !strchr(msg, '\n');
+    }
+    free(c);
+    return good;
 }

@@ -61,4 +61,14 @@ typedef struct craft_map {
 /* 0 if data is a file of format 3 walked to its end, else -1. */
 int craft_map(const unsigned char *data, size_t size, craft_map_t *m);
 
+/*
+ * Every byte after the header of the engine `data` changed in turn
+ * (+0x81), resealed and loaded in ctx: 1 if each load gave an engine or
+ * failed with one line of message, 0 at the first that did neither (a
+ * crash ends the program).  *loaded counts the engines.
+ */
+struct mica_context;
+int craft_sweep(struct mica_context *ctx, const unsigned char *data,
+                size_t size, int *loaded);
+
 #endif /* MICA_TESTS_CRAFT_H */

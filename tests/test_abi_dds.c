@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "craft.h"
 #include "harness.h"
 
 static mica_context_t *ctx;
@@ -164,6 +165,7 @@ static void test_engine(void)
     const char *name, *meaning;
     void *data = NULL;
     size_t size = 0;
+    int loaded, swept;
 
     ok(mica_engine_tensor(e, mica_engine_find_tensor(e, "p"), &ti) ==
            MICA_OK && strcmp(ti.shape, "[c]") == 0 && ti.bytes == 8 * 4,
@@ -177,6 +179,10 @@ static void test_engine(void)
         mica_engine_deserialize(ctx, data, size, &back) != MICA_OK)
         bail("reload: %s", err());
     test_runs(back, "loaded");
+    swept = craft_sweep(ctx, data, size, &loaded);
+    ok(swept, "each of its %zu bytes "
+       "changed behind a valid checksum: an engine or one line (%d loaded)",
+       size - CRAFT_HEADER, loaded);
     mica_engine_destroy(back);
     mica_free(data);
     mica_engine_destroy(e);
@@ -260,7 +266,7 @@ int main(void)
 
     if (!top)
         skip_all("MICA_TOP_BUILDDIR not set");
-    plan(2 + 4 + 4 + 6 + 2);
+    plan(2 + 4 + 4 + 1 + 6 + 2);
     ctx = th_context();
     snprintf(path, sizeof path, "%s/tests/abi2/.libs/abi2.so", top);
     if (mica_context_load_file(ctx, path) != MICA_OK)

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "craft.h"
 #include "harness.h"
 #include "mica/kit_half.h"
 
@@ -173,6 +174,7 @@ static void test_chain(void)
     char first[256];
     void *data = NULL;
     size_t size = 0;
+    int loaded, swept;
 
     ok(format_of(e, "x") == MICA_FORMAT_HWC &&
        format_of(e, "a") == MICA_FORMAT_HWC &&
@@ -193,6 +195,10 @@ static void test_chain(void)
        reorders(back, first, sizeof first) == 1 &&
        computes(back, MICA_FORMAT_HWC, MICA_FORMAT_LINEAR, chain_f, 0),
        "loaded: the same formats, the reorder, the values");
+    swept = craft_sweep(ctx, data, size, &loaded);
+    ok(swept, "  each of its %zu bytes "
+       "changed behind a valid checksum: an engine or one line (%d loaded)",
+       size - CRAFT_HEADER, loaded);
     mica_engine_destroy(back);
     mica_free(data);
     mica_engine_destroy(e);
@@ -380,7 +386,7 @@ int main(void)
 
     if (!top)
         skip_all("MICA_TOP_BUILDDIR not set");
-    plan(8 + 1 + 2 * 6);
+    plan(9 + 1 + 2 * 6);
     ctx = th_context();
     snprintf(path, sizeof path, "%s/tests/abi2/.libs/abi2.so", top);
     if (mica_context_load_file(ctx, path) != MICA_OK)

@@ -161,7 +161,7 @@ static void test_inplace(void)
     unsigned char *bytes = NULL;
     size_t size = 0;
     craft_map_t map;
-    int copies;
+    int copies, loaded, swept;
 
     e = build(one, 2, "y");
     ok(takes_over(e, "y", "t"), "an output takes over its input's memory");
@@ -196,6 +196,10 @@ static void test_inplace(void)
     ok(takes_over(back, "u", "t") && takes_over(back, "y", "u") &&
        run_once(back, "y", 2) == 2, "loaded: the same plan, in place");
     mica_engine_destroy(back);
+    swept = craft_sweep(ctx, bytes, size, &loaded);
+    ok(swept, "  each of its %zu bytes "
+       "changed behind a valid checksum: an engine or one line (%d loaded)",
+       size - CRAFT_HEADER, loaded);
     /* A file that says y takes over nothing: the instances say otherwise,
      * so the plan is made again rather than trusted. */
     if (craft_map(bytes, size, &map) != 0)
@@ -240,7 +244,7 @@ int main(void)
 
     if (!top)
         skip_all("MICA_TOP_BUILDDIR not set");
-    plan(10 + 5);
+    plan(11 + 5);
     ctx = th_context();
     snprintf(path, sizeof path, "%s/tests/abi2/.libs/abi2.so", top);
     if (mica_context_load_file(ctx, path) != MICA_OK)

@@ -117,6 +117,7 @@ static void test_pinned(void)
     size_t size;
     craft_map_t map;
     size_t at;
+    int loaded, swept;
 
     info(e, &li);
     is_int(2, li.tactic, "without autotuning: the first tactic offered");
@@ -136,6 +137,10 @@ static void test_pinned(void)
     ok(added(back) == 1 && added(back) == 1, "  told to the loaded instance "
        "and to each context's clone (x + 1, twice)");
     mica_engine_destroy(back);
+    swept = craft_sweep(ctx, bytes, size, &loaded);
+    ok(swept, "  each of its %zu bytes "
+       "changed behind a valid checksum: an engine or one line (%d loaded)",
+       size - CRAFT_HEADER, loaded);
 
     /* A tactic the layer does not have, behind a valid checksum. */
     if (craft_map(bytes, size, &map) != 0)
@@ -201,7 +206,7 @@ int main(void)
 
     if (!top)
         skip_all("MICA_TOP_BUILDDIR not set");
-    plan(10 + 9);
+    plan(11 + 9);
     ctx = th_context();
     snprintf(path, sizeof path, "%s/tests/abi2/.libs/abi2.so", top);
     if (mica_context_load_file(ctx, path) != MICA_OK)
