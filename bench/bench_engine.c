@@ -1,8 +1,10 @@
 /*
- * bench/bench_engine.c - building, saving and loading an engine of 100
- * layers and 100 MB of weights: 50 Constant layers of 2 MB each, each
- * added to a running sum by an ElementWise layer.  Reports, median of a
- * few runs, in ms:
+ * bench/bench_engine.c - building, saving and loading an engine: pairs of
+ * Constant layers, each added to a running sum by an ElementWise layer.
+ * Two shapes: 100 layers and 105 MB of weights (50 Constants of 2 MB),
+ * and 1000 layers with small weights (500 Constants of 64 floats), where
+ * the per-layer cost of a load shows.  Reports, median of a few runs, in
+ * ms:
  *
  *   build    mica_engine_build from the network
  *   serial.  mica_engine_serialize
@@ -27,7 +29,12 @@
 
 #include "bench_util.h"
 
-enum { PAIRS = 50, N = 512 * 1024, REPS = 5 };
+enum { REPS = 5 };
+
+/* The shape of the engine: nb_pairs Constant + ElementWise pairs, of
+ * nb_floats floats each. */
+static int nb_pairs = 50;
+static int nb_floats = 512 * 1024;
 
 static mica_network_t *network(mica_context_t *ctx, float *w)
 {
@@ -38,11 +45,11 @@ static mica_network_t *network(mica_context_t *ctx, float *w)
 
     memset(&d, 0, sizeof d);
     d.nb_dims = 1;
-    d.d[0] = N;
+    d.d[0] = nb_floats;
     bench_check(ctx, mica_network_create(ctx, &net), "network");
     bench_check(ctx, mica_network_add_input(net, "x", MICA_FLOAT32, &d, NULL),
                 "x");
-    for (i = 0; i < PAIRS; i++) {
+    for (i = 0; i < nb_pairs; i++) {
         mica_weights_t wt;
         mica_field_t f;
         mica_fields_t fields = {1, &f};
@@ -53,8 +60,8 @@ static mica_network_t *network(mica_context_t *ctx, float *w)
 
         memset(&wt, 0, sizeof wt);
         wt.dtype = MICA_FLOAT32;
-        wt.count = N;
-        wt.values = w + (size_t)i * N;
+        wt.count = nb_floats;
+        wt.values = w + (size_t)i * nb_floats;
         wt.dims = d;
         f.name = "weights";
         f.type = MICA_FIELD_WEIGHTS;
@@ -75,7 +82,7 @@ static mica_network_t *network(mica_context_t *ctx, float *w)
         of.type = MICA_FIELD_STRING;
         of.count = 1;
         of.data = &op;
-        snprintf(sname, sizeof sname, i == PAIRS - 1 ? "y" : "s%d", i);
+        snprintf(sname, sizeof sname, i == nb_pairs - 1 ? "y" : "s%d", i);
         snprintf(lname, sizeof lname, "add%d", i);
         ins[0] = prev;
         ins[1] = cname;
@@ -176,18 +183,21 @@ static void run(mica_context_t *ctx, uint32_t device, const char *name,
            med[FILE_], med[EXEC], 1e3 * t[BUILD][0], 1e3 * t[FILE_][0]);
 }
 
-int main(void)
+/* One shape of engine on every usable device. */
+static void shape(mica_context_t *ctx, int pairs, int n)
 {
-    mica_context_t *ctx = bench_context();
-    float *w = malloc(sizeof *w * (size_t)PAIRS * N);
+    float *w;
     size_t i;
 
+    nb_pairs = pairs;
+    nb_floats = n;
+    w = malloc(sizeof *w * (size_t)nb_pairs * nb_floats);
     if (!w)
-        return 1;
-    for (i = 0; i < (size_t)PAIRS * N; i++)
+        exit(1);
+    for (i = 0; i < (size_t)nb_pairs * nb_floats; i++)
         w[i] = (float)(i % 97) * 0.01f;
-    printf("%d layers, %.0f MB of float32 weights, median of %d runs (ms)\n",
-           2 * PAIRS, (double)PAIRS * N * 4 / 1e6, REPS);
+    printf("%d layers, %.3g MB of float32 weights, median of %d runs (ms)\n",
+           2 * nb_pairs, (double)nb_pairs * nb_floats * 4 / 1e6, REPS);
     printf("%-6s %7s %7s %7s %7s %7s %7s %7s %7s %7s\n", "device", "build",
            "serial.", "read", "bytes", "borrow", "file", "exec", "c.build",
            "c.file");
@@ -195,6 +205,14 @@ int main(void)
     if (mica_device_usable(MICA_DEVICE_CUDA))
         run(ctx, MICA_DEVICE_CUDA, "cuda", w);
     free(w);
+}
+
+int main(void)
+{
+    mica_context_t *ctx = bench_context();
+
+    shape(ctx, 50, 512 * 1024);
+    shape(ctx, 500, 64);
     mica_context_destroy(ctx);
     return 0;
 }

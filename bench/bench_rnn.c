@@ -75,7 +75,7 @@ static double time_manifest(mica_context_t *ctx, const char *path, int runs,
         exit(1);
     }
     for (i = 0; i < n; i++) {
-        mica_tensor_info_t info;
+        mica_tensor_info_t info = {.struct_size = sizeof(mica_tensor_info_t)};
         memset(&info, 0, sizeof info);
         info.struct_size = sizeof info;
         bench_check(ctx, mica_engine_tensor(e, mica_engine_input(e, i), &info),

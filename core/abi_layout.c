@@ -39,6 +39,15 @@ static_assert(offsetof(mica_layer_ops_t, initialize) == 104, "layer ops v1");
 static_assert(offsetof(mica_layer_ops_t, terminate) == 112, "layer ops v1");
 static_assert(offsetof(mica_layer_ops_t, enqueue_boundary) == 120, "layer ops v1");
 static_assert(sizeof(mica_layer_ops_t) >= 128, "layer ops v1");
+/* Appended later: after every member of version 1, in this order. */
+static_assert(offsetof(mica_layer_ops_t, tactics) == 128,
+              "layer ops: tactics appended");
+static_assert(offsetof(mica_layer_ops_t, set_tactic) == 136,
+              "layer ops: set_tactic appended");
+static_assert(offsetof(mica_layer_ops_t, aliased_input) == 144,
+              "layer ops: aliased_input appended");
+static_assert(offsetof(mica_layer_ops_t, shape_change) == 152,
+              "layer ops: shape_change appended");
 static_assert(sizeof(mica_step_t) == 72, "mica_step_t is frozen");
 static_assert(offsetof(mica_step_t, value) == 32, "mica_step_t is frozen");
 static_assert(offsetof(mica_layer_creator_t, type) == 8, "creator v1");
@@ -48,9 +57,23 @@ static_assert(offsetof(mica_layer_creator_t, user_data) == 80, "creator v1");
 /* Appended later: after every member of version 1. */
 static_assert(offsetof(mica_layer_creator_t, deserialize_ex) == 88,
               "creator: deserialize_ex appended");
+/* Output structs of the application API grow at their end too; the
+ * library writes only what the caller's struct_size declares. */
+static_assert(offsetof(mica_layer_info_t, choice) == 88,
+              "layer info: first layout");
+static_assert(offsetof(mica_layer_info_t, tactic) == 104,
+              "layer info: tactic appended");
+static_assert(offsetof(mica_creator_info_t, module_license) == 80,
+              "creator info: first layout");
+static_assert(offsetof(mica_tensor_info_t, is_shape_output) == 128,
+              "tensor info: first layout");
+static_assert(offsetof(mica_tensor_info_t, alias) == 136,
+              "tensor info: alias and format appended");
 static_assert(offsetof(mica_host_t, log) == 8, "host v1");
 static_assert(offsetof(mica_host_t, expr_constant) == 24, "host v1");
 static_assert(offsetof(mica_host_t, status_name) == 64, "host v1");
+static_assert(offsetof(mica_host_t, expr_size) == 72,
+              "host: expr_size appended");
 static_assert(offsetof(mica_module_desc_t, name) == 8, "module desc v1");
 static_assert(offsetof(mica_module_desc_t, creators) == 40, "module desc v1");
 static_assert(offsetof(mica_module_desc_t, fini) == 56, "module desc v1");

@@ -37,6 +37,7 @@ static mica_status_t setup_layers(build_t *b)
                                   : net->layers[dl].outputs[b->def_slot[t]];
         e->tensors[t].name = mica__strdup(name);
         e->tensors[t].last_use = -1;
+        e->tensors[t].alias = -1;
         e->tensors[t].first_symbol = -1;
         if (!e->tensors[t].name)
             return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
@@ -48,6 +49,7 @@ static mica_status_t setup_layers(build_t *b)
     for (s = 0; s < net->nb_layers; s++) {
         const mica__net_layer_t *nl = &net->layers[b->order[s]];
         mica__layer_t *l = &e->layers[s];
+        l->info.struct_size = l->host_info.struct_size = sizeof l->info;
         l->name = mica__strdup(nl->name);
         l->origin = mica__strdup(nl->origin);
         l->construct = b->step_construct[s];
@@ -147,9 +149,12 @@ static mica_status_t run_build(build_t *b)
         if ((st = mica__infer_layer(b, s)) != MICA_OK)
             return st;
     if ((st = mica__infer_check_inputs(b)) != MICA_OK ||
-        (st = mica__control_check(b)) != MICA_OK)
+        (st = mica__control_check(b)) != MICA_OK ||
+        (st = mica__dds_check(b)) != MICA_OK)
         return st;
     mica__control_lifetimes(b->e);
+    if (!b->validate_only && (st = mica__inplace(b->e)) != MICA_OK)
+        return st;
     took(b, "kinds, types and shapes", &t);
     st = mica__build_profiles(b);
     took(b, "profiles, configuration and memory plans", &t);
@@ -231,8 +236,8 @@ mica_status_t mica_engine_build(mica_network_t *net,
 {
     uint32_t allowed = precisions(cfg), device;
     const mica__device_t *dev;
-    mica_network_t *half = NULL;
-    mica_status_t st;
+    mica_network_t *half = NULL, *formats = NULL;
+    mica_status_t st = MICA_OK;
     int32_t i, asked = 0;
     double t0 = now_ms();
 
@@ -245,23 +250,30 @@ mica_status_t mica_engine_build(mica_network_t *net,
         asked |= net->layers[i].precision == MICA_FLOAT16 + 1;
     if ((st = build(net, cfg, 0, 0, device, dev, out)) != MICA_OK)
         return st;
-    if (!(asked || (allowed & (1u << MICA_FLOAT16))))
-        goto built;
     /* Float16: rewrite the network with what the float32 build knows of
      * each implementation, then build the rewritten one. */
-    st = mica__precision_rewrite(net, *out, allowed, &half);
+    if (asked || (allowed & (1u << MICA_FLOAT16)))
+        st = mica__precision_rewrite(net, *out, allowed, &half);
     if (st == MICA_OK && half) {
         mica_engine_destroy(*out);
         *out = NULL;
         st = build(half, cfg, 0, 1, device, dev, out);
-        mica_network_destroy(half);
     }
+    /* Formats: the same, from what that build knows (core/formats.c). */
+    if (st == MICA_OK)
+        st = mica__formats_rewrite(half ? half : net, *out, &formats);
+    if (st == MICA_OK && formats) {
+        mica_engine_destroy(*out);
+        *out = NULL;
+        st = build(formats, cfg, 0, 1, device, dev, out);
+    }
+    mica_network_destroy(half);
+    mica_network_destroy(formats);
     if (st != MICA_OK) {
         mica_engine_destroy(*out);
         *out = NULL;
         return st;
     }
-built:
     mica__log(net->ctx, MICA_LOG_INFO, "engine built for %s in %.1f ms: %d "
               "layers, %d profile%s, %lld arena bytes",
               mica__device_desc(device)->name, now_ms() - t0,

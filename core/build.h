@@ -112,10 +112,9 @@ mica_status_t mica__infer_check_inputs(mica__build_t *b);
 mica_creator_info_t *mica__alternatives(mica__build_t *b,
                                         const mica__layer_t *l, int32_t *n);
 /*
- * An instance of network layer nl from its saved state (its CPU twin's
- * when `host` and it has one) through creator c: deserialize_ex, told
- * nl->state_flags, where the creator has it, else deserialize.  NULL with
- * err filled when it fails or c has neither.
+ * An instance of network layer nl (read from an engine file of format 1
+ * or 2) from its saved state (its CPU twin's when `host` and it has one)
+ * through creator c: mica__instance_from_state, told nl->state_flags.
  */
 mica_layer_t *mica__from_state(const mica_layer_creator_t *c,
                                const mica__net_layer_t *nl, int host,
@@ -124,11 +123,17 @@ mica_layer_t *mica__from_state(const mica_layer_creator_t *c,
 mica_layer_t *mica__instance_of(mica__build_t *b, int32_t step,
                                 const mica_layer_creator_t *c);
 
+/* dds.c: data-dependent sizes are 0-D int32 or int64 outputs, of layers
+ * outside loops and conditionals, and nothing phase 1 computes depends
+ * on them (after the kinds and shapes). */
+mica_status_t mica__dds_check(mica__build_t *b);
+
 /* profile.c */
 mica_status_t mica__build_profiles(mica__build_t *b);
 
-/* autotune.c: keep the fastest implementation of each tunable layer,
- * timed at profile 0's opt shapes (measured, not yet configured). */
+/* autotune.c: keep the fastest implementation and tactic of each
+ * tunable layer, timed at profile 0's opt shapes (measured, not yet
+ * configured). */
 mica_status_t mica__autotune(mica__build_t *b);
 
 #endif

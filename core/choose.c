@@ -77,7 +77,8 @@ static void known_types(mica_context_t *ctx, char *buf, size_t len)
 
     buf[0] = '\0';
     for (i = 0; i < n && pos < len; i++) {
-        mica_creator_info_t info;
+        mica_creator_info_t info = {
+            .struct_size = sizeof(mica_creator_info_t)};
         info.struct_size = sizeof info;
         if (mica_registry_get(ctx, i, &info) != MICA_OK ||
             strcmp(info.type, last) == 0)
@@ -93,7 +94,7 @@ mica_status_t mica__deploy_check(mica_context_t *ctx)
     const char *list = ctx->prefer ? ctx->prefer : getenv("MICA_PREFER");
     const char *source = ctx->prefer ? "deploy-time choice" : "MICA_PREFER";
     char type[256], msg[MICA_ERROR_MAX], known[768];
-    mica_creator_info_t info;
+    mica_creator_info_t info = {.struct_size = sizeof(mica_creator_info_t)};
 
     while (list && *list) {
         const char *end = strchr(list, ','), *eq = strchr(list, '=');

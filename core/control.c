@@ -66,7 +66,8 @@ mica_status_t mica__control_roles(mica__build_t *b)
         return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
     for (i = 0; i < b->net->nb_layers; i++) {
         const mica__net_layer_t *nl = &b->net->layers[i];
-        mica_creator_info_t info;
+        mica_creator_info_t info = {
+            .struct_size = sizeof(mica_creator_info_t)};
         /* A type no module provides is reported when it is chosen. */
         if (mica_registry_find(b->ctx, nl->ns, nl->type, nl->version,
                                nl->implementation, 0, &info) == MICA_OK)

@@ -16,7 +16,7 @@
 static int offered(const mica_context_t *ctx, uint32_t bit)
 {
     int32_t i, n = mica_registry_count(ctx);
-    mica_creator_info_t info;
+    mica_creator_info_t info = {.struct_size = sizeof(mica_creator_info_t)};
 
     for (i = 0; i < n; i++) {
         info.struct_size = sizeof info;

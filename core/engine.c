@@ -5,6 +5,7 @@
 
 #include "graph.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,7 @@ void mica__layer_descs(const mica_engine_t *e, const mica__layer_t *l,
             continue;
         }
         io[i].dtype = e->tensors[t].dtype;
+        io[i].format = (mica_format_t)e->tensors[t].format;
         io[i].dims = dims[t];
         io[i].scale = e->tensors[t].scale;
     }
@@ -46,6 +48,18 @@ void mica__layer_dyn_descs(const mica_engine_t *e, const mica__layer_t *l,
         dyn[i].min = t >= 0 ? p->tmin[t] : io[i].dims;
         dyn[i].max = t >= 0 ? p->tmax[t] : io[i].dims;
     }
+}
+
+mica_status_t mica__engine_layer_fail(const mica_engine_t *e, int32_t step,
+                                      const mica_error_t *err,
+                                      const char *fallback)
+{
+    const mica__layer_t *l = &e->layers[step];
+    char at[512];
+    return mica__fail(e->ctx, MICA_ERR_INVALID, "%slayer '%s' (%s): %s",
+                      mica__at(l->origin, at, sizeof at), l->name,
+                      l->info.type,
+                      err ? mica__error_msg(err, fallback) : fallback);
 }
 
 static void profile_free(mica_engine_t *e, mica__eprofile_t *p)
@@ -97,6 +111,7 @@ void mica__engine_free(mica_engine_t *e)
         free(e->symbols[i].meaning);
     }
     free(e->symbols);
+    free(e->size_syms);
     for (i = 0; e->profiles && i < e->nb_profiles; i++)
         profile_free(e, &e->profiles[i]);
     free(e->profiles);
@@ -127,29 +142,34 @@ mica_status_t mica_engine_tensor(const mica_engine_t *engine, int32_t index,
                                  mica_tensor_info_t *info)
 {
     const mica__tensor_t *t;
+    mica_tensor_info_t full;
     if (index < 0 || index >= engine->nb_tensors)
         return mica__fail(engine->ctx, MICA_ERR_INVALID,
                           "tensor index %d out of range (0..%d)", (int)index,
                           (int)engine->nb_tensors - 1);
     t = &engine->tensors[index];
-    memset(info, 0, sizeof *info);
-    info->struct_size = sizeof *info;
-    info->dtype = t->dtype;
-    info->name = t->name;
-    info->dims = t->dims;
-    info->shape = t->shape_text;
+    memset(&full, 0, sizeof full);
+    full.struct_size = sizeof full;
+    full.dtype = t->dtype;
+    full.name = t->name;
+    full.dims = t->dims;
+    full.shape = t->shape_text;
     /* A tensor read only for its dims (Shape's input) is an execution
      * tensor whose data is never needed: it gets no memory. */
-    info->kind = t->need_e && t->need_s      ? MICA_TENSOR_BOTH
-                 : t->need_s                 ? MICA_TENSOR_SHAPE
-                 : t->need_e || t->need_dims ? MICA_TENSOR_EXECUTION
-                                             : MICA_TENSOR_UNUSED;
-    info->is_input = t->is_input;
-    info->is_output = t->is_output;
-    info->is_shape_output = t->is_shape_output;
-    info->producer = t->producer;
-    info->offset = engine->profiles ? engine->profiles[0].offset[index] : -1;
-    info->bytes = engine->profiles ? engine->profiles[0].bytes[index] : 0;
+    full.kind = t->need_e && t->need_s      ? MICA_TENSOR_BOTH
+                : t->need_s                 ? MICA_TENSOR_SHAPE
+                : t->need_e || t->need_dims ? MICA_TENSOR_EXECUTION
+                                            : MICA_TENSOR_UNUSED;
+    full.is_input = t->is_input;
+    full.is_output = t->is_output;
+    full.is_shape_output = t->is_shape_output;
+    full.producer = t->producer;
+    full.offset = engine->profiles ? engine->profiles[0].offset[index] : -1;
+    full.bytes = engine->profiles ? engine->profiles[0].bytes[index] : 0;
+    full.alias = t->alias;
+    full.format = t->format;
+    mica__fill_out(info, &full, sizeof full,
+                   offsetof(mica_tensor_info_t, is_shape_output));
     return MICA_OK;
 }
 
@@ -171,28 +191,32 @@ mica_status_t mica_engine_layer(const mica_engine_t *engine, int32_t index,
                                 mica_layer_info_t *info)
 {
     const mica__layer_t *l;
+    mica_layer_info_t full;
     if (index < 0 || index >= engine->nb_layers)
         return mica__fail(engine->ctx, MICA_ERR_INVALID,
                           "layer index %d out of range (0..%d)", (int)index,
                           (int)engine->nb_layers - 1);
     l = &engine->layers[index];
-    memset(info, 0, sizeof *info);
-    info->struct_size = sizeof *info;
-    info->version = l->info.version;
-    info->name = l->name;
-    info->type = l->info.type;
-    info->ns = l->info.ns;
-    info->implementation = l->info.implementation;
-    info->module_file = l->info.module_file;
-    info->role = l->info.role;
-    info->nb_inputs = l->nb_inputs;
-    info->nb_outputs = l->nb_outputs;
-    info->inputs = l->inputs;
-    info->outputs = l->outputs;
-    info->workspace = engine->profiles ? engine->profiles[0].workspace[index] : 0;
-    info->choice = l->why ? l->why : "";
-    info->construct = l->construct;
-    info->branch = l->branch;
+    memset(&full, 0, sizeof full);
+    full.struct_size = sizeof full;
+    full.version = l->info.version;
+    full.name = l->name;
+    full.type = l->info.type;
+    full.ns = l->info.ns;
+    full.implementation = l->info.implementation;
+    full.module_file = l->info.module_file;
+    full.role = l->info.role;
+    full.nb_inputs = l->nb_inputs;
+    full.nb_outputs = l->nb_outputs;
+    full.inputs = l->inputs;
+    full.outputs = l->outputs;
+    full.workspace = engine->profiles ? engine->profiles[0].workspace[index] : 0;
+    full.choice = l->why ? l->why : "";
+    full.construct = l->construct;
+    full.branch = l->branch;
+    full.tactic = l->tactic;
+    mica__fill_out(info, &full, sizeof full,
+                   offsetof(mica_layer_info_t, choice));
     return MICA_OK;
 }
 
@@ -205,20 +229,22 @@ mica_status_t mica_engine_construct(const mica_engine_t *engine,
                                     int32_t index, mica_construct_info_t *info)
 {
     const mica__construct_t *c;
+    mica_construct_info_t full;
     if (index < 0 || index >= engine->nb_constructs)
         return mica__fail(engine->ctx, MICA_ERR_INVALID,
                           "construct index %d out of range (the engine has "
                           "%d loops and conditionals)", (int)index,
                           (int)engine->nb_constructs);
     c = &engine->constructs[index];
-    memset(info, 0, sizeof *info);
-    info->struct_size = sizeof *info;
-    info->kind = (uint32_t)c->kind;
-    info->name = c->name;
-    info->parent = c->parent;
-    info->first_layer = c->begin;
-    info->end_layer = c->end;
-    info->branch = c->branch;
+    memset(&full, 0, sizeof full);
+    full.struct_size = sizeof full;
+    full.kind = (uint32_t)c->kind;
+    full.name = c->name;
+    full.parent = c->parent;
+    full.first_layer = c->begin;
+    full.end_layer = c->end;
+    full.branch = c->branch;
+    mica__fill_out(info, &full, sizeof full, sizeof full);
     return MICA_OK;
 }
 

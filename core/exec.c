@@ -36,6 +36,8 @@ static mica_status_t alloc_state(mica_exec_t *x)
     x->bound = calloc((size_t)e->nb_tensors + 1, sizeof *x->bound);
     x->host_owned = calloc((size_t)e->nb_layers + 1, sizeof *x->host_owned);
     x->descs = calloc((size_t)total + 1, sizeof *x->descs);
+    x->told = calloc((size_t)total + 1, sizeof *x->told);
+    x->told_ok = calloc((size_t)e->nb_layers + 1, sizeof *x->told_ok);
     x->ptrs = calloc((size_t)total + 1, sizeof *x->ptrs);
     x->first = calloc((size_t)e->nb_layers + 1, sizeof *x->first);
     x->skip = calloc((size_t)e->nb_layers + 1, sizeof *x->skip);
@@ -49,7 +51,7 @@ static mica_status_t alloc_state(mica_exec_t *x)
     x->iter = calloc((size_t)e->nb_constructs + 1, sizeof *x->iter);
     x->branch = calloc((size_t)e->nb_constructs + 1, sizeof *x->branch);
     if (!x->trips || !x->iter || !x->branch || !x->instances || !x->host || !x->host_owned || !x->bound ||
-        !x->descs ||
+        !x->descs || !x->told || !x->told_ok ||
         !x->ptrs || !x->first || !x->skip ||
         !x->in_dims || !x->in_data || !x->in_set || !x->out_data ||
         !x->out_cap || !x->out_ready)
@@ -80,6 +82,12 @@ static mica_status_t clone_layers(mica_exec_t *x)
             x->instances[s] = l->instance->ops->clone(l->instance, &err);
             if (!x->instances[s])
                 return mica__exec_layer_error(x, s, &err, "clone failed");
+            /* A clone is told its tactic, whatever it copied. */
+            if (l->tactic &&
+                x->instances[s]->ops->set_tactic(x->instances[s], l->tactic,
+                                                 &err) != MICA_OK)
+                return mica__exec_layer_error(x, s, &err,
+                                              "set_tactic failed");
         }
         if (!l->run_host)
             continue;
@@ -174,6 +182,8 @@ void mica_exec_destroy(mica_exec_t *x)
     free(x->out_cap);
     free(x->out_ready);
     free(x->descs);
+    free(x->told);
+    free(x->told_ok);
     free(x->ptrs);
     free(x->first);
     free(x->skip);

@@ -34,6 +34,9 @@ struct mica_exec {
     mica_tensor_desc_t *descs;  /* per layer: inputs then outputs */
     void **ptrs;                /* same layout */
     int32_t *first;             /* per layer: index into descs and ptrs */
+    mica_tensor_desc_t *told;   /* same layout: the dims each clone's
+                                   shape_change was last told */
+    int32_t *told_ok;           /* per layer: told holds what it was told */
     int32_t *skip;              /* per layer: not run on the device now */
     int64_t *trips;             /* per construct: the loop's bound, -1 none */
     int64_t *iter;              /* per construct: the loop's trip now */
@@ -46,6 +49,27 @@ struct mica_exec {
 mica_status_t mica__exec_layer_error(mica_exec_t *x, int32_t s,
                                      const mica_error_t *err,
                                      const char *what);
+
+/* Tell every device clone of the layers [from, to) whose descriptors
+ * changed since it was last told (or never told) through its
+ * shape_change (exec_run.c). */
+mica_status_t mica__exec_tell_shapes(mica_exec_t *x, int32_t from,
+                                     int32_t to);
+
+/* Descriptors, pointers and skips of the device layers for the dims now
+ * (exec_run.c). */
+void mica__exec_refresh(mica_exec_t *x);
+/* Every tensor's dims now fit profile k's plan (exec_run.c). */
+mica_status_t mica__exec_check_plan(mica_exec_t *x, int32_t k);
+
+/* Data-dependent sizes (core/dds.c): at the start of a run, each back at
+ * its bound, as phase 1 left it; after layer s has run, its sizes read
+ * back and the shapes after it evaluated again. */
+mica_status_t mica__dds_reset(mica_exec_t *x);
+mica_status_t mica__dds_after(mica_exec_t *x, int32_t s);
+/* The first layer after step `after` that makes a data-dependent size,
+ * nb_layers if none. */
+int32_t mica__dds_next(const mica_engine_t *e, int32_t after);
 
 /* Run the engine's program on the context's stream (phase 2). */
 mica_status_t mica__flow_run(mica_exec_t *x);

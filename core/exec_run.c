@@ -119,8 +119,7 @@ static mica_status_t use_profile(mica_exec_t *x, int32_t k)
     return x->initialized ? MICA_OK : initialize(x);
 }
 
-/* Descriptors, pointers and skips of the device layers for the dims now. */
-static void refresh(mica_exec_t *x)
+void mica__exec_refresh(mica_exec_t *x)
 {
     mica_engine_t *e = x->e;
     const mica__eprofile_t *p = &e->profiles[x->profile];
@@ -154,8 +153,51 @@ static void refresh(mica_exec_t *x)
     }
 }
 
-/* Every tensor fits the plan of profile k. */
-static mica_status_t check_plan(mica_exec_t *x, int32_t k)
+/* Whether the descriptors a and b of n tensors differ in what a layer
+ * sees of them: type, format, dims, scale. */
+static int differ(const mica_tensor_desc_t *a, const mica_tensor_desc_t *b,
+                  int32_t n)
+{
+    int32_t i, j;
+    for (i = 0; i < n; i++) {
+        if (a[i].dtype != b[i].dtype || a[i].format != b[i].format ||
+            a[i].scale != b[i].scale || a[i].dims.nb_dims != b[i].dims.nb_dims)
+            return 1;
+        for (j = 0; j < a[i].dims.nb_dims; j++)
+            if (a[i].dims.d[j] != b[i].dims.d[j])
+                return 1;
+    }
+    return 0;
+}
+
+mica_status_t mica__exec_tell_shapes(mica_exec_t *x, int32_t from,
+                                     int32_t to)
+{
+    mica_engine_t *e = x->e;
+    int32_t s;
+
+    for (s = from; s < to && s < e->nb_layers; s++) {
+        const mica__layer_t *l = &e->layers[s];
+        const mica_tensor_desc_t *io = x->descs + x->first[s];
+        mica_tensor_desc_t *told = x->told + x->first[s];
+        int32_t n = l->nb_inputs + l->nb_outputs;
+        mica_layer_t *inst = x->instances[s];
+        mica_error_t err;
+        if (!l->run_device || !MICA__HAS_OP(inst->ops, shape_change) ||
+            (x->told_ok[s] && !differ(io, told, n)))
+            continue;
+        memcpy(told, io, sizeof *io * (size_t)n);
+        x->told_ok[s] = 0;
+        mica__error_clear(&err);
+        if (inst->ops->shape_change(inst, io, l->nb_inputs, io + l->nb_inputs,
+                                    l->nb_outputs, &err) != MICA_OK)
+            return mica__exec_layer_error(x, s, &err, "shape_change failed");
+        x->told_ok[s] = 1;
+    }
+    return MICA_OK;
+}
+
+mica_status_t mica__exec_check_plan(mica_exec_t *x, int32_t k)
 {
     mica_engine_t *e = x->e;
     char dims[256];
@@ -200,10 +242,15 @@ mica_status_t mica_exec_infer_shapes(mica_exec_t *x)
     if ((st = pick_profile(x, &k)) != MICA_OK ||
         (k != x->profile && (st = use_profile(x, k)) != MICA_OK) ||
         (st = mica__shapes_run(e, &x->shapes, x->in_dims, 1, x->host)) != MICA_OK ||
-        (st = check_plan(x, k)) != MICA_OK ||
+        (st = mica__exec_check_plan(x, k)) != MICA_OK ||
         (st = mica__flow_check_dims(x)) != MICA_OK)
         return st;
-    refresh(x);
+    mica__exec_refresh(x);
+    /* Past a layer that makes a data-dependent size, the shapes are its
+     * bound's until it has run: told then (core/dds.c). */
+    if ((st = mica__exec_tell_shapes(x, 0, mica__dds_next(e, -1) + 1)) !=
+        MICA_OK)
+        return st;
     for (i = 0; i < e->nb_outputs; i++)
         x->out_ready[i] = 0;
     x->dirty = 0;
@@ -334,7 +381,7 @@ mica_status_t mica_exec_get_output(mica_exec_t *x, const char *name,
                           "inputs as set", name);
     memset(desc, 0, sizeof *desc);
     desc->dtype = e->tensors[t].dtype;
-    desc->format = MICA_FORMAT_LINEAR;
+    desc->format = (mica_format_t)e->tensors[t].format;
     desc->dims = x->shapes.dims[t];
     desc->scale = e->tensors[t].scale;
     *data = p;

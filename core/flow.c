@@ -36,6 +36,7 @@ static mica_status_t run_layer(mica_exec_t *x, int32_t s)
     int32_t f = x->first[s];
     int64_t ws = e->profiles[x->profile].workspace[s];
     mica_error_t err;
+    mica_status_t st;
 
     if (!l->run_device || x->skip[s])
         return MICA_OK;
@@ -48,6 +49,8 @@ static mica_status_t run_layer(mica_exec_t *x, int32_t s)
                    : NULL,
             x->stream, &err) != MICA_OK)
         return mica__exec_layer_error(x, s, &err, "enqueue failed");
+    if (l->makes_sizes && (st = mica__dds_after(x, s)) != MICA_OK)
+        return st;
     return x->timing ? mica__timing_layer(x, s) : MICA_OK;
 }
 
@@ -135,7 +138,7 @@ mica_status_t mica__flow_run(mica_exec_t *x)
     const mica_engine_t *e = x->e;
     int32_t pc = 0;
     int64_t v;
-    mica_status_t st = MICA_OK;
+    mica_status_t st = e->nb_size_syms ? mica__dds_reset(x) : MICA_OK;
 
     while (pc < e->nb_prog && st == MICA_OK) {
         const mica__op_t *o = &e->prog[pc];

@@ -77,6 +77,9 @@ typedef struct mica__net_layer {
     /* A layer read from an engine file: made by deserialize() from the
      * state its serialize() wrote (and its CPU twin's, if it had one). */
     int32_t from_state;
+    uint32_t *formats;         /* per input then output, the format it
+                                  runs with (core/formats.c), NULL: all
+                                  linear */
     int32_t state_pinned;      /* the saved implementation was a pin */
     char *saved_why;           /* why it was chosen at build time */
     void *state;               /* borrowed from the loader's bytes */
@@ -140,6 +143,40 @@ const char *mica__deploy_choice(const mica_context_t *ctx, const char *type,
                                 char *buf, size_t len);
 
 /*
+ * Rewriting a network for a second build (core/rewrite.c): into `out`,
+ * the inputs, profiles, scales, formats and outputs of net; layer nl
+ * with its tensors named `names` (inputs then outputs), its own fields
+ * or `fields` where not NULL, running with
+ * `formats` (per input then output; NULL: all linear) and a note for
+ * inspect (NULL: its own); an Identity `name` from `from` to `to`, a
+ * cast to `dtype` if not NULL, with its two formats (NULL: linear).
+ */
+mica_status_t mica__rewrite_frame(const mica_network_t *net,
+                                  mica_network_t *out);
+mica_status_t mica__rewrite_layer(mica_network_t *out,
+                                  const mica__net_layer_t *nl,
+                                  const char *const *names,
+                                  const mica_fields_t *fields,
+                                  const uint32_t *formats, const char *note);
+mica_status_t mica__rewrite_identity(mica_network_t *out, const char *name,
+                                     const char *from, const char *to,
+                                     const char *dtype,
+                                     const uint32_t *formats,
+                                     const char *note);
+
+/*
+ * The network rewritten so that layers run in channels-last formats
+ * where their implementations take them and that avoids reorders or
+ * suits float16 (core/formats.c), with Identity reorders where a tensor
+ * made in one format is read in another and the network inputs and
+ * outputs in the formats asked for; *out is NULL when every tensor stays
+ * linear.
+ */
+mica_status_t mica__formats_rewrite(mica_network_t *net,
+                                    const mica_engine_t *e,
+                                    mica_network_t **out);
+
+/*
  * The network rewritten so that layers run in float16 where `allowed`
  * (bits 1 << dtype) and their own precision let them and their
  * implementations in the float32 engine e take it, with casts inserted
@@ -165,18 +202,31 @@ void mica__bytes_release(void *p, size_t size, int32_t unmap);
 uint64_t mica__checksum(const unsigned char *p, size_t n);
 
 /*
- * Add a layer made from saved state (implementation and version pinned).
- * The state bytes are borrowed, not copied: they must outlive the network
- * (the loader builds and destroys it while it holds the file's bytes).
- * `state_flags` (mica_state_flags_t) is what deserialize_ex is told about
- * them: MICA_STATE_PERSISTENT only when they also outlive the engine
- * built from the network.
+ * Add a layer read from an engine file of format 1 or 2 (its names,
+ * implementation and version pinned; core/format/legacy.c).  The state
+ * bytes are borrowed, not copied: they must outlive the network (the
+ * loader builds and destroys it while it holds the file's bytes).
+ * `state_flags` (mica_state_flags_t) is what deserialize_ex is told
+ * about them: MICA_STATE_PERSISTENT only when they also outlive the
+ * engine built from the network.
  */
-mica_status_t mica__network_add_state_layer(
-    mica_network_t *net, const mica_layer_spec_t *spec, int32_t pinned,
-    const char *why, const void *state, size_t state_size,
-    const char *host_impl, const void *host_state, size_t host_state_size,
-    uint32_t state_flags);
+struct mica__saved_layer;
+mica_status_t mica__network_add_saved(mica_network_t *net,
+                                      const struct mica__saved_layer *s,
+                                      uint32_t state_flags);
+
+/*
+ * An instance of creator c made from saved state (an engine file's),
+ * whoever reads it: a state in the fields' byte form is first checked
+ * against c's schema with the one validator (core/format/fields_form.c);
+ * then deserialize_ex, told `flags`, where c has it, else deserialize.
+ * NULL with err filled when the state is refused, c has neither, or the
+ * module fails (core/instance.c).
+ */
+mica_layer_t *mica__instance_from_state(const mica_layer_creator_t *c,
+                                        const char *name, const void *data,
+                                        size_t size, uint32_t flags,
+                                        mica_error_t *err);
 
 struct mica_network {
     mica_context_t *ctx;
@@ -196,7 +246,19 @@ struct mica_network {
     char **scale_origins;
     float *scales;
     int32_t nb_scales;
+    char **format_names;      /* network inputs and outputs given a format
+                                 (mica_network_set_format) */
+    char **format_origins;
+    uint32_t *formats;
+    int32_t nb_formats;
+    int32_t formats_set;      /* rewritten by core/formats.c: every layer
+                                 says the formats of its tensors */
 };
+
+/* The format asked for network input or output `name` (LINEAR if none),
+ * and the arrays of net's formats freed (core/network_format.c). */
+uint32_t mica__network_format(const mica_network_t *net, const char *name);
+void mica__network_formats_free(mica_network_t *net);
 
 /* ---- engines -------------------------------------------------------- */
 
@@ -214,15 +276,21 @@ typedef struct mica__tensor {
     int32_t last_use;          /* last step that reads it on the device */
     int32_t first_symbol;      /* computed values: its first symbol, or -1 */
     float scale;               /* quantization scale, 1 if none */
+    uint32_t format;           /* mica_format_t of its memory */
     int32_t live_from, live_to; /* steps it occupies the arena (plan.c),
                                    set by mica__control_lifetimes */
+    int32_t alias;             /* in place: the input of its producer whose
+                                  memory it takes over (mica__inplace), -1 */
 } mica__tensor_t;
 
 /* What a symbol stands for. */
 typedef enum mica__symbol_kind {
     MICA__SYM_INPUT_DIM = 0,   /* dimension `axis` of network input `input` */
     MICA__SYM_INPUT_VALUE = 1, /* value `axis` of shape-tensor input `input` */
-    MICA__SYM_COMPUTED = 2     /* value `axis` of shape tensor `tensor` */
+    MICA__SYM_COMPUTED = 2,    /* value `axis` of shape tensor `tensor` */
+    MICA__SYM_SIZE = 3         /* a data-dependent size: the value of the
+                                  0-D tensor `tensor`, read back once its
+                                  producer has run, at most `upper` */
 } mica__symbol_kind_t;
 
 typedef struct mica__symbol {
@@ -230,6 +298,7 @@ typedef struct mica__symbol {
     int32_t input;             /* position among network inputs */
     int32_t tensor;
     int32_t axis;
+    const mica_expr_t *upper;  /* MICA__SYM_SIZE: the bound */
     char *name;                /* "N", "n[0]", "t[1]" */
     char *meaning;             /* "x[0]" ... */
 } mica__symbol_t;
@@ -270,6 +339,8 @@ typedef struct mica__layer {
     int32_t construct;         /* innermost loop or conditional, -1 */
     int32_t branch;            /* in a conditional's branch: 0 true,
                                   1 false; -1 otherwise */
+    int32_t tactic;            /* told to its instances, 0: none */
+    int32_t makes_sizes;       /* some output is a data-dependent size */
 } mica__layer_t;
 
 /*
@@ -335,6 +406,8 @@ struct mica_engine {
     int32_t nb_shape_outputs;
     mica__symbol_t *symbols;
     int32_t nb_symbols;
+    int32_t *size_syms;        /* the MICA__SYM_SIZE symbols (core/dds.c) */
+    int32_t nb_size_syms;
     mica__eprofile_t *profiles;
     int32_t nb_profiles;
     int32_t nb_user_profiles;  /* 0 for a static network (one implicit) */
@@ -382,7 +455,40 @@ void mica__layer_descs(const mica_engine_t *e, const mica__layer_t *l,
 void mica__layer_dyn_descs(const mica_engine_t *e, const mica__layer_t *l,
                            int32_t k, mica_dyn_desc_t *dyn);
 
-/* Plan profile k's arena: offsets for tensors and workspaces by liveness. */
+/*
+ * Configure every device layer of e for profile k (configure() with the
+ * profile's ranges) and store its workspace bytes in workspace[] (per
+ * layer); configure every CPU twin of its own once for all profiles'
+ * ranges (core/profile.c).
+ */
+mica_status_t mica__configure_profile(mica_engine_t *e, int32_t k,
+                                      int64_t *workspace);
+mica_status_t mica__configure_host(mica_engine_t *e);
+
+/*
+ * Every device layer of e whose tactic is not chosen yet (0) and whose
+ * instance offers tactics once configured for profile 0 is told the
+ * first it offers (core/autotune.c).
+ */
+mica_status_t mica__default_tactics(mica_engine_t *e);
+
+/* "ORIGIN: layer 'NAME' (TYPE): MESSAGE" for a failure of engine layer
+ * `step`, from a module's error slot (may be NULL: fallback). */
+mica_status_t mica__engine_layer_fail(const mica_engine_t *e, int32_t step,
+                                      const mica_error_t *err,
+                                      const char *fallback);
+
+/*
+ * Which outputs take over an input's memory (in-place layers): every
+ * tensor's alias, once lifetimes are known (core/inplace.c).
+ * mica__alias_root follows a tensor's aliases to the tensor whose buffer
+ * they all share.
+ */
+mica_status_t mica__inplace(mica_engine_t *e);
+int32_t mica__alias_root(const mica_engine_t *e, int32_t t);
+
+/* Plan profile k's arena: offsets for tensors and workspaces by liveness;
+ * the tensors of one in-place chain share one buffer. */
 mica_status_t mica__plan_memory(mica_engine_t *e, int32_t k);
 
 /* ---- phase 1 (core/shapes.c) ---------------------------------------- */
@@ -416,6 +522,25 @@ void mica__shapes_free(mica_engine_t *e, mica__shapes_t *s);
 mica_status_t mica__shapes_run(mica_engine_t *e, mica__shapes_t *s,
                                const mica_dims_t *input_dims, int assertions,
                                mica_layer_t *const *host);
+
+/*
+ * Evaluate the output dims of the layers from step `from` on into s,
+ * first binding the data-dependent sizes of those from `bind_from` on to
+ * their bounds (phase 1 does it for all; an execution context after
+ * reading a size back, for the layers after it).
+ */
+mica_status_t mica__shapes_eval_from(mica_engine_t *e, mica__shapes_t *s,
+                                     int32_t from, int32_t bind_from);
+
+/* ---- data-dependent sizes (core/dds.c) ------------------------------- */
+
+/* e's list of sizes (size_syms) and which layers make them, from its
+ * symbols. */
+mica_status_t mica__dds_index(mica_engine_t *e);
+/* Whether expression x depends on one of e's sizes (mask: scratch, one
+ * byte per symbol). */
+int mica__dds_depends(const mica_engine_t *e, const mica_expr_t *x,
+                      uint8_t *mask);
 
 /* configure() ranges of layer l for its host phase: all profiles' union. */
 void mica__host_ranges(const mica_engine_t *e, const mica__layer_t *l,

@@ -73,7 +73,7 @@ const mica_expr_t *mica__add_symbol(mica__build_t *b,
         return NULL;
     }
     e->nb_symbols++;
-    if (kind != MICA__SYM_COMPUTED) {
+    if (kind == MICA__SYM_INPUT_DIM || kind == MICA__SYM_INPUT_VALUE) {
         int64_t lo, hi;
         input_range(b->net, input, axis, kind == MICA__SYM_INPUT_VALUE, &lo, &hi);
         if (lo != -1 || hi != -1)
@@ -144,6 +144,8 @@ mica_status_t mica__infer_inputs(mica__build_t *b)
         mica__tensor_t *t = &e->tensors[i];
         e->input_index[i] = i;
         t->dtype = in->dtype;
+        t->format = b->net->formats_set ? mica__network_format(b->net, in->name)
+                                        : MICA_FORMAT_LINEAR;
         t->is_input = 1;
         t->is_shape_input = in->is_shape;
         t->producer = -1;

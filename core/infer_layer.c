@@ -53,6 +53,44 @@ done:
     return MICA_OK;
 }
 
+/* The layer asking for data-dependent sizes (mica_host_t's expr_size). */
+typedef struct sizer {
+    mica__build_t *b;
+    int32_t step;
+} sizer_t;
+
+/* The symbol of output `out`'s value, a data-dependent size of layer
+ * sz->step bounded by `upper` (made the first time it is asked for). */
+static const mica_expr_t *make_size(void *user, int32_t out,
+                                    const mica_expr_t *upper)
+{
+    sizer_t *sz = user;
+    mica_engine_t *e = sz->b->e;
+    const mica__layer_t *l = &e->layers[sz->step];
+    mica__expr_node_t bound;
+    char meaning[600], text[256];
+    int32_t t, k;
+
+    if (out < 0 || out >= l->nb_outputs)
+        return NULL;
+    t = l->outputs[out];
+    for (k = 0; k < e->nb_symbols; k++)
+        if (e->symbols[k].kind == MICA__SYM_SIZE && e->symbols[k].tensor == t)
+            break;
+    if (k == e->nb_symbols) {
+        snprintf(meaning, sizeof meaning, "the value of %s, read once layer "
+                 "'%s' has run (at most %s)", e->tensors[t].name, l->name,
+                 mica__expr_print(upper, text, sizeof text));
+        if (!mica__add_symbol(sz->b, MICA__SYM_SIZE, -1, t, 0,
+                              e->tensors[t].name, meaning))
+            return NULL;
+    }
+    e->symbols[k].upper = upper;
+    mica__expr_inspect(upper, &bound);
+    return mica__expr_symbol_range(e->eb, k, e->symbols[k].name, 0,
+                                   bound.hi > 0 ? bound.hi : 0);
+}
+
 /* Checks of an Assertion whose condition is known at build time. */
 static mica_status_t check_assertion(mica__build_t *b, int32_t step)
 {
@@ -123,13 +161,33 @@ static mica_status_t infer_once(mica__build_t *b, int32_t step)
     if (ops->output_dtypes(l->instance, in_types, nin, out_types, nout, &err) !=
         MICA_OK)
         return mica__layer_fail(b, step, &err, "output types rejected");
+    /* Formats: those a rewritten network's layers name (core/formats.c),
+     * else linear; a tensor's is its producer's, or its input's. */
+    for (i = 0; i < nin + nout; i++) {
+        int32_t t = i < nin ? l->inputs[i] : l->outputs[i - nin];
+        uint32_t f = nl->formats ? nl->formats[i] : MICA_FORMAT_LINEAR;
+        if (t < 0)
+            continue;
+        if (i >= nin)
+            e->tensors[t].format = f;
+        else if (!mica__back_edge(l, i) && e->tensors[t].format != f)
+            return mica__fail(b->ctx, MICA_ERR_INTERNAL, "%slayer '%s': "
+                              "input '%s' is in format %u, the layer reads "
+                              "%u", at, nl->name, e->tensors[t].name,
+                              (unsigned)e->tensors[t].format, (unsigned)f);
+    }
     for (i = 0; i < nout; i++) {
         mica__tensor_t *t = &e->tensors[l->outputs[i]];
+        sizer_t sz = {b, step};
+        mica_status_t st;
         t->dtype = out_types[i];
         t->first_symbol = -1;
         mica__error_clear(&err);
-        if (ops->output_dims(l->instance, i, in_shapes, nin, e->eb, &t->shape,
-                             &err) != MICA_OK)
+        mica__expr_set_sizer(e->eb, make_size, &sz);
+        st = ops->output_dims(l->instance, i, in_shapes, nin, e->eb,
+                              &t->shape, &err);
+        mica__expr_set_sizer(e->eb, NULL, NULL);
+        if (st != MICA_OK)
             return mica__layer_fail(b, step, &err, "output shape rejected");
         t->shape.values = NULL;
         t->shape.nb_values = 0;
@@ -165,7 +223,8 @@ static mica_status_t infer_once(mica__build_t *b, int32_t step)
         int32_t t = i < nin ? (mica__back_edge(l, i) ? l->inputs[0]
                                                       : l->inputs[i])
                             : l->outputs[i - nin];
-        io[i].format = MICA_FORMAT_LINEAR;
+        io[i].format = t >= 0 ? (mica_format_t)e->tensors[t].format
+                              : MICA_FORMAT_LINEAR;
         io[i].scale = 1.0f;
         io[i].dtype = t >= 0 ? e->tensors[t].dtype : MICA_FLOAT32;
         if (t >= 0) {
@@ -181,11 +240,15 @@ static mica_status_t infer_once(mica__build_t *b, int32_t step)
             continue;
         t = &e->tensors[i < nin ? l->inputs[i] : l->outputs[i - nin]];
         return mica__fail(b->ctx, MICA_ERR_UNSUPPORTED,
-                          "%slayer '%s' (%s): %s %d ('%s') of type %s is not "
-                          "supported by implementation '%s'%s", at, nl->name,
-                          nl->type, i < nin ? "input" : "output",
+                          "%slayer '%s' (%s): %s %d ('%s') of type %s%s is "
+                          "not supported by implementation '%s'%s", at,
+                          nl->name, nl->type, i < nin ? "input" : "output",
                           (int)(i < nin ? i : i - nin), t->name,
-                          mica_dtype_name(t->dtype), l->info.implementation,
+                          mica_dtype_name(t->dtype),
+                          t->format == MICA_FORMAT_HWC    ? " (hwc)"
+                          : t->format == MICA_FORMAT_DHWC ? " (dhwc)"
+                                                          : "",
+                          l->info.implementation,
                           i < nin ? "" : " (with its inputs' types)");
     }
     return check_assertion(b, step);
@@ -209,7 +272,7 @@ mica_creator_info_t *mica__alternatives(mica__build_t *b,
 
     *n = 0;
     for (i = 0; v && i < count; i++) {
-        mica_creator_info_t c;
+        mica_creator_info_t c = {.struct_size = sizeof(mica_creator_info_t)};
         if (mica_registry_get(b->ctx, i, &c) != MICA_OK ||
             strcmp(c.ns, l->info.ns) != 0 || strcmp(c.type, l->info.type) ||
             c.version != l->info.version ||

@@ -7,6 +7,7 @@
 
 #include "build.h"
 #include "registry/host.h"
+#include "format/format.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,26 +28,40 @@ mica_status_t mica__layer_fail(mica__build_t *b, int32_t step,
                       mica__error_msg(err, fallback));
 }
 
-mica_layer_t *mica__from_state(const mica_layer_creator_t *c,
-                               const mica__net_layer_t *nl, int host,
-                               mica_error_t *err)
+mica_layer_t *mica__instance_from_state(const mica_layer_creator_t *c,
+                                        const char *name, const void *data,
+                                        size_t size, uint32_t flags,
+                                        mica_error_t *err)
 {
-    const void *data = nl->state;
-    size_t size = nl->state_size;
+    char why[MICA_ERROR_MAX];
 
-    if (host && nl->host_state) {
-        data = nl->host_state;
-        size = nl->host_state_size;
+    /* Fields from a file have not met the validator: they do now, before
+     * the module sees them, whatever the module checks itself. */
+    if (mica__fields_form_is(data, size) &&
+        mica__fields_form_check(c, data, size, why, sizeof why) != MICA_OK) {
+        mica__host()->set_error(err, "saved state: %s", why);
+        return NULL;
     }
     if (MICA__HAS_CREATOR_OP(c, deserialize_ex))
-        return c->deserialize_ex(c, nl->name, data, size, nl->state_flags,
-                                 err);
+        return c->deserialize_ex(c, name, data, size, flags, err);
     if (c->deserialize)
-        return c->deserialize(c, nl->name, data, size, err);
+        return c->deserialize(c, name, data, size, err);
     mica__host()->set_error(err, "%s v%d (implementation '%s') cannot be "
                          "deserialized (no deserialize)", c->type,
                          (int)c->version, c->implementation);
     return NULL;
+}
+
+mica_layer_t *mica__from_state(const mica_layer_creator_t *c,
+                               const mica__net_layer_t *nl, int host,
+                               mica_error_t *err)
+{
+    if (host && nl->host_state)
+        return mica__instance_from_state(c, nl->name, nl->host_state,
+                                         nl->host_state_size,
+                                         nl->state_flags, err);
+    return mica__instance_from_state(c, nl->name, nl->state, nl->state_size,
+                                     nl->state_flags, err);
 }
 
 mica_status_t mica__instantiate(mica__build_t *b,

@@ -6,23 +6,32 @@
 lib_LTLIBRARIES += libmica.la
 libmica_la_SOURCES = \
 	core/base/mica_int.h core/base/context.c core/base/util.c \
-	core/base/expr.h core/base/expr.c \
+	core/base/expr.h core/base/expr_int.h core/base/expr.c \
+	core/base/expr_nodes.c \
 	core/base/fields.h core/base/fields.c core/base/schema.c \
 	core/base/text.c core/base/device.h core/base/device.c \
 	core/base/npy.h core/base/npy.c
 libmica_la_SOURCES += \
 	core/graph.h core/build.h core/exec.h core/control.h \
-	core/engine_format.h \
 	core/abi_layout.c core/network.c core/network_profile.c \
+	core/network_format.c core/formats.c \
 	core/build.c core/graph_order.c core/choose.c core/instance.c \
 	core/device.c core/device_pick.c \
 	core/infer.c core/infer_layer.c core/profile.c core/shapes.c \
-	core/plan.c core/engine.c core/exec.c core/exec_run.c core/flow.c \
-	core/exec_timing.c \
-	core/serialize.c core/deserialize.c core/engine_read.c \
-	core/engine_file.c core/checksum.c core/autotune.c core/precision.c \
+	core/plan.c core/inplace.c core/dds.c core/engine.c core/exec.c \
+	core/exec_run.c core/exec_timing.c \
+	core/flow.c \
+	core/autotune.c core/precision.c core/rewrite.c \
 	core/control.c core/control_plan.c core/control_order.c \
 	core/control_check.c core/cpu/device.c
+# Engine files (core/format/): the format in one room.
+libmica_la_SOURCES += \
+	core/format/format.h core/format/restore.h core/format/read.c \
+	core/format/write.c core/format/layer.c core/format/exprs.c \
+	core/format/fields_form.c core/format/load.c core/format/legacy.c \
+	core/format/restore.c core/format/restore_layers.c \
+	core/format/restore_check.c core/format/restore_plan.c \
+	core/format/file.c core/format/checksum.c
 # The manifest loader (core/manifest/).
 libmica_la_SOURCES += \
 	core/manifest/manifest_int.h core/manifest/yaml_doc.c \
@@ -53,7 +62,8 @@ endif
 # Tests of the core.
 check_PROGRAMS += tests/test_expr tests/test_network tests/test_dynamic
 TESTS += tests/test_expr tests/test_network tests/test_dynamic
-tests_test_expr_SOURCES = tests/test_expr.c core/base/expr.c
+tests_test_expr_SOURCES = tests/test_expr.c core/base/expr.c \
+	core/base/expr_nodes.c
 tests_test_expr_LDADD = tests/libmicatest.la
 tests_test_network_SOURCES = tests/test_network.c
 tests_test_network_LDADD = $(MICA_TEST_LIBS)
@@ -61,12 +71,12 @@ tests_test_dynamic_SOURCES = tests/test_dynamic.c
 tests_test_dynamic_LDADD = $(MICA_TEST_LIBS)
 check_PROGRAMS += tests/test_engine
 TESTS += tests/test_engine
-tests_test_engine_SOURCES = tests/test_engine.c core/checksum.c
+tests_test_engine_SOURCES = tests/test_engine.c core/format/checksum.c
 tests_test_engine_LDADD = $(MICA_TEST_LIBS) $(MICA_CUDA_LIBS)
 # Loading without copies: what creators are told, mapped files, format 1.
 check_PROGRAMS += tests/test_engine_load
 TESTS += tests/test_engine_load
-tests_test_engine_load_SOURCES = tests/test_engine_load.c core/checksum.c
+tests_test_engine_load_SOURCES = tests/test_engine_load.c core/format/checksum.c
 tests_test_engine_load_LDADD = $(MICA_TEST_LIBS)
 # Its module of Probe layers, which report how the host made them; not
 # installed, found through $MICA_TOP_BUILDDIR.
@@ -75,6 +85,63 @@ tests_probe_probe_la_SOURCES = tests/probe/probe.c
 tests_probe_probe_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
 tests_probe_probe_la_LIBADD = modules/common/libmicamodkit.la
 EXTRA_DIST += tests/engines/hello-v1.engine
+# Engine files of every format against the manifests they were built from.
+check_PROGRAMS += tests/test_engine_format
+TESTS += tests/test_engine_format
+tests_test_engine_format_SOURCES = tests/test_engine_format.c
+tests_test_engine_format_LDADD = $(MICA_TEST_LIBS)
+EXTRA_DIST += tests/engines/rows-v2.engine tests/engines/dynamic-v2.engine
+# Crafted engine files (tests/craft.h: reseal, walk, change one field),
+# each refused in one line; the fuzzers reuse tests/craft.c.
+check_PROGRAMS += tests/test_engine_crafted
+TESTS += tests/test_engine_crafted
+tests_test_engine_crafted_SOURCES = tests/test_engine_crafted.c \
+	tests/craft.c tests/craft.h core/format/checksum.c
+tests_test_engine_crafted_LDADD = $(MICA_TEST_LIBS)
+# The ABI's appended capabilities (tactics, in place, the shape-change
+# hook, ...), through a test module
+# written with the kit (tests/abi2/), found through $MICA_TOP_BUILDDIR.
+check_LTLIBRARIES += tests/abi2/abi2.la
+tests_abi2_abi2_la_SOURCES = tests/abi2/abi2.c
+tests_abi2_abi2_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_abi2_abi2_la_LIBADD = modules/common/libmicamodkit.la
+# A module built against the ABI's first headers (copies in tests/abi1/,
+# first on its include path) runs on today's host beside tests/abi2.
+check_LTLIBRARIES += tests/abi1/abi1.la
+tests_abi1_abi1_la_SOURCES = tests/abi1/abi1.c
+tests_abi1_abi1_la_CPPFLAGS = -I$(top_srcdir)/tests/abi1 $(AM_CPPFLAGS)
+tests_abi1_abi1_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+EXTRA_DIST += tests/abi1/mica/types.h tests/abi1/mica/layer.h \
+	tests/abi1/mica/module.h
+check_PROGRAMS += tests/test_abi_compat
+TESTS += tests/test_abi_compat
+tests_test_abi_compat_SOURCES = tests/test_abi_compat.c
+tests_test_abi_compat_LDADD = $(MICA_TEST_LIBS)
+check_PROGRAMS += tests/test_abi_inplace
+TESTS += tests/test_abi_inplace
+tests_test_abi_inplace_SOURCES = tests/test_abi_inplace.c tests/craft.c \
+	tests/craft.h core/format/checksum.c
+tests_test_abi_inplace_LDADD = $(MICA_TEST_LIBS)
+check_PROGRAMS += tests/test_abi_dds
+TESTS += tests/test_abi_dds
+tests_test_abi_dds_SOURCES = tests/test_abi_dds.c tests/craft.c \
+	tests/craft.h core/format/checksum.c
+tests_test_abi_dds_LDADD = $(MICA_TEST_LIBS)
+EXTRA_DIST += tests/manifests/abi/dds_in_loop.yaml
+check_PROGRAMS += tests/test_abi_formats
+TESTS += tests/test_abi_formats
+tests_test_abi_formats_SOURCES = tests/test_abi_formats.c tests/craft.c \
+	tests/craft.h core/format/checksum.c
+tests_test_abi_formats_LDADD = $(MICA_TEST_LIBS) $(LIBM)
+check_PROGRAMS += tests/test_struct_size
+TESTS += tests/test_struct_size
+tests_test_struct_size_SOURCES = tests/test_struct_size.c
+tests_test_struct_size_LDADD = $(MICA_TEST_LIBS)
+check_PROGRAMS += tests/test_abi_tactics
+TESTS += tests/test_abi_tactics
+tests_test_abi_tactics_SOURCES = tests/test_abi_tactics.c tests/craft.c \
+	tests/craft.h core/format/checksum.c
+tests_test_abi_tactics_LDADD = $(MICA_TEST_LIBS)
 # The validator alone (core/base/fields.c compiled in): loose and typed params.
 check_PROGRAMS += tests/test_fields
 TESTS += tests/test_fields

@@ -8,6 +8,7 @@
 #include <config.h>
 
 #include "graph.h"
+#include "format/format.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,7 @@ static void layer_free(mica__net_layer_t *l)
     free(l->host_impl);
     free(l->saved_why);
     free(l->note);
+    free(l->formats);
 }
 
 void mica_network_destroy(mica_network_t *net)
@@ -67,6 +69,7 @@ void mica_network_destroy(mica_network_t *net)
     free_strv(net->scale_names, net->nb_scales);
     free_strv(net->scale_origins, net->nb_scales);
     free(net->scales);
+    mica__network_formats_free(net);
     free_strv(net->shape_outputs, net->nb_shape_outputs);
     free_strv(net->shape_output_origins, net->nb_shape_outputs);
     for (i = 0; i < net->nb_inputs; i++) {
@@ -266,7 +269,7 @@ mica_status_t mica_network_add_layer(mica_network_t *net,
 {
     mica_context_t *ctx = net->ctx;
     mica__net_layer_t l;
-    mica_creator_info_t info;
+    mica_creator_info_t info = {.struct_size = sizeof(mica_creator_info_t)};
     mica__fields_src_t src;
     mica__given_t *given = NULL;
     char at[512], err[MICA_ERROR_MAX];
@@ -373,36 +376,50 @@ mica_status_t mica__net_layer_params(mica_network_t *net,
     return MICA_OK;
 }
 
-mica_status_t mica__network_add_state_layer(
-    mica_network_t *net, const mica_layer_spec_t *spec, int32_t pinned,
-    const char *why, const void *state, size_t state_size,
-    const char *host_impl, const void *host_state, size_t host_state_size,
-    uint32_t state_flags)
+mica_status_t mica__network_add_saved(mica_network_t *net,
+                                     const mica__saved_layer_t *s,
+                                     uint32_t state_flags)
 {
+    mica_layer_spec_t spec;
     mica__net_layer_t l;
     char at[512];
     mica_status_t st;
 
-    if ((st = check_spec(net, spec, mica__at(spec->origin, at, sizeof at))) !=
+    memset(&spec, 0, sizeof spec);
+    spec.struct_size = sizeof spec;
+    spec.name = s->name;
+    spec.type = s->type;
+    spec.ns = s->ns;
+    spec.version = s->version;
+    spec.implementation = s->implementation;
+    spec.loop = s->loop && s->loop[0] ? s->loop : NULL;
+    spec.conditional = s->conditional && s->conditional[0] ? s->conditional
+                                                            : NULL;
+    spec.nb_inputs = s->nb_inputs;
+    spec.inputs = (const char *const *)s->input_names;
+    spec.nb_outputs = s->nb_outputs;
+    spec.outputs = (const char *const *)s->output_names;
+    spec.origin = s->origin[0] ? s->origin : NULL;
+    if ((st = check_spec(net, &spec, mica__at(spec.origin, at, sizeof at))) !=
         MICA_OK)
         return st;
     memset(&l, 0, sizeof l);
     l.from_state = 1;
-    l.state_pinned = pinned;
-    l.state = (void *)state;
-    l.state_size = state_size;
+    l.state_pinned = (s->flags & MICA__SAVED_LAYER_PINNED) != 0;
+    l.state = (void *)s->state;
+    l.state_size = s->state_size;
     l.state_flags = state_flags;
-    if (host_impl) {
-        l.host_impl = mica__strdup(host_impl);
-        l.host_state = (void *)host_state;
-        l.host_state_size = host_state_size;
+    if (s->host_impl[0]) {
+        l.host_impl = mica__strdup(s->host_impl);
+        l.host_state = (void *)s->host_state;
+        l.host_state_size = s->host_state_size;
     }
-    l.saved_why = mica__strdup(why);
-    if ((host_impl && !l.host_impl) || (why && !l.saved_why)) {
+    l.saved_why = mica__strdup(s->why);
+    if ((s->host_impl[0] && !l.host_impl) || !l.saved_why) {
         layer_free(&l);
         return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
     }
-    return append(net, spec, &l);
+    return append(net, &spec, &l);
 }
 
 /* Append name (with origin) to a list of output names. */

@@ -7,7 +7,8 @@
  * last reader on the device; a layer's output from its producer to its
  * last reader (a network output to the end), stretched over the loops it
  * crosses (mica__control_lifetimes); a workspace only during its layer's
- * step, or its whole construct for a boundary layer.  Blocks are placed largest first at the lowest offset that
+ * step, or its whole construct for a boundary layer.  The tensors of an
+ * in-place chain (core/inplace.c) are one block.  Blocks are placed largest first at the lowest offset that
  * does not overlap any placed block whose lifetime overlaps (greedy by
  * size, as in TensorRT's and TFLite's planners).  Sizes are the profile's
  * largest; offsets are aligned to 256 bytes.
@@ -64,7 +65,7 @@ mica_status_t mica__plan_memory(mica_engine_t *e, int32_t k)
         const mica__tensor_t *t = &e->tensors[i];
         block_t *b = &blocks[n];
         p->offset[i] = -1;
-        if (!t->need_e)
+        if (!t->need_e || t->alias >= 0)
             continue;
         b->bytes = align_up(p->bytes[i]);
         b->start = t->live_from;
@@ -91,6 +92,26 @@ mica_status_t mica__plan_memory(mica_engine_t *e, int32_t k)
         else
             p->workspace_offset[i] = 0;
     }
+    /* An in-place chain is one block, its root's: the largest of its
+     * tensors, from the first's birth to the last's death. */
+    for (i = 0; i < e->nb_tensors; i++) {
+        int32_t r;
+        if (e->tensors[i].alias < 0 || !e->tensors[i].need_e)
+            continue;
+        r = mica__alias_root(e, i);
+        for (j = 0; j < n && blocks[j].target != &p->offset[r]; j++)
+            ;
+        if (j == n) { /* the root had no bytes: the chain's first block */
+            blocks[n].start = e->tensors[r].live_from;
+            blocks[n].end = e->tensors[r].live_to;
+            blocks[n].target = &p->offset[r];
+            n++;
+        }
+        if (align_up(p->bytes[i]) > blocks[j].bytes)
+            blocks[j].bytes = align_up(p->bytes[i]);
+        if (e->tensors[i].live_to > blocks[j].end)
+            blocks[j].end = e->tensors[i].live_to;
+    }
     for (i = 0; i < n; i++)
         sorted[i] = &blocks[i];
     qsort(sorted, (size_t)n, sizeof *sorted, by_size_desc);
@@ -116,6 +137,9 @@ mica_status_t mica__plan_memory(mica_engine_t *e, int32_t k)
             top = offset + b->bytes;
     }
     p->arena_bytes = top;
+    for (i = 0; i < e->nb_tensors; i++)
+        if (e->tensors[i].alias >= 0)
+            p->offset[i] = p->offset[mica__alias_root(e, i)];
 done:
     free(blocks);
     free(sorted);

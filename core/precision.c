@@ -89,44 +89,19 @@ static char *half_name(const char *t)
     return mica__asprintf("%s@float16", t);
 }
 
-/* Say on the network's last layer why it is as it is (for inspect). */
-static mica_status_t note(mica_network_t *out, const char *text)
-{
-    mica__net_layer_t *l = &out->layers[out->nb_layers - 1];
-    l->note = mica__strdup(text);
-    return l->note ? MICA_OK
-                   : mica__fail(out->ctx, MICA_ERR_NOMEM, "out of host memory");
-}
-
 /* Add Identity `name` casting `from` to `to` (dtype `dt`). */
 static mica_status_t add_cast(mica_network_t *out, const char *from,
                               const char *to, const char *dt)
 {
-    mica_field_t f;
-    mica_fields_t fields = {1, &f};
-    const char *ins[1] = {from}, *outs[1] = {to};
-    mica_layer_spec_t spec;
     char *name = mica__asprintf("cast:%s", to);
     mica_status_t st;
 
     if (!name)
         return mica__fail(out->ctx, MICA_ERR_NOMEM, "out of host memory");
-    f.name = "dtype";
-    f.type = MICA_FIELD_STRING;
-    f.count = 1;
-    f.data = &dt;
-    memset(&spec, 0, sizeof spec);
-    spec.struct_size = sizeof spec;
-    spec.name = name;
-    spec.type = "Identity";
-    spec.nb_inputs = 1;
-    spec.inputs = ins;
-    spec.nb_outputs = 1;
-    spec.outputs = outs;
-    spec.fields = &fields;
-    st = mica_network_add_layer(out, &spec);
+    st = mica__rewrite_identity(out, name, from, to, dt, NULL,
+                                "a cast inserted for float16");
     free(name);
-    return st == MICA_OK ? note(out, "a cast inserted for float16") : st;
+    return st;
 }
 
 /* Copy network layer nl into out, its tensors renamed as the plan says;
@@ -139,7 +114,6 @@ static mica_status_t copy_layer(const plan_t *p, mica_network_t *out,
     const mica_engine_t *e = p->e;
     char **names = calloc((size_t)(nl->nb_inputs + nl->nb_outputs + 1),
                           sizeof *names);
-    mica_layer_spec_t spec;
     int32_t i;
     mica_status_t st = MICA_OK;
 
@@ -158,27 +132,9 @@ static mica_status_t copy_layer(const plan_t *p, mica_network_t *out,
         if (!names[i])
             st = mica__fail(out->ctx, MICA_ERR_NOMEM, "out of host memory");
     }
-    if (st == MICA_OK) {
-        memset(&spec, 0, sizeof spec);
-        spec.struct_size = sizeof spec;
-        spec.version = nl->version;
-        spec.name = nl->name;
-        spec.type = nl->type;
-        spec.ns = nl->ns;
-        spec.implementation = nl->implementation;
-        spec.nb_inputs = nl->nb_inputs;
-        spec.nb_outputs = nl->nb_outputs;
-        spec.inputs = (const char *const *)names;
-        spec.outputs = (const char *const *)(names + nl->nb_inputs);
-        spec.fields = fields ? fields : &nl->fields.view;
-        spec.origin = nl->origin;
-        spec.input_origins = (const char *const *)nl->input_origins;
-        spec.loop = nl->loop;
-        spec.conditional = nl->conditional;
-        st = mica_network_add_layer(out, &spec);
-        if (st == MICA_OK && half)
-            st = note(out, "runs in float16");
-    }
+    if (st == MICA_OK)
+        st = mica__rewrite_layer(out, nl, (const char *const *)names, fields,
+                                 NULL, half ? "runs in float16" : NULL);
     for (i = 0; i < nl->nb_inputs + nl->nb_outputs; i++)
         free(names[i]);
     free(names);
@@ -243,48 +199,6 @@ static mica_status_t copy_constant(const plan_t *p, mica_network_t *out,
                   "its float16 readers");
     free(vals);
     free(f);
-    return st;
-}
-
-/* Inputs, profiles and outputs of net, unchanged, into out. */
-static mica_status_t copy_frame(const mica_network_t *net, mica_network_t *out)
-{
-    int32_t i, k, index;
-    mica_status_t st = MICA_OK;
-
-    for (i = 0; i < net->nb_inputs && st == MICA_OK; i++) {
-        const mica__net_input_t *in = &net->inputs[i];
-        st = in->is_shape
-                 ? mica_network_add_shape_input(out, in->name, &in->dims,
-                                                in->origin)
-                 : mica_network_add_input(out, in->name, in->dtype, &in->dims,
-                                          in->origin);
-    }
-    for (k = 0; k < net->nb_profiles && st == MICA_OK; k++) {
-        st = mica_network_add_profile(out, &index);
-        for (i = 0; i < net->profiles[k].nb_ranges && st == MICA_OK; i++) {
-            const mica__range_t *r = &net->profiles[k].ranges[i];
-            if (!r->set)
-                continue;
-            st = r->nb_values
-                     ? mica_network_set_profile_values(
-                           out, index, net->inputs[i].name, r->nb_values,
-                           r->vmin, r->vopt, r->vmax, r->origin)
-                     : mica_network_set_profile_dims(out, index,
-                                                     net->inputs[i].name,
-                                                     &r->min, &r->opt, &r->max,
-                                                     r->origin);
-        }
-    }
-    for (i = 0; i < net->nb_scales && st == MICA_OK; i++)
-        st = mica_network_set_scale(out, net->scale_names[i], net->scales[i],
-                                    net->scale_origins[i]);
-    for (i = 0; i < net->nb_outputs && st == MICA_OK; i++)
-        st = mica_network_mark_output(out, net->outputs[i],
-                                      net->output_origins[i]);
-    for (i = 0; i < net->nb_shape_outputs && st == MICA_OK; i++)
-        st = mica_network_mark_shape_output(out, net->shape_outputs[i],
-                                            net->shape_output_origins[i]);
     return st;
 }
 
@@ -354,7 +268,7 @@ mica_status_t mica__precision_rewrite(mica_network_t *net,
     if ((st = decide(&p, net, allowed, &count)) != MICA_OK || count == 0)
         goto done;
     if ((st = mica_network_create(net->ctx, &o)) != MICA_OK ||
-        (st = copy_frame(net, o)) != MICA_OK)
+        (st = mica__rewrite_frame(net, o)) != MICA_OK)
         goto done;
     for (s = 0; s < e->nb_layers && st == MICA_OK; s++)
         st = p.half[s] ? copy_layer(&p, o, net_layer(net, e->layers[s].name),

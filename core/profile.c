@@ -140,6 +140,23 @@ static mica_status_t corner(mica__build_t *b, int32_t k, int which,
     return st;
 }
 
+/* The corners ran with every data-dependent size at its bound: a
+ * dimension that depends on one may be as small as 0. */
+static mica_status_t smallest_sizes(mica_engine_t *e, int32_t k)
+{
+    uint8_t *mask = calloc((size_t)e->nb_symbols + 1, 1);
+    int32_t t, j;
+
+    if (!mask)
+        return mica__fail(e->ctx, MICA_ERR_NOMEM, "out of host memory");
+    for (t = 0; t < e->nb_tensors; t++)
+        for (j = 0; j < e->tensors[t].shape.nb_dims; j++)
+            if (mica__dds_depends(e, e->tensors[t].shape.d[j], mask))
+                e->profiles[k].tmin[t].d[j] = 0;
+    free(mask);
+    return MICA_OK;
+}
+
 /* Ranges and sizes of profile k from its three points. */
 static mica_status_t measure(mica__build_t *b, int32_t k, mica__shapes_t *s,
                              mica_dims_t *input_dims)
@@ -172,13 +189,12 @@ static mica_status_t measure(mica__build_t *b, int32_t k, mica__shapes_t *s,
                 p->bytes[t] = bytes;
         }
     }
-    return MICA_OK;
+    return e->nb_size_syms ? smallest_sizes(e, k) : MICA_OK;
 }
 
-/* Configure every device layer for profile k and size its workspace. */
-static mica_status_t configure(mica__build_t *b, int32_t k)
+mica_status_t mica__configure_profile(mica_engine_t *e, int32_t k,
+                                     int64_t *workspace)
 {
-    mica_engine_t *e = b->e;
     int32_t s;
 
     for (s = 0; s < e->nb_layers; s++) {
@@ -186,6 +202,7 @@ static mica_status_t configure(mica__build_t *b, int32_t k)
         const mica_layer_ops_t *ops = l->instance->ops;
         mica_dyn_desc_t dyn[128];
         mica_error_t err;
+        workspace[s] = 0;
         if (!l->run_device)
             continue;
         mica__layer_dyn_descs(e, l, k, dyn);
@@ -193,12 +210,15 @@ static mica_status_t configure(mica__build_t *b, int32_t k)
         if (ops->configure &&
             ops->configure(l->instance, dyn, l->nb_inputs, dyn + l->nb_inputs,
                            l->nb_outputs, &err) != MICA_OK)
-            return mica__layer_fail(b, s, &err, "configure failed");
-        e->profiles[k].workspace[s] =
+            return mica__engine_layer_fail(e, s, &err, "configure failed");
+        workspace[s] =
             ops->workspace_size
                 ? (int64_t)ops->workspace_size(l->instance, dyn, l->nb_inputs,
                                                dyn + l->nb_inputs, l->nb_outputs)
                 : 0;
+        if (workspace[s] < 0)
+            return mica__engine_layer_fail(e, s, NULL, "a workspace over "
+                                           "8 EiB");
     }
     return MICA_OK;
 }
@@ -226,10 +246,8 @@ void mica__host_ranges(const mica_engine_t *e, const mica__layer_t *l,
     }
 }
 
-/* Host instances of their own: configure once for every profile's range. */
-static mica_status_t configure_host(mica__build_t *b)
+mica_status_t mica__configure_host(mica_engine_t *e)
 {
-    mica_engine_t *e = b->e;
     int32_t s;
 
     for (s = 0; s < e->nb_layers; s++) {
@@ -245,7 +263,7 @@ static mica_status_t configure_host(mica__build_t *b)
         if (l->host_instance->ops->configure(l->host_instance, all,
                                              l->nb_inputs, all + l->nb_inputs,
                                              l->nb_outputs, &err) != MICA_OK)
-            return mica__layer_fail(b, s, &err, "configure failed");
+            return mica__engine_layer_fail(e, s, &err, "configure failed");
     }
     return MICA_OK;
 }
@@ -279,13 +297,17 @@ mica_status_t mica__build_profiles(mica__build_t *b)
         if (k == 0 && b->autotune && !b->validate_only &&
             (st = mica__autotune(b)) != MICA_OK)
             break;
+        if (k == 0 && !b->validate_only &&
+            (st = mica__default_tactics(e)) != MICA_OK)
+            break;
         if (!b->validate_only &&
-            ((st = configure(b, k)) != MICA_OK ||
+            ((st = mica__configure_profile(e, k, e->profiles[k].workspace)) !=
+                 MICA_OK ||
              (st = mica__plan_memory(e, k)) != MICA_OK))
             break;
     }
     if (st == MICA_OK && !b->validate_only)
-        st = configure_host(b);
+        st = mica__configure_host(e);
     mica__shapes_free(e, &s);
     free(input_dims);
     return st;

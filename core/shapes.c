@@ -192,6 +192,43 @@ static mica_status_t run_host(mica_engine_t *e, mica__shapes_t *s,
     return MICA_OK;
 }
 
+/* Bind the data-dependent sizes layer `step` makes to their bounds. */
+static mica_status_t bind_sizes(mica_engine_t *e, mica__shapes_t *s,
+                                int32_t step)
+{
+    const mica__layer_t *l = &e->layers[step];
+    int32_t i;
+    char at[512];
+
+    for (i = 0; l->makes_sizes && i < e->nb_size_syms; i++) {
+        const mica__symbol_t *k = &e->symbols[e->size_syms[i]];
+        int64_t *v = &s->symbols[e->size_syms[i]];
+        if (e->tensors[k->tensor].producer != step)
+            continue;
+        if (mica__expr_eval(k->upper, s->symbols, e->nb_symbols, v) !=
+                MICA_OK || *v < 0)
+            return mica__fail(e->ctx, MICA_ERR_RUNTIME, "%slayer '%s': the "
+                              "bound of its data-dependent size '%s' cannot "
+                              "be evaluated or is negative",
+                              mica__at(l->origin, at, sizeof at), l->name,
+                              k->name);
+    }
+    return MICA_OK;
+}
+
+mica_status_t mica__shapes_eval_from(mica_engine_t *e, mica__shapes_t *s,
+                                     int32_t from, int32_t bind_from)
+{
+    int32_t step;
+    mica_status_t st;
+
+    for (step = from; step < e->nb_layers; step++)
+        if ((step >= bind_from && (st = bind_sizes(e, s, step)) != MICA_OK) ||
+            (st = eval_outputs(e, s, step)) != MICA_OK)
+            return st;
+    return MICA_OK;
+}
+
 mica_status_t mica__shapes_run(mica_engine_t *e, mica__shapes_t *s,
                                const mica_dims_t *input_dims, int assertions,
                                mica_layer_t *const *host)
@@ -202,7 +239,8 @@ mica_status_t mica__shapes_run(mica_engine_t *e, mica__shapes_t *s,
     bind_inputs(e, s, input_dims);
     for (step = 0; step < e->nb_layers; step++) {
         const mica__layer_t *l = &e->layers[step];
-        if ((st = eval_outputs(e, s, step)) != MICA_OK)
+        if ((st = bind_sizes(e, s, step)) != MICA_OK ||
+            (st = eval_outputs(e, s, step)) != MICA_OK)
             return st;
         if (!l->run_host ||
             (!assertions && l->info.role == MICA_ROLE_ASSERTION))

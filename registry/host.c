@@ -73,6 +73,7 @@ static const mica_host_t host_table = {
     mica__expr_constant_value,
     mica_dtype_name,
     mica_status_name,
+    mica__expr_size,
 };
 
 const mica_host_t *mica__host(void)

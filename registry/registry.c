@@ -25,6 +25,7 @@
 #include <ctype.h>
 #include <dlfcn.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,28 +187,37 @@ static const char *basename_of(const char *path)
     return slash ? slash + 1 : path;
 }
 
-static void fill_info(const mica__entry_t *e, mica_creator_info_t *info)
+/*
+ * What the registry knows of entry e, into the caller's `out`: only as
+ * many bytes as its struct_size declares (0: the struct's first layout,
+ * up to `creator`), so that an application built against an older
+ * header never gets bytes written past its struct.
+ */
+static void fill_info(const mica__entry_t *e, mica_creator_info_t *out)
 {
     const mica_layer_creator_t *c = e->creator;
     const mica_module_desc_t *d = e->module->desc;
+    mica_creator_info_t info;
 
-    memset(info, 0, sizeof(*info));
-    info->struct_size = sizeof(*info);
-    info->abi_version = d->abi_version;
-    info->type = c->type;
-    info->version = c->version;
-    info->priority = c->priority;
-    info->ns = mica__creator_ns(c);
-    info->implementation = c->implementation;
-    info->devices = c->devices;
-    info->role = c->role;
-    info->module_name = d->name && d->name[0] ? d->name
-                                              : basename_of(e->module->path);
-    info->module_version = d->version ? d->version : "";
-    info->module_file = e->module->path;
-    info->creator = c;
-    info->module_license = d->license ? d->license : "";
-    info->module_description = d->description ? d->description : "";
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    info.abi_version = d->abi_version;
+    info.type = c->type;
+    info.version = c->version;
+    info.priority = c->priority;
+    info.ns = mica__creator_ns(c);
+    info.implementation = c->implementation;
+    info.devices = c->devices;
+    info.role = c->role;
+    info.module_name = d->name && d->name[0] ? d->name
+                                             : basename_of(e->module->path);
+    info.module_version = d->version ? d->version : "";
+    info.module_file = e->module->path;
+    info.creator = c;
+    info.module_license = d->license ? d->license : "";
+    info.module_description = d->description ? d->description : "";
+    mica__fill_out(out, &info, sizeof info,
+                   offsetof(mica_creator_info_t, module_license));
 }
 
 /* Number of registered creators. */

@@ -27,7 +27,7 @@ int tb_alias_next; /* step(): input 1 is output 0's memory */
 /* An instance of `type` on `dev` from checked fields; NULL, why set. */
 mica_layer_t *tb_make(const char *type, uint32_t dev, th_fields_t *f)
 {
-    mica_creator_info_t info;
+    mica_creator_info_t info = {.struct_size = sizeof(mica_creator_info_t)};
     mica__fields_t checked;
     mica_error_t err;
     mica_layer_t *l = NULL;

@@ -81,6 +81,7 @@ static const mica_host_t host = {
     sizeof(mica_host_t), MICA_ABI_VERSION, host_log, host_set_error,
     host_constant, host_operation, host_is_constant, host_constant_value,
     host_dtype_name, host_status_name,
+    NULL, /* expr_size: no data-dependent sizes here */
 };
 
 const mica_host_t *kit_test_host(void)

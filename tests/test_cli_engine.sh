@@ -584,5 +584,27 @@ is 1 "$rc" "a negative scale is refused"
 has "$tmp/err" "dq2.yaml:8:13: scales: 'x' needs a positive number" \
     "  with its line and column"
 
+# ---- tactics (tests/abi2's TacticAdd: y = x + its tactic) -------------------
+cat >"$tmp/ta.yaml" <<'EOY'
+mica: 1
+device: cpu
+inputs:
+  x: {dtype: float32, shape: [4]}
+layers:
+  - {name: add, type: TacticAdd, implementation: reference, inputs: [x], outputs: [y]}
+outputs: [y]
+EOY
+"$npy" make "$tmp/ta.npy" float32 4 1,2,3,4
+abi2="$top_build/tests/abi2/.libs"
+run "$mica" build "$tmp/ta.yaml" -o "$tmp/ta.engine" --autotune \
+    --module-path "$abi2"
+run "$mica" inspect "$tmp/ta.engine" --module-path "$abi2"
+has "$tmp/out" "^  0  add  *TacticAdd  *1  *reference tactic 1  .*the fastest tactic measured: tactic 2 [0-9.]* us, tactic 1 [0-9.]* us$" \
+    "tactics: inspect shows the tactic kept and the time of each"
+run "$mica" run "$tmp/ta.engine" --input "x=$tmp/ta.npy" --output-dir "$tmp/ta" \
+    --module-path "$abi2"
+is "float32 [4] 2 3 4 5" "$("$npy" dump "$tmp/ta/y.npy" 2>&1)" \
+    "  and the engine runs it (x + 1)"
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -36,7 +36,7 @@ run "$mica" import --list-ops
 is 0 "$rc" "import --list-ops exits 0"
 has "$tmp/out" '^Conv  *Convolution$' "  Conv maps onto Convolution"
 has "$tmp/out" '^Loop  *TripLimit, Recurrence, LoopOutput$' "  and Loop onto loops"
-hasnt "$tmp/out" '^NonZero' "  NonZero is not listed"
+has "$tmp/out" '^NonZero  *NonZero$' "  and NonZero onto NonZero (a data-dependent size)"
 run "$mica" import
 is 2 "$rc" "import without a model: usage error"
 

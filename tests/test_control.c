@@ -430,7 +430,7 @@ static void test_float16(int dev)
     e = build("for_loop.yaml", device_of(dev));
     fp16 = 0;
     for (i = 0; e && i < mica_engine_nb_tensors(e); i++) {
-        mica_tensor_info_t ti;
+        mica_tensor_info_t ti = {.struct_size = sizeof(mica_tensor_info_t)};
         memset(&ti, 0, sizeof ti);
         ti.struct_size = sizeof ti;
         if (mica_engine_tensor(e, i, &ti) == MICA_OK &&
@@ -544,7 +544,10 @@ static void test_run_errors(int dev)
 static void test_structure(void)
 {
     mica_engine_t *e = build("sum_even.yaml", MICA_DEVICE_CPU);
-    mica_construct_info_t loop, cond;
+    mica_construct_info_t loop = {
+        .struct_size = sizeof(mica_construct_info_t)};
+    mica_construct_info_t cond = {
+        .struct_size = sizeof(mica_construct_info_t)};
     int32_t i, add = -1, pick = -1;
 
     if (!e) {
@@ -554,6 +557,7 @@ static void test_structure(void)
     is_int(2, mica_engine_nb_constructs(e), "sum_even: two constructs");
     memset(&loop, 0, sizeof loop);
     memset(&cond, 0, sizeof cond);
+    loop.struct_size = cond.struct_size = sizeof loop;
     mica_engine_construct(e, 0, &loop);
     mica_engine_construct(e, 1, &cond);
     ok(loop.kind == MICA_CONSTRUCT_LOOP && strcmp(loop.name, "L") == 0 &&
@@ -565,8 +569,9 @@ static void test_structure(void)
            cond.end_layer <= loop.end_layer,
        "sum_even: conditional E inside loop L");
     for (i = 0; i < mica_engine_nb_layers(e); i++) {
-        mica_layer_info_t li;
+        mica_layer_info_t li = {.struct_size = sizeof(mica_layer_info_t)};
         memset(&li, 0, sizeof li);
+        li.struct_size = sizeof li;
         mica_engine_layer(e, i, &li);
         if (strcmp(li.name, "add") == 0 && li.construct == 1 && li.branch == 0)
             add = i;

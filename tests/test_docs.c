@@ -132,7 +132,7 @@ static void check_type(mica_context_t *ctx, const char *start,
     if (impl_line && !eol)
         eol = e;
     for (k = 0; k < n; k++) {
-        mica_creator_info_t c;
+        mica_creator_info_t c = {.struct_size = sizeof(mica_creator_info_t)};
         const mica_layer_creator_t *cr;
         if (mica_registry_get(ctx, k, &c) != MICA_OK || strcmp(c.type, type))
             continue;
@@ -210,7 +210,7 @@ int main(int argc, char **argv)
     if (!types)
         bail("out of memory");
     for (k = 0; k < n; k++) {
-        mica_creator_info_t c;
+        mica_creator_info_t c = {.struct_size = sizeof(mica_creator_info_t)};
         if (mica_registry_get(ctx, k, &c) != MICA_OK)
             continue;
         for (i = 0; i < nb_types && strcmp(types[i], c.type); i++)

@@ -99,7 +99,7 @@ static void test_batches(uint32_t device, const char *dev)
     mica_network_t *net = relu_net(0);
     mica_engine_t *e = build(net, device);
     mica_exec_t *x = NULL;
-    mica_tensor_info_t ti;
+    mica_tensor_info_t ti = {.struct_size = sizeof(mica_tensor_info_t)};
     const char *name, *meaning;
     mica_dims_t d = dims(2, 9, 6);
     float in[9 * 6] = {0};
@@ -179,7 +179,7 @@ static void test_shape_tensors(uint32_t device, const char *dev)
     mica_network_t *net;
     mica_engine_t *e;
     mica_exec_t *x = NULL;
-    mica_tensor_info_t ti;
+    mica_tensor_info_t ti = {.struct_size = sizeof(mica_tensor_info_t)};
     mica_tensor_desc_t desc;
     const int32_t *out;
     mica_dims_t d2 = dims(1, 2, 0);

@@ -126,8 +126,8 @@ static void test_round_trip(uint32_t device, const char *dev)
     size_t size = 0;
     float a[12], b[12], c[12];
     char path[256];
-    mica_tensor_info_t ti;
-    mica_layer_info_t li;
+    mica_tensor_info_t ti = {.struct_size = sizeof(mica_tensor_info_t)};
+    mica_layer_info_t li = {.struct_size = sizeof(mica_layer_info_t)};
 
     if (!e) {
         skip_block(6, "%s: no engine", dev);
@@ -146,6 +146,7 @@ static void test_round_trip(uint32_t device, const char *dev)
        strcmp(ti.shape, "[N, 4]") == 0 && mica_engine_nb_profiles(back) == 1,
        "%s: with its symbolic shapes and profile", dev);
     memset(&li, 0, sizeof li);
+    li.struct_size = sizeof li;
     if (back)
         mica_engine_layer(back, 0, &li);
     ok(back && li.implementation &&
@@ -218,24 +219,24 @@ static void test_damage(void)
     ok(survived, "damage behind a valid checksum: an engine or a message, "
        "never a crash");
     memcpy(copy, data, size);
-    v = 3;
+    v = 4;
     memcpy(copy + 8, &v, 4);
     ok(mica_engine_deserialize(ctx, copy, size, &out) != MICA_OK,
        "a format version from the future: refused");
-    contains(err(), "format version 3; this mica reads versions 1 to 2",
+    contains(err(), "format version 4; this mica reads versions 1 to 3",
              "  saying so");
     v = 0;
     memcpy(copy + 8, &v, 4);
     ok(mica_engine_deserialize(ctx, copy, size, &out) != MICA_OK,
        "format version 0: refused");
-    contains(err(), "format version 0; this mica reads versions 1 to 2",
+    contains(err(), "format version 0; this mica reads versions 1 to 3",
              "  saying so");
     /* The format is in the header, outside the checksum. */
     v = 1;
     memcpy(copy + 8, &v, 4);
     ok(mica_engine_deserialize(ctx, copy, size, &out) != MICA_OK &&
-       strstr(err(), "is corrupt"), "a format-2 file labelled format 1: "
-       "refused as corrupt (its padding is not format 1)");
+       strstr(err(), "is corrupt"), "a format-3 file labelled format 1: "
+       "refused as corrupt (format 1 holds a network, not an engine)");
     memcpy(copy, data, size);
     v = 99;
     memcpy(copy + 12, &v, 4);

@@ -171,7 +171,7 @@ static void dynamic(void)
     mica_manifest_t *m = NULL;
     mica_engine_t *e = NULL;
     mica_build_config_t cfg;
-    mica_tensor_info_t info;
+    mica_tensor_info_t info = {.struct_size = sizeof(mica_tensor_info_t)};
     mica_dims_t mn, op, mx;
     const int32_t *vmin = NULL, *vopt = NULL, *vmax = NULL;
     int32_t nb = -1;
@@ -485,7 +485,7 @@ static void errors(void)
 
 int main(void)
 {
-    mica_creator_info_t info;
+    mica_creator_info_t info = {.struct_size = sizeof(mica_creator_info_t)};
     const char *tmp = getenv("TMPDIR");
 
     snprintf(dir, sizeof(dir), "%s/mica-test-manifest-XXXXXX",

@@ -132,7 +132,7 @@ static void questions(void)
     mica_dtype_t t[4], o[2];
     mica_dims_t d;
     mica_error_t err;
-    mica_creator_info_t info;
+    mica_creator_info_t info = {.struct_size = sizeof(mica_creator_info_t)};
     th_tensor_t in[2];
 
     memset(&info, 0, sizeof info);

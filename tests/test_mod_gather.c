@@ -190,7 +190,7 @@ static mica_status_t chain(const int32_t *sv, char *shape, size_t slen,
     mica_engine_t *e = NULL;
     mica_exec_t *x = NULL;
     mica_dims_t d4 = {1, 0, {4}}, dy = {4, 0, {6, 6, 6, 1}};
-    mica_tensor_info_t info;
+    mica_tensor_info_t info = {.struct_size = sizeof(mica_tensor_info_t)};
     mica_tensor_desc_t desc;
     const void *data;
     const char *ig[2] = {"s", "k"}, *ib[3] = {"y", NULL, "g"};

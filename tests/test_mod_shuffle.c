@@ -66,7 +66,7 @@ static void values_chain(const char *label, const char *type, th_fields_t *f,
     mica_exec_t *exec = NULL;
     mica_build_config_t cfg;
     mica_layer_spec_t spec;
-    mica_tensor_info_t info;
+    mica_tensor_info_t info = {.struct_size = sizeof(mica_tensor_info_t)};
     mica_tensor_desc_t d;
     const char *pin[2] = {"s", "s"}, *pout[1] = {"t"};
     const char *rin[2] = {"x", "t"}, *rout[1] = {"y"};

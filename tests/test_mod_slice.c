@@ -154,7 +154,7 @@ static mica_status_t chain(int start_from_s, const int32_t *sv,
     mica_engine_t *e = NULL;
     mica_exec_t *x = NULL;
     mica_dims_t d4 = {1, 0, {4}}, dy = {2, 0, {6, 6}};
-    mica_tensor_info_t info;
+    mica_tensor_info_t info = {.struct_size = sizeof(mica_tensor_info_t)};
     mica_tensor_desc_t desc;
     const void *data;
     const char *ia[1] = {"s"}, *ib[3] = {"y", "c", "a"};

@@ -177,8 +177,8 @@ static void test_chain(void)
     mica_engine_t *e = NULL;
     mica_exec_t *x = NULL;
     mica_build_config_t cfg;
-    mica_layer_info_t li;
-    mica_tensor_info_t ti;
+    mica_layer_info_t li = {.struct_size = sizeof(mica_layer_info_t)};
+    mica_tensor_info_t ti = {.struct_size = sizeof(mica_tensor_info_t)};
     mica_tensor_desc_t desc;
     const void *out;
     float in[N];
@@ -250,7 +250,7 @@ static const char *chosen_as(mica_dtype_t dtype, const char *pin,
     const char *types[1] = {"Twin"}, *impls[1] = {cfg_prefer};
     mica_build_config_t cfg;
     mica_layer_spec_t spec;
-    mica_layer_info_t li;
+    mica_layer_info_t li = {.struct_size = sizeof(mica_layer_info_t)};
     mica_engine_t *e = NULL;
 
     fresh(4, dtype);
@@ -301,7 +301,7 @@ static const char *reloaded(mica_engine_t *e, const char *pref)
 {
     static char impl[64];
     mica_engine_t *back = NULL;
-    mica_layer_info_t li;
+    mica_layer_info_t li = {.struct_size = sizeof(mica_layer_info_t)};
     void *data = NULL;
     size_t size = 0;
 

@@ -255,7 +255,7 @@ static int data_set(mica_context_t *ctx, const char *model, const char *ds)
         goto out;
     }
     for (i = 0; i < nb_in; i++) {
-        mica_tensor_info_t info;
+        mica_tensor_info_t info = {.struct_size = sizeof(mica_tensor_info_t)};
         const void *data = in_data[i];
         memset(&info, 0, sizeof info);
         info.struct_size = sizeof info;
@@ -282,7 +282,7 @@ static int data_set(mica_context_t *ctx, const char *model, const char *ds)
         goto out;
     }
     for (i = 0; i < nb_ref; i++) {
-        mica_tensor_info_t info;
+        mica_tensor_info_t info = {.struct_size = sizeof(mica_tensor_info_t)};
         mica_tensor_desc_t d;
         const void *g;
         memset(&info, 0, sizeof info);

@@ -140,7 +140,7 @@ static int run(mica_engine_t *e, float *y)
 /* The dtype of tensor `name` in e, -1 if there is none. */
 static int dtype_of(mica_engine_t *e, const char *name)
 {
-    mica_tensor_info_t ti;
+    mica_tensor_info_t ti = {.struct_size = sizeof(mica_tensor_info_t)};
     int32_t t = mica_engine_find_tensor(e, name);
     return t >= 0 && mica_engine_tensor(e, t, &ti) == MICA_OK ? (int)ti.dtype
                                                              : -1;

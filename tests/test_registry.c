@@ -90,6 +90,7 @@ static mica_status_t find(mica_context_t *ctx, const char *ns,
                           uint32_t device, mica_creator_info_t *info)
 {
     memset(info, 0, sizeof(*info));
+    info->struct_size = sizeof(*info);
     return mica_registry_find(ctx, ns, type, version, impl, device, info);
 }
 
@@ -99,7 +100,7 @@ static void found(mica_context_t *ctx, const char *ns, const char *type,
                   int32_t want_version, const char *want_impl,
                   const char *what)
 {
-    mica_creator_info_t info;
+    mica_creator_info_t info = {.struct_size = sizeof(mica_creator_info_t)};
     mica_status_t st = find(ctx, ns, type, version, impl, device, &info);
     ok(st == MICA_OK && info.version == want_version &&
            strcmp(info.implementation, want_impl) == 0,
@@ -116,7 +117,7 @@ static void not_found(mica_context_t *ctx, const char *ns, const char *type,
                       int32_t version, const char *impl, uint32_t device,
                       const char *message)
 {
-    mica_creator_info_t info;
+    mica_creator_info_t info = {.struct_size = sizeof(mica_creator_info_t)};
     mica_status_t st = find(ctx, ns, type, version, impl, device, &info);
     ok(st == MICA_ERR_NOT_FOUND &&
            strcmp(mica_context_error(ctx), message) == 0,
@@ -128,7 +129,7 @@ static void not_found(mica_context_t *ctx, const char *ns, const char *type,
 
 static void test_good(mica_context_t *ctx)
 {
-    mica_creator_info_t info;
+    mica_creator_info_t info = {.struct_size = sizeof(mica_creator_info_t)};
     char other[PATH_MAX + 64];
     int32_t i, sorted = 1;
 
@@ -138,7 +139,8 @@ static void test_good(mica_context_t *ctx)
 
     /* sorted by (ns, type, version, implementation) */
     for (i = 1; i < mica_registry_count(ctx); i++) {
-        mica_creator_info_t a, b;
+        mica_creator_info_t a = {.struct_size = sizeof(mica_creator_info_t)};
+        mica_creator_info_t b = {.struct_size = sizeof(mica_creator_info_t)};
         mica_registry_get(ctx, i - 1, &a);
         mica_registry_get(ctx, i, &b);
         if (strcmp(a.ns, b.ns) > 0 ||
@@ -172,7 +174,7 @@ static void test_good(mica_context_t *ctx)
 
 static void test_lookup(mica_context_t *ctx)
 {
-    mica_creator_info_t info;
+    mica_creator_info_t info = {.struct_size = sizeof(mica_creator_info_t)};
 
     found(ctx, NULL, "Widget", 0, NULL, 0, 2, "reference",
           "version 0 is the highest");

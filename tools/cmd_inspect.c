@@ -89,8 +89,8 @@ static int print_layers(mica_engine_t *engine)
     if (!t || cli_table_add(t, head))
         return cli_error("out of memory");
     for (i = 0; i < n; i++) {
-        mica_layer_info_t li;
-        mica_tensor_info_t ti;
+        mica_layer_info_t li = {.struct_size = sizeof(mica_layer_info_t)};
+        mica_tensor_info_t ti = {.struct_size = sizeof(mica_tensor_info_t)};
         char idx[16], ver[16], io[2048], impl[256], type[256];
         size_t len = 0;
         const char *row[7];
@@ -100,11 +100,15 @@ static int print_layers(mica_engine_t *engine)
             continue;
         snprintf(idx, sizeof(idx), "%d", (int)i);
         snprintf(ver, sizeof(ver), "%d", (int)li.version);
-        if (li.role)
-            snprintf(impl, sizeof(impl), "%s (%s)", li.implementation,
+        len = (size_t)snprintf(impl, sizeof(impl), "%s",
+                               li.implementation);
+        if (li.tactic && len < sizeof(impl))
+            len += (size_t)snprintf(impl + len, sizeof(impl) - len,
+                                    " tactic %d", (int)li.tactic);
+        if (li.role && len < sizeof(impl))
+            snprintf(impl + len, sizeof(impl) - len, " (%s)",
                      role_name(li.role));
-        else
-            snprintf(impl, sizeof(impl), "%s", li.implementation);
+        len = 0;
         io[0] = '\0';
         for (k = 0; k < li.nb_inputs && len < sizeof(io); k++)
             len += (size_t)snprintf(io + len, sizeof(io) - len, "%s%s",
@@ -157,7 +161,10 @@ static int print_constructs(mica_engine_t *engine)
         return CLI_OK;
     printf("\nloops and conditionals (%d):\n", (int)n);
     for (k = 0; k < n; k++) {
-        mica_construct_info_t ci, pi;
+        mica_construct_info_t ci = {
+            .struct_size = sizeof(mica_construct_info_t)};
+        mica_construct_info_t pi = {
+            .struct_size = sizeof(mica_construct_info_t)};
         char where[256], boundary[2048] = "", part[3][2048] = {"", "", ""};
         memset(&ci, 0, sizeof(ci));
         ci.struct_size = sizeof(ci);
@@ -170,7 +177,7 @@ static int print_constructs(mica_engine_t *engine)
                      pi.kind == MICA_CONSTRUCT_LOOP ? "loop" : "conditional",
                      pi.name);
         for (i = ci.first_layer; i < ci.end_layer; i++) {
-            mica_layer_info_t li;
+            mica_layer_info_t li = {.struct_size = sizeof(mica_layer_info_t)};
             char item[512];
             memset(&li, 0, sizeof(li));
             li.struct_size = sizeof(li);
@@ -187,7 +194,8 @@ static int print_constructs(mica_engine_t *engine)
         }
         /* Constructs right inside this one, in their branch. */
         for (j = 0; j < n; j++) {
-            mica_construct_info_t ni;
+            mica_construct_info_t ni = {
+                .struct_size = sizeof(mica_construct_info_t)};
             char item[512];
             memset(&ni, 0, sizeof(ni));
             ni.struct_size = sizeof(ni);
@@ -225,8 +233,9 @@ static int print_tensors(mica_engine_t *engine)
     if (!t || cli_table_add(t, head))
         return cli_error("out of memory");
     for (i = 0; i < n; i++) {
-        mica_tensor_info_t ti;
-        char shape[256], arena[64], role[64];
+        mica_tensor_info_t ti = {.struct_size = sizeof(mica_tensor_info_t)};
+        mica_tensor_info_t ai;
+        char shape[256], arena[320], role[64], dtype[64];
         const char *row[7];
         size_t len = 0;
         memset(&ti, 0, sizeof(ti));
@@ -245,13 +254,22 @@ static int print_tensors(mica_engine_t *engine)
                      len ? ", " : "");
         if (!role[0])
             snprintf(role, sizeof(role), "-");
-        if (ti.offset >= 0)
+        if (ti.offset >= 0 && ti.alias >= 0)
+            snprintf(arena, sizeof(arena), "%lld+%lld, in place of %s",
+                     (long long)ti.offset, (long long)ti.bytes,
+                     tensor_name(engine, ti.alias, &ai));
+        else if (ti.offset >= 0)
             snprintf(arena, sizeof(arena), "%lld+%lld", (long long)ti.offset,
                      (long long)ti.bytes);
         else
             snprintf(arena, sizeof(arena), "-");
         row[0] = ti.name;
         row[1] = mica_dtype_name(ti.dtype);
+        if (ti.format == MICA_FORMAT_HWC || ti.format == MICA_FORMAT_DHWC) {
+            snprintf(dtype, sizeof(dtype), "%s, %s", row[1],
+                     ti.format == MICA_FORMAT_HWC ? "hwc" : "dhwc");
+            row[1] = dtype;
+        }
         row[2] = ti.shape ? ti.shape
                           : cli_dims_str(&ti.dims, shape, sizeof(shape));
         row[3] = kind_name(ti.kind);
@@ -301,7 +319,8 @@ static int print_profiles(mica_context_t *ctx, mica_engine_t *engine)
             return cli_error("out of memory");
         }
         for (i = 0; i < nb_in; i++) {
-            mica_tensor_info_t ti;
+            mica_tensor_info_t ti = {
+                .struct_size = sizeof(mica_tensor_info_t)};
             mica_dims_t mn, op, mx;
             const int32_t *vmin = NULL, *vopt = NULL, *vmax = NULL;
             int32_t nb_values = 0;

@@ -178,7 +178,8 @@ static int list_view(mica_context_t *ctx, int fields)
     }
     n = mica_registry_count(ctx);
     for (k = 0; k < n; k++) {
-        mica_creator_info_t info;
+        mica_creator_info_t info = {
+            .struct_size = sizeof(mica_creator_info_t)};
         char ver[16], prio[16], abi[16];
         const char *row[8];
         memset(&info, 0, sizeof(info));
@@ -205,7 +206,8 @@ static int list_view(mica_context_t *ctx, int fields)
     cli_table_free(t);
     printf("%d layer creator%s\n", (int)n, n == 1 ? "" : "s");
     for (k = 0; fields && k < n; k++) {
-        mica_creator_info_t info;
+        mica_creator_info_t info = {
+            .struct_size = sizeof(mica_creator_info_t)};
         memset(&info, 0, sizeof(info));
         info.struct_size = sizeof(info);
         if (mica_registry_get(ctx, k, &info) == MICA_OK && info.creator

@@ -87,7 +87,7 @@ static int unknown_type(mica_context_t *ctx, const char *type)
     if (!v)
         return cli_error("out of memory");
     for (k = 0; k < n; k++) {
-        mica_creator_info_t c;
+        mica_creator_info_t c = {.struct_size = sizeof(mica_creator_info_t)};
         if (mica_registry_get(ctx, k, &c) != MICA_OK)
             continue;
         for (i = 0; i < nb && strcmp(v[i].type, c.type); i++)
@@ -142,7 +142,7 @@ int cli_mod_check(mica_context_t *ctx, const cli_mod_filter_t *flt)
     int has_type = 0, has_ns = 0;
 
     for (k = 0; k < n; k++) {
-        mica_creator_info_t c;
+        mica_creator_info_t c = {.struct_size = sizeof(mica_creator_info_t)};
         cli_mod_filter_t any_version = *flt;
         if (mica_registry_get(ctx, k, &c) != MICA_OK
             || strcmp(c.type, flt->type))
@@ -427,7 +427,8 @@ int cli_modules_detail(mica_context_t *ctx, const cli_mod_filter_t *flt,
     if (!v)
         return cli_error("out of memory");
     for (k = 0; k < n; k++)
-        if (mica_registry_get(ctx, k, &v[nb]) == MICA_OK
+        if ((v[nb].struct_size = sizeof(v[nb])) != 0 &&
+            mica_registry_get(ctx, k, &v[nb]) == MICA_OK
             && cli_mod_match(flt, &v[nb])) {
             add_once(nss, sizeof(nss), ns_label(v[nb].ns));
             snprintf(num, sizeof(num), "%d", (int)v[nb].version);

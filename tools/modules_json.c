@@ -239,6 +239,7 @@ int cli_modules_json(mica_context_t *ctx, const cli_mod_filter_t *flt,
         return cli_error("out of memory");
     }
     for (k = 0; k < n; k++) {
+        v[nb].struct_size = sizeof(v[nb]);
         if (mica_registry_get(ctx, k, &v[nb]) != MICA_OK
             || !cli_mod_match(flt, &v[nb]))
             continue;

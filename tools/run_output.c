@@ -122,7 +122,7 @@ static int32_t *output_tensors(mica_engine_t *engine, int32_t *nb)
     for (i = 0; i < nb_out; i++)
         list[(*nb)++] = mica_engine_output(engine, i);
     for (i = 0; i < nb_t; i++) {
-        mica_tensor_info_t info;
+        mica_tensor_info_t info = {.struct_size = sizeof(mica_tensor_info_t)};
         memset(&info, 0, sizeof(info));
         info.struct_size = sizeof(info);
         if (mica_engine_tensor(engine, i, &info) != MICA_OK
@@ -188,7 +188,7 @@ int cli_write_outputs(const char *out_dir, mica_context_t *ctx,
     }
     /* Everything in hand before anything is written. */
     for (i = 0; i < nb; i++) {
-        mica_tensor_info_t info;
+        mica_tensor_info_t info = {.struct_size = sizeof(mica_tensor_info_t)};
         memset(&info, 0, sizeof(info));
         info.struct_size = sizeof(info);
         if (mica_engine_tensor(engine, tensors[i], &info) != MICA_OK) {

@@ -352,6 +352,23 @@ MICA_KIT_API int32_t mica_kit_bool_input(const mica_layer_t *layer,
 MICA_KIT_API int32_t mica_kit_linear(const mica_tensor_desc_t *io,
                                      int32_t pos);
 
+/*
+ * The channels-last format of a tensor of rank `rank` (MICA_FORMAT_HWC
+ * for 4, MICA_FORMAT_DHWC for 5), or MICA_FORMAT_LINEAR when it has none.
+ */
+MICA_KIT_API mica_format_t mica_kit_channels_last(int32_t rank);
+
+/*
+ * The strides, in elements, of each logical dimension of `d` in memory,
+ * for its format (<mica/types.h>): element (i0, i1, ...) lies at
+ * sum(i_k * strides[k]).  Returns 0 for a format that does not apply to
+ * the tensor's rank (channels last of a rank other than 4 or 5), 1
+ * otherwise.  A layer that computes element by element in any format
+ * reads and writes through these.
+ */
+MICA_KIT_API int mica_kit_strides(const mica_tensor_desc_t *d,
+                                  int64_t strides[MICA_MAX_DIMS]);
+
 /* Whether a pure data movement takes type t: float32, float16, bfloat16,
  * int8, uint8, int32, int64 and bool. */
 MICA_KIT_API int mica_kit_any_type(mica_dtype_t t);

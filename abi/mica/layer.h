@@ -19,12 +19,20 @@
  *   nb_outputs, output_dtypes, output_dims, output_values, supports_format,
  *   input_kind                    questions, any number of times
  *   configure, workspace_size     for each optimization profile
+ *   tactics, set_tactic           after configure for the first profile,
+ *                                 then configure again
  *   serialize                     when an engine is saved
- *   clone                         one per execution context (and one for
+ *   deserialize[_ex], set_tactic  when an engine is loaded, then output
+ *                                 count, output_dtypes, input_kind and
+ *                                 supports_format (checks against the
+ *                                 file), configure and workspace_size
+ *                                 for each profile
+ *   clone, set_tactic             one per execution context (and one for
  *                                 its host phase when that differs)
  *   configure                     on the clone, each time the context
  *                                 switches profile
  *   initialize                    once, before the clone's first enqueue
+ *   shape_change                  on the clone, when its shapes change
  *   enqueue                       any number of times
  *   terminate                     once, before destroy, if initialize ran
  *   destroy
@@ -222,6 +230,19 @@ struct mica_layer_ops {
      * Whether the type and format of io[pos] are supported, given the
      * types and formats of io[0..pos-1] (supportsFormatCombination).  io
      * holds nb_in inputs followed by nb_out outputs.  Returns 1 or 0.
+     * Called during the build, any number of times, for any order of
+     * candidates; the formats of io[pos+1..] are not set yet.
+     *
+     * Formats (mica/types.h): every implementation must accept
+     * MICA_FORMAT_LINEAR.  The builder offers channels last
+     * (MICA_FORMAT_HWC for 4-D, MICA_FORMAT_DHWC for 5-D tensors) only to
+     * an implementation whose ops table reaches the members appended with
+     * it (struct_size beyond set_tactic), and only for device tensors of
+     * an ordinary layer outside loops and conditionals; one that accepts
+     * gets it where its input already is channels last or where it has a
+     * float16 4-D/5-D tensor, and the builder inserts reorders where
+     * formats meet (core/formats.c).  Accept a non-linear format only
+     * where enqueue handles it (mica_kit_strides gives its layout).
      */
     int32_t (*supports_format)(const mica_layer_t *layer, int32_t pos,
                                const mica_tensor_desc_t *io,
@@ -328,7 +349,71 @@ struct mica_layer_ops {
                                       const void *const *inputs,
                                       void *const *outputs, void *workspace,
                                       void *stream, mica_error_t *err);
+
+    /* ---- appended after ABI version 1's first members: the host reads
+     * each only where struct_size covers it (a module built against
+     * older headers simply does not have it) ---- */
+
+    /*
+     * Optional: tactics (TensorRT's IPluginV3OneBuild::getValidTactics),
+     * the ways this layer can compute its outputs (cuDNN algorithms, tile
+     * sizes), each a positive id of the module's choosing.  Write up to
+     * `max` ids into `tactics` and return how many the layer offers (at
+     * most MICA_MAX_TACTICS; 0 or NULL: one way only).  The builder calls
+     * it on its instance after configure for the first profile, with the
+     * types and shapes of that configuration.  Without autotuning the
+     * first id is used; with it (mica_build_config_t.autotune), each is
+     * timed and the fastest kept.
+     */
+    int32_t (*tactics)(const mica_layer_t *layer, int32_t *tactics,
+                       int32_t max);
+
+    /*
+     * Required with tactics: use tactic `tactic` (one that tactics()
+     * offered) from now on (IPluginV3OneRuntime::setTactic).  The core
+     * calls it on the builder's instance for each candidate it times and
+     * for the one it keeps; on every instance made from saved state and
+     * on every clone, before configure, initialize and enqueue.  The
+     * engine file stores the tactic, so the layer need not serialize it;
+     * a clone must not rely on inheriting it either: it is told.  A
+     * tactic the layer does not have fails (the engine is refused).
+     */
+    mica_status_t (*set_tactic)(mica_layer_t *layer, int32_t tactic,
+                                mica_error_t *err);
+
+    /*
+     * Optional: in-place (TensorRT's IPluginV3OneBuildV2::getAliasedInput):
+     * the input whose memory output `index` may take over, or -1 (NULL:
+     * none).  Where that input is read by no later step, is not a network
+     * input, an output or a shape-tensor input, and is not given to the
+     * layer twice, the memory plan gives both one buffer: enqueue then
+     * gets the same pointer for the input and the output and must
+     * compute correctly when they are equal (element by element in
+     * place, say).  Where it cannot, they get separate buffers, so
+     * enqueue must work both ways.  Must depend only on the fields and
+     * the number of inputs; the input must have the output's type.
+     */
+    int32_t (*aliased_input)(const mica_layer_t *layer, int32_t index);
+
+    /*
+     * Optional: the shapes this layer runs with changed (TensorRT's
+     * IPluginV3OneRuntime::onShapeChange), with the new descriptors
+     * (concrete dims, as enqueue will see them).  Called on an execution
+     * context's device instance (its clone) after phase 1 found new dims
+     * for any of its inputs or outputs (new input shapes, another
+     * profile, a data-dependent size read back), once per change, before
+     * the next enqueue; the first run is a change.  Not called on a CPU
+     * twin that computes shape tensors in phase 1.  The place to make
+     * per-shape state (descriptors, plans) instead of in every enqueue.
+     */
+    mica_status_t (*shape_change)(mica_layer_t *layer,
+                                  const mica_tensor_desc_t *in, int32_t nb_in,
+                                  const mica_tensor_desc_t *out,
+                                  int32_t nb_out, mica_error_t *err);
 };
+
+/* The most tactics one layer may offer. */
+#define MICA_MAX_TACTICS 64
 
 /*
  * A registered layer type, one per (namespace, type, version,

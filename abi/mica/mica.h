@@ -113,6 +113,15 @@ MICA_EXPORT int32_t mica_context_nb_load_problems(const mica_context_t *ctx);
 MICA_EXPORT const char *mica_context_load_problem(const mica_context_t *ctx,
                                                   int32_t index);
 
+/*
+ * Output structs (mica_creator_info_t, mica_tensor_info_t,
+ * mica_layer_info_t, mica_construct_info_t) grow at their end.  Set
+ * struct_size to sizeof of yours before the call: the library writes only
+ * that many bytes (0, or less than the struct's first layout: that
+ * layout), never past it, and sets struct_size to what it wrote; members
+ * appended after your header was written are left alone.
+ */
+
 /* What the registry knows of one creator. Pointers live as long as ctx. */
 typedef struct mica_creator_info {
     uint32_t struct_size;
@@ -273,6 +282,21 @@ MICA_EXPORT mica_status_t mica_network_set_scale(mica_network_t *net,
                                                  const char *name, float scale,
                                                  const char *origin);
 
+/*
+ * The memory format of network input or output `name` (mica_format_t;
+ * TensorRT's setAllowedFormats of a network I/O tensor): the data given
+ * with mica_exec_set_input or bound, and read back, lies in that order
+ * (MICA_FORMAT_HWC: NHWC for a 4-D [N, C, H, W] tensor).  Without it,
+ * network inputs and outputs are MICA_FORMAT_LINEAR; inside the network
+ * the builder chooses each tensor's format (see mica_engine_build).  The
+ * tensor need not be marked yet; the build checks that it is a network
+ * input or output whose rank the format fits (4 for HWC, 5 for DHWC).
+ */
+MICA_EXPORT mica_status_t mica_network_set_format(mica_network_t *net,
+                                                  const char *name,
+                                                  uint32_t format,
+                                                  const char *origin);
+
 /* Mark a tensor as a network output. */
 MICA_EXPORT mica_status_t mica_network_mark_output(mica_network_t *net,
                                                    const char *name,
@@ -308,10 +332,11 @@ typedef struct mica_build_config {
     const char *const *prefer_types;
     const char *const *prefer_impls;
     /* Non-zero: among the implementations a layer may take (it pinned
-     * none and no preference names one), time each on the device at the
-     * first profile's opt shapes and keep the fastest (mica build
-     * --autotune).  Added after version 1's first layout: read only when
-     * struct_size covers it. */
+     * none and no preference names one) and the tactics each offers
+     * (mica/layer.h), time each on the device at the first profile's opt
+     * shapes and keep the fastest (mica build --autotune); otherwise the
+     * highest priority and the first tactic offered.  Added after version
+     * 1's first layout: read only when struct_size covers it. */
     int32_t autotune;
     /* Precisions the builder may run layers in, as bits (1u << dtype):
      * with MICA_FLOAT16's bit, a layer whose implementation takes float16
@@ -326,6 +351,14 @@ typedef struct mica_build_config {
  * check types and shapes, create and configure the layer instances, plan
  * memory.  cfg may be NULL (auto device, no preferences).  The network
  * may be destroyed afterwards.
+ *
+ * Then, as TensorRT does, the precision (float16 where cfg allows it)
+ * and the memory format of every tensor: a layer whose implementation
+ * takes channels last (mica/types.h) gets it where its input already is
+ * so or where it runs on float16 4-D/5-D tensors, and an Identity
+ * "reorder:T@FORMAT" is inserted where a tensor made in one format is
+ * read in another.  Network inputs and outputs keep the formats asked for
+ * (mica_network_set_format; linear by default).
  */
 MICA_EXPORT mica_status_t mica_engine_build(mica_network_t *net,
                                             const mica_build_config_t *cfg,
@@ -357,6 +390,11 @@ typedef struct mica_tensor_info {
     int64_t bytes;             /* bytes reserved for it (profile 0) */
     int32_t is_shape_output;
     int32_t reserved_;
+    /* Appended: the tensor whose memory this one takes over (an in-place
+     * layer's input, mica/layer.h's aliased_input), -1 if none; and its
+     * memory layout (mica_format_t). */
+    int32_t alias;
+    uint32_t format;
 } mica_tensor_info_t;
 
 typedef struct mica_layer_info {
@@ -377,6 +415,10 @@ typedef struct mica_layer_info {
     int32_t construct;          /* innermost loop or conditional, -1 */
     int32_t branch;             /* in a conditional's branch: 0 true,
                                    1 false; -1 otherwise */
+    /* Appended: the tactic the layer was told to use (mica/layer.h's
+     * tactics), 0 if it offers none. */
+    int32_t tactic;
+    int32_t reserved_;
 } mica_layer_info_t;
 
 /*
@@ -454,15 +496,23 @@ MICA_EXPORT mica_status_t mica_engine_symbol(const mica_engine_t *engine,
 /* ---------------------------------------------------------------------
  * Engine files (build once, load where the modules are)
  *
- * An engine file holds the network (inputs, profiles, outputs), each
- * layer's (namespace, type, version, implementation) with the state its
- * serialize() wrote (weights included), the device, and the memory plan
- * sizes.  It starts with a magic number, a format version and the ABI
- * version, and carries a checksum of its contents.  Loading checks all of
- * it before creating anything: a truncated or corrupted file, a format or
- * ABI version this library does not read, or a layer whose module or
- * implementation is not registered is refused with one line naming what
- * is missing.
+ * An engine file holds the engine as built: each layer's (namespace,
+ * type, version, implementation) with the state its serialize() wrote
+ * (weights included), every tensor's type and symbolic shape, the loops
+ * and conditionals, the device, and each profile's ranges and memory
+ * plan.  It starts with a magic number, a format version and the ABI
+ * version, and carries a checksum of its contents.  Loading restores the
+ * engine without building it again, and checks all of it before anything
+ * runs: a truncated or corrupted file, a format or ABI version this
+ * library does not read, a layer whose module or implementation is not
+ * registered, saved fields that do not fit their type's schema, or
+ * anything that does not hold together is refused with one line naming
+ * it.  Files of the older formats 1 and 2 still load (built again).
+ *
+ * The checksum finds damage, not forgery: whoever can write an engine
+ * file can make its checksum match.  A file that passes every check may
+ * still name any registered implementation, whose code then runs: load
+ * engine files from sources you trust.
  * ------------------------------------------------------------------- */
 
 /* The engine as bytes: *data is malloc'd (free it with mica_free). */

@@ -76,6 +76,35 @@ typedef struct mica_host {
     /* Name of a dtype ("float32") and of a status ("invalid argument"). */
     const char *(*dtype_name)(mica_dtype_t dtype);
     const char *(*status_name)(mica_status_t status);
+
+    /* ---- appended after version 1's first members: check
+     * MICA_HOST_HAS(host, member) before calling one ---- */
+
+    /*
+     * A data-dependent size (TensorRT's IExprBuilder::declareSizeTensor),
+     * for a layer whose output's size is known only once it has run
+     * (NonZero): the expression of that dimension, to put in the
+     * output's dims from output_dims.  The layer writes the actual size,
+     * at most `upper` (an expression of its inputs' dimensions and
+     * values, >= 0), into its output `size_output`: a 0-D int32 or int64
+     * output of its own.  Call it only from output_dims (elsewhere, or
+     * for an output that is not 0-D, it returns NULL); calling it again
+     * for the same size_output gives the same expression.
+     *
+     * The core plans memory for the upper bound, and enqueue sees the
+     * data-dependent output at its upper bound (the memory it may fill).
+     * Once the layer has run, the core reads the size output back (on
+     * CUDA a copy to the host and a wait for the stream: the one place
+     * such a layer makes the host wait), refuses a size over the bound,
+     * and every shape that depends on it follows: the layers after it
+     * run with the actual shapes (shape_change is told them), and the
+     * network's outputs have them.  Such a layer runs on the device only:
+     * its data-dependent outputs cannot be shape tensors nor feed one,
+     * and it cannot be inside a loop or a conditional.
+     */
+    const mica_expr_t *(*expr_size)(mica_expr_builder_t *eb,
+                                    int32_t size_output,
+                                    const mica_expr_t *upper);
 } mica_host_t;
 
 /* Whether the host table `h` has member `m` (a service added later). */

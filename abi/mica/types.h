@@ -73,9 +73,32 @@ typedef enum mica_device_kind {
     MICA_DEVICE_CUDA = 1u << 1
 } mica_device_kind_t;
 
-/* Memory layouts (TensorRT's TensorFormat).  Version 1 has row-major only. */
+/*
+ * Memory layouts (TensorRT's TensorFormat).  A tensor's dims are always
+ * its logical dims (N, C, H, W for a 4-D image batch); the format says
+ * in which order its elements lie in memory.
+ *
+ * MICA_FORMAT_LINEAR  row-major over the dims as given (TensorRT's
+ *                     kLINEAR: NCHW for a 4-D tensor).  Every layer
+ *                     implementation must support it.
+ * MICA_FORMAT_HWC     channels last, for 4-D tensors: element (n, c, h, w)
+ *                     at ((n * H + h) * W + w) * C + c, that is NHWC
+ *                     (TensorRT's kHWC, not vectorized).
+ * MICA_FORMAT_DHWC    channels last, for 5-D tensors: (n, c, d, h, w) at
+ *                     (((n * D + d) * H + h) * W + w) * C + c, NDHWC
+ *                     (TensorRT's kDHWC).
+ *
+ * Appended after version 1's first layout: the builder asks an
+ * implementation about a format other than LINEAR only when its ops
+ * table was built against headers that have them (it is as large as
+ * the members appended with them, see mica/layer.h), so a module built
+ * before never sees one.  Vectorized formats (kHWC8, kCHW32...) are not
+ * part of the ABI.
+ */
 typedef enum mica_format {
-    MICA_FORMAT_LINEAR = 0
+    MICA_FORMAT_LINEAR = 0,
+    MICA_FORMAT_HWC = 1,
+    MICA_FORMAT_DHWC = 2
 } mica_format_t;
 
 /* Log levels, most severe first. */

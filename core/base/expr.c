@@ -14,37 +14,26 @@
  */
 #include <config.h>
 
-#include "expr.h"
+#include "expr_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { NODE_CONST = 100, NODE_SYMBOL = 101 }; /* beside mica_expr_op_t */
-
-struct mica_expr {
-    int32_t kind;            /* mica_expr_op_t, NODE_CONST or NODE_SYMBOL */
-    int32_t sym;             /* NODE_SYMBOL: id */
-    int64_t value;           /* NODE_CONST: value */
-    const mica_expr_t *a, *b;
-    int64_t lo, hi;          /* the value lies in [lo, hi] */
-    const char *name;        /* NODE_SYMBOL: owned */
-    uint64_t hash;
-    struct mica_expr *next;  /* hash chain */
-};
-
-#define NB_BUCKETS 256
-
-/* Bounds of "unknown": far from overflow when added or multiplied once. */
-#define BIG ((int64_t)1 << 40)
-
-struct mica_expr_builder {
-    struct mica_expr *buckets[NB_BUCKETS];
-};
-
-static int64_t clamp_big(int64_t v)
+void mica__expr_set_sizer(mica_expr_builder_t *eb, mica__sizer_fn fn,
+                          void *user)
 {
-    return v > BIG ? BIG : v < -BIG ? -BIG : v;
+    eb->sizer = fn;
+    eb->sizer_user = user;
+}
+
+const mica_expr_t *mica__expr_size(mica_expr_builder_t *eb,
+                                   int32_t size_output,
+                                   const mica_expr_t *upper)
+{
+    if (!eb || !eb->sizer || !upper)
+        return NULL;
+    return eb->sizer(eb->sizer_user, size_output, upper);
 }
 
 mica_status_t mica__expr_builder_create(mica_expr_builder_t **out)
@@ -76,11 +65,10 @@ static uint64_t mix(uint64_t h, uint64_t v)
     return h;
 }
 
-/* Find or make the node (kind, sym, value, a, b). */
-static const mica_expr_t *intern(mica_expr_builder_t *eb, int32_t kind,
-                                 int32_t sym, int64_t value,
-                                 const mica_expr_t *a, const mica_expr_t *b,
-                                 const char *name)
+const mica_expr_t *mica__expr_intern(mica_expr_builder_t *eb, int32_t kind,
+                                     int32_t sym, int64_t value,
+                                     const mica_expr_t *a,
+                                     const mica_expr_t *b, const char *name)
 {
     uint64_t h = mix(mix(mix(mix((uint64_t)kind, (uint64_t)sym),
                              (uint64_t)value), (uint64_t)(uintptr_t)a),
@@ -120,7 +108,7 @@ static const mica_expr_t *intern(mica_expr_builder_t *eb, int32_t kind,
 
 const mica_expr_t *mica__expr_constant(mica_expr_builder_t *eb, int64_t v)
 {
-    return intern(eb, NODE_CONST, 0, v, NULL, NULL, NULL);
+    return mica__expr_intern(eb, NODE_CONST, 0, v, NULL, NULL, NULL);
 }
 
 const mica_expr_t *mica__expr_symbol(mica_expr_builder_t *eb, int32_t id,
@@ -134,10 +122,11 @@ const mica_expr_t *mica__expr_symbol_range(mica_expr_builder_t *eb,
                                            int64_t lo, int64_t hi)
 {
     struct mica_expr *n =
-        (struct mica_expr *)intern(eb, NODE_SYMBOL, id, 0, NULL, NULL, name);
+        (struct mica_expr *)mica__expr_intern(eb, NODE_SYMBOL, id, 0, NULL,
+                                              NULL, name);
     if (n) {
-        n->lo = clamp_big(lo);
-        n->hi = clamp_big(hi);
+        n->lo = mica__expr_clamp(lo);
+        n->hi = mica__expr_clamp(hi);
     }
     return n;
 }
@@ -158,24 +147,25 @@ static int64_t floor_div(int64_t a, int64_t b)
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
-/* a op b on constants; -1 if undefined (division by zero). */
+/* a op b on constants; -1 if undefined (division by zero) or out of
+ * int64_t's range. */
 static int fold(mica_expr_op_t op, int64_t a, int64_t b, int64_t *out)
 {
     switch (op) {
-    case MICA_EXPR_SUM: *out = a + b; return 0;
-    case MICA_EXPR_PROD: *out = a * b; return 0;
+    case MICA_EXPR_SUM: return __builtin_add_overflow(a, b, out) ? -1 : 0;
+    case MICA_EXPR_PROD: return __builtin_mul_overflow(a, b, out) ? -1 : 0;
     case MICA_EXPR_MAX: *out = a > b ? a : b; return 0;
     case MICA_EXPR_MIN: *out = a < b ? a : b; return 0;
-    case MICA_EXPR_SUB: *out = a - b; return 0;
+    case MICA_EXPR_SUB: return __builtin_sub_overflow(a, b, out) ? -1 : 0;
     case MICA_EXPR_EQUAL: *out = a == b; return 0;
     case MICA_EXPR_LESS: *out = a < b; return 0;
     case MICA_EXPR_FLOOR_DIV:
-        if (b == 0)
+        if (b == 0 || (a == INT64_MIN && b == -1))
             return -1;
         *out = floor_div(a, b);
         return 0;
     case MICA_EXPR_CEIL_DIV:
-        if (b == 0)
+        if (b == 0 || a == INT64_MIN)
             return -1;
         *out = -floor_div(-a, b);
         return 0;
@@ -251,19 +241,19 @@ static const mica_expr_t *with_interval(mica_expr_builder_t *eb,
         hi = a->hi < b->hi ? a->hi : b->hi;
         break;
     case MICA_EXPR_SUM:
-        lo = clamp_big(a->lo + b->lo);
-        hi = clamp_big(a->hi + b->hi);
+        lo = mica__expr_clamp(a->lo + b->lo);
+        hi = mica__expr_clamp(a->hi + b->hi);
         break;
     case MICA_EXPR_SUB:
-        lo = clamp_big(a->lo - b->hi);
-        hi = clamp_big(a->hi - b->lo);
+        lo = mica__expr_clamp(a->lo - b->hi);
+        hi = mica__expr_clamp(a->hi - b->lo);
         break;
     case MICA_EXPR_PROD:
         if ((a->lo == 0 && a->hi == 0) || (b->lo == 0 && b->hi == 0))
             return mica__expr_constant(eb, 0);
-        lo = clamp_big(min4(mul_big(a->lo, b->lo), mul_big(a->lo, b->hi),
+        lo = mica__expr_clamp(min4(mul_big(a->lo, b->lo), mul_big(a->lo, b->hi),
                             mul_big(a->hi, b->lo), mul_big(a->hi, b->hi)));
-        hi = clamp_big(max4(mul_big(a->lo, b->lo), mul_big(a->lo, b->hi),
+        hi = mica__expr_clamp(max4(mul_big(a->lo, b->lo), mul_big(a->lo, b->hi),
                             mul_big(a->hi, b->lo), mul_big(a->hi, b->hi)));
         break;
     case MICA_EXPR_FLOOR_DIV: case MICA_EXPR_CEIL_DIV:
@@ -276,7 +266,8 @@ static const mica_expr_t *with_interval(mica_expr_builder_t *eb,
     }
     if (lo == hi && lo > -BIG && hi < BIG)
         return mica__expr_constant(eb, lo);
-    n = (struct mica_expr *)intern(eb, (int32_t)op, 0, 0, a, b, NULL);
+    n = (struct mica_expr *)mica__expr_intern(eb, (int32_t)op, 0, 0, a, b,
+                                              NULL);
     if (n) {
         n->lo = lo;
         n->hi = hi;
@@ -382,83 +373,3 @@ mica_status_t mica__expr_eval(const mica_expr_t *e, const int64_t *symbols,
                                                          : MICA_ERR_INVALID;
 }
 
-/* Binding strength for parentheses: sums 1, products 2, atoms 3. */
-static int strength(const mica_expr_t *e)
-{
-    switch (e->kind) {
-    case MICA_EXPR_SUM: case MICA_EXPR_SUB: return 1;
-    case MICA_EXPR_PROD: case MICA_EXPR_FLOOR_DIV: return 2;
-    default: return 3;
-    }
-}
-
-typedef struct out_buf {
-    char *p;
-    size_t len, pos;
-} out_buf_t;
-
-static void emit(out_buf_t *o, const char *s)
-{
-    while (*s) {
-        if (o->pos + 1 < o->len)
-            o->p[o->pos] = *s;
-        o->pos++;
-        s++;
-    }
-    if (o->len)
-        o->p[o->pos < o->len ? o->pos : o->len - 1] = '\0';
-}
-
-static void print_rec(const mica_expr_t *e, out_buf_t *o, int min_strength)
-{
-    static const char *const fn[] = {"", "", "max", "min", "", "eq", "lt",
-                                     "", "ceil_div"};
-    char num[32];
-    int s = strength(e), paren = s < min_strength;
-
-    if (e->kind == NODE_CONST) {
-        snprintf(num, sizeof num, "%lld", (long long)e->value);
-        emit(o, num);
-        return;
-    }
-    if (e->kind == NODE_SYMBOL) {
-        emit(o, e->name ? e->name : "?");
-        return;
-    }
-    if (paren)
-        emit(o, "(");
-    switch (e->kind) {
-    case MICA_EXPR_SUM: case MICA_EXPR_SUB:
-        print_rec(e->a, o, 1);
-        emit(o, e->kind == MICA_EXPR_SUM ? "+" : "-");
-        print_rec(e->b, o, 2);
-        break;
-    case MICA_EXPR_PROD: case MICA_EXPR_FLOOR_DIV:
-        print_rec(e->a, o, 2);
-        emit(o, e->kind == MICA_EXPR_PROD ? "*" : "/");
-        print_rec(e->b, o, 3);
-        break;
-    default:
-        emit(o, fn[e->kind]);
-        emit(o, "(");
-        print_rec(e->a, o, 0);
-        emit(o, ", ");
-        print_rec(e->b, o, 0);
-        emit(o, ")");
-        break;
-    }
-    if (paren)
-        emit(o, ")");
-}
-
-char *mica__expr_print(const mica_expr_t *e, char *buf, size_t len)
-{
-    out_buf_t o = {buf, len, 0};
-    if (len)
-        buf[0] = '\0';
-    if (e)
-        print_rec(e, &o, 0);
-    else
-        emit(&o, "?");
-    return buf;
-}

@@ -95,4 +95,17 @@ int mica__is_dir(FILE *f);
 /* snprintf into a fresh heap string. */
 char *mica__asprintf(const char *fmt, ...) MICA_PRINTF(1, 2);
 
+/*
+ * Give the caller an output struct the library filled: `full`, of the
+ * library's `full_size` bytes, starts with its uint32_t struct_size, as
+ * does the caller's `dst`.  Only the bytes the caller's struct_size
+ * declares are written (0, or anything smaller than `oldest`: the
+ * struct's first layout, `oldest` bytes; more than full_size: full_size),
+ * so that an application built against an older header never gets bytes
+ * written past its struct; dst->struct_size is then set to the bytes
+ * written.
+ */
+void mica__fill_out(void *dst, const void *full, size_t full_size,
+                    size_t oldest);
+
 #endif /* MICA_INT_H */

@@ -66,3 +66,16 @@ int mica__is_dir(FILE *f)
     struct stat sb;
     return fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode);
 }
+
+void mica__fill_out(void *dst, const void *full, size_t full_size,
+                    size_t oldest)
+{
+    uint32_t asked, n;
+
+    memcpy(&asked, dst, sizeof asked);
+    n = asked < oldest ? (uint32_t)oldest : asked;
+    if (n > full_size)
+        n = (uint32_t)full_size;
+    memcpy(dst, full, n);
+    memcpy(dst, &n, sizeof n);
+}

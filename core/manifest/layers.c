@@ -178,7 +178,7 @@ static mica_status_t resolve(mica__mf_t *mf, int32_t index)
 {
     mica__mf_layer_t *ml = &mf->m->layers[index];
     mica__mf_pending_t *p = &mf->pending[index];
-    mica_creator_info_t info;
+    mica_creator_info_t info = {.struct_size = sizeof(mica_creator_info_t)};
     mica__fields_src_t src;
     mica__fields_t fields;
     mica_layer_spec_t spec;

@@ -231,7 +231,7 @@ static mica_status_t node(mica__ox_t *x, const Onnx__NodeProto *p)
     const char *domain = p->domain ? p->domain : "";
     int def = !*domain || !strcmp(domain, "ai.onnx");
     const mica__ox_op_t *op;
-    mica_creator_info_t info;
+    mica_creator_info_t info = {.struct_size = sizeof(mica_creator_info_t)};
     size_t i;
 
     memset(&n, 0, sizeof n);

@@ -1,7 +1,7 @@
 /*
  * core/onnx/op_gather.c - Gather, GatherElements and GatherND (Gather
  * layers: default, element and nd modes; known values gathered here),
- * ScatterElements, Scatter and ScatterND (Scatter), and NonZero, refused.
+ * ScatterElements, Scatter and ScatterND (Scatter).
  */
 #include <config.h>
 
@@ -179,13 +179,6 @@ static mica_status_t op_scatter_nd(mica__ox_t *x, mica__ox_node_t *n)
     return scatter(x, n, "nd");
 }
 
-static mica_status_t op_nonzero(mica__ox_t *x, mica__ox_node_t *n)
-{
-    return OX_UNSUP(x, n, "its output shape depends on the input's values, "
-                    "and mica has no layer with a data-dependent output "
-                    "shape");
-}
-
 const mica__ox_op_t mica__ox_ops_gather[] = {
     {"Gather", op_gather, "Gather"},
     {"GatherElements", op_gather_elements, "Gather"},
@@ -193,6 +186,5 @@ const mica__ox_op_t mica__ox_ops_gather[] = {
     {"ScatterElements", op_scatter_elements, "Scatter"},
     {"Scatter", op_scatter_elements, "Scatter"},
     {"ScatterND", op_scatter_nd, "Scatter"},
-    {"NonZero", op_nonzero, NULL},
     {NULL, NULL, NULL},
 };

@@ -1,10 +1,11 @@
 /*
  * core/onnx/op_tensor.c - Constant, Identity, Dropout, Cast, CastLike,
- * Reshape, Transpose, Flatten, Squeeze, Unsqueeze, Concat, DepthToSpace
- * and SpaceToDepth: constants, no layer at all, Identity casts, Shuffle
- * reshapes and transposes (by params, or by a shape tensor where only run
- * time knows the shape), and Concatenation, as TensorRT's parser maps
- * them.  Axes must be constants.
+ * Reshape, Transpose, Flatten, Squeeze, Unsqueeze, Concat, DepthToSpace,
+ * SpaceToDepth and NonZero: constants, no layer at all, Identity casts,
+ * Shuffle reshapes and transposes (by params, or by a shape tensor where
+ * only run time knows the shape), Concatenation, and NonZero (a
+ * data-dependent size), as TensorRT's parser maps them.  Axes must be
+ * constants.
  */
 #include <config.h>
 
@@ -432,6 +433,32 @@ static mica_status_t depth_space(mica__ox_t *x, mica__ox_node_t *n,
     return x->st;
 }
 
+/* NonZero: the layer's indices (int32 in mica, ONNX's int64) [rank, n],
+ * n known once it has run; its count, a second output, goes unused. */
+static mica_status_t op_nonzero(mica__ox_t *x, mica__ox_node_t *n)
+{
+    mica__ox_value_t *v, *o;
+    mica__ox_layer_t *l;
+    int64_t d[2];
+
+    if (mica__ox_need(x, n, 1) != MICA_OK)
+        return x->st;
+    v = IN(0);
+    if (v->rank < 0)
+        return OX_UNSUP(x, n, "an input of unknown rank");
+    d[0] = v->rank;
+    d[1] = -1;
+    l = mica__ox_layer(x, n, "NonZero", NULL);
+    mica__ox_in(x, l, mica__ox_tensor(x, n, v));
+    o = mica__ox_out(x, l, OUT(0), MICA_INT32, 2, d);
+    mica__ox_out(x, l, NULL, MICA_INT32, 0, d);
+    if (o) {
+        o->type = OX_INT64;
+        mica__ox_set_out(x, n, 0, o);
+    }
+    return x->st;
+}
+
 static mica_status_t op_depth_to_space(mica__ox_t *x, mica__ox_node_t *n)
 {
     return depth_space(x, n, 1);
@@ -456,5 +483,6 @@ const mica__ox_op_t mica__ox_ops_tensor[] = {
     {"Concat", op_concat, "Concatenation"},
     {"DepthToSpace", op_depth_to_space, "Shuffle"},
     {"SpaceToDepth", op_space_to_depth, "Shuffle"},
+    {"NonZero", op_nonzero, "NonZero"},
     {NULL, NULL, NULL},
 };

@@ -91,6 +91,38 @@ int32_t mica_kit_linear(const mica_tensor_desc_t *io, int32_t pos)
     return io[pos].format == MICA_FORMAT_LINEAR;
 }
 
+mica_format_t mica_kit_channels_last(int32_t rank)
+{
+    return rank == 4 ? MICA_FORMAT_HWC
+                     : rank == 5 ? MICA_FORMAT_DHWC : MICA_FORMAT_LINEAR;
+}
+
+int mica_kit_strides(const mica_tensor_desc_t *d,
+                     int64_t strides[MICA_MAX_DIMS])
+{
+    int32_t r = d->dims.nb_dims, k;
+    int64_t s = 1;
+
+    if (d->format == MICA_FORMAT_LINEAR) {
+        for (k = r - 1; k >= 0; k--) {
+            strides[k] = s;
+            s *= d->dims.d[k];
+        }
+        return 1;
+    }
+    if (d->format != mica_kit_channels_last(r) || r < 4)
+        return 0;
+    /* memory order: N, the spatial dims in order, C last */
+    strides[1] = 1;
+    s = d->dims.d[1];
+    for (k = r - 1; k >= 2; k--) {
+        strides[k] = s;
+        s *= d->dims.d[k];
+    }
+    strides[0] = s;
+    return 1;
+}
+
 int mica_kit_any_type(mica_dtype_t t)
 {
     switch (t) {

@@ -206,15 +206,26 @@ static const void *weight_values(mica_kit_fields_t *f, reader_t *r,
     return take(r, bytes);
 }
 
+/* Whether `count` elements of at least `min` bytes each fit in what is
+ * left: checked before anything is allocated for them. */
+static int fits(const reader_t *r, int32_t count, size_t min)
+{
+    return count >= 0 && (size_t)count <= (r->size - r->pos) / min;
+}
+
 static int read_field(mica_kit_fields_t *f, reader_t *r, mica_field_t *out)
 {
     uint32_t nlen = get_u32(r);
     int32_t i, count;
+    /* the least bytes an element takes: a string's length, a weights'
+     * dtype, count and rank, a number */
+    static const size_t least[] = {8, 8, 8, 4, 8, 8, 16};
 
     out->name = own_copy(f, r, nlen);
     out->type = (mica_field_type_t)get_u32(r);
     count = (int32_t)get_u32(r);
-    if (!out->name || r->bad || count < 0)
+    if (!out->name || r->bad || (uint32_t)out->type > MICA_FIELD_WEIGHTS ||
+        !fits(r, count, least[out->type]))
         return -1;
     out->count = count;
     switch (out->type) {
@@ -281,7 +292,7 @@ mica_kit_fields_t *mica_kit_fields_load(const void *buf, size_t size,
         goto fail;
     r.padded = magic == FIELDS_MAGIC;
     n = get_u32(&r);
-    if (r.bad || n > size)
+    if (r.bad || n > (size - r.pos) / 12) /* name length, type, count */
         goto fail;
     f->items = own(f, sizeof *f->items * n);
     if (!f->items)

@@ -17,6 +17,12 @@
  * int64 beyond 2^53, which then rounds to nearest); same-type copies are
  * plain copies.  On an integer shape tensor with known values, an
  * integer or bool cast keeps them (output_values).
+ *
+ * Formats: its input and output may each be LINEAR or, for 4-D and 5-D
+ * tensors, channels last (MICA_FORMAT_HWC, MICA_FORMAT_DHWC): an Identity
+ * whose formats differ is a reorder (TensorRT's reformatting), with its
+ * cast if it has one; the builder inserts such Identities where a tensor
+ * made in one format is read in another.
  */
 #include <config.h>
 
@@ -81,11 +87,27 @@ static int32_t identity_supports_format(const mica_layer_t *layer,
 {
     const identity_layer_t *l = (const identity_layer_t *)layer;
     (void)nb_out;
-    if (!mica_kit_linear(io, pos) || !mica_kit_any_type(io[pos].dtype))
+    if (!mica_kit_any_type(io[pos].dtype) ||
+        (!mica_kit_linear(io, pos) &&
+         io[pos].format != mica_kit_channels_last(io[pos].dims.nb_dims)))
         return 0;
     if (pos == nb_in)
         return io[pos].dtype == (l->has_dtype ? l->dtype : io[0].dtype);
     return pos == 0;
+}
+
+/* Strides of the input and output of a reorder, by value for CUDA. */
+static void reorder_strides(const mica_tensor_desc_t *in,
+                            const mica_tensor_desc_t *out,
+                            mica__identity_reorder_t *r)
+{
+    int32_t k;
+    memset(r, 0, sizeof *r);
+    r->rank = out->dims.nb_dims;
+    for (k = 0; k < r->rank; k++)
+        r->d[k] = out->dims.d[k];
+    mica_kit_strides(in, r->in);
+    mica_kit_strides(out, r->out);
 }
 
 /*
@@ -160,6 +182,18 @@ static mica_status_t identity_enqueue_cpu(mica_layer_t *layer,
     int64_t i, n = mica_dims_volume(&out[0].dims);
     (void)layer; (void)nb_in; (void)nb_out; (void)workspace; (void)stream;
     (void)err;
+    if (in[0].format != out[0].format) {
+        mica__identity_reorder_t r;
+        reorder_strides(&in[0], &out[0], &r);
+        for (i = 0; i < n; i++) {
+            int64_t src, dst;
+            mica__identity_offsets(&r, i, &src, &dst);
+            mica__identity_store(outputs[0], out[0].dtype, dst,
+                                 mica__identity_load(inputs[0], in[0].dtype,
+                                                     src));
+        }
+        return MICA_OK;
+    }
     if (in[0].dtype == out[0].dtype) {
         if (n > 0)
             memcpy(outputs[0], inputs[0],
@@ -184,6 +218,14 @@ static mica_status_t identity_enqueue_cuda(mica_layer_t *layer,
                                            mica_error_t *err)
 {
     (void)layer; (void)nb_in; (void)nb_out; (void)workspace;
+    if (in[0].format != out[0].format) {
+        mica__identity_reorder_t r;
+        reorder_strides(&in[0], &out[0], &r);
+        return mica__identity_cuda_reorder(inputs[0], in[0].dtype, outputs[0],
+                                           out[0].dtype, &r,
+                                           mica_dims_volume(&out[0].dims),
+                                           stream, err);
+    }
     return mica__identity_cuda_cast(inputs[0], in[0].dtype, outputs[0],
                                     out[0].dtype,
                                     mica_dims_volume(&out[0].dims), stream,
@@ -227,5 +269,5 @@ static const mica_layer_creator_t *const identity_creators[] = {
     MICA_KIT_PAIR(identity)};
 
 MICA_KIT_ENTRY("identity", PACKAGE_VERSION, "MIT",
-               "Identity: copy, or cast to another type",
+               "Identity: copy, cast to another type, or reorder",
                identity_creators)

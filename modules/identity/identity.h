@@ -84,6 +84,40 @@ MICA_KIT_HD void mica__identity_store(void *p, int t, int64_t i, double v)
     }
 }
 
+/* A reorder's logical dims and the strides of its input and output in
+ * their formats (mica_kit_strides), by value for the kernel. */
+typedef struct mica__identity_reorder {
+    int32_t rank;
+    int32_t reserved_;
+    int64_t d[MICA_MAX_DIMS];
+    int64_t in[MICA_MAX_DIMS];
+    int64_t out[MICA_MAX_DIMS];
+} mica__identity_reorder_t;
+
+/* Where logical element i (row-major over the dims) lies in the input
+ * and in the output. */
+MICA_KIT_HD void mica__identity_offsets(const mica__identity_reorder_t *r,
+                                        int64_t i, int64_t *src,
+                                        int64_t *dst)
+{
+    int32_t k;
+    *src = *dst = 0;
+    for (k = r->rank - 1; k >= 0; k--) {
+        int64_t c = i % r->d[k];
+        i /= r->d[k];
+        *src += c * r->in[k];
+        *dst += c * r->out[k];
+    }
+}
+
+/* Reorder n elements from `src` (type sdt) to `dst` (type ddt) as r
+ * says, converting them, on `stream`. */
+mica_status_t mica__identity_cuda_reorder(const void *src, mica_dtype_t sdt,
+                                          void *dst, mica_dtype_t ddt,
+                                          const mica__identity_reorder_t *r,
+                                          int64_t n, void *stream,
+                                          mica_error_t *err);
+
 /* Convert n elements from `src` (type sdt) to `dst` (type ddt) on
  * `stream`, with the conversions above. */
 mica_status_t mica__identity_cuda_cast(const void *src, mica_dtype_t sdt,

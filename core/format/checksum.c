@@ -1,5 +1,5 @@
 /*
- * core/checksum.c - the checksum of engine files (see serialize.c).
+ * core/format/checksum.c - the checksum of engine files (see format.h).
  * Self-contained, so that tests can compile it in to craft files.
  */
 #include <config.h>

@@ -1,10 +1,10 @@
 /*
- * core/engine_read.c - the bounds-checked reader of an engine's payload
- * (core/engine_format.h).
+ * core/format/read.c - the bounds-checked reader of an engine's payload
+ * (core/format/format.h).
  */
 #include <config.h>
 
-#include "engine_format.h"
+#include "format.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +30,33 @@ uint32_t mica__in_u32(mica__in_t *r)
     return v;
 }
 
+int32_t mica__in_i32(mica__in_t *r)
+{
+    uint32_t u = mica__in_u32(r);
+    int32_t v;
+    memcpy(&v, &u, 4);
+    return v;
+}
+
+float mica__in_f32(mica__in_t *r)
+{
+    float v = 0;
+    const void *p = mica__in_take(r, 4);
+    if (p)
+        memcpy(&v, p, 4);
+    return v;
+}
+
+int32_t mica__in_index(mica__in_t *r, int32_t n, int allow_none)
+{
+    int32_t v = mica__in_i32(r);
+    if (v < (allow_none ? -1 : 0) || v >= n) {
+        r->bad = 1;
+        return allow_none ? -1 : 0;
+    }
+    return v;
+}
+
 int64_t mica__in_i64(mica__in_t *r)
 {
     int64_t v = 0;
@@ -43,7 +70,7 @@ int64_t mica__in_i64(mica__in_t *r)
 uint32_t mica__in_count(mica__in_t *r, size_t min_bytes)
 {
     uint32_t n = mica__in_u32(r);
-    if (n > MAX_ITEMS || (size_t)n * min_bytes > r->len - r->pos)
+    if (r->bad || n > MAX_ITEMS || (size_t)n * min_bytes > r->len - r->pos)
         r->bad = 1;
     return r->bad ? 0 : n;
 }
@@ -69,7 +96,7 @@ const void *mica__in_state(mica__in_t *r, size_t *n)
     const void *p;
     size_t k, gap = 0;
 
-    if (r->format >= 2 && len) {
+    if (r->format >= 2 && len && !r->bad) {
         gap = (STATE_ALIGN - (HEADER_BYTES + r->pos) % STATE_ALIGN) %
               STATE_ALIGN;
         pad = mica__in_take(r, gap);

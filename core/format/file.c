@@ -1,5 +1,5 @@
 /*
- * core/engine_file.c - the bytes of an engine file: mapped where mmap
+ * core/format/file.c - the bytes of an engine file: mapped where mmap
  * exists (the engine keeps the mapping and its layers may use their
  * weights in place), else read into one buffer; released after the
  * engine's layers (mica__bytes_release).

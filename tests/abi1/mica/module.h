@@ -1,0 +1,119 @@
+/*
+ * mica/module.h - what a module exports and what the host offers it.
+ *
+ * A module is a shared object with one exported entry symbol,
+ * `mica_module_init` (MICA_MODULE_ENTRY).  The host calls it with its host
+ * service table and its ABI version; the module answers with a descriptor
+ * naming the ABI version it was built against and its layer creators.
+ *
+ * Version negotiation (as Vulkan's loader does it): the host offers the
+ * highest ABI version it speaks in host->abi_version and accepts modules
+ * built against any version from MICA_ABI_VERSION_MIN to that one.  A
+ * module that needs newer host services than host->abi_version provides
+ * returns MICA_ERR_ABI.  Both sides read the other's structs only up to
+ * their struct_size, so either side may be newer within one major line.
+ *
+ * A module never links against libmica: everything it needs from the host
+ * comes through mica_host_t (as Redis modules and SQLite extensions do).
+ *
+ *     #include <mica/module.h>
+ *     static const mica_host_t *host;
+ *     MICA_EXPORT mica_status_t
+ *     mica_module_init(const mica_host_t *h, const mica_module_desc_t **out,
+ *                      mica_error_t *err)
+ *     {
+ *         host = h;
+ *         *out = &my_descriptor;
+ *         return MICA_OK;
+ *     }
+ */
+#ifndef MICA_MODULE_H
+#define MICA_MODULE_H
+
+#include "mica/types.h"
+#include "mica/layer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The ABI version these headers describe, and the oldest the host loads. */
+#define MICA_ABI_VERSION 1
+#define MICA_ABI_VERSION_MIN 1
+
+/* The entry symbol, as a string for dlsym and as a name. */
+#define MICA_MODULE_ENTRY mica_module_init
+#define MICA_MODULE_ENTRY_NAME "mica_module_init"
+
+/*
+ * The services the host offers every module.  Valid from init until the
+ * module is unloaded; keep the pointer.  New services are appended; check
+ * MICA_HOST_HAS(host, member) before calling one added after version 1.
+ */
+typedef struct mica_host {
+    uint32_t struct_size;  /* sizeof(mica_host_t) as the host built it */
+    uint32_t abi_version;  /* the host's MICA_ABI_VERSION */
+
+    /* Log a message; `origin` names the module or layer, may be NULL. */
+    void (*log)(mica_log_level_t level, const char *origin,
+                const char *fmt, ...) MICA_PRINTF(3, 4);
+
+    /* Fill a call's error slot (one line, no trailing newline). */
+    void (*set_error)(mica_error_t *err, const char *fmt, ...)
+        MICA_PRINTF(2, 3);
+
+    /* Dimension expressions (TensorRT's IExprBuilder). */
+    const mica_expr_t *(*expr_constant)(mica_expr_builder_t *eb,
+                                        int64_t value);
+    const mica_expr_t *(*expr_operation)(mica_expr_builder_t *eb,
+                                         mica_expr_op_t op,
+                                         const mica_expr_t *a,
+                                         const mica_expr_t *b);
+    /* Non-zero if `e` is a build-time constant; its value then. */
+    int32_t (*expr_is_constant)(const mica_expr_t *e);
+    int64_t (*expr_constant_value)(const mica_expr_t *e);
+
+    /* Name of a dtype ("float32") and of a status ("invalid argument"). */
+    const char *(*dtype_name)(mica_dtype_t dtype);
+    const char *(*status_name)(mica_status_t status);
+} mica_host_t;
+
+/* Whether the host table `h` has member `m` (a service added later). */
+#define MICA_HOST_HAS(h, m) \
+    ((h)->struct_size >= offsetof(mica_host_t, m) + sizeof((h)->m) && (h)->m)
+
+/* What the module tells the host about itself. Static data, normally. */
+typedef struct mica_module_desc {
+    uint32_t struct_size;  /* sizeof(mica_module_desc_t) as the module saw it */
+    uint32_t abi_version;  /* MICA_ABI_VERSION the module was built against */
+
+    const char *name;        /* "elementwise", "bar" */
+    const char *version;     /* the module's own version, "1.0.0" */
+    const char *license;     /* "MIT", may be NULL */
+    const char *description; /* one line, may be NULL */
+
+    const mica_layer_creator_t *const *creators;
+    int32_t nb_creators;
+    int32_t reserved_;
+
+    /* Optional: called before the host unloads the module. */
+    void (*fini)(void);
+
+    void *reserved2_[4];
+} mica_module_desc_t;
+
+/* The type of the entry symbol. */
+typedef mica_status_t (*mica_module_init_fn)(const mica_host_t *host,
+                                             const mica_module_desc_t **desc,
+                                             mica_error_t *err);
+
+/* Declaration of the entry symbol, for modules to define. */
+MICA_EXPORT mica_status_t mica_module_init(const mica_host_t *host,
+                                           const mica_module_desc_t **desc,
+                                           mica_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MICA_MODULE_H */
