@@ -60,3 +60,5 @@ bench-rnn: bench/bench_rnn tools/mica $(pkgmodule_LTLIBRARIES)
 	  --build $(abs_top_builddir)
 .PHONY: bench-rnn
 EXTRA_DIST += bench/device.sh
+# The scale figures (CPU only, by hand): manifests of N layers.
+EXTRA_DIST += bench/gen_chain.sh bench/scale.sh

@@ -8,12 +8,6 @@
 
 #include "graph.h"
 
-typedef struct mica__name_map {
-    const char **keys;
-    int32_t *values;
-    size_t cap;
-} mica__name_map_t;
-
 typedef struct mica__build {
     mica_network_t *net;
     mica_context_t *ctx;
@@ -22,7 +16,7 @@ typedef struct mica__build {
     int validate_only;
     int again;               /* a rewritten network's second build */
     int autotune;            /* time the candidate implementations */
-    mica__name_map_t names;  /* tensor name -> tensor index */
+    mica__index_t names;     /* tensor name -> tensor index */
     int32_t *def_layer;      /* per tensor: network layer index, -1 inputs */
     int32_t *def_slot;       /* per tensor: output position */
     int32_t *order;          /* network layer indices in execution order */
@@ -40,7 +34,6 @@ mica_status_t mica__define_tensors(mica__build_t *b);
 /* Resolve references and order the layers (b->order; Kahn, stable),
  * refusing a cycle with the layers on it. */
 mica_status_t mica__order_layers(mica__build_t *b);
-void mica__name_map_free(mica__name_map_t *m);
 
 /* choose.c */
 /* Choose the creator of network layer nl for the engine's device (into

@@ -197,15 +197,22 @@ static mica_status_t take_dims(mica_exec_t *x, int32_t i,
                                const mica_dims_t *dims)
 {
     const mica__tensor_t *t = &x->e->tensors[x->e->input_index[i]];
-    char got[256];
+    char got[256], what[512];
     int32_t k;
 
-    mica__dims_text(dims, got, sizeof got);
-    if (dims->nb_dims != t->dims.nb_dims)
+    int64_t bytes;
+
+    if (dims->nb_dims != t->dims.nb_dims) {
+        snprintf(got, sizeof got, "of rank %d", (int)dims->nb_dims);
         goto mismatch;
+    }
+    mica__dims_text(dims, got, sizeof got);
     for (k = 0; k < dims->nb_dims; k++)
         if (dims->d[k] < 0 || (t->dims.d[k] >= 0 && dims->d[k] != t->dims.d[k]))
             goto mismatch;
+    snprintf(what, sizeof what, "input '%s'", t->name);
+    if (mica__tensor_bytes(x->ctx, what, dims, t->dtype, &bytes) != MICA_OK)
+        return MICA_ERR_INVALID;
     for (k = 0; k < dims->nb_dims; k++)
         if (dims->d[k] != x->in_dims[i].d[k])
             x->dirty = 1;

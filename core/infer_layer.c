@@ -154,6 +154,13 @@ static mica_status_t infer_once(mica__build_t *b, int32_t step)
                               "tensor, but its shape %s is not a build-time "
                               "constant of rank 0 or 1", at, nl->name,
                               nl->type, t->name, t->shape_text);
+        if (t->shape.nb_dims == 1 && t->dims.d[0] > MICA__MAX_SHAPE_VALUES)
+            return mica__fail(b->ctx, MICA_ERR_INVALID,
+                              "%slayer '%s' (%s): '%s' is used as a shape "
+                              "tensor, but its %lld values are more than "
+                              "the %d a shape tensor may have", at, nl->name,
+                              nl->type, t->name, (long long)t->dims.d[0],
+                              MICA__MAX_SHAPE_VALUES);
         if ((t->dtype == MICA_INT32 || t->dtype == MICA_INT64 ||
              t->dtype == MICA_BOOL || t->dtype == MICA_INT8 ||
              t->dtype == MICA_UINT8) &&

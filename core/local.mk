@@ -6,6 +6,7 @@
 lib_LTLIBRARIES += libmica.la
 libmica_la_SOURCES = \
 	core/base/mica_int.h core/base/context.c core/base/util.c \
+	core/base/index.c core/base/size.c \
 	core/base/expr.h core/base/expr.c \
 	core/base/fields.h core/base/fields.c core/base/schema.c \
 	core/base/text.c core/base/device.h core/base/device.c \
@@ -24,7 +25,8 @@ libmica_la_SOURCES += \
 	core/control_check.c core/cpu/device.c
 # The manifest loader (core/manifest/).
 libmica_la_SOURCES += \
-	core/manifest/manifest_int.h core/manifest/yaml_doc.c \
+	core/manifest/manifest_int.h core/manifest/yaml_load.c \
+	core/manifest/yaml_doc.c \
 	core/manifest/weights.c core/manifest/params.c \
 	core/manifest/tensors.c core/manifest/profiles.c \
 	core/manifest/layers.c core/manifest/manifest.c

@@ -391,6 +391,8 @@ out:
         yaml_document_delete(&mf.doc);
     free(mf.dir);
     free(mf.defs);
+    mica__index_free(&mf.def_index);
+    mica__index_free(&mf.layer_index);
     if (st != MICA_OK) {
         mica_manifest_destroy(m);
         return st;
@@ -433,6 +435,7 @@ MICA_EXPORT void mica_manifest_destroy(mica_manifest_t *m)
         free(m->weights[i].data);
     }
     free(m->weights);
+    mica__index_free(&m->weight_index);
     for (i = 0; i < m->nb_layers; i++) {
         free(m->layers[i].name);
         free(m->layers[i].origin);
