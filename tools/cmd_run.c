@@ -27,7 +27,8 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: mica run MANIFEST|ENGINE|MODEL.onnx --input NAME=FILE.npy ...\n"
         "                --output-dir DIR [--device auto|cpu|cuda]\n"
-        "                [--profile K] [--prefer T=I]... [--module-path DIR]...\n\n"
+        "                [--profile K] [--prefer T=I]... [--module-path DIR]...\n"
+        "                [--allow-manifest-modules]\n\n"
         "Run the network of MANIFEST (built here) or of ENGINE (an engine\n"
         "file that 'mica build' wrote) once and write every network output and\n"
         "every output for shapes as DIR/NAME.npy (DIR is created if missing),\n"
@@ -49,7 +50,10 @@ static void usage(FILE *f)
         "                         inputs' shapes)\n"
         "  --module-path DIR      another folder of modules (repeatable; also\n"
         "                         $MICA_MODULE_PATH, colon-separated; an\n"
-        "                         engine needs the modules it was built with)\n\n"
+        "                         engine needs the modules it was built with)\n"
+        "  --allow-manifest-modules  let the manifest load the modules its\n"
+        "                         modules.paths and modules.load name\n"
+        "                         (native code: only for trusted manifests)\n\n"
         "On any error nothing is written and the status is 1.\n");
 }
 
@@ -124,6 +128,8 @@ static int parse(run_t *r, int argc, char **argv, int *help)
             if (!(v = cli_opt_value("run", argc, argv, &i, "--prefer")) ||
                 cli_add_prefer("run", v) != CLI_OK)
                 return CLI_USAGE;
+        } else if (cli_is_opt(a, "--allow-manifest-modules")) {
+            cli_set_allow_manifest_modules(1);
         } else if (cli_is_opt(a, "--module-path")) {
             if (!(v = cli_opt_value("run", argc, argv, &i, "--module-path")))
                 return CLI_USAGE;

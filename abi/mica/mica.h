@@ -108,6 +108,18 @@ MICA_EXPORT mica_status_t mica_context_load_dir(mica_context_t *ctx,
 MICA_EXPORT mica_status_t mica_context_load_file(mica_context_t *ctx,
                                                  const char *path);
 
+/*
+ * Whether a manifest loaded with ctx may load modules itself through its
+ * `modules.paths` and `modules.load` (allow 1) or not (0, the default):
+ * a module is native code, so opening a manifest that names one runs it.
+ * Allow it only for manifests trusted as programs are; otherwise such a
+ * manifest is refused with one line naming the key.  The modules the
+ * caller loads (mica_context_load_*, $MICA_MODULE_PATH) are not affected.
+ * `mica --allow-manifest-modules` sets it.
+ */
+MICA_EXPORT void mica_context_allow_manifest_modules(mica_context_t *ctx,
+                                                     int32_t allow);
+
 /* Problems met while loading modules, oldest first, one line each. */
 MICA_EXPORT int32_t mica_context_nb_load_problems(const mica_context_t *ctx);
 MICA_EXPORT const char *mica_context_load_problem(const mica_context_t *ctx,

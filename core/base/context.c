@@ -65,6 +65,13 @@ void mica_context_destroy(mica_context_t *ctx)
     free(ctx);
 }
 
+MICA_EXPORT void mica_context_allow_manifest_modules(mica_context_t *ctx,
+                                                     int32_t allow)
+{
+    if (ctx)
+        ctx->manifest_modules = allow != 0;
+}
+
 /* Deploy-time implementation choices for this context ("Type=impl,..."). */
 mica_status_t mica_context_set_prefer(mica_context_t *ctx, const char *spec)
 {

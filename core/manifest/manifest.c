@@ -129,6 +129,14 @@ static mica_status_t module_files(mica__mf_t *mf, yaml_node_t *v, int dirs,
     st = mica__mf_check_seq(mf, v, key);
     if (st != MICA_OK)
         return st;
+    if (!load && mica__mf_seq_len(v) > 0 && !mf->ctx->manifest_modules)
+        return mica__mf_fail(mf, v, "%s: this manifest loads modules "
+                             "(native code), which is off unless its "
+                             "caller allows it: run mica with "
+                             "--allow-manifest-modules, or call "
+                             "mica_context_allow_manifest_modules(); "
+                             "--module-path and MICA_MODULE_PATH need "
+                             "no permission", key);
     for (i = 0; i < mica__mf_seq_len(v); i++) {
         yaml_node_t *it = mica__mf_seq_item(mf, v, i);
         const char *rel;
