@@ -20,10 +20,13 @@
  *     mica_exec_get_output(exec, "y", &desc, &out);
  *
  * Every function that can fail returns a mica_status_t; the message that
- * goes with a failure is available from mica_context_error() until the
- * next failing call on the same context.  Objects made from a context
- * (networks, engines, execution contexts, manifests) must be destroyed
- * before it.  A context and its objects are used from one thread at a time.
+ * goes with a failure is available from mica_context_error(), on the
+ * thread that made the call, until that thread's next failing call on the
+ * same context.  Objects made from a context (networks, engines,
+ * execution contexts, manifests) must be destroyed before it.  A context
+ * and its objects are used from one thread at a time, except that the
+ * execution contexts of one engine may run on different threads, each
+ * failing with its own message.
  */
 #ifndef MICA_MICA_H
 #define MICA_MICA_H
@@ -57,7 +60,8 @@ typedef void (*mica_log_fn)(void *user, mica_log_level_t level,
 MICA_EXPORT mica_status_t mica_context_create(mica_context_t **out);
 MICA_EXPORT void mica_context_destroy(mica_context_t *ctx);
 
-/* The message of the last failure on ctx, "" if none.  One line. */
+/* The message of the calling thread's last failure on ctx, "" if none.
+ * One line. */
 MICA_EXPORT const char *mica_context_error(const mica_context_t *ctx);
 
 /*

@@ -8,6 +8,7 @@
 #ifndef MICA_INT_H
 #define MICA_INT_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,8 +29,19 @@ struct mica_error {
 
 /* ---- context (core/base/context.c) ----------------------------------------- */
 
+/* The error slot of one thread on one context (core/base/context.c). */
+typedef struct mica__error_slot {
+    pthread_t thread;
+    char msg[MICA_ERROR_MAX];
+    struct mica__error_slot *next;
+} mica__error_slot_t;
+
 struct mica_context {
-    char error[MICA_ERROR_MAX];
+    /* Error slots, one per thread that failed on this context: the
+     * execution contexts of one engine run on several threads, and their
+     * failures must not race on one buffer (issue 15). */
+    pthread_mutex_t error_lock;
+    mica__error_slot_t *errors;
     mica_log_fn log_fn;
     void *log_user;
     mica_log_level_t log_max;
