@@ -113,6 +113,16 @@ mica_creator_info_t *mica__alternatives(mica__build_t *b,
 mica_layer_t *mica__from_state(const mica_layer_creator_t *c,
                                const mica__net_layer_t *nl, int host,
                                mica_error_t *err);
+/*
+ * Check an instance c's create or deserialize (`how`) just made for
+ * network layer nl (mica__check_instance): on a bad one, fails on ctx
+ * with a line naming the layer and the module file; *inst is then NULL.
+ */
+mica_status_t mica__instance_check(mica_context_t *ctx,
+                                   const mica_layer_creator_t *c,
+                                   const mica__net_layer_t *nl,
+                                   mica_layer_t **inst, const char *how);
+
 /* An instance of layer `step` from creator c (its fields or state). */
 mica_layer_t *mica__instance_of(mica__build_t *b, int32_t step,
                                 const mica_layer_creator_t *c);

@@ -13,6 +13,7 @@
 #include <config.h>
 
 #include "exec.h"
+#include "registry/host.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +69,18 @@ static mica_status_t alloc_state(mica_exec_t *x)
  * range, unless the device clone runs on the CPU and serves both phases.
  * Contexts share nothing mutable, so they may run on different threads.
  */
+/* Check clone *inst of layer s (made by creator c). */
+static mica_status_t check_clone(mica_exec_t *x, int32_t s,
+                                 const mica_layer_creator_t *c,
+                                 mica_layer_t **inst)
+{
+    const mica__layer_t *l = &x->e->layers[s];
+    char prefix[768], at[512];
+    snprintf(prefix, sizeof prefix, "%slayer '%s' (%s)",
+             mica__at(l->origin, at, sizeof at), l->name, l->info.type);
+    return mica__check_instance(x->ctx, c, inst, "clone", prefix);
+}
+
 static mica_status_t clone_layers(mica_exec_t *x)
 {
     int32_t s;
@@ -80,6 +93,9 @@ static mica_status_t clone_layers(mica_exec_t *x)
             x->instances[s] = l->instance->ops->clone(l->instance, &err);
             if (!x->instances[s])
                 return mica__exec_layer_error(x, s, &err, "clone failed");
+            if (check_clone(x, s, l->info.creator, &x->instances[s]) !=
+                MICA_OK)
+                return MICA_ERR_INVALID;
         }
         if (!l->run_host)
             continue;
@@ -90,6 +106,8 @@ static mica_status_t clone_layers(mica_exec_t *x)
         x->host[s] = l->host_instance->ops->clone(l->host_instance, &err);
         if (!x->host[s])
             return mica__exec_layer_error(x, s, &err, "clone failed");
+        if (check_clone(x, s, l->host_info.creator, &x->host[s]) != MICA_OK)
+            return MICA_ERR_INVALID;
         x->host_owned[s] = 1;
         if (!x->host[s]->ops->configure)
             continue;

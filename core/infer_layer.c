@@ -235,15 +235,21 @@ mica_layer_t *mica__instance_of(mica__build_t *b, int32_t step,
 {
     const mica__net_layer_t *nl = mica__net_layer(b, step);
     const mica_fields_t *params;
+    mica_layer_t *inst;
     mica_error_t err;
 
     mica__error_clear(&err);
     if (nl->from_state)
-        return mica__from_state(c, nl, 0, &err);
-    if (mica__net_layer_params(b->net, (mica__net_layer_t *)nl, c, &params) !=
-        MICA_OK)
+        inst = mica__from_state(c, nl, 0, &err);
+    else if (mica__net_layer_params(b->net, (mica__net_layer_t *)nl, c,
+                                    &params) != MICA_OK)
         return NULL;
-    return c->create(c, nl->name, params, &err);
+    else
+        inst = c->create(c, nl->name, params, &err);
+    if (inst)
+        mica__instance_check(b->ctx, c, nl, &inst,
+                             nl->from_state ? "deserialize" : "create");
+    return inst;
 }
 
 /* Put instance `inst` of creator `c` in place of layer l's instance. */
