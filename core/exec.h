@@ -53,4 +53,11 @@ mica_status_t mica__flow_run(mica_exec_t *x);
  * two values have the same shape as their counterpart. */
 mica_status_t mica__flow_check_dims(mica_exec_t *x);
 
+/* The arena at `offset`; NULL when the arena is empty (a plan of zero
+ * bytes allocates none, and NULL + 0 is not a pointer). */
+static inline void *mica__arena_at(const mica_exec_t *x, int64_t offset)
+{
+    return x->arena ? (char *)x->arena + offset : NULL;
+}
+
 #endif /* MICA_EXEC_H */

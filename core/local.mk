@@ -58,6 +58,12 @@ tests_test_expr_SOURCES = tests/test_expr.c core/base/expr.c
 tests_test_expr_LDADD = tests/libmicatest.la
 tests_test_network_SOURCES = tests/test_network.c
 tests_test_network_LDADD = $(MICA_TEST_LIBS)
+# Many execution contexts of one engine on many threads (also run by the
+# ThreadSanitizer leg of .ci/run).
+check_PROGRAMS += tests/test_threads
+TESTS += tests/test_threads
+tests_test_threads_SOURCES = tests/test_threads.c
+tests_test_threads_LDADD = $(MICA_TEST_LIBS)
 tests_test_dynamic_SOURCES = tests/test_dynamic.c
 tests_test_dynamic_LDADD = $(MICA_TEST_LIBS)
 check_PROGRAMS += tests/test_engine
