@@ -61,4 +61,4 @@ bench-rnn: bench/bench_rnn tools/mica $(pkgmodule_LTLIBRARIES)
 .PHONY: bench-rnn
 EXTRA_DIST += bench/device.sh
 # The scale figures (CPU only, by hand): manifests of N layers.
-EXTRA_DIST += bench/gen_chain.sh bench/scale.sh
+EXTRA_DIST += bench/gen_chain.sh bench/scale.sh bench/compute_sanitizer.sh

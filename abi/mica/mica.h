@@ -628,6 +628,17 @@ MICA_EXPORT mica_status_t mica_exec_get_output(mica_exec_t *exec,
 MICA_EXPORT mica_status_t mica_manifest_load(mica_context_t *ctx,
                                              const char *path,
                                              mica_manifest_t **out);
+/*
+ * mica_manifest_load of a manifest held in memory: `text` (len bytes; a
+ * final NUL is not needed) is read as the file `name` would be.  name
+ * appears in messages, and the files the manifest names (weights) are
+ * relative to its folder.
+ */
+MICA_EXPORT mica_status_t mica_manifest_load_text(mica_context_t *ctx,
+                                                  const char *name,
+                                                  const char *text,
+                                                  size_t len,
+                                                  mica_manifest_t **out);
 MICA_EXPORT void mica_manifest_destroy(mica_manifest_t *m);
 MICA_EXPORT mica_network_t *mica_manifest_network(mica_manifest_t *m);
 /* The manifest's device and modules.prefer as a build configuration. */

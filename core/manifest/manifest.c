@@ -347,6 +347,21 @@ MICA_EXPORT mica_status_t mica_manifest_load(mica_context_t *ctx,
     return mica__manifest_load_mem(ctx, path, NULL, 0, NULL, NULL, 0, out);
 }
 
+MICA_EXPORT mica_status_t mica_manifest_load_text(mica_context_t *ctx,
+                                                  const char *name,
+                                                  const char *text,
+                                                  size_t len,
+                                                  mica_manifest_t **out)
+{
+    if (!text && ctx && out) {
+        *out = NULL;
+        return mica__fail(ctx, MICA_ERR_INVALID,
+                          "mica_manifest_load_text: text is NULL");
+    }
+    return mica__manifest_load_mem(ctx, name, text ? text : "", len, NULL,
+                                   NULL, 0, out);
+}
+
 mica_status_t mica__manifest_load_mem(mica_context_t *ctx, const char *path,
                                       const char *text, size_t len,
                                       const char *mem_file,
