@@ -27,6 +27,9 @@
 #include <stdlib.h>
 
 #define ALIGN 256
+/* The largest arena: sums of blocks of at most 2^48 bytes stay far from
+ * overflowing below it. */
+#define MICA__MAX_ARENA_BYTES ((int64_t)1 << 62)
 
 typedef struct block {
     int64_t bytes;
@@ -189,7 +192,7 @@ mica_status_t mica__plan_memory(mica_engine_t *e, int32_t k)
     for (i = 0; i < n; i++) {
         block_t *b = sorted[i];
         int32_t nl = 0;
-        int64_t offset = 0;
+        int64_t offset = 0, end;
         tree_query(&tree, 1, 0, tree.size, starting_by(&tree, b->end),
                    b->start, live, &nl);
         qsort(live, (size_t)nl, sizeof *live, by_offset);
@@ -199,11 +202,18 @@ mica_status_t mica__plan_memory(mica_engine_t *e, int32_t k)
             if (live[j]->offset + live[j]->bytes > offset)
                 offset = live[j]->offset + live[j]->bytes;
         }
+        if (mica__size_add(offset, b->bytes, &end) != 0 ||
+            end > MICA__MAX_ARENA_BYTES) {
+            st = mica__fail(e->ctx, MICA_ERR_INVALID, "profile %d: the "
+                            "memory plan needs more than 2^62 bytes",
+                            (int)k);
+            goto done;
+        }
         b->offset = offset;
         *b->target = offset;
         tree_place(&tree, leaf[b - blocks], b->end);
-        if (offset + b->bytes > top)
-            top = offset + b->bytes;
+        if (end > top)
+            top = end;
     }
     p->arena_bytes = top;
 done:

@@ -186,6 +186,7 @@ static mica_status_t configure(mica__build_t *b, int32_t k)
         const mica_layer_ops_t *ops = l->instance->ops;
         mica_dyn_desc_t dyn[128];
         mica_error_t err;
+        size_t ws;
         if (!l->run_device)
             continue;
         mica__layer_dyn_descs(e, l, k, dyn);
@@ -194,11 +195,19 @@ static mica_status_t configure(mica__build_t *b, int32_t k)
             ops->configure(l->instance, dyn, l->nb_inputs, dyn + l->nb_inputs,
                            l->nb_outputs, &err) != MICA_OK)
             return mica__layer_fail(b, s, &err, "configure failed");
-        e->profiles[k].workspace[s] =
-            ops->workspace_size
-                ? (int64_t)ops->workspace_size(l->instance, dyn, l->nb_inputs,
-                                               dyn + l->nb_inputs, l->nb_outputs)
-                : 0;
+        ws = ops->workspace_size
+                 ? ops->workspace_size(l->instance, dyn, l->nb_inputs,
+                                       dyn + l->nb_inputs, l->nb_outputs)
+                 : 0;
+        if (ws > (size_t)MICA_MAX_TENSOR_BYTES) {
+            char at[512];
+            return mica__fail(b->ctx, MICA_ERR_INVALID,
+                              "%slayer '%s' (%s): profile %d: a workspace of "
+                              "%zu bytes, more than the 2^48 a layer may "
+                              "ask for", mica__at(l->origin, at, sizeof at),
+                              l->name, l->info.type, (int)k, ws);
+        }
+        e->profiles[k].workspace[s] = (int64_t)ws;
     }
     return MICA_OK;
 }

@@ -171,6 +171,12 @@ static mica_status_t run_host(mica_engine_t *e, mica__shapes_t *s,
             dyn[i].min = dyn[i].max = io[i].dims;
         }
         ws = ops->workspace_size(inst, dyn, nin, dyn + nin, nout);
+        if (ws > (size_t)MICA_MAX_TENSOR_BYTES)
+            return mica__fail(e->ctx, MICA_ERR_RUNTIME, "%slayer '%s' (%s): "
+                              "a workspace of %zu bytes, more than the 2^48 "
+                              "a layer may ask for",
+                              mica__at(l->origin, at, sizeof at), l->name,
+                              l->info.type, ws);
         if (ensure(&s->scratch, &s->scratch_cap, ws) != 0)
             return mica__fail(e->ctx, MICA_ERR_NOMEM, "out of host memory");
     }
