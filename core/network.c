@@ -132,21 +132,9 @@ mica_status_t mica_network_add_input(mica_network_t *net, const char *name,
                               "or -1 for a runtime dimension)",
                               mica__at(origin, at, sizeof at), name, (int)i,
                               (long long)dims->d[i]);
-    {
-        /* the fixed dimensions alone (a runtime one counted as 1) must
-         * fit; each profile's largest shape is checked with the profile */
-        mica_dims_t fixed = *dims;
-        char what[768];
-        int64_t bytes;
-        for (i = 0; i < fixed.nb_dims; i++)
-            if (fixed.d[i] < 0)
-                fixed.d[i] = 1;
-        snprintf(what, sizeof what, "%sinput '%s'",
-                 mica__at(origin, at, sizeof at), name);
-        if (mica__tensor_bytes(net->ctx, what, &fixed, dtype, &bytes) !=
-            MICA_OK)
-            return MICA_ERR_INVALID;
-    }
+    /* each profile's largest shape is checked with the profile */
+    if (mica__declared_bytes(net->ctx, origin, name, dims, dtype) != MICA_OK)
+        return MICA_ERR_INVALID;
     grown = realloc(net->inputs, sizeof *grown * (size_t)(net->nb_inputs + 1));
     if (!grown)
         return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");

@@ -127,6 +127,15 @@ mica_status_t mica__tensor_bytes(mica_context_t *ctx, const char *what,
                                  const mica_dims_t *dims, mica_dtype_t dtype,
                                  int64_t *bytes);
 
+/*
+ * The bytes of network input `name` as declared (`dims` may hold -1 for
+ * a runtime dimension, counted as 1), checked as mica__tensor_bytes does
+ * ("ORIGIN: input 'x': ...").
+ */
+mica_status_t mica__declared_bytes(mica_context_t *ctx, const char *origin,
+                                   const char *name, const mica_dims_t *dims,
+                                   mica_dtype_t dtype);
+
 /* a + b and a * b of non-negative sizes into *out: 0, or -1 (and *out
  * untouched) on overflow of int64 or a negative operand. */
 static inline int mica__size_add(int64_t a, int64_t b, int64_t *out)

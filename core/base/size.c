@@ -25,6 +25,23 @@ const char *mica__dims_str(const mica_dims_t *d, char *buf, size_t len)
     return buf;
 }
 
+mica_status_t mica__declared_bytes(mica_context_t *ctx, const char *origin,
+                                   const char *name, const mica_dims_t *dims,
+                                   mica_dtype_t dtype)
+{
+    mica_dims_t fixed = *dims;
+    char what[768], at[512];
+    int64_t bytes;
+    int32_t i;
+
+    for (i = 0; i < fixed.nb_dims && i < MICA_MAX_DIMS; i++)
+        if (fixed.d[i] == -1)
+            fixed.d[i] = 1;
+    snprintf(what, sizeof what, "%sinput '%s'", mica__at(origin, at, sizeof at),
+             name);
+    return mica__tensor_bytes(ctx, what, &fixed, dtype, &bytes);
+}
+
 mica_status_t mica__tensor_bytes(mica_context_t *ctx, const char *what,
                                  const mica_dims_t *dims, mica_dtype_t dtype,
                                  int64_t *bytes)
