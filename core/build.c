@@ -195,7 +195,7 @@ static mica_status_t build(mica_network_t *net, const mica_build_config_t *cfg,
     b.e->device = device;
     b.e->dev = dev;
     st = run_build(&b);
-    mica__name_map_free(&b.names);
+    mica__index_free(&b.names);
     free(b.def_layer);
     free(b.def_slot);
     free(b.order);

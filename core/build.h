@@ -8,12 +8,6 @@
 
 #include "graph.h"
 
-typedef struct mica__name_map {
-    const char **keys;
-    int32_t *values;
-    size_t cap;
-} mica__name_map_t;
-
 typedef struct mica__build {
     mica_network_t *net;
     mica_context_t *ctx;
@@ -22,7 +16,7 @@ typedef struct mica__build {
     int validate_only;
     int again;               /* a rewritten network's second build */
     int autotune;            /* time the candidate implementations */
-    mica__name_map_t names;  /* tensor name -> tensor index */
+    mica__index_t names;     /* tensor name -> tensor index */
     int32_t *def_layer;      /* per tensor: network layer index, -1 inputs */
     int32_t *def_slot;       /* per tensor: output position */
     int32_t *order;          /* network layer indices in execution order */
@@ -40,7 +34,6 @@ mica_status_t mica__define_tensors(mica__build_t *b);
 /* Resolve references and order the layers (b->order; Kahn, stable),
  * refusing a cycle with the layers on it. */
 mica_status_t mica__order_layers(mica__build_t *b);
-void mica__name_map_free(mica__name_map_t *m);
 
 /* choose.c */
 /* Choose the creator of network layer nl for the engine's device (into
@@ -119,6 +112,16 @@ mica_creator_info_t *mica__alternatives(mica__build_t *b,
 mica_layer_t *mica__from_state(const mica_layer_creator_t *c,
                                const mica__net_layer_t *nl, int host,
                                mica_error_t *err);
+/*
+ * Check an instance c's create or deserialize (`how`) just made for
+ * network layer nl (mica__check_instance): on a bad one, fails on ctx
+ * with a line naming the layer and the module file; *inst is then NULL.
+ */
+mica_status_t mica__instance_check(mica_context_t *ctx,
+                                   const mica_layer_creator_t *c,
+                                   const mica__net_layer_t *nl,
+                                   mica_layer_t **inst, const char *how);
+
 /* An instance of layer `step` from creator c (its fields or state). */
 mica_layer_t *mica__instance_of(mica__build_t *b, int32_t step,
                                 const mica_layer_creator_t *c);

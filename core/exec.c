@@ -13,6 +13,7 @@
 #include <config.h>
 
 #include "exec.h"
+#include "registry/host.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,18 @@ static mica_status_t alloc_state(mica_exec_t *x)
  * range, unless the device clone runs on the CPU and serves both phases.
  * Contexts share nothing mutable, so they may run on different threads.
  */
+/* Check clone *inst of layer s (made by creator c). */
+static mica_status_t check_clone(mica_exec_t *x, int32_t s,
+                                 const mica_layer_creator_t *c,
+                                 mica_layer_t **inst)
+{
+    const mica__layer_t *l = &x->e->layers[s];
+    char prefix[768], at[512];
+    snprintf(prefix, sizeof prefix, "%slayer '%s' (%s)",
+             mica__at(l->origin, at, sizeof at), l->name, l->info.type);
+    return mica__check_instance(x->ctx, c, inst, "clone", prefix);
+}
+
 static mica_status_t clone_layers(mica_exec_t *x)
 {
     int32_t s;
@@ -82,6 +95,9 @@ static mica_status_t clone_layers(mica_exec_t *x)
             x->instances[s] = l->instance->ops->clone(l->instance, &err);
             if (!x->instances[s])
                 return mica__exec_layer_error(x, s, &err, "clone failed");
+            if (check_clone(x, s, l->info.creator, &x->instances[s]) !=
+                MICA_OK)
+                return MICA_ERR_INVALID;
             /* A clone is told its tactic, whatever it copied. */
             if (l->tactic &&
                 x->instances[s]->ops->set_tactic(x->instances[s], l->tactic,
@@ -98,6 +114,8 @@ static mica_status_t clone_layers(mica_exec_t *x)
         x->host[s] = l->host_instance->ops->clone(l->host_instance, &err);
         if (!x->host[s])
             return mica__exec_layer_error(x, s, &err, "clone failed");
+        if (check_clone(x, s, l->host_info.creator, &x->host[s]) != MICA_OK)
+            return MICA_ERR_INVALID;
         x->host_owned[s] = 1;
         if (!x->host[s]->ops->configure)
             continue;
@@ -208,15 +226,22 @@ static mica_status_t take_dims(mica_exec_t *x, int32_t i,
                                const mica_dims_t *dims)
 {
     const mica__tensor_t *t = &x->e->tensors[x->e->input_index[i]];
-    char got[256];
+    char got[256], what[512];
     int32_t k;
 
-    mica__dims_text(dims, got, sizeof got);
-    if (dims->nb_dims != t->dims.nb_dims)
+    int64_t bytes;
+
+    if (dims->nb_dims != t->dims.nb_dims) {
+        snprintf(got, sizeof got, "of rank %d", (int)dims->nb_dims);
         goto mismatch;
+    }
+    mica__dims_text(dims, got, sizeof got);
     for (k = 0; k < dims->nb_dims; k++)
         if (dims->d[k] < 0 || (t->dims.d[k] >= 0 && dims->d[k] != t->dims.d[k]))
             goto mismatch;
+    snprintf(what, sizeof what, "input '%s'", t->name);
+    if (mica__tensor_bytes(x->ctx, what, dims, t->dtype, &bytes) != MICA_OK)
+        return MICA_ERR_INVALID;
     for (k = 0; k < dims->nb_dims; k++)
         if (dims->d[k] != x->in_dims[i].d[k])
             x->dirty = 1;

@@ -92,4 +92,11 @@ mica_status_t mica__timing_output_room(mica_exec_t *x, int32_t i,
 /* Free the timing state and the pinned host copies of outputs. */
 void mica__timing_free(mica_exec_t *x);
 
+/* The arena at `offset`; NULL when the arena is empty (a plan of zero
+ * bytes allocates none, and NULL + 0 is not a pointer). */
+static inline void *mica__arena_at(const mica_exec_t *x, int64_t offset)
+{
+    return x->arena ? (char *)x->arena + offset : NULL;
+}
+
 #endif /* MICA_EXEC_H */

@@ -144,7 +144,8 @@ void mica__exec_refresh(mica_exec_t *x)
             else if (x->bound[t])
                 ptr[i] = x->bound[t];
             else
-                ptr[i] = p->offset[t] >= 0 ? x->arena + p->offset[t] : NULL;
+                ptr[i] = p->offset[t] >= 0 ? mica__arena_at(x, p->offset[t])
+                                           : NULL;
             if (i >= l->nb_inputs && e->tensors[t].need_e &&
                 mica_dims_volume(&io[i].dims) > 0)
                 empty = 0;
@@ -276,7 +277,8 @@ mica_status_t mica_exec_upload(mica_exec_t *x)
         if (!x->in_data[i])
             return mica__fail(x->ctx, MICA_ERR_INVALID,
                               "input '%s' was not given", e->tensors[t].name);
-        st = x->dev->upload(x->ctx, x->arena + e->profiles[x->profile].offset[t],
+        st = x->dev->upload(x->ctx,
+                            mica__arena_at(x, e->profiles[x->profile].offset[t]),
                             x->in_data[i], (size_t)bytes, x->stream);
         if (st != MICA_OK)
             return st;
@@ -328,7 +330,7 @@ mica_status_t mica_exec_download(mica_exec_t *x)
         if (bytes == 0 || x->bound[t])
             continue;
         st = x->dev->download(x->ctx, x->out_data[i],
-                              x->arena + e->profiles[x->profile].offset[t],
+                              mica__arena_at(x, e->profiles[x->profile].offset[t]),
                               bytes, x->stream);
         if (st != MICA_OK)
             return st;

@@ -45,7 +45,7 @@ static mica_status_t run_layer(mica_exec_t *x, int32_t s)
             x->instances[s], x->descs + f, l->nb_inputs,
             x->descs + f + l->nb_inputs, l->nb_outputs,
             (const void *const *)(x->ptrs + f), x->ptrs + f + l->nb_inputs,
-            ws > 0 ? x->arena + e->profiles[x->profile].workspace_offset[s]
+            ws > 0 ? mica__arena_at(x, e->profiles[x->profile].workspace_offset[s])
                    : NULL,
             x->stream, &err) != MICA_OK)
         return mica__exec_layer_error(x, s, &err, "enqueue failed");
@@ -79,7 +79,7 @@ static mica_status_t step(mica_exec_t *x, int32_t s, uint32_t kind,
             x->instances[s], &st, x->descs + f, l->nb_inputs,
             x->descs + f + l->nb_inputs, l->nb_outputs,
             (const void *const *)(x->ptrs + f), x->ptrs + f + l->nb_inputs,
-            ws > 0 ? x->arena + e->profiles[x->profile].workspace_offset[s]
+            ws > 0 ? mica__arena_at(x, e->profiles[x->profile].workspace_offset[s])
                    : NULL,
             x->stream, &err) != MICA_OK)
         return mica__exec_layer_error(x, s, &err, "boundary step failed");

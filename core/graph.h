@@ -233,7 +233,8 @@ struct mica_network {
     mica__net_input_t *inputs;
     int32_t nb_inputs;
     mica__net_layer_t *layers;
-    int32_t nb_layers;
+    int32_t nb_layers, cap_layers;
+    mica__index_t layer_names;  /* layer name -> index in layers */
     char **outputs;
     char **output_origins;
     int32_t nb_outputs;

@@ -12,64 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- a small name -> index map --------------------------------------- */
-
-typedef mica__name_map_t name_map_t;
-
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    while (*s)
-        h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-    return h;
-}
-
-static int map_init(name_map_t *m, size_t n)
-{
-    m->cap = 16;
-    while (m->cap < 2 * n + 1)
-        m->cap *= 2;
-    m->keys = calloc(m->cap, sizeof *m->keys);
-    m->values = calloc(m->cap, sizeof *m->values);
-    return m->keys && m->values ? 0 : -1;
-}
-
-void mica__name_map_free(mica__name_map_t *m)
-{
-    free(m->keys);
-    free(m->values);
-}
-
-/* The slot of key: where it is, or the empty slot where it would go. */
-static size_t map_slot(const name_map_t *m, const char *key)
-{
-    size_t i = (size_t)hash_str(key) & (m->cap - 1);
-    while (m->keys[i] && strcmp(m->keys[i], key) != 0)
-        i = (i + 1) & (m->cap - 1);
-    return i;
-}
-
-static int32_t map_get(const name_map_t *m, const char *key)
-{
-    size_t i = map_slot(m, key);
-    return m->keys[i] ? m->values[i] : -1;
-}
-
-/* The map is sized for every name up front, so it never fills. */
-static void map_put(name_map_t *m, const char *key, int32_t value)
-{
-    size_t i = map_slot(m, key);
-    m->keys[i] = key;
-    m->values[i] = value;
-}
-
 /* ---- tensors and order ----------------------------------------------- */
 
 typedef mica__build_t build_t;
 
 int32_t mica__tensor_of(const mica__build_t *b, const char *name)
 {
-    return map_get(&b->names, name);
+    return mica__index_get(&b->names, name);
 }
 
 /* Whether input j of network layer i is a Recurrence's back edge. */
@@ -96,19 +45,20 @@ mica_status_t mica__define_tensors(mica__build_t *b)
     b->def_layer = calloc((size_t)(n > 0 ? n : 1), sizeof *b->def_layer);
     b->def_slot = calloc((size_t)(n > 0 ? n : 1), sizeof *b->def_slot);
     if (!e->tensors || !b->def_layer || !b->def_slot ||
-        map_init(&b->names, (size_t)n) != 0)
+        mica__index_reserve(&b->names, (size_t)n) != 0)
         return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
 
     for (i = 0; i < net->nb_inputs; i++) {
         const mica__net_input_t *in = &net->inputs[i];
-        int32_t prev = map_get(&b->names, in->name);
+        int32_t prev = mica__index_get(&b->names, in->name);
         if (prev >= 0)
             return mica__fail(b->ctx, MICA_ERR_INVALID,
                               "%stensor '%s' is defined twice: network input "
                               "'%s' is declared twice",
                               mica__at(in->origin, at, sizeof at), in->name,
                               in->name);
-        map_put(&b->names, in->name, e->nb_tensors);
+        /* reserved for every name above: cannot fail */
+        (void)mica__index_put(&b->names, in->name, e->nb_tensors);
         b->def_layer[e->nb_tensors] = -1;
         b->def_slot[e->nb_tensors] = i;
         e->nb_tensors++;
@@ -116,7 +66,7 @@ mica_status_t mica__define_tensors(mica__build_t *b)
     for (i = 0; i < net->nb_layers; i++) {
         const mica__net_layer_t *l = &net->layers[i];
         for (j = 0; j < l->nb_outputs; j++) {
-            int32_t prev = map_get(&b->names, l->outputs[j]);
+            int32_t prev = mica__index_get(&b->names, l->outputs[j]);
             if (prev >= 0) {
                 int32_t dl = b->def_layer[prev];
                 char also[512];
@@ -134,7 +84,8 @@ mica_status_t mica__define_tensors(mica__build_t *b)
                                   layer_at(l, at, sizeof at), l->name,
                                   l->outputs[j], also);
             }
-            map_put(&b->names, l->outputs[j], e->nb_tensors);
+            (void)mica__index_put(&b->names, l->outputs[j],
+                                  e->nb_tensors);
             b->def_layer[e->nb_tensors] = i;
             b->def_slot[e->nb_tensors] = j;
             e->nb_tensors++;
@@ -171,7 +122,7 @@ static mica_status_t report_cycle(build_t *b, const int32_t *indegree)
         trail[len] = cur;
         seen[cur] = ++len;
         for (j = 0; j < l->nb_inputs; j++) {
-            int32_t t = l->inputs[j] ? map_get(&b->names, l->inputs[j]) : -1;
+            int32_t t = l->inputs[j] ? mica__index_get(&b->names, l->inputs[j]) : -1;
             int32_t p = t >= 0 ? b->def_layer[t] : -1;
             if (p >= 0 && indegree[p] > 0) {
                 cur = p;
@@ -195,12 +146,56 @@ static mica_status_t report_cycle(build_t *b, const int32_t *indegree)
     return st;
 }
 
+/*
+ * The consumers of every tensor as one array (compressed rows): edges
+ * first[t]..first[t+1]-1 of *edges name the layers reading tensor t, in
+ * layer order and once per input slot (a layer reading t twice is listed
+ * twice), back edges of Recurrences left out.  Inputs must be resolved.
+ */
+static int consumers(const build_t *b, int32_t **first, int32_t **edges)
+{
+    const mica_network_t *net = b->net;
+    int32_t nt = b->e->nb_tensors, i, j, t;
+    int32_t *f = calloc((size_t)nt + 1, sizeof *f), *ed, *fill;
+    size_t total = 0;
+
+    if (!f)
+        return -1;
+    for (i = 0; i < net->nb_layers; i++)
+        for (j = 0; j < net->layers[i].nb_inputs; j++)
+            if (net->layers[i].inputs[j] && !back_edge(b, i, j)) {
+                f[mica__index_get(&b->names, net->layers[i].inputs[j]) + 1]++;
+                total++;
+            }
+    for (t = 0; t < nt; t++)
+        f[t + 1] += f[t];
+    ed = calloc(total ? total : 1, sizeof *ed);
+    fill = calloc((size_t)nt + 1, sizeof *fill);
+    if (!ed || !fill) {
+        free(f);
+        free(ed);
+        free(fill);
+        return -1;
+    }
+    for (i = 0; i < net->nb_layers; i++)
+        for (j = 0; j < net->layers[i].nb_inputs; j++)
+            if (net->layers[i].inputs[j] && !back_edge(b, i, j)) {
+                t = mica__index_get(&b->names, net->layers[i].inputs[j]);
+                ed[f[t] + fill[t]++] = i;
+            }
+    free(fill);
+    *first = f;
+    *edges = ed;
+    return 0;
+}
+
 mica_status_t mica__order_layers(mica__build_t *b)
 {
     mica_network_t *net = b->net;
     int32_t i, j, k, n = net->nb_layers, head = 0, tail = 0;
     int32_t *indegree = calloc((size_t)(n > 0 ? n : 1), sizeof *indegree);
     int32_t *queue = calloc((size_t)(n > 0 ? n : 1), sizeof *queue);
+    int32_t *first = NULL, *edges = NULL;
     mica_status_t st = MICA_OK;
     char at[512];
 
@@ -215,7 +210,7 @@ mica_status_t mica__order_layers(mica__build_t *b)
             int32_t t;
             if (!l->inputs[j])
                 continue;
-            t = map_get(&b->names, l->inputs[j]);
+            t = mica__index_get(&b->names, l->inputs[j]);
             if (t < 0) {
                 const char *o = l->input_origins && l->input_origins[j]
                                     ? l->input_origins[j] : l->origin;
@@ -231,14 +226,14 @@ mica_status_t mica__order_layers(mica__build_t *b)
         }
     }
     for (i = 0; i < net->nb_outputs && st == MICA_OK; i++)
-        if (map_get(&b->names, net->outputs[i]) < 0)
+        if (mica__index_get(&b->names, net->outputs[i]) < 0)
             st = mica__fail(b->ctx, MICA_ERR_INVALID,
                             "%soutput '%s' is not defined (not a network "
                             "input nor any layer's output)",
                             mica__at(net->output_origins[i], at, sizeof at),
                             net->outputs[i]);
     for (i = 0; i < net->nb_shape_outputs && st == MICA_OK; i++)
-        if (map_get(&b->names, net->shape_outputs[i]) < 0)
+        if (mica__index_get(&b->names, net->shape_outputs[i]) < 0)
             st = mica__fail(b->ctx, MICA_ERR_INVALID,
                             "%sshape output '%s' is not defined (not a "
                             "network input nor any layer's output)",
@@ -246,28 +241,29 @@ mica_status_t mica__order_layers(mica__build_t *b)
                                      sizeof at), net->shape_outputs[i]);
     if (st != MICA_OK)
         goto done;
+    if (consumers(b, &first, &edges) != 0) {
+        st = mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
+        goto done;
+    }
     for (i = 0; i < n; i++)
         if (indegree[i] == 0)
             queue[tail++] = i;
+    /* Kahn's: each layer taken in turn releases the consumers of its
+     * outputs, in layer order; the order is stable and O(layers + edges). */
     while (head < tail) {
         const mica__net_layer_t *l = &net->layers[queue[head++]];
-        /* Each consumer edge of each output: decrement. O(L * E) is fine
-         * for the network sizes of manifests; a consumer index would do
-         * better for very large graphs. */
-        for (j = 0; j < l->nb_outputs; j++)
-            for (k = 0; k < n; k++) {
-                const mica__net_layer_t *c = &net->layers[k];
-                int32_t m;
-                for (m = 0; m < c->nb_inputs; m++)
-                    if (c->inputs[m] && !back_edge(b, k, m) &&
-                        strcmp(c->inputs[m], l->outputs[j]) == 0 &&
-                        --indegree[k] == 0)
-                        queue[tail++] = k;
-            }
+        for (j = 0; j < l->nb_outputs; j++) {
+            int32_t t = mica__index_get(&b->names, l->outputs[j]);
+            for (k = first[t]; k < first[t + 1]; k++)
+                if (--indegree[edges[k]] == 0)
+                    queue[tail++] = edges[k];
+        }
     }
     if (tail < n)
         st = report_cycle(b, indegree);
 done:
+    free(first);
+    free(edges);
     free(indegree);
     return st;
 }

@@ -375,6 +375,11 @@ mica_status_t mica__infer_host_instances(mica__build_t *b)
                 l->host_info.creator, nl->name, params, &err);
         if (!l->host_instance)
             return mica__layer_fail(b, s, &err, "create failed");
+        if (mica__instance_check(b->ctx, l->host_info.creator, nl,
+                                 &l->host_instance,
+                                 nl->from_state ? "deserialize" : "create")
+            != MICA_OK)
+            return MICA_ERR_INVALID;
     }
     return MICA_OK;
 }

@@ -212,6 +212,13 @@ static mica_status_t infer_once(mica__build_t *b, int32_t step)
                               "tensor, but its shape %s is not a build-time "
                               "constant of rank 0 or 1", at, nl->name,
                               nl->type, t->name, t->shape_text);
+        if (t->shape.nb_dims == 1 && t->dims.d[0] > MICA__MAX_SHAPE_VALUES)
+            return mica__fail(b->ctx, MICA_ERR_INVALID,
+                              "%slayer '%s' (%s): '%s' is used as a shape "
+                              "tensor, but its %lld values are more than "
+                              "the %d a shape tensor may have", at, nl->name,
+                              nl->type, t->name, (long long)t->dims.d[0],
+                              MICA__MAX_SHAPE_VALUES);
         if ((t->dtype == MICA_INT32 || t->dtype == MICA_INT64 ||
              t->dtype == MICA_BOOL || t->dtype == MICA_INT8 ||
              t->dtype == MICA_UINT8) &&
@@ -291,15 +298,21 @@ mica_layer_t *mica__instance_of(mica__build_t *b, int32_t step,
 {
     const mica__net_layer_t *nl = mica__net_layer(b, step);
     const mica_fields_t *params;
+    mica_layer_t *inst;
     mica_error_t err;
 
     mica__error_clear(&err);
     if (nl->from_state)
-        return mica__from_state(c, nl, 0, &err);
-    if (mica__net_layer_params(b->net, (mica__net_layer_t *)nl, c, &params) !=
-        MICA_OK)
+        inst = mica__from_state(c, nl, 0, &err);
+    else if (mica__net_layer_params(b->net, (mica__net_layer_t *)nl, c,
+                                    &params) != MICA_OK)
         return NULL;
-    return c->create(c, nl->name, params, &err);
+    else
+        inst = c->create(c, nl->name, params, &err);
+    if (inst)
+        mica__instance_check(b->ctx, c, nl, &inst,
+                             nl->from_state ? "deserialize" : "create");
+    return inst;
 }
 
 /* Put instance `inst` of creator `c` in place of layer l's instance. */

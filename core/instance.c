@@ -28,6 +28,17 @@ mica_status_t mica__layer_fail(mica__build_t *b, int32_t step,
                       mica__error_msg(err, fallback));
 }
 
+mica_status_t mica__instance_check(mica_context_t *ctx,
+                                   const mica_layer_creator_t *c,
+                                   const mica__net_layer_t *nl,
+                                   mica_layer_t **inst, const char *how)
+{
+    char prefix[768], at[512];
+    snprintf(prefix, sizeof prefix, "%slayer '%s' (%s)",
+             layer_at(nl, at, sizeof at), nl->name, nl->type);
+    return mica__check_instance(ctx, c, inst, how, prefix);
+}
+
 mica_layer_t *mica__instance_from_state(const mica_layer_creator_t *c,
                                         const char *name, const void *data,
                                         size_t size, uint32_t flags,
@@ -86,6 +97,9 @@ mica_status_t mica__instantiate(mica__build_t *b,
             return mica__fail(b->ctx, MICA_ERR_INVALID, "%slayer '%s' (%s): %s",
                               layer_at(nl, at, sizeof at), nl->name, nl->type,
                               mica__error_msg(&err, "deserialize failed"));
+        if (mica__instance_check(b->ctx, c, nl, &l->instance,
+                                 "deserialize") != MICA_OK)
+            return MICA_ERR_INVALID;
         goto created;
     }
     if (mica__net_layer_params(b->net, (mica__net_layer_t *)nl, c,
@@ -97,6 +111,9 @@ mica_status_t mica__instantiate(mica__build_t *b,
         return mica__fail(b->ctx, MICA_ERR_INVALID, "%slayer '%s' (%s): %s",
                           layer_at(nl, at, sizeof at), nl->name, nl->type,
                           mica__error_msg(&err, "create failed"));
+    if (mica__instance_check(b->ctx, c, nl, &l->instance, "create") !=
+        MICA_OK)
+        return MICA_ERR_INVALID;
 created:
     n = l->instance->ops->nb_outputs(l->instance);
     if (n != nl->nb_outputs)

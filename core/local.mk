@@ -6,6 +6,7 @@
 lib_LTLIBRARIES += libmica.la
 libmica_la_SOURCES = \
 	core/base/mica_int.h core/base/context.c core/base/util.c \
+	core/base/index.c core/base/size.c \
 	core/base/expr.h core/base/expr_int.h core/base/expr.c \
 	core/base/expr_nodes.c \
 	core/base/fields.h core/base/fields.c core/base/schema.c \
@@ -34,7 +35,8 @@ libmica_la_SOURCES += \
 	core/format/file.c core/format/checksum.c
 # The manifest loader (core/manifest/).
 libmica_la_SOURCES += \
-	core/manifest/manifest_int.h core/manifest/yaml_doc.c \
+	core/manifest/manifest_int.h core/manifest/yaml_load.c \
+	core/manifest/yaml_doc.c \
 	core/manifest/weights.c core/manifest/params.c \
 	core/manifest/tensors.c core/manifest/profiles.c \
 	core/manifest/layers.c core/manifest/manifest.c
@@ -67,6 +69,12 @@ tests_test_expr_SOURCES = tests/test_expr.c core/base/expr.c \
 tests_test_expr_LDADD = tests/libmicatest.la
 tests_test_network_SOURCES = tests/test_network.c
 tests_test_network_LDADD = $(MICA_TEST_LIBS)
+# Many execution contexts of one engine on many threads (also run by the
+# ThreadSanitizer leg of .ci/run).
+check_PROGRAMS += tests/test_threads
+TESTS += tests/test_threads
+tests_test_threads_SOURCES = tests/test_threads.c
+tests_test_threads_LDADD = $(MICA_TEST_LIBS)
 tests_test_dynamic_SOURCES = tests/test_dynamic.c
 tests_test_dynamic_LDADD = $(MICA_TEST_LIBS)
 check_PROGRAMS += tests/test_engine

@@ -80,6 +80,7 @@ void mica_network_destroy(mica_network_t *net)
     for (i = 0; i < net->nb_layers; i++)
         layer_free(&net->layers[i]);
     free(net->layers);
+    mica__index_free(&net->layer_names);
     free_strv(net->outputs, net->nb_outputs);
     free_strv(net->output_origins, net->nb_outputs);
     free(net);
@@ -134,6 +135,9 @@ mica_status_t mica_network_add_input(mica_network_t *net, const char *name,
                               "or -1 for a runtime dimension)",
                               mica__at(origin, at, sizeof at), name, (int)i,
                               (long long)dims->d[i]);
+    /* each profile's largest shape is checked with the profile */
+    if (mica__declared_bytes(net->ctx, origin, name, dims, dtype) != MICA_OK)
+        return MICA_ERR_INVALID;
     grown = realloc(net->inputs, sizeof *grown * (size_t)(net->nb_inputs + 1));
     if (!grown)
         return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
@@ -175,6 +179,12 @@ mica_status_t mica_network_add_shape_input(mica_network_t *net,
                               "be fixed, not %lld",
                               mica__at(origin, at, sizeof at), name,
                               (long long)dims->d[i]);
+    if (dims && dims->nb_dims == 1 && dims->d[0] > MICA__MAX_SHAPE_VALUES)
+        return mica__fail(net->ctx, MICA_ERR_INVALID,
+                          "%sshape-tensor input '%s': %lld values, more "
+                          "than the %d a shape tensor may have",
+                          mica__at(origin, at, sizeof at), name,
+                          (long long)dims->d[0], MICA__MAX_SHAPE_VALUES);
     st = mica_network_add_input(net, name, MICA_INT32, dims, origin);
     if (st == MICA_OK)
         net->inputs[net->nb_inputs - 1].is_shape = 1;
@@ -201,14 +211,12 @@ static mica_status_t check_spec(mica_network_t *net,
         return mica__fail(ctx, MICA_ERR_INVALID,
                           "%slayer '%s': malformed inputs or outputs", where,
                           spec->name);
-    for (i = 0; i < net->nb_layers; i++)
-        if (strcmp(net->layers[i].name, spec->name) == 0)
-            return mica__fail(ctx, MICA_ERR_INVALID,
-                              "%slayer name '%s' is already used%s%s", where,
-                              spec->name,
-                              net->layers[i].origin ? " at " : "",
-                              net->layers[i].origin ? net->layers[i].origin
-                                                    : "");
+    i = mica__index_get(&net->layer_names, spec->name);
+    if (i >= 0)
+        return mica__fail(ctx, MICA_ERR_INVALID,
+                          "%slayer name '%s' is already used%s%s", where,
+                          spec->name, net->layers[i].origin ? " at " : "",
+                          net->layers[i].origin ? net->layers[i].origin : "");
     for (i = 0; i < spec->nb_outputs; i++)
         if (!valid_name(spec->outputs[i]))
             return mica__fail(ctx, MICA_ERR_INVALID,
@@ -253,10 +261,16 @@ static mica_status_t append(mica_network_t *net, const mica_layer_spec_t *spec,
     l->outputs = dup_strv(spec->outputs, spec->nb_outputs, &failed);
     if (failed || !l->name || !l->type || !l->ns)
         goto nomem;
-    grown = realloc(net->layers, sizeof *grown * (size_t)(net->nb_layers + 1));
-    if (!grown)
+    if (net->nb_layers == net->cap_layers) {
+        int32_t cap = net->cap_layers ? 2 * net->cap_layers : 16;
+        grown = realloc(net->layers, sizeof *grown * (size_t)cap);
+        if (!grown)
+            goto nomem;
+        net->layers = grown;
+        net->cap_layers = cap;
+    }
+    if (mica__index_put(&net->layer_names, l->name, net->nb_layers) != 0)
         goto nomem;
-    net->layers = grown;
     net->layers[net->nb_layers++] = *l;
     return MICA_OK;
 nomem:

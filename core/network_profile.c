@@ -128,6 +128,15 @@ mica_status_t mica_network_set_profile_dims(mica_network_t *net,
                               (long long)in->dims.d[k], (long long)min->d[k],
                               (long long)max->d[k]);
     }
+    {
+        char what[768];
+        int64_t bytes;
+        snprintf(what, sizeof what, "%sprofile %d: input '%s' at its max",
+                 at, (int)profile, input);
+        if (mica__tensor_bytes(net->ctx, what, max, in->dtype, &bytes) !=
+            MICA_OK)
+            return MICA_ERR_INVALID;
+    }
     r->min = *min;
     r->opt = *opt;
     r->max = *max;

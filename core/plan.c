@@ -8,18 +8,29 @@
  * last reader (a network output to the end), stretched over the loops it
  * crosses (mica__control_lifetimes); a workspace only during its layer's
  * step, or its whole construct for a boundary layer.  The tensors of an
- * in-place chain (core/inplace.c) are one block.  Blocks are placed largest first at the lowest offset that
- * does not overlap any placed block whose lifetime overlaps (greedy by
- * size, as in TensorRT's and TFLite's planners).  Sizes are the profile's
- * largest; offsets are aligned to 256 bytes.
+ * in-place chain (core/inplace.c) are one block.  Blocks are placed
+ * largest first at the lowest offset that does not overlap any placed
+ * block whose lifetime overlaps (greedy by size, as in TensorRT's and
+ * TFLite's planners).  Sizes are the profile's largest; offsets are
+ * aligned to 256 bytes.
+ *
+ * The placed blocks whose lifetimes overlap the next one are found
+ * through a tree over the blocks sorted by first step, each node holding
+ * the latest last step of the placed blocks below it: a query costs
+ * O((k + 1) log n) for k overlapping blocks, so a chain of 100,000 layers
+ * is planned in linear-logarithmic time, not quadratic (issue 15).
  */
 #include <config.h>
 
 #include "graph.h"
 
+#include <limits.h>
 #include <stdlib.h>
 
 #define ALIGN 256
+/* The largest arena: sums of blocks of at most 2^48 bytes stay far from
+ * overflowing below it. */
+#define MICA__MAX_ARENA_BYTES ((int64_t)1 << 62)
 
 typedef struct block {
     int64_t bytes;
@@ -47,6 +58,81 @@ static int64_t align_up(int64_t n)
     return (n + ALIGN - 1) / ALIGN * ALIGN;
 }
 
+static int by_start(const void *a, const void *b)
+{
+    const block_t *x = *(const block_t *const *)a, *y = *(const block_t *const *)b;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+/* The placed blocks by first step (see the top of the file). */
+typedef struct live_tree {
+    block_t **by_start;   /* every block, by first step */
+    int32_t n, size;      /* blocks; leaves (a power of two >= n) */
+    int32_t *max_end;     /* per node: latest end of a placed block, or
+                             INT32_MIN */
+} live_tree_t;
+
+static int tree_init(live_tree_t *t, block_t **sorted, int32_t n)
+{
+    int32_t i;
+    t->n = n;
+    t->size = 1;
+    while (t->size < n)
+        t->size *= 2;
+    t->by_start = malloc(sizeof *t->by_start * (size_t)(n + 1));
+    t->max_end = malloc(sizeof *t->max_end * (size_t)(2 * t->size));
+    if (!t->by_start || !t->max_end)
+        return -1;
+    for (i = 0; i < n; i++)
+        t->by_start[i] = sorted[i];
+    qsort(t->by_start, (size_t)n, sizeof *t->by_start, by_start);
+    for (i = 0; i < n; i++)
+    for (i = 0; i < 2 * t->size; i++)
+        t->max_end[i] = INT32_MIN;
+    return 0;
+}
+
+/* Mark the block at leaf i placed. */
+static void tree_place(live_tree_t *t, int32_t i, int32_t end)
+{
+    int32_t node = t->size + i;
+    t->max_end[node] = end;
+    for (node /= 2; node >= 1; node /= 2) {
+        int32_t a = t->max_end[2 * node], b = t->max_end[2 * node + 1];
+        t->max_end[node] = a > b ? a : b;
+    }
+}
+
+/* Append to live[*nl] the placed blocks of leaves [lo, hi) under node
+ * that start before `limit` (a leaf index) and end at or after `from`. */
+static void tree_query(const live_tree_t *t, int32_t node, int32_t lo,
+                       int32_t hi, int32_t limit, int32_t from,
+                       block_t **live, int32_t *nl)
+{
+    if (lo >= limit || t->max_end[node] < from)
+        return;
+    if (hi - lo == 1) {
+        live[(*nl)++] = t->by_start[lo];
+        return;
+    }
+    tree_query(t, 2 * node, lo, (lo + hi) / 2, limit, from, live, nl);
+    tree_query(t, 2 * node + 1, (lo + hi) / 2, hi, limit, from, live, nl);
+}
+
+/* The number of blocks (by first step) that start at or before `step`. */
+static int32_t starting_by(const live_tree_t *t, int32_t step)
+{
+    int32_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (t->by_start[mid]->start <= step)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 mica_status_t mica__plan_memory(mica_engine_t *e, int32_t k)
 {
     mica__eprofile_t *p = &e->profiles[k];
@@ -54,10 +140,12 @@ mica_status_t mica__plan_memory(mica_engine_t *e, int32_t k)
     block_t *blocks = calloc((size_t)(nb + 1), sizeof *blocks);
     block_t **sorted = calloc((size_t)(nb + 1), sizeof *sorted);
     block_t **live = calloc((size_t)(nb + 1), sizeof *live);
+    int32_t *leaf = calloc((size_t)(nb + 1), sizeof *leaf);
+    live_tree_t tree = {0};
     mica_status_t st = MICA_OK;
     int64_t top = 0;
 
-    if (!blocks || !sorted || !live) {
+    if (!blocks || !sorted || !live || !leaf) {
         st = mica__fail(e->ctx, MICA_ERR_NOMEM, "out of host memory");
         goto done;
     }
@@ -114,16 +202,20 @@ mica_status_t mica__plan_memory(mica_engine_t *e, int32_t k)
     }
     for (i = 0; i < n; i++)
         sorted[i] = &blocks[i];
+    if (tree_init(&tree, sorted, n) != 0) {
+        st = mica__fail(e->ctx, MICA_ERR_NOMEM, "out of host memory");
+        goto done;
+    }
+    /* each block's leaf in the tree */
+    for (i = 0; i < n; i++)
+        leaf[tree.by_start[i] - blocks] = i;
     qsort(sorted, (size_t)n, sizeof *sorted, by_size_desc);
     for (i = 0; i < n; i++) {
         block_t *b = sorted[i];
         int32_t nl = 0;
-        int64_t offset = 0;
-        for (j = 0; j < i; j++) {
-            block_t *q = sorted[j];
-            if (q->start <= b->end && b->start <= q->end)
-                live[nl++] = q;
-        }
+        int64_t offset = 0, end;
+        tree_query(&tree, 1, 0, tree.size, starting_by(&tree, b->end),
+                   b->start, live, &nl);
         qsort(live, (size_t)nl, sizeof *live, by_offset);
         for (j = 0; j < nl; j++) {
             if (live[j]->offset >= offset + b->bytes)
@@ -131,10 +223,18 @@ mica_status_t mica__plan_memory(mica_engine_t *e, int32_t k)
             if (live[j]->offset + live[j]->bytes > offset)
                 offset = live[j]->offset + live[j]->bytes;
         }
+        if (mica__size_add(offset, b->bytes, &end) != 0 ||
+            end > MICA__MAX_ARENA_BYTES) {
+            st = mica__fail(e->ctx, MICA_ERR_INVALID, "profile %d: the "
+                            "memory plan needs more than 2^62 bytes",
+                            (int)k);
+            goto done;
+        }
         b->offset = offset;
         *b->target = offset;
-        if (offset + b->bytes > top)
-            top = offset + b->bytes;
+        tree_place(&tree, leaf[b - blocks], b->end);
+        if (end > top)
+            top = end;
     }
     p->arena_bytes = top;
     for (i = 0; i < e->nb_tensors; i++)
@@ -144,5 +244,8 @@ done:
     free(blocks);
     free(sorted);
     free(live);
+    free(leaf);
+    free(tree.by_start);
+    free(tree.max_end);
     return st;
 }

@@ -105,11 +105,12 @@ static mica_status_t add_cast(mica_network_t *out, const char *from,
 }
 
 /* Copy network layer nl into out, its tensors renamed as the plan says;
- * with its own fields, or `fields` where not NULL. */
+ * with its own fields, or `fields` where not NULL, and `note` for inspect
+ * (NULL: "runs in float16" where half, else its own). */
 static mica_status_t copy_layer(const plan_t *p, mica_network_t *out,
                                 const mica__net_layer_t *nl,
                                 const mica__layer_t *l, int half,
-                                const mica_fields_t *fields)
+                                const mica_fields_t *fields, const char *note)
 {
     const mica_engine_t *e = p->e;
     char **names = calloc((size_t)(nl->nb_inputs + nl->nb_outputs + 1),
@@ -134,7 +135,8 @@ static mica_status_t copy_layer(const plan_t *p, mica_network_t *out,
     }
     if (st == MICA_OK)
         st = mica__rewrite_layer(out, nl, (const char *const *)names, fields,
-                                 NULL, half ? "runs in float16" : NULL);
+                                 NULL, note ? note
+                                            : half ? "runs in float16" : NULL);
     for (i = 0; i < nl->nb_inputs + nl->nb_outputs; i++)
         free(names[i]);
     free(names);
@@ -162,20 +164,20 @@ static mica_status_t copy_constant(const plan_t *p, mica_network_t *out,
 
     if (t < 0 || strcmp(nl->type, "Constant") || (nl->ns && *nl->ns)
         || !convertible(&p->e->tensors[t]) || !p->need16[t] || p->need32[t])
-        return copy_layer(p, out, nl, l, 0, NULL);
+        return copy_layer(p, out, nl, l, 0, NULL, NULL);
     for (i = 0; i < v->nb_fields; i++)
         if (v->fields[i].type == MICA_FIELD_WEIGHTS
             && v->fields[i].count == 1)
             k = i;
     if (k < 0)
-        return copy_layer(p, out, nl, l, 0, NULL);
+        return copy_layer(p, out, nl, l, 0, NULL, NULL);
     w = *(const mica_weights_t *)v->fields[k].data;
     for (j = 0; w.dtype == MICA_FLOAT32 && j < w.count; j++) {
         float x = ((const float *)w.values)[j];
         over += isfinite(x) && fabsf(x) > 65504.0f;
     }
     if (!over)
-        return copy_layer(p, out, nl, l, 0, NULL);
+        return copy_layer(p, out, nl, l, 0, NULL, NULL);
     vals = malloc((size_t)w.count * sizeof *vals);
     f = malloc((size_t)v->nb_fields * sizeof *f);
     if (!vals || !f) {
@@ -193,10 +195,9 @@ static mica_status_t copy_constant(const plan_t *p, mica_network_t *out,
     f[k].data = &w;
     fields.nb_fields = v->nb_fields;
     fields.fields = f;
-    st = copy_layer(p, out, nl, l, 0, &fields);
-    if (st == MICA_OK)
-        st = note(out, "float32 weights clamped to float16's range for "
-                  "its float16 readers");
+    st = copy_layer(p, out, nl, l, 0, &fields,
+                    "float32 weights clamped to float16's range for its "
+                    "float16 readers");
     free(vals);
     free(f);
     return st;
@@ -272,7 +273,7 @@ mica_status_t mica__precision_rewrite(mica_network_t *net,
         goto done;
     for (s = 0; s < e->nb_layers && st == MICA_OK; s++)
         st = p.half[s] ? copy_layer(&p, o, net_layer(net, e->layers[s].name),
-                                    &e->layers[s], 1, NULL)
+                                    &e->layers[s], 1, NULL, NULL)
                        : copy_constant(&p, o,
                                        net_layer(net, e->layers[s].name),
                                        &e->layers[s]);

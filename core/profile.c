@@ -202,6 +202,7 @@ mica_status_t mica__configure_profile(mica_engine_t *e, int32_t k,
         const mica_layer_ops_t *ops = l->instance->ops;
         mica_dyn_desc_t dyn[128];
         mica_error_t err;
+        size_t ws;
         workspace[s] = 0;
         if (!l->run_device)
             continue;
@@ -211,14 +212,19 @@ mica_status_t mica__configure_profile(mica_engine_t *e, int32_t k,
             ops->configure(l->instance, dyn, l->nb_inputs, dyn + l->nb_inputs,
                            l->nb_outputs, &err) != MICA_OK)
             return mica__engine_layer_fail(e, s, &err, "configure failed");
-        workspace[s] =
-            ops->workspace_size
-                ? (int64_t)ops->workspace_size(l->instance, dyn, l->nb_inputs,
-                                               dyn + l->nb_inputs, l->nb_outputs)
-                : 0;
-        if (workspace[s] < 0)
-            return mica__engine_layer_fail(e, s, NULL, "a workspace over "
-                                           "8 EiB");
+        ws = ops->workspace_size
+                 ? ops->workspace_size(l->instance, dyn, l->nb_inputs,
+                                       dyn + l->nb_inputs, l->nb_outputs)
+                 : 0;
+        if (ws > (size_t)MICA_MAX_TENSOR_BYTES) {
+            char at[512];
+            return mica__fail(e->ctx, MICA_ERR_INVALID,
+                              "%slayer '%s' (%s): profile %d: a workspace of "
+                              "%zu bytes, more than the 2^48 a layer may "
+                              "ask for", mica__at(l->origin, at, sizeof at),
+                              l->name, l->info.type, (int)k, ws);
+        }
+        workspace[s] = (int64_t)ws;
     }
     return MICA_OK;
 }

@@ -19,13 +19,7 @@
 
 void mica__dims_text(const mica_dims_t *d, char *buf, size_t len)
 {
-    size_t pos = (size_t)snprintf(buf, len, "[");
-    int32_t i;
-    for (i = 0; i < d->nb_dims && pos < len; i++)
-        pos += (size_t)snprintf(buf + pos, len - pos, "%s%lld", i ? ", " : "",
-                                (long long)d->d[i]);
-    if (pos < len)
-        snprintf(buf + pos, len - pos, "]");
+    mica__dims_str(d, buf, len);
 }
 
 mica_status_t mica__shapes_init(mica_engine_t *e, mica__shapes_t *s)
@@ -103,7 +97,8 @@ static mica_status_t eval_outputs(mica_engine_t *e, mica__shapes_t *s,
 {
     const mica__layer_t *l = &e->layers[step];
     int32_t i, j;
-    char at[512], text[256];
+    int64_t bytes;
+    char at[512], text[768];
 
     for (i = 0; i < l->nb_outputs; i++) {
         const mica__tensor_t *t = &e->tensors[l->outputs[i]];
@@ -114,7 +109,8 @@ static mica_status_t eval_outputs(mica_engine_t *e, mica__shapes_t *s,
                                 &d->d[j]) != MICA_OK)
                 return mica__fail(e->ctx, MICA_ERR_RUNTIME,
                                   "%slayer '%s': dimension %d of '%s' %s "
-                                  "cannot be evaluated (a division by zero)",
+                                  "cannot be evaluated (a division by zero "
+                                  "or a value beyond 64 bits)",
                                   mica__at(l->origin, at, sizeof at), l->name,
                                   (int)j, t->name, t->shape_text);
             if (d->d[j] < 0) {
@@ -127,6 +123,11 @@ static mica_status_t eval_outputs(mica_engine_t *e, mica__shapes_t *s,
                                   t->name, t->shape_text, text);
             }
         }
+        /* every size computed later from these dims is then in range */
+        snprintf(text, sizeof text, "%slayer '%s': output '%s'",
+                 mica__at(l->origin, at, sizeof at), l->name, t->name);
+        if (mica__tensor_bytes(e->ctx, text, d, t->dtype, &bytes) != MICA_OK)
+            return MICA_ERR_RUNTIME;
     }
     return MICA_OK;
 }
@@ -154,6 +155,7 @@ static mica_status_t run_host(mica_engine_t *e, mica__shapes_t *s,
     }
     for (i = 0; i < nout; i++) {
         int32_t t = l->outputs[i];
+        /* checked by eval_outputs */
         size_t bytes = (size_t)mica_dims_volume(&s->dims[t]) *
                        mica_dtype_size(e->tensors[t].dtype);
         if (ensure(&s->host[t], &s->host_cap[t], bytes) != 0)
@@ -169,6 +171,12 @@ static mica_status_t run_host(mica_engine_t *e, mica__shapes_t *s,
             dyn[i].min = dyn[i].max = io[i].dims;
         }
         ws = ops->workspace_size(inst, dyn, nin, dyn + nin, nout);
+        if (ws > (size_t)MICA_MAX_TENSOR_BYTES)
+            return mica__fail(e->ctx, MICA_ERR_RUNTIME, "%slayer '%s' (%s): "
+                              "a workspace of %zu bytes, more than the 2^48 "
+                              "a layer may ask for",
+                              mica__at(l->origin, at, sizeof at), l->name,
+                              l->info.type, ws);
         if (ensure(&s->scratch, &s->scratch_cap, ws) != 0)
             return mica__fail(e->ctx, MICA_ERR_NOMEM, "out of host memory");
     }

@@ -2,7 +2,7 @@
 # installed in $(docdir), and the check that the manifest reference
 # documents every layer type the in-tree modules register.
 
-dist_doc_DATA += docs/manifest.md docs/mica.md docs/triton.md
+dist_doc_DATA += docs/manifest.md docs/mica.md docs/triton.md docs/limits.md
 
 check_PROGRAMS += tests/test_docs
 TESTS += tests/test_docs

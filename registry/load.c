@@ -98,16 +98,20 @@ static mica_status_t register_creators(mica_context_t *ctx,
     int32_t i, n = 0;
 
     for (i = 0; i < desc->nb_creators; i++) {
-        const mica_layer_creator_t *c = desc->creators[i];
+        const mica_layer_creator_t *c = module->creators[i];
         char why[512];
         const char *bad = mica__check_creator(c, why, sizeof(why));
         mica_status_t st;
 
         if (bad) {
-            if (c && c->struct_size >= MICA__CREATOR_V1_SIZE && c->type &&
-                c->type[0])
+            char type[256];
+            mica_layer_creator_t head;
+            /* its type name for the message, where it can be read */
+            if (mica__peek(&head, c, MICA__CREATOR_V1_SIZE) == 0 &&
+                head.struct_size >= MICA__CREATOR_V1_SIZE &&
+                mica__peek_str(head.type, type, sizeof type) == 0 && type[0])
                 mica__problem(ctx, "%s: creators[%d] ('%s'): %s; skipped",
-                              module->path, (int)i, c->type, bad);
+                              module->path, (int)i, type, bad);
             else
                 mica__problem(ctx, "%s: creators[%d]: %s; skipped",
                               module->path, (int)i, bad);
@@ -135,6 +139,7 @@ static mica_status_t register_creators(mica_context_t *ctx,
 mica_status_t mica_context_load_file(mica_context_t *ctx, const char *path)
 {
     const mica_module_desc_t *desc = NULL;
+    const mica_layer_creator_t *const *creators = NULL;
     mica__module_t *module;
     mica_status_t st;
     char why[MICA_ERROR_MAX];
@@ -156,6 +161,14 @@ mica_status_t mica_context_load_file(mica_context_t *ctx, const char *path)
         free(real);
         return MICA_OK;
     }
+    /* first in a process of its own when new or changed (scan.c) */
+    mica__scan(ctx, &real, 1);
+    if (mica__scan_bad(real, why, sizeof why)) {
+        st = refuse(ctx, MICA_ERR_INVALID, "%s: %s; skipped until the file "
+                    "changes", real, why);
+        free(real);
+        return st;
+    }
 
     dlerror();
     handle = dlopen(real, RTLD_NOW | RTLD_LOCAL);
@@ -165,7 +178,7 @@ mica_status_t mica_context_load_file(mica_context_t *ctx, const char *path)
         free(real);
         return st;
     }
-    st = mica__module_acquire(handle, &desc, why, sizeof(why));
+    st = mica__module_acquire(handle, &desc, &creators, why, sizeof(why));
     if (st != MICA_OK) {
         dlclose(handle);
         st = refuse(ctx, st, "%s: %s", real, why);
@@ -178,6 +191,7 @@ mica_status_t mica_context_load_file(mica_context_t *ctx, const char *path)
         module->path = real;
         module->handle = handle;
         module->desc = desc;
+        module->creators = creators;
     }
     if (!module || !mica__registry_of(ctx) ||
         mica__registry_add_module(ctx->registry, module)) {
@@ -242,6 +256,9 @@ mica_status_t mica_context_load_dir(mica_context_t *ctx, const char *dir)
     closedir(d);
     if (st == MICA_OK && nb > 1)
         qsort(names, nb, sizeof(*names), cmp_names);
+    /* the new or changed files of the folder in one scanner process */
+    if (st == MICA_OK)
+        mica__scan(ctx, names, nb);
     for (i = 0; i < nb && st == MICA_OK; i++) {
         struct stat sb;
         /* a folder or a device named x.so is not a module file */

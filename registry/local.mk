@@ -5,7 +5,14 @@
 
 libmica_la_SOURCES += registry/registry.c registry/registry.h \
 	registry/load.c registry/module.c registry/check.c registry/host.h \
-	registry/host.c
+	registry/host.c registry/peek.c registry/scan.c
+
+# The scanner: loads new or changed module files in a process of its own
+# (registry/scan.c), from $(pkglibexecdir).  Uninstalled, the tests name
+# it through $MICA_SCANNER.
+pkglibexec_PROGRAMS += registry/mica-scan-module
+registry_mica_scan_module_SOURCES = registry/scanner.c
+registry_mica_scan_module_LDADD = libmica.la
 
 # ---- tests -------------------------------------------------------------------
 check_PROGRAMS += tests/test_registry
@@ -53,3 +60,52 @@ check_LTLIBRARIES += tests/choice/choice.la
 tests_choice_choice_la_SOURCES = tests/choice/choice.c
 tests_choice_choice_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
 tests_choice_choice_la_LIBADD = modules/common/libmicamodkit.la
+
+# Hostile modules (issue 15), in a folder of their own: inits that
+# segfault, abort, exit or hang (tests/hostile/crash.c, one module each),
+# an entry symbol that is data, a descriptor and a schema claiming more
+# than they hold, instances without ops or callbacks.  Built without the
+# sanitizers, as a third party's binary would be.
+MICA_HOSTILE_MODULES = tests/hostile/crash_segv.la \
+	tests/hostile/crash_abort.la tests/hostile/crash_exit.la \
+	tests/hostile/crash_hang.la tests/hostile/entry_data.la \
+	tests/hostile/overclaim_creators.la tests/hostile/overclaim_fields.la \
+	tests/hostile/null_ops.la
+check_LTLIBRARIES += $(MICA_HOSTILE_MODULES)
+MICA_HOSTILE_CFLAGS = $(MICA_WARN_CFLAGS)
+tests_hostile_crash_segv_la_SOURCES = tests/hostile/crash.c
+tests_hostile_crash_segv_la_CPPFLAGS = $(AM_CPPFLAGS) -DHOSTILE_KIND=1
+tests_hostile_crash_segv_la_CFLAGS = $(MICA_HOSTILE_CFLAGS)
+tests_hostile_crash_segv_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_hostile_crash_abort_la_SOURCES = tests/hostile/crash.c
+tests_hostile_crash_abort_la_CPPFLAGS = $(AM_CPPFLAGS) -DHOSTILE_KIND=2
+tests_hostile_crash_abort_la_CFLAGS = $(MICA_HOSTILE_CFLAGS)
+tests_hostile_crash_abort_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_hostile_crash_exit_la_SOURCES = tests/hostile/crash.c
+tests_hostile_crash_exit_la_CPPFLAGS = $(AM_CPPFLAGS) -DHOSTILE_KIND=3
+tests_hostile_crash_exit_la_CFLAGS = $(MICA_HOSTILE_CFLAGS)
+tests_hostile_crash_exit_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_hostile_crash_hang_la_SOURCES = tests/hostile/crash.c
+tests_hostile_crash_hang_la_CPPFLAGS = $(AM_CPPFLAGS) -DHOSTILE_KIND=4
+tests_hostile_crash_hang_la_CFLAGS = $(MICA_HOSTILE_CFLAGS)
+tests_hostile_crash_hang_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_hostile_entry_data_la_SOURCES = tests/hostile/entry_data.c
+tests_hostile_entry_data_la_CFLAGS = $(MICA_HOSTILE_CFLAGS)
+tests_hostile_entry_data_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_hostile_overclaim_creators_la_SOURCES = tests/hostile/overclaim.c
+tests_hostile_overclaim_creators_la_CPPFLAGS = $(AM_CPPFLAGS) -DHOSTILE_KIND=1
+tests_hostile_overclaim_creators_la_CFLAGS = $(MICA_HOSTILE_CFLAGS)
+tests_hostile_overclaim_creators_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_hostile_overclaim_fields_la_SOURCES = tests/hostile/overclaim.c
+tests_hostile_overclaim_fields_la_CPPFLAGS = $(AM_CPPFLAGS) -DHOSTILE_KIND=2
+tests_hostile_overclaim_fields_la_CFLAGS = $(MICA_HOSTILE_CFLAGS)
+tests_hostile_overclaim_fields_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_hostile_null_ops_la_SOURCES = tests/hostile/null_ops.c
+tests_hostile_null_ops_la_CFLAGS = $(MICA_HOSTILE_CFLAGS)
+tests_hostile_null_ops_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+
+check_PROGRAMS += tests/test_hostile
+TESTS += tests/test_hostile tests/test_cli_hostile.sh
+tests_test_hostile_SOURCES = tests/test_hostile.c
+tests_test_hostile_LDADD = $(MICA_TEST_LIBS)
+EXTRA_DIST += tests/test_cli_hostile.sh

@@ -101,6 +101,18 @@ mica__module_t *mica__registry_module_by_path(const mica__registry_t *reg,
     return NULL;
 }
 
+const char *mica__creator_file(const mica_context_t *ctx,
+                               const mica_layer_creator_t *c)
+{
+    const mica__registry_t *reg = mica__registry_peek(ctx);
+    int32_t i;
+
+    for (i = 0; i < reg->nb_entries; i++)
+        if (reg->entries[i].creator == c)
+            return reg->entries[i].module->path;
+    return NULL;
+}
+
 mica_status_t mica__registry_add_creator(mica_context_t *ctx,
                                          mica__module_t *module,
                                          const mica_layer_creator_t *c)

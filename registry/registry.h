@@ -16,6 +16,9 @@ typedef struct mica__module {
     char *path;              /* as loaded (real path) */
     void *handle;            /* dlopen handle */
     const mica_module_desc_t *desc;
+    /* desc->creators as the host copied them (registry/module.c): read
+     * these, never the module's array, which may hold fewer */
+    const mica_layer_creator_t *const *creators;
 } mica__module_t;
 
 typedef struct mica__entry {
@@ -62,11 +65,14 @@ mica_status_t mica__registry_add_module(mica__registry_t *reg,
 
 /*
  * The descriptor of the module behind `handle`, initializing it if no
- * context holds it yet (negotiating the ABI version), and counting this
- * use; on failure why says what is wrong (registry/module.c).
+ * context holds it yet (negotiating the ABI version, checking that the
+ * entry symbol is code and that the descriptor is readable), and counting
+ * this use; *creators is the host's copy of its array of creators.  On
+ * failure why says what is wrong (registry/module.c).
  */
 mica_status_t mica__module_acquire(void *handle,
                                    const mica_module_desc_t **desc,
+                                   const mica_layer_creator_t *const **creators,
                                    char *why, size_t len);
 
 /*
@@ -100,6 +106,34 @@ char *mica__creator_key(const mica_layer_creator_t *c, char *buf,
  * (registry/check.c). */
 const char *mica__check_creator(const mica_layer_creator_t *c, char *why,
                                 size_t len);
+
+/*
+ * Copy n bytes of a module's memory at src into dst without faulting
+ * (registry/peek.c): 0, or -1 when they are not all readable.
+ */
+int mica__peek(void *dst, const void *src, size_t n);
+
+/*
+ * Copy the NUL-terminated string at s into buf (len bytes): 0, or -1
+ * when it is not readable or has no NUL within len bytes.
+ */
+int mica__peek_str(const char *s, char *buf, size_t len);
+
+/*
+ * Give every file of paths[0..n-1] a verdict, loading in the scanner
+ * process those that are new or changed since their last scan
+ * (registry/scan.c).  Never fails: without a scanner they load as
+ * before.
+ */
+void mica__scan(mica_context_t *ctx, char *const *paths, size_t n);
+
+/* 1 (and why) when real path `real` crashed, exited or hung when it was
+ * scanned and has not changed since, else 0. */
+int mica__scan_bad(const char *real, char *why, size_t len);
+
+/* The real path of the module file that registered c in ctx, or NULL. */
+const char *mica__creator_file(const mica_context_t *ctx,
+                               const mica_layer_creator_t *c);
 
 /* The namespace of a creator: "" when the module left it NULL. */
 const char *mica__creator_ns(const mica_layer_creator_t *c);

@@ -48,10 +48,13 @@ void th_set(th_tensor_t *t, int64_t i, double v)
     case MICA_BFLOAT16:
         ((uint16_t *)p)[i] = mica_kit_float_to_bf16((float)v);
         break;
-    case MICA_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
-    case MICA_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    /* through int64 (defined for the values tests use), then narrowed
+     * modulo 2^n: a double out of a small type's range converts to it
+     * with undefined behaviour */
+    case MICA_INT8: ((int8_t *)p)[i] = (int8_t)(int64_t)v; break;
+    case MICA_UINT8: ((uint8_t *)p)[i] = (uint8_t)(int64_t)v; break;
     case MICA_BOOL: p[i] = v != 0; break;
-    case MICA_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case MICA_INT32: ((int32_t *)p)[i] = (int32_t)(int64_t)v; break;
     case MICA_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
     default: break;
     }
@@ -141,7 +144,8 @@ static th_fields_t *add(th_fields_t *f, const char *name, mica_field_type_t type
     if (f->view.nb_fields == 32)
         bail("th_fields: too many fields");
     copy = keep(f, bytes);
-    memcpy(copy, data, bytes);
+    if (bytes)
+        memcpy(copy, data, bytes);
     it = &f->items[f->view.nb_fields++];
     it->name = name;
     it->type = type;

@@ -80,13 +80,14 @@ static void build_run_reload(mica_context_t *ctx, mica_network_t *net,
     mica_exec_t *x = NULL;
     void *bytes = NULL;
     size_t size = 0;
+    float v[4] = {1, 2, 3, 4};
     int good;
 
     cfg.device = device;
     good = mica_engine_build(net, &cfg, &e) == MICA_OK &&
            mica_exec_create(e, &x) == MICA_OK;
+    /* v lives until the run: set_input keeps the pointer until then */
     if (good && mica_engine_nb_inputs(e) == 1) {
-        float v[4] = {1, 2, 3, 4};
         mica_dims_t d;
         memset(&d, 0, sizeof d);
         d.nb_dims = 1;

@@ -66,6 +66,25 @@ static void check(const char *label, const char *text, int line, int col,
 
 #define HEAD "mica: 1\ninputs:\n  x: {dtype: float32, shape: [2, 3]}\n"
 
+/* A manifest loads modules only when its caller allows it (issue 15). */
+static void opt_in(void)
+{
+    check("modules.load needs permission",
+          "mica: 1\nmodules:\n  load: [./nope.so]\noutputs: []\n", 3, 9,
+          "modules.load: this manifest loads modules (native code), which "
+          "is off unless its caller allows it: run mica with "
+          "--allow-manifest-modules, or call "
+          "mica_context_allow_manifest_modules()");
+    check("modules.paths needs permission",
+          "mica: 1\nmodules:\n  paths: [.]\noutputs: []\n", 3, 10,
+          "modules.paths: this manifest loads modules");
+    ok(load("mica: 1\nmodules:\n  load: []\n  paths: []\noutputs: []\n")
+       == NULL, "empty modules.load and modules.paths need no permission");
+    mica_context_allow_manifest_modules(ctx, 1);
+    ok(load("mica: 1\nmodules:\n  paths: [.]\noutputs: []\n") == NULL,
+       "modules.paths loads once allowed");
+}
+
 static void good(void)
 {
     static const float w[6] = {1, 2, 3, 4, 5, 6};
@@ -505,6 +524,7 @@ int main(void)
         skip_all("the ElementWise and Reduce modules are not loaded");
 
     plan_lazy();
+    opt_in();
     good();
     good_more();
     dynamic();

@@ -103,7 +103,7 @@ static void parse_built(void)
 static void parse_errors(void)
 {
     unsigned char buf[1024];
-    float f[6] = {0};
+    float f[8] = {0}; /* as many bytes as the longest case's data */
     mica__npy_t a;
     char err[256];
     size_t n;

@@ -157,7 +157,7 @@ static char *path_of(const char *dir, const char *file)
 static void *narrowed(const mica_tensor_desc_t *d, const void *data)
 {
     int64_t i, n = mica_dims_volume(&d->dims);
-    int32_t *out = malloc((size_t)(n ? n : 1) * 4);
+    int32_t *out = malloc((size_t)(n > 0 ? n : 1) * 4);
     for (i = 0; out && i < n; i++) {
         int64_t v = ((const int64_t *)data)[i];
         if (v < INT32_MIN || v > INT32_MAX) {

@@ -233,8 +233,8 @@ static void test_refusals(mica_context_t *ctx)
         "creators[0] ('Cog'): version 0 is not valid (must be >= 1); skipped",
         "creators[1] ('Cog'): field 'op': enum without values; skipped",
         "creators[2] ('Cog'): field 'axis' is declared twice; skipped",
-        "creators[3] ('Cog'): devices 0x0 name no device this host knows "
-        "(cpu 0x1, cuda 0x2); skipped",
+        ("creators[3] ('Cog'): devices 0x0 name no device this host knows "
+         "(cpu 0x1, cuda 0x2); skipped"),
         "creators[4]: is NULL; skipped",
         "creators[5]: has no type name; skipped",
         "creators[6] ('Cog'): has no create function; skipped",

@@ -122,6 +122,13 @@ const char *cli_dims_str(const mica_dims_t *d, char *buf, size_t len)
 static char prefer[1024];
 /* mica build --autotune and --fp16. */
 static int autotune, fp16;
+/* --allow-manifest-modules */
+static int manifest_modules;
+
+void cli_set_allow_manifest_modules(int on)
+{
+    manifest_modules = on;
+}
 
 void cli_set_autotune(int on)
 {
@@ -169,6 +176,7 @@ int cli_context(mica_context_t **ctx, char **paths, int nb_paths, int quiet)
         return cli_error("cannot create a context: %s", mica_status_name(st));
     if (quiet)
         mica_context_set_logger(*ctx, quiet_log, NULL, MICA_LOG_ERROR);
+    mica_context_allow_manifest_modules(*ctx, manifest_modules);
     if (prefer[0] && (st = mica_context_set_prefer(*ctx, prefer)) != MICA_OK)
         goto fail;
     st = mica_context_load_default_modules(*ctx);

@@ -67,6 +67,8 @@ int cli_context(mica_context_t **ctx, char **paths, int nb_paths, int quiet);
 int cli_add_prefer(const char *cmd, const char *v);
 
 /* Builds from manifests time the candidate implementations (--autotune). */
+/* --allow-manifest-modules: manifests may load modules (cli_context). */
+void cli_set_allow_manifest_modules(int on);
 void cli_set_autotune(int on);
 /* Builds from manifests may run layers in float16 (--fp16). */
 void cli_set_fp16(int on);

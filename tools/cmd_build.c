@@ -20,6 +20,7 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: mica build MANIFEST -o ENGINE [--device auto|cpu|cuda] [--fp16]\n"
         "                  [--autotune] [--prefer T=I]... [--module-path DIR]...\n"
+        "                  [--allow-manifest-modules]\n"
         "                  [--shapes NAME:AxB,...] (MANIFEST may be an ONNX model:\n"
         "                  its profile; also --min/--opt/--max-shapes)\n\n"
         "Build the engine of MANIFEST (choose an implementation for every\n"
@@ -38,7 +39,10 @@ static void usage(FILE *f)
         "                         that do not pin one (repeatable; replaces\n"
         "                         $MICA_PREFER)\n"
         "  --module-path DIR      another folder of modules (repeatable; also\n"
-        "                         $MICA_MODULE_PATH, colon-separated)\n\n"
+        "                         $MICA_MODULE_PATH, colon-separated)\n"
+        "  --allow-manifest-modules  let the manifest load the modules its\n"
+        "                         modules.paths and modules.load name\n"
+        "                         (native code: only for trusted manifests)\n\n"
         "On any error nothing is written and the status is 1.\n");
 }
 
@@ -82,7 +86,9 @@ int cmd_build(int argc, char **argv)
         } else if (cli_is_opt(a, "--prefer")) {
             if (!(v = cli_opt_value("build", argc, argv, &i, "--prefer")) ||
                 cli_add_prefer("build", v) != CLI_OK)
-                return CLI_USAGE;
+                rc = CLI_USAGE;
+        } else if (cli_is_opt(a, "--allow-manifest-modules")) {
+            cli_set_allow_manifest_modules(1);
         } else if (cli_is_opt(a, "--module-path")) {
             if (!(v = cli_opt_value("build", argc, argv, &i,
                                     "--module-path")))

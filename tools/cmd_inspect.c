@@ -20,6 +20,7 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: mica inspect MANIFEST|ENGINE|MODEL.onnx [--device auto|cpu|cuda]\n"
         "                    [--prefer T=I]... [--module-path DIR]...\n"
+        "                    [--allow-manifest-modules]\n"
         "                    [--shapes NAME:AxB,...] (an ONNX model's profile;\n"
         "                    also --min-shapes, --opt-shapes, --max-shapes)\n\n"
         "Build the engine of MANIFEST, or load ENGINE (an engine file that\n"
@@ -32,7 +33,10 @@ static void usage(FILE *f)
         "conditional with its boundary layers and the layers inside it (by\n"
         "branch for a conditional), and the\n"
         "optimization profiles with the min/opt/max dimensions (or values,\n"
-        "for a shape-tensor input) of every input and the arena each needs.\n");
+        "for a shape-tensor input) of every input and the arena each needs.\n"
+        "--allow-manifest-modules lets the manifest load the modules its\n"
+        "modules.paths and modules.load name (native code: only for trusted\n"
+        "manifests).\n");
 }
 
 static const char *role_name(uint32_t role)
@@ -377,7 +381,9 @@ int cmd_inspect(int argc, char **argv)
         } else if (cli_is_opt(a, "--prefer")) {
             if (!(v = cli_opt_value("inspect", argc, argv, &i, "--prefer")) ||
                 cli_add_prefer("inspect", v) != CLI_OK)
-                return CLI_USAGE;
+                rc = CLI_USAGE;
+        } else if (cli_is_opt(a, "--allow-manifest-modules")) {
+            cli_set_allow_manifest_modules(1);
         } else if (cli_is_opt(a, "--module-path")) {
             if (!(v = cli_opt_value("inspect", argc, argv, &i,
                                     "--module-path")))

@@ -29,7 +29,8 @@ static void usage(FILE *f)
         "usage: mica run MANIFEST|ENGINE|MODEL.onnx --output-dir DIR\n"
         "                [--input NAME=FILE.npy|NAME=random]... [--seed N]\n"
         "                [--device auto|cpu|cuda] [--profile K] [--prefer T=I]...\n"
-        "                [--shapes NAME:AxB,...] [--module-path DIR]...\n\n"
+        "                [--shapes NAME:AxB,...] [--module-path DIR]...\n"
+        "                [--allow-manifest-modules]\n\n"
         "Run the network of MANIFEST (built here), of ENGINE (an engine\n"
         "file that 'mica build' wrote) or of an ONNX model once and write every\n"
         "network output and every output for shapes as DIR/NAME.npy (DIR is\n"
@@ -58,7 +59,10 @@ static void usage(FILE *f)
         "                         --max-shapes; default: the inputs' shapes)\n"
         "  --module-path DIR      another folder of modules (repeatable; also\n"
         "                         $MICA_MODULE_PATH, colon-separated; an\n"
-        "                         engine needs the modules it was built with)\n\n"
+        "                         engine needs the modules it was built with)\n"
+        "  --allow-manifest-modules  let the manifest load the modules its\n"
+        "                         modules.paths and modules.load name\n"
+        "                         (native code: only for trusted manifests)\n\n"
         "On any error nothing is written and the status is 1.\n",
         CLI_DEFAULT_SEED);
 }
@@ -114,6 +118,8 @@ static int parse(run_t *r, int argc, char **argv, int *help)
             if (!(v = cli_opt_value("run", argc, argv, &i, "--prefer")) ||
                 cli_add_prefer("run", v) != CLI_OK)
                 return CLI_USAGE;
+        } else if (cli_is_opt(a, "--allow-manifest-modules")) {
+            cli_set_allow_manifest_modules(1);
         } else if (cli_is_opt(a, "--module-path")) {
             if (!(v = cli_opt_value("run", argc, argv, &i, "--module-path")))
                 return CLI_USAGE;

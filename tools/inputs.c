@@ -119,7 +119,7 @@ static int narrow(cli_input_t *in)
 {
     int64_t k, nb = mica_dims_volume(&in->npy.dims);
     const int64_t *src = in->npy.data;
-    int32_t *dst = malloc((size_t)(nb ? nb : 1) * sizeof *dst);
+    int32_t *dst = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *dst);
     if (!dst)
         return cli_error("out of memory");
     for (k = 0; k < nb; k++) {

@@ -22,6 +22,12 @@ check_PROGRAMS += tests/test_manifest tests/test_npy tests/npytool
 TESTS += tests/test_manifest tests/test_npy tests/test_cli.sh
 tests_test_manifest_SOURCES = tests/test_manifest.c
 tests_test_manifest_LDADD = $(MICA_TEST_LIBS)
+# What mica refuses instead of crashing (issue 15).
+check_PROGRAMS += tests/test_limits
+TESTS += tests/test_limits tests/test_cli_limits.sh
+EXTRA_DIST += tests/test_cli_limits.sh
+tests_test_limits_SOURCES = tests/test_limits.c
+tests_test_limits_LDADD = $(MICA_TEST_LIBS)
 tests_test_npy_SOURCES = tests/test_npy.c core/base/npy.c core/base/npy.h
 tests_test_npy_LDADD = $(MICA_TEST_LIBS)
 # A small helper of test_cli.sh: writes and prints .npy files.

@@ -34,12 +34,15 @@ static const struct {
 static void usage(FILE *f)
 {
     size_t i;
-    fprintf(f, "usage: mica COMMAND [ARGS...]\n\n"
+    fprintf(f, "usage: mica [--allow-manifest-modules] COMMAND [ARGS...]\n\n"
                "A plugin-first inference runtime.  Commands:\n");
     for (i = 0; i < NB_COMMANDS; i++)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n'mica COMMAND --help' describes a command.  "
                "'mica --version' prints the version.\n"
+               "--allow-manifest-modules lets a manifest load the modules its\n"
+               "modules.paths and modules.load name (native code: only for\n"
+               "trusted manifests; --module-path needs no permission).\n"
                "Exit status: 0 success, 1 error, 2 usage error.\n");
 }
 
@@ -47,6 +50,12 @@ int main(int argc, char **argv)
 {
     size_t i;
 
+    /* Options before the command apply to it. */
+    while (argc >= 2 && !strcmp(argv[1], "--allow-manifest-modules")) {
+        cli_set_allow_manifest_modules(1);
+        argc--;
+        argv++;
+    }
     if (argc < 2) {
         usage(stderr);
         return CLI_USAGE;

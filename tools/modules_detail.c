@@ -221,8 +221,8 @@ static const char *role_text(uint32_t role)
         "a conditional boundary: the condition of the conditional it names",
         "a conditional boundary: a value entering the conditional",
         "a conditional boundary: the value of the branch taken",
-        "refused at build time where its condition is constant and false, "
-        "else checked at run time"};
+        ("refused at build time where its condition is constant and false, "
+         "else checked at run time")};
     return role < sizeof(text) / sizeof(text[0]) ? text[role]
                                                  : "unknown to this mica";
 }

@@ -20,10 +20,13 @@
  *     mica_exec_get_output(exec, "y", &desc, &out);
  *
  * Every function that can fail returns a mica_status_t; the message that
- * goes with a failure is available from mica_context_error() until the
- * next failing call on the same context.  Objects made from a context
- * (networks, engines, execution contexts, manifests) must be destroyed
- * before it.  A context and its objects are used from one thread at a time.
+ * goes with a failure is available from mica_context_error(), on the
+ * thread that made the call, until that thread's next failing call on the
+ * same context.  Objects made from a context (networks, engines,
+ * execution contexts, manifests) must be destroyed before it.  A context
+ * and its objects are used from one thread at a time, except that the
+ * execution contexts of one engine may run on different threads, each
+ * failing with its own message.
  */
 #ifndef MICA_MICA_H
 #define MICA_MICA_H
@@ -57,7 +60,8 @@ typedef void (*mica_log_fn)(void *user, mica_log_level_t level,
 MICA_EXPORT mica_status_t mica_context_create(mica_context_t **out);
 MICA_EXPORT void mica_context_destroy(mica_context_t *ctx);
 
-/* The message of the last failure on ctx, "" if none.  One line. */
+/* The message of the calling thread's last failure on ctx, "" if none.
+ * One line. */
 MICA_EXPORT const char *mica_context_error(const mica_context_t *ctx);
 
 /*
@@ -107,6 +111,18 @@ MICA_EXPORT mica_status_t mica_context_load_dir(mica_context_t *ctx,
  */
 MICA_EXPORT mica_status_t mica_context_load_file(mica_context_t *ctx,
                                                  const char *path);
+
+/*
+ * Whether a manifest loaded with ctx may load modules itself through its
+ * `modules.paths` and `modules.load` (allow 1) or not (0, the default):
+ * a module is native code, so opening a manifest that names one runs it.
+ * Allow it only for manifests trusted as programs are; otherwise such a
+ * manifest is refused with one line naming the key.  The modules the
+ * caller loads (mica_context_load_*, $MICA_MODULE_PATH) are not affected.
+ * `mica --allow-manifest-modules` sets it.
+ */
+MICA_EXPORT void mica_context_allow_manifest_modules(mica_context_t *ctx,
+                                                     int32_t allow);
 
 /* Problems met while loading modules, oldest first, one line each. */
 MICA_EXPORT int32_t mica_context_nb_load_problems(const mica_context_t *ctx);
@@ -723,6 +739,17 @@ MICA_EXPORT void mica_engine_host_free(mica_engine_t *engine, void *p);
 MICA_EXPORT mica_status_t mica_manifest_load(mica_context_t *ctx,
                                              const char *path,
                                              mica_manifest_t **out);
+/*
+ * mica_manifest_load of a manifest held in memory: `text` (len bytes; a
+ * final NUL is not needed) is read as the file `name` would be.  name
+ * appears in messages, and the files the manifest names (weights) are
+ * relative to its folder.
+ */
+MICA_EXPORT mica_status_t mica_manifest_load_text(mica_context_t *ctx,
+                                                  const char *name,
+                                                  const char *text,
+                                                  size_t len,
+                                                  mica_manifest_t **out);
 MICA_EXPORT void mica_manifest_destroy(mica_manifest_t *m);
 MICA_EXPORT mica_network_t *mica_manifest_network(mica_manifest_t *m);
 /* The manifest's device and modules.prefer as a build configuration. */

@@ -40,6 +40,16 @@ extern "C" {
 /* The most dimensions a tensor may have (TensorRT's Dims::MAX_DIMS). */
 #define MICA_MAX_DIMS 8
 
+/*
+ * The largest tensor, in bytes, that mica accepts anywhere (weights,
+ * inputs, every tensor a build infers, every profile's largest shape):
+ * 2^48 bytes, 256 TiB, more than any device holds.  Below it, sums of
+ * tensor sizes and offsets (an arena, an engine file) cannot overflow
+ * 64 bits.  A shape beyond it is refused with one line naming the tensor
+ * and its shape.
+ */
+#define MICA_MAX_TENSOR_BYTES ((int64_t)1 << 48)
+
 /* Status codes.  Every fallible function returns one; MICA_OK is zero. */
 typedef enum mica_status {
     MICA_OK = 0,
@@ -219,14 +229,60 @@ static inline size_t mica_dtype_size(mica_dtype_t dtype)
     }
 }
 
-/* Number of elements of `dims`; 1 for a scalar, 0 for an empty tensor. */
-static inline int64_t mica_dims_volume(const mica_dims_t *dims)
+/*
+ * Number of elements of `dims` into *volume (1 for a scalar, 0 for an
+ * empty tensor): 0, or -1 (*volume untouched) when the rank is not
+ * 0..MICA_MAX_DIMS, a dimension is negative, or the product exceeds
+ * INT64_MAX.  The checked form every size computation starts from.
+ */
+static inline int mica_dims_volume_checked(const mica_dims_t *dims,
+                                           int64_t *volume)
 {
     int64_t v = 1;
-    int32_t i;
-    for (i = 0; i < dims->nb_dims; i++)
-        v *= dims->d[i];
-    return v;
+    int32_t i, zero = 0;
+    if (dims->nb_dims < 0 || dims->nb_dims > MICA_MAX_DIMS)
+        return -1;
+    for (i = 0; i < dims->nb_dims; i++) {
+        int64_t d = dims->d[i];
+        if (d < 0)
+            return -1;
+        if (d == 0)
+            zero = 1;
+        else if (!zero && v > INT64_MAX / d)
+            return -1;
+        else if (!zero)
+            v *= d;
+    }
+    *volume = zero ? 0 : v;
+    return 0;
+}
+
+/*
+ * Bytes of a tensor of `dims` and `dtype` into *bytes: 0, or -1 (*bytes
+ * untouched) when the volume is not valid (mica_dims_volume_checked), the
+ * dtype is unknown, or the size exceeds MICA_MAX_TENSOR_BYTES.
+ */
+static inline int mica_dims_bytes_checked(const mica_dims_t *dims,
+                                          mica_dtype_t dtype, int64_t *bytes)
+{
+    int64_t v, size = (int64_t)mica_dtype_size(dtype);
+    if (!size || mica_dims_volume_checked(dims, &v) != 0 ||
+        v > MICA_MAX_TENSOR_BYTES / size)
+        return -1;
+    *bytes = v * size;
+    return 0;
+}
+
+/*
+ * Number of elements of `dims`; 1 for a scalar, 0 for an empty tensor, -1
+ * when mica_dims_volume_checked refuses them (a negative dimension, a
+ * product beyond INT64_MAX).  The host hands layers only tensors whose
+ * size it checked, so a layer may use this on its inputs and outputs.
+ */
+static inline int64_t mica_dims_volume(const mica_dims_t *dims)
+{
+    int64_t v;
+    return mica_dims_volume_checked(dims, &v) == 0 ? v : -1;
 }
 
 /* The field named `name`, or NULL. */

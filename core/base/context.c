@@ -9,9 +9,12 @@
  * ("error", "warning", "info", "debug" or 0..3).  mica_context_set_logger()
  * replaces both.
  *
- * Errors.  mica__fail() formats one line into ctx->error and returns the
- * status it was given; it does not log (the caller decides whether the
- * failure is worth a log line: the `mica` command prints it and exits).
+ * Errors.  mica__fail() formats one line into the calling thread's error
+ * slot of ctx and returns the status it was given; it does not log (the
+ * caller decides whether the failure is worth a log line: the `mica`
+ * command prints it and exits).  mica_context_error() reads the calling
+ * thread's slot: execution contexts of one engine failing at the same
+ * time on several threads each keep their own message.
  */
 #include <config.h>
 
@@ -45,6 +48,10 @@ mica_status_t mica_context_create(mica_context_t **out)
     if (!ctx)
         return MICA_ERR_NOMEM;
     ctx->log_max = (mica_log_level_t)mica__log_level_env(MICA_LOG_WARNING);
+    if (pthread_mutex_init(&ctx->error_lock, NULL) != 0) {
+        free(ctx);
+        return MICA_ERR_NOMEM;
+    }
     *out = ctx;
     return MICA_OK;
 }
@@ -62,7 +69,20 @@ void mica_context_destroy(mica_context_t *ctx)
         free(ctx->problems[i]);
     free(ctx->problems);
     free(ctx->prefer);
+    while (ctx->errors) {
+        mica__error_slot_t *next = ctx->errors->next;
+        free(ctx->errors);
+        ctx->errors = next;
+    }
+    pthread_mutex_destroy(&ctx->error_lock);
     free(ctx);
+}
+
+MICA_EXPORT void mica_context_allow_manifest_modules(mica_context_t *ctx,
+                                                     int32_t allow)
+{
+    if (ctx)
+        ctx->manifest_modules = allow != 0;
 }
 
 /* Deploy-time implementation choices for this context ("Type=impl,..."). */
@@ -87,10 +107,35 @@ mica_status_t mica_context_set_prefer(mica_context_t *ctx, const char *spec)
     return MICA_OK;
 }
 
-/* The message of the last failure on ctx; "" if none or ctx is NULL. */
+/*
+ * The calling thread's slot of ctx; made when `make` (NULL without
+ * memory or when not made).  Only its thread writes a slot, and slots
+ * are freed with the context, so a slot is used outside the lock.
+ */
+static mica__error_slot_t *slot_of(const mica_context_t *ctx, int make)
+{
+    mica_context_t *c = (mica_context_t *)ctx;
+    pthread_t self = pthread_self();
+    mica__error_slot_t *s;
+
+    pthread_mutex_lock(&c->error_lock);
+    for (s = c->errors; s && !pthread_equal(s->thread, self); s = s->next)
+        ;
+    if (!s && make && (s = calloc(1, sizeof *s)) != NULL) {
+        s->thread = self;
+        s->next = c->errors;
+        c->errors = s;
+    }
+    pthread_mutex_unlock(&c->error_lock);
+    return s;
+}
+
+/* The message of the calling thread's last failure on ctx; "" if none or
+ * ctx is NULL. */
 const char *mica_context_error(const mica_context_t *ctx)
 {
-    return ctx ? ctx->error : "";
+    const mica__error_slot_t *s = ctx ? slot_of(ctx, 0) : NULL;
+    return s ? s->msg : "";
 }
 
 /* Replace the logger; fn NULL restores the default (stderr). */
@@ -106,11 +151,12 @@ void mica_context_set_logger(mica_context_t *ctx, mica_log_fn fn, void *user,
 
 /* ---- errors and logging ------------------------------------------------ */
 
-/* Format into ctx->error (safe when an argument is ctx->error itself). */
+/* Format into the thread's slot (safe when an argument is that slot). */
 mica_status_t mica__vfail(mica_context_t *ctx, mica_status_t status,
                           const char *fmt, va_list ap)
 {
     char buf[MICA_ERROR_MAX];
+    mica__error_slot_t *s;
     char *nl;
 
     if (!ctx)
@@ -120,7 +166,9 @@ mica_status_t mica__vfail(mica_context_t *ctx, mica_status_t status,
     nl = strchr(buf, '\n');
     if (nl)
         *nl = '\0';
-    memcpy(ctx->error, buf, strlen(buf) + 1);
+    s = slot_of(ctx, 1);
+    if (s)
+        memcpy(s->msg, buf, strlen(buf) + 1);
     return status;
 }
 

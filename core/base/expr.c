@@ -147,8 +147,8 @@ static int64_t floor_div(int64_t a, int64_t b)
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
-/* a op b on constants; -1 if undefined (division by zero) or out of
- * int64_t's range. */
+/* a op b on constants; -1 if undefined (division by zero) or beyond 64
+ * bits (the value of a huge shape: its size check then names it). */
 static int fold(mica_expr_op_t op, int64_t a, int64_t b, int64_t *out)
 {
     switch (op) {
@@ -165,7 +165,7 @@ static int fold(mica_expr_op_t op, int64_t a, int64_t b, int64_t *out)
         *out = floor_div(a, b);
         return 0;
     case MICA_EXPR_CEIL_DIV:
-        if (b == 0 || a == INT64_MIN)
+        if (b == 0 || a == INT64_MIN || (a == INT64_MAX && b == -1))
             return -1;
         *out = -floor_div(-a, b);
         return 0;
@@ -301,18 +301,20 @@ const mica_expr_t *mica__expr_operation(mica_expr_builder_t *eb,
         if (cb && b->value == 0)
             return a;
         /* (x + c1) + c2 = x + (c1 + c2) */
-        if (cb && a->kind == MICA_EXPR_SUM && a->b->kind == NODE_CONST)
-            return mica__expr_operation(
-                eb, op, a->a, mica__expr_constant(eb, a->b->value + b->value));
+        if (cb && a->kind == MICA_EXPR_SUM && a->b->kind == NODE_CONST &&
+            fold(op, a->b->value, b->value, &v) == 0)
+            return mica__expr_operation(eb, op, a->a,
+                                        mica__expr_constant(eb, v));
         break;
     case MICA_EXPR_PROD:
         if (cb && b->value == 1)
             return a;
         if (cb && b->value == 0)
             return b;
-        if (cb && a->kind == MICA_EXPR_PROD && a->b->kind == NODE_CONST)
-            return mica__expr_operation(
-                eb, op, a->a, mica__expr_constant(eb, a->b->value * b->value));
+        if (cb && a->kind == MICA_EXPR_PROD && a->b->kind == NODE_CONST &&
+            fold(op, a->b->value, b->value, &v) == 0)
+            return mica__expr_operation(eb, op, a->a,
+                                        mica__expr_constant(eb, v));
         break;
     case MICA_EXPR_MAX: case MICA_EXPR_MIN:
         if (a == b)

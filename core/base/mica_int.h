@@ -8,6 +8,7 @@
 #ifndef MICA_INT_H
 #define MICA_INT_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,8 +29,19 @@ struct mica_error {
 
 /* ---- context (core/base/context.c) ----------------------------------------- */
 
+/* The error slot of one thread on one context (core/base/context.c). */
+typedef struct mica__error_slot {
+    pthread_t thread;
+    char msg[MICA_ERROR_MAX];
+    struct mica__error_slot *next;
+} mica__error_slot_t;
+
 struct mica_context {
-    char error[MICA_ERROR_MAX];
+    /* Error slots, one per thread that failed on this context: the
+     * execution contexts of one engine run on several threads, and their
+     * failures must not race on one buffer (issue 15). */
+    pthread_mutex_t error_lock;
+    mica__error_slot_t *errors;
     mica_log_fn log_fn;
     void *log_user;
     mica_log_level_t log_max;
@@ -40,6 +52,7 @@ struct mica_context {
     char **problems;
     int32_t nb_problems;
     char *prefer;            /* deploy-time choices, "Type=impl,..." */
+    int32_t manifest_modules; /* manifests may load modules themselves */
 };
 
 /*
@@ -107,5 +120,73 @@ char *mica__asprintf(const char *fmt, ...) MICA_PRINTF(1, 2);
  */
 void mica__fill_out(void *dst, const void *full, size_t full_size,
                     size_t oldest);
+
+/* ---- checked sizes (core/base/size.c) ---------------------------------- */
+
+/* The most values a shape tensor may hold (one symbol each at build). */
+#define MICA__MAX_SHAPE_VALUES 65536
+
+/* "[2, 3]" into buf. */
+const char *mica__dims_str(const mica_dims_t *d, char *buf, size_t len);
+
+/*
+ * The bytes of a tensor of dims and dtype into *bytes, at most
+ * MICA_MAX_TENSOR_BYTES.  Fails on ctx (MICA_ERR_INVALID) with one line
+ * starting with `what` ("input 'x'", "weights 'w'", "layer 'l': output
+ * 0") and naming the shape: a negative dimension, more than 2^63
+ * elements, more than the largest tensor.
+ */
+mica_status_t mica__tensor_bytes(mica_context_t *ctx, const char *what,
+                                 const mica_dims_t *dims, mica_dtype_t dtype,
+                                 int64_t *bytes);
+
+/*
+ * The bytes of network input `name` as declared (`dims` may hold -1 for
+ * a runtime dimension, counted as 1), checked as mica__tensor_bytes does
+ * ("ORIGIN: input 'x': ...").
+ */
+mica_status_t mica__declared_bytes(mica_context_t *ctx, const char *origin,
+                                   const char *name, const mica_dims_t *dims,
+                                   mica_dtype_t dtype);
+
+/* a + b and a * b of non-negative sizes into *out: 0, or -1 (and *out
+ * untouched) on overflow of int64 or a negative operand. */
+static inline int mica__size_add(int64_t a, int64_t b, int64_t *out)
+{
+    if (a < 0 || b < 0 || a > INT64_MAX - b)
+        return -1;
+    *out = a + b;
+    return 0;
+}
+
+static inline int mica__size_mul(int64_t a, int64_t b, int64_t *out)
+{
+    if (a < 0 || b < 0 || (b && a > INT64_MAX / b))
+        return -1;
+    *out = a * b;
+    return 0;
+}
+
+/* ---- a name index (core/base/index.c) ----------------------------------- */
+
+/*
+ * Borrowed, NUL-terminated names to int32 values (a hash table that
+ * grows).  Zero-initialize one (`mica__index_t ix = {0}`); the names must
+ * outlive it.  Every operation is O(1) on average.
+ */
+typedef struct mica__index {
+    const char **keys;
+    int32_t *values;
+    size_t cap, nb;
+} mica__index_t;
+
+/* Room for n names without growing: 0, or -1 when memory is exhausted. */
+int mica__index_reserve(mica__index_t *ix, size_t n);
+/* Map key to value (replacing its value if present): 0 or -1 (memory). */
+int mica__index_put(mica__index_t *ix, const char *key, int32_t value);
+/* The value of key, or -1 when absent (or key is NULL). */
+int32_t mica__index_get(const mica__index_t *ix, const char *key);
+/* Free the table (not the names); the index is empty and reusable. */
+void mica__index_free(mica__index_t *ix);
 
 #endif /* MICA_INT_H */

@@ -18,6 +18,19 @@
 
 #include "npy.h"
 
+/* "[2, 3]" into buf, for messages. */
+static const char *shape_str(const mica_dims_t *d, char *buf, size_t len)
+{
+    size_t pos = (size_t)snprintf(buf, len, "[");
+    int32_t i;
+    for (i = 0; i < d->nb_dims && i < MICA_MAX_DIMS && pos < len; i++)
+        pos += (size_t)snprintf(buf + pos, len - pos, "%s%lld",
+                                i ? ", " : "", (long long)d->d[i]);
+    if (pos < len)
+        snprintf(buf + pos, len - pos, "]");
+    return buf;
+}
+
 static const char magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
 static mica_status_t fail(char *err, size_t errlen, mica_status_t st,
@@ -143,8 +156,7 @@ mica_status_t mica__npy_parse(const void *buf, size_t len, const char *what,
     int major, have_descr = 0, have_order = 0, have_shape = 0, fortran = 0;
     char descr[32], key[32];
     hdr_t h;
-    int64_t volume;
-    size_t esize;
+    int64_t bytes;
 
     memset(out, 0, sizeof(*out));
     if (len < 10 || memcmp(b, magic, 6) != 0)
@@ -237,15 +249,14 @@ mica_status_t mica__npy_parse(const void *buf, size_t len, const char *what,
                     "%s: Fortran-order data is not supported; save it in "
                     "C order", what);
 
-    esize = mica_dtype_size(out->dtype);
-    volume = 1;
-    for (i = 0; i < (size_t)out->dims.nb_dims; i++) {
-        if (out->dims.d[i] && volume > INT64_MAX / 16 / out->dims.d[i])
-            return fail(err, errlen, MICA_ERR_INVALID,
-                        "%s: shape too large", what);
-        volume *= out->dims.d[i];
+    if (mica_dims_bytes_checked(&out->dims, out->dtype, &bytes) != 0) {
+        char shape[256];
+        return fail(err, errlen, MICA_ERR_INVALID,
+                    "%s: shape %s is larger than the largest tensor mica "
+                    "accepts (2^48 bytes)", what,
+                    shape_str(&out->dims, shape, sizeof shape));
     }
-    out->bytes = (size_t)volume * esize;
+    out->bytes = (size_t)bytes;
     start += hlen;
     if (len - start < out->bytes)
         return fail(err, errlen, MICA_ERR_INVALID,
@@ -325,6 +336,7 @@ mica_status_t mica__npy_write_stream(FILE *f, mica_dtype_t dtype,
     char hdr[512];
     unsigned char pre[12];
     size_t n, pre_len, total, bytes;
+    int64_t checked;
     int32_t i;
     const char *descr = mica__npy_descr(dtype);
 
@@ -334,6 +346,10 @@ mica_status_t mica__npy_write_stream(FILE *f, mica_dtype_t dtype,
     if (dims->nb_dims < 0 || dims->nb_dims > MICA_MAX_DIMS)
         return fail(err, errlen, MICA_ERR_INVALID, "bad rank %d",
                     (int)dims->nb_dims);
+    if (mica_dims_bytes_checked(dims, dtype, &checked) != 0)
+        return fail(err, errlen, MICA_ERR_INVALID, "shape %s is larger "
+                    "than the largest tensor mica accepts (2^48 bytes)",
+                    shape_str(dims, hdr, sizeof hdr));
     n = (size_t)snprintf(hdr, sizeof(hdr),
                          "{'descr': '%s', 'fortran_order': False, 'shape': (",
                          descr);
@@ -360,7 +376,7 @@ mica_status_t mica__npy_write_stream(FILE *f, mica_dtype_t dtype,
         pre[10] = (unsigned char)(n >> 16 & 0xff);
         pre[11] = (unsigned char)(n >> 24 & 0xff);
     }
-    bytes = (size_t)mica_dims_volume(dims) * mica_dtype_size(dtype);
+    bytes = (size_t)checked;
     if (fwrite(pre, 1, pre_len, f) != pre_len || fwrite(hdr, 1, n, f) != n
         || (bytes && fwrite(data, 1, bytes, f) != bytes))
         return fail(err, errlen, MICA_ERR_IO, "write failed: %s",

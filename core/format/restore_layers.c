@@ -13,6 +13,7 @@
 #include <config.h>
 
 #include "restore.h"
+#include "registry/host.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,8 +69,12 @@ static mica_status_t make(mica__restore_t *x, const mica__saved_layer_t *s,
     mica__error_clear(&err);
     *out = mica__instance_from_state(c, s->name, state, size,
                                      x->l->state_flags, &err);
-    if (*out)
-        return MICA_OK;
+    if (*out) { /* checked as a built engine's are (registry/check.c) */
+        char prefix[768];
+        snprintf(prefix, sizeof prefix, "%s: layer '%s' (%s)", x->l->what,
+                 s->name, s->type);
+        return mica__check_instance(x->ctx, c, out, "deserialize", prefix);
+    }
     return mica__fail(x->ctx, MICA_ERR_INVALID, "%s: layer '%s' (%s, "
                       "implementation '%s'): %s", x->l->what, s->name,
                       s->type, c->implementation,

@@ -108,14 +108,15 @@ static mica_status_t one_layer(mica__mf_t *mf, int32_t index,
     st = mica__mf_string(mf, name_node, "layer name", &name);
     if (st != MICA_OK)
         return st;
-    for (i = 0; i < index; i++)
-        if (!strcmp(m->layers[i].name, name))
-            return mica__mf_fail(mf, name_node, "layer name '%s' is used "
-                                 "twice (first at %s)", name,
-                                 m->layers[i].origin + strlen(mf->path) + 1);
+    i = mica__index_get(&mf->layer_index, name);
+    if (i >= 0)
+        return mica__mf_fail(mf, name_node, "layer name '%s' is used "
+                             "twice (first at %s)", name,
+                             m->layers[i].origin + strlen(mf->path) + 1);
     ml->name = mica__strdup(name);
     ml->origin = mica__mf_origin(mf, node);
-    if (!ml->name || !ml->origin)
+    if (!ml->name || !ml->origin ||
+        mica__index_put(&mf->layer_index, ml->name, index) != 0)
         return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
     snprintf(what, sizeof(what), "layer '%s'", name);
 

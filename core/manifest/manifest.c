@@ -129,6 +129,14 @@ static mica_status_t module_files(mica__mf_t *mf, yaml_node_t *v, int dirs,
     st = mica__mf_check_seq(mf, v, key);
     if (st != MICA_OK)
         return st;
+    if (!load && mica__mf_seq_len(v) > 0 && !mf->ctx->manifest_modules)
+        return mica__mf_fail(mf, v, "%s: this manifest loads modules "
+                             "(native code), which is off unless its "
+                             "caller allows it: run mica with "
+                             "--allow-manifest-modules, or call "
+                             "mica_context_allow_manifest_modules(); "
+                             "--module-path and MICA_MODULE_PATH need "
+                             "no permission", key);
     for (i = 0; i < mica__mf_seq_len(v); i++) {
         yaml_node_t *it = mica__mf_seq_item(mf, v, i);
         const char *rel;
@@ -339,6 +347,21 @@ MICA_EXPORT mica_status_t mica_manifest_load(mica_context_t *ctx,
     return mica__manifest_load_mem(ctx, path, NULL, 0, NULL, NULL, 0, out);
 }
 
+MICA_EXPORT mica_status_t mica_manifest_load_text(mica_context_t *ctx,
+                                                  const char *name,
+                                                  const char *text,
+                                                  size_t len,
+                                                  mica_manifest_t **out)
+{
+    if (!text && ctx && out) {
+        *out = NULL;
+        return mica__fail(ctx, MICA_ERR_INVALID,
+                          "mica_manifest_load_text: text is NULL");
+    }
+    return mica__manifest_load_mem(ctx, name, text ? text : "", len, NULL,
+                                   NULL, 0, out);
+}
+
 mica_status_t mica__manifest_load_mem(mica_context_t *ctx, const char *path,
                                       const char *text, size_t len,
                                       const char *mem_file,
@@ -391,6 +414,8 @@ out:
         yaml_document_delete(&mf.doc);
     free(mf.dir);
     free(mf.defs);
+    mica__index_free(&mf.def_index);
+    mica__index_free(&mf.layer_index);
     if (st != MICA_OK) {
         mica_manifest_destroy(m);
         return st;
@@ -433,6 +458,7 @@ MICA_EXPORT void mica_manifest_destroy(mica_manifest_t *m)
         free(m->weights[i].data);
     }
     free(m->weights);
+    mica__index_free(&m->weight_index);
     for (i = 0; i < m->nb_layers; i++) {
         free(m->layers[i].name);
         free(m->layers[i].origin);

@@ -83,6 +83,7 @@ struct mica_manifest {
     int32_t nb_profiles;
     mica__mf_weights_t *weights;
     int32_t nb_weights;
+    mica__index_t weight_index; /* weights name -> index in weights */
     mica__mf_layer_t *layers;
     int32_t nb_layers;
     char **outputs;
@@ -133,6 +134,8 @@ typedef struct mica__mf {
     mica_manifest_t *m;
     mica__mf_def_t *defs;  /* every tensor definition so far */
     int32_t nb_defs, cap_defs;
+    mica__index_t def_index;   /* tensor name -> index in defs */
+    mica__index_t layer_index; /* layer name -> index in m->layers */
     /* A manifest in memory (mica__manifest_load_mem): its text, and the
      * one `file:` it may name that is bytes in memory too. */
     const char *text;
@@ -156,10 +159,22 @@ mica_status_t mica__manifest_load_mem(mica_context_t *ctx, const char *path,
                                       const void *mem_data, size_t mem_size,
                                       mica_manifest_t **out);
 
-/* ---- yaml_doc.c: nodes, positions, errors ---------------------------- */
+/* ---- yaml_load.c: the document, within limits ------------------------ */
 
-/* Open and parse the file into mf->doc; errors name file:line:col. */
+/* The largest manifest text, and the deepest nesting of its nodes. */
+#define MICA__MF_MAX_BYTES ((size_t)64 << 20)
+#define MICA__MF_MAX_BYTES_TEXT "64 MiB"
+#define MICA__MF_MAX_DEPTH 64
+#define MICA__MF_MAX_DEPTH_TEXT "64"
+
+/*
+ * Open and parse the file (or mf->text) into mf->doc: errors name
+ * file:line:col.  Refuses a text over MICA__MF_MAX_BYTES, nesting deeper
+ * than MICA__MF_MAX_DEPTH, YAML aliases and a second document.
+ */
 mica_status_t mica__mf_parse(mica__mf_t *mf);
+
+/* ---- yaml_doc.c: nodes, positions, errors ---------------------------- */
 
 yaml_node_t *mica__mf_node(mica__mf_t *mf, int id);
 

@@ -18,11 +18,8 @@ static const char *const input_keys[] = {"dtype", "shape", "shape_tensor",
 
 const mica__mf_def_t *mica__mf_lookup(const mica__mf_t *mf, const char *name)
 {
-    int32_t i;
-    for (i = 0; i < mf->nb_defs; i++)
-        if (!strcmp(mf->defs[i].name, name))
-            return &mf->defs[i];
-    return NULL;
+    int32_t i = mica__index_get(&mf->def_index, name);
+    return i >= 0 ? &mf->defs[i] : NULL;
 }
 
 mica_status_t mica__mf_define(mica__mf_t *mf, const char *name,
@@ -49,6 +46,8 @@ mica_status_t mica__mf_define(mica__mf_t *mf, const char *name,
         mf->defs = p;
         mf->cap_defs = nc;
     }
+    if (mica__index_put(&mf->def_index, name, mf->nb_defs) != 0)
+        return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
     mf->defs[mf->nb_defs].name = name;
     mf->defs[mf->nb_defs].layer = layer;
     mf->defs[mf->nb_defs].node = node;

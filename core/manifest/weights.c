@@ -161,6 +161,18 @@ range:
 }
 
 /* `data`: values (nested lists flattened), as many as the shape holds. */
+/* w->data for `bytes` bytes, allocated once the source is known to hold
+ * them (a shape alone never makes mica allocate). */
+static mica_status_t alloc_data(mica__mf_t *mf, const char *what,
+                                mica__mf_weights_t *w, size_t bytes)
+{
+    w->data = calloc(1, bytes ? bytes : 1);
+    if (!w->data)
+        return mica__fail(mf->ctx, MICA_ERR_NOMEM, "%s: out of memory "
+                          "(%zu bytes)", what, bytes);
+    return MICA_OK;
+}
+
 static mica_status_t inline_data(mica__mf_t *mf, yaml_node_t *data,
                                  const char *what, mica__mf_weights_t *w)
 {
@@ -183,11 +195,9 @@ static mica_status_t inline_data(mica__mf_t *mf, yaml_node_t *data,
                            (long long)want);
         goto out;
     }
-    for (i = 0; i < n; i++) {
+    st = alloc_data(mf, what, w, (size_t)n * mica_dtype_size(w->w.dtype));
+    for (i = 0; i < n && st == MICA_OK; i++)
         st = put_value(mf, items[i], what, w->w.dtype, w->data, i);
-        if (st != MICA_OK)
-            goto out;
-    }
 out:
     free(items);
     return st;
@@ -219,6 +229,8 @@ static mica_status_t raw_file(mica__mf_t *mf, yaml_node_t *file,
             return mica__mf_fail(mf, file, "%s: '%s' has %zu bytes, %zu "
                                  "needed from offset %lld", what, rel,
                                  mf->mem_size, bytes, (long long)off);
+        if ((st = alloc_data(mf, what, w, bytes)) != MICA_OK)
+            return st;
         if (bytes)
             memcpy(w->data, (const char *)mf->mem_data + off, bytes);
         return MICA_OK;
@@ -253,6 +265,8 @@ static mica_status_t raw_file(mica__mf_t *mf, yaml_node_t *file,
                            mica_dtype_name(w->w.dtype), bytes);
         goto out;
     }
+    if ((st = alloc_data(mf, what, w, bytes)) != MICA_OK)
+        goto out;
     if (fseek(f, (long)off, SEEK_SET)
         || (bytes && fread(w->data, 1, bytes, f) != bytes)) {
         st = mica__mf_fail_st(mf, MICA_ERR_IO, file, "%s: cannot read "
@@ -340,6 +354,7 @@ mica_status_t mica__mf_weights_blob(mica__mf_t *mf, yaml_node_t *node,
     yaml_node_t *dtype, *shape, *data, *file, *offset, *npy;
     mica__mf_weights_t *w;
     mica_status_t st;
+    int64_t size;
     size_t bytes;
     int nsrc;
 
@@ -364,7 +379,9 @@ mica_status_t mica__mf_weights_blob(mica__mf_t *mf, yaml_node_t *node,
         return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
     w->name = mica__strdup(name);
     w->origin = mica__mf_origin(mf, node);
-    if ((name && !w->name) || !w->origin)
+    if ((name && !w->name) || !w->origin ||
+        (w->name && mica__index_put(&mf->m->weight_index, w->name,
+                                    mf->m->nb_weights - 1) != 0))
         return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
 
     if (npy) {
@@ -379,14 +396,12 @@ mica_status_t mica__mf_weights_blob(mica__mf_t *mf, yaml_node_t *node,
             st = mica__mf_dims(mf, shape, what, 0, &w->w.dims);
         if (st != MICA_OK)
             return st;
+        if (mica__tensor_bytes(mf->ctx, what, &w->w.dims, w->w.dtype,
+                               &size) != MICA_OK)
+            return mica__mf_fail(mf, shape, "%s",
+                                 mica_context_error(mf->ctx));
         w->w.count = mica_dims_volume(&w->w.dims);
-        if (w->w.count > ((int64_t)1 << 40))
-            return mica__mf_fail(mf, shape, "%s: shape too large", what);
-        bytes = (size_t)w->w.count * mica_dtype_size(w->w.dtype);
-        w->data = calloc(1, bytes ? bytes : 1);
-        if (!w->data)
-            return mica__fail(mf->ctx, MICA_ERR_NOMEM, "%s: out of memory",
-                              what);
+        bytes = (size_t)size;
         if (data)
             st = inline_data(mf, data, what, w);
         else
@@ -426,9 +441,6 @@ mica_status_t mica__mf_weights(mica__mf_t *mf, yaml_node_t *node)
 const mica__mf_weights_t *mica__mf_weights_find(const mica_manifest_t *m,
                                                 const char *name)
 {
-    int32_t i;
-    for (i = 0; i < m->nb_weights; i++)
-        if (m->weights[i].name && !strcmp(m->weights[i].name, name))
-            return &m->weights[i];
-    return NULL;
+    int32_t i = mica__index_get(&m->weight_index, name);
+    return i >= 0 ? &m->weights[i] : NULL;
 }

@@ -1,7 +1,7 @@
 /*
- * core/manifest/yaml_doc.c - the YAML document of a manifest: parsing with
- * libyaml's document API (so every node keeps its line and column), node
- * helpers, scalar conversions and errors that name file:line:column.
+ * core/manifest/yaml_doc.c - the YAML document of a manifest (read by
+ * yaml_load.c, every node with its line and column): node helpers,
+ * scalar conversions and errors that name file:line:column.
  */
 #include <config.h>
 
@@ -13,77 +13,6 @@
 #include <string.h>
 
 #include "manifest_int.h"
-
-/* The parser's error as a status and a message naming file:line:col. */
-static mica_status_t parse_error(mica__mf_t *mf, const yaml_parser_t *parser)
-{
-    const yaml_mark_t *mk = &parser->problem_mark;
-    if (parser->error == YAML_MEMORY_ERROR)
-        return mica__fail(mf->ctx, MICA_ERR_NOMEM, "%s: out of memory",
-                          mf->path);
-    if (parser->error == YAML_READER_ERROR)
-        return mica__fail(mf->ctx, MICA_ERR_INVALID, "%s: cannot read: %s",
-                          mf->path,
-                          parser->problem ? parser->problem : "error");
-    return mica__fail(mf->ctx, MICA_ERR_INVALID,
-                      "%s:%lu:%lu: YAML syntax error: %s%s%s", mf->path,
-                      (unsigned long)mk->line + 1,
-                      (unsigned long)mk->column + 1,
-                      parser->problem ? parser->problem : "error",
-                      parser->context ? " " : "",
-                      parser->context ? parser->context : "");
-}
-
-mica_status_t mica__mf_parse(mica__mf_t *mf)
-{
-    FILE *f;
-    yaml_parser_t parser;
-    yaml_document_t next;
-    mica_status_t st = MICA_OK;
-
-    f = mf->text ? NULL : fopen(mf->path, "rb");
-    if (!f && !mf->text)
-        return mica__fail(mf->ctx,
-                          errno == ENOENT ? MICA_ERR_NOT_FOUND : MICA_ERR_IO,
-                          "cannot open manifest '%s': %s", mf->path,
-                          strerror(errno));
-    if (f && mica__is_dir(f)) {
-        fclose(f);
-        return mica__fail(mf->ctx, MICA_ERR_IO, "cannot open manifest '%s': "
-                          "is a directory", mf->path);
-    }
-    if (!yaml_parser_initialize(&parser)) {
-        if (f)
-            fclose(f);
-        return mica__fail(mf->ctx, MICA_ERR_NOMEM, "%s: out of memory",
-                          mf->path);
-    }
-    if (f)
-        yaml_parser_set_input_file(&parser, f);
-    else
-        yaml_parser_set_input_string(&parser,
-                                     (const unsigned char *)mf->text,
-                                     mf->text_len);
-    if (!yaml_parser_load(&parser, &mf->doc)) {
-        st = parse_error(mf, &parser);
-    } else {
-        mf->have_doc = 1;
-        /* One document per manifest: a second one is a mistake. */
-        if (!yaml_parser_load(&parser, &next)) {
-            st = parse_error(mf, &parser);
-        } else {
-            yaml_node_t *root = yaml_document_get_root_node(&next);
-            if (root)
-                st = mica__mf_fail(mf, root, "a manifest is one YAML "
-                                   "document; this is a second one");
-            yaml_document_delete(&next);
-        }
-    }
-    yaml_parser_delete(&parser);
-    if (f)
-        fclose(f);
-    return st;
-}
 
 yaml_node_t *mica__mf_node(mica__mf_t *mf, int id)
 {
@@ -209,27 +138,39 @@ mica_status_t mica__mf_check_map(mica__mf_t *mf, yaml_node_t *node,
                                  const char *const *allowed,
                                  const char *what)
 {
-    yaml_node_pair_t *p, *q;
+    yaml_node_pair_t *p, *start;
+    mica__index_t seen = {0};
+    mica_status_t st = MICA_OK;
     char d[64], list[512], lc[48];
     int i;
 
     if (!node || node->type != YAML_MAPPING_NODE)
         return mica__mf_fail(mf, node, "%s must be a map, got %s", what,
                              mica__mf_describe(node, d, sizeof(d)));
-    for (p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top;
-         p++) {
+    start = node->data.mapping.pairs.start;
+    for (p = start; p < node->data.mapping.pairs.top; p++) {
         yaml_node_t *k = mica__mf_node(mf, p->key);
         const char *ks = mica__mf_scalar(k);
-        if (!ks || mica__mf_is_null(k))
-            return mica__mf_fail(mf, k, "%s: keys must be names, got %s",
-                                 what, mica__mf_describe(k, d, sizeof(d)));
-        for (q = node->data.mapping.pairs.start; q < p; q++) {
-            yaml_node_t *k2 = mica__mf_node(mf, q->key);
-            const char *s2 = mica__mf_scalar(k2);
-            if (s2 && !strcmp(s2, ks))
-                return mica__mf_fail(mf, k, "%s: key '%s' given twice "
-                                     "(first at %s)", what, ks,
-                                     mica__mf_linecol(k2, lc, sizeof(lc)));
+        int32_t first;
+        if (!ks || mica__mf_is_null(k)) {
+            st = mica__mf_fail(mf, k, "%s: keys must be names, got %s",
+                               what, mica__mf_describe(k, d, sizeof(d)));
+            break;
+        }
+        /* keys seen so far by name: a map of 100,000 weights is checked
+         * in linear time */
+        first = mica__index_get(&seen, ks);
+        if (first >= 0) {
+            st = mica__mf_fail(mf, k, "%s: key '%s' given twice (first at "
+                               "%s)", what, ks,
+                               mica__mf_linecol(mica__mf_node(mf,
+                                                start[first].key),
+                                                lc, sizeof(lc)));
+            break;
+        }
+        if (mica__index_put(&seen, ks, (int32_t)(p - start)) != 0) {
+            st = mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
+            break;
         }
         if (!allowed)
             continue;
@@ -238,11 +179,13 @@ mica_status_t mica__mf_check_map(mica__mf_t *mf, yaml_node_t *node,
                 break;
         if (!allowed[i]) {
             join_names(allowed, list, sizeof(list));
-            return mica__mf_fail(mf, k, "%s: unknown key '%s' (expected "
-                                 "one of %s)", what, ks, list);
+            st = mica__mf_fail(mf, k, "%s: unknown key '%s' (expected one "
+                               "of %s)", what, ks, list);
+            break;
         }
     }
-    return MICA_OK;
+    mica__index_free(&seen);
+    return st;
 }
 
 mica_status_t mica__mf_check_seq(mica__mf_t *mf, yaml_node_t *node,

@@ -227,6 +227,12 @@ static int read_field(mica_kit_fields_t *f, reader_t *r, mica_field_t *out)
     if (!out->name || r->bad || (uint32_t)out->type > MICA_FIELD_WEIGHTS ||
         !fits(r, count, least[out->type]))
         return -1;
+    /* every element takes at least 4 bytes of what is left (a string its
+     * length, weights their dtype, count and rank): a count beyond that
+     * is refused before anything is allocated for it (issue 15: a
+     * 1.4 KB engine asked for 206 GB) */
+    if ((size_t)count > (r->size - r->pos) / 4)
+        return -1;
     out->count = count;
     switch (out->type) {
     case MICA_FIELD_FLOAT:

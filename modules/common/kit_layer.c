@@ -7,25 +7,65 @@
 
 #include "mica/kit.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A reference to fields that the next mica_kit_layer_new of this thread
- * takes over instead of copying them (set by mica_kit_layer_deserialize_ex,
- * which has just read them, and by mica_kit_layer_clone, which shares
- * its layer's). */
-static _Thread_local mica_kit_fields_t *adoptable;
+/*
+ * Fields that the create() being called takes over instead of copying
+ * them: offered by mica_kit_layer_deserialize_ex, which has just read
+ * them, and by mica_kit_layer_clone, which shares its layer's, and found
+ * by mica_kit_layer_new through their view (a pointer no other fields
+ * share).  A short list under a mutex rather than a thread-local
+ * variable: a module with thread-local storage gets dynamic TLS when it
+ * is dlopened, which the leak checker of the sanitizer legs cannot walk
+ * with glibc 2.36 once many modules are loaded (its tracer crashes).
+ */
+static pthread_mutex_t offer_lock = PTHREAD_MUTEX_INITIALIZER;
+/* One offer per create() in progress: one per thread making layers at
+ * that moment.  Beyond these, fields are copied instead (no allocation
+ * here, so nothing is left behind when the module is unloaded). */
+#define MAX_OFFERS 64
+static mica_kit_fields_t *offered[MAX_OFFERS];
+static size_t nb_offered;
 
-/* The fields for a new layer: the adoptable ones if they are these
+/* Offer f; 0, or -1 (not offered) when MAX_OFFERS are pending. */
+static int offer(mica_kit_fields_t *f)
+{
+    int st = -1;
+    pthread_mutex_lock(&offer_lock);
+    if (nb_offered < MAX_OFFERS) {
+        offered[nb_offered++] = f;
+        st = 0;
+    }
+    pthread_mutex_unlock(&offer_lock);
+    return st;
+}
+
+/* Take back the offered fields whose view is v (or which are f, with v
+ * NULL): the fields, or NULL when none (taken already). */
+static mica_kit_fields_t *take(const mica_fields_t *v, mica_kit_fields_t *f)
+{
+    mica_kit_fields_t *got = NULL;
+    size_t i;
+    pthread_mutex_lock(&offer_lock);
+    for (i = 0; i < nb_offered; i++) {
+        if (v ? mica_kit_fields_view(offered[i]) == v : offered[i] == f) {
+            got = offered[i];
+            offered[i] = offered[--nb_offered];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&offer_lock);
+    return got;
+}
+
+/* The fields for a new layer: the offered ones if they are these
  * (made for this layer: taken, no copy), else a copy. */
 static mica_kit_fields_t *adopt_or_copy(const mica_fields_t *fields)
 {
-    mica_kit_fields_t *f = adoptable;
-    if (f && fields == mica_kit_fields_view(f)) {
-        adoptable = NULL;
-        return f;
-    }
-    return mica_kit_fields_copy(fields);
+    mica_kit_fields_t *f = take(fields, NULL);
+    return f ? f : mica_kit_fields_copy(fields);
 }
 
 /* ---- the layer base --------------------------------------------------- */
@@ -87,13 +127,16 @@ mica_layer_t *mica_kit_layer_clone(const mica_layer_t *layer,
     /* The clone shares the fields (weights included) instead of copying
      * them: its create() takes this reference through
      * mica_kit_layer_new; if it never gets there, it is dropped here. */
-    adoptable = f;
+    if (offer(f) != 0) {
+        copy = l->creator->create(l->creator, l->name,
+                                  mica_kit_fields_view(f), err);
+        mica_kit_fields_free(f);
+        return copy;
+    }
     copy = l->creator->create(l->creator, l->name, mica_kit_fields_view(f),
                               err);
-    if (adoptable == f) {
-        adoptable = NULL;
+    if (take(NULL, f))
         mica_kit_fields_free(f);
-    }
     return copy;
 }
 
@@ -137,11 +180,13 @@ mica_layer_t *mica_kit_layer_deserialize_ex(const mica_layer_creator_t *c,
     /* The layer's create() keeps these fields through
      * mica_kit_layer_new instead of copying them again; if it never
      * gets there (an error), they are freed here. */
-    adoptable = f;
-    layer = c->create(c, name, mica_kit_fields_view(f), err);
-    if (adoptable == f) {
-        adoptable = NULL;
+    if (offer(f) != 0) {
+        layer = c->create(c, name, mica_kit_fields_view(f), err);
         mica_kit_fields_free(f);
+        return layer;
     }
+    layer = c->create(c, name, mica_kit_fields_view(f), err);
+    if (take(NULL, f))
+        mica_kit_fields_free(f);
     return layer;
 }

@@ -66,10 +66,12 @@ static mica_status_t constant_dims(const mica_fields_t *f, mica_dims_t *dims,
             return MICA_KIT_FAIL(err, "'shape' %s has a negative dimension",
                                  mica_kit_ints_text(shape, n, text,
                                                     sizeof text));
-        vol *= shape[i];
         dims->d[i] = shape[i];
     }
     dims->nb_dims = n;
+    if (mica_dims_volume_checked(dims, &vol) != 0)
+        return MICA_KIT_FAIL(err, "'shape' %s has more than 2^63 elements",
+                             mica_kit_ints_text(shape, n, text, sizeof text));
     if (vol != w->count)
         return MICA_KIT_FAIL(err,
                              "'shape' %s has volume %lld but the weights have "

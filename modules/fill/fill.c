@@ -243,8 +243,11 @@ static mica_status_t fill_output_values(const mica_layer_t *layer,
         for (k = 0; k < rank; k++)
             dims[k] = l->shape[k];
     }
-    for (k = 0; k < rank; k++)
+    for (k = 0; k < rank; k++) {
+        if (dims[k] < 0 || (dims[k] && vol > INT64_MAX / dims[k]))
+            return MICA_ERR_UNSUPPORTED; /* no such tensor: no values */
         vol *= dims[k];
+    }
     if (vol != nb_values)
         return MICA_ERR_UNSUPPORTED;
     if (nb_in == 3) {

@@ -1,0 +1,65 @@
+# fuzz/local.mk - libFuzzer harnesses (configure --enable-fuzzing, clang):
+# the manifest loader, the .npy reader, the engine loader and the ONNX
+# importer.  `make fuzz` runs each for FUZZ_TIME seconds from its seed
+# corpus (fuzz/corpus/TARGET/) and fails on any finding, written to
+# fuzz/findings/ of the build folder.  In every build the same harnesses
+# replay their seeds and the reproducers of fuzz/regress/ once, as a test
+# (tests/test_fuzz_replay.sh), so that a reproducer stays fixed.
+
+FUZZ_TIME = 60
+MICA_FUZZ_TARGETS = manifest npy engine
+MICA_FUZZ_MANIFEST = fuzz/fuzz_manifest.c fuzz/fuzz_common.h
+MICA_FUZZ_NPY = fuzz/fuzz_npy.c core/base/npy.c core/base/npy.h
+MICA_FUZZ_ENGINE = fuzz/fuzz_engine.c fuzz/fuzz_common.h \
+	fuzz/engine_fix.c core/checksum.c
+MICA_FUZZ_ONNX = fuzz/fuzz_onnx.c fuzz/fuzz_common.h
+
+# The replays, in every build.
+check_PROGRAMS += fuzz/replay_manifest fuzz/replay_npy fuzz/replay_engine
+fuzz_replay_manifest_SOURCES = $(MICA_FUZZ_MANIFEST) fuzz/replay.c
+fuzz_replay_manifest_LDADD = libmica.la
+fuzz_replay_npy_SOURCES = $(MICA_FUZZ_NPY) fuzz/replay.c
+fuzz_replay_engine_SOURCES = $(MICA_FUZZ_ENGINE) fuzz/replay.c
+fuzz_replay_engine_LDADD = libmica.la
+if MICA_ONNX
+check_PROGRAMS += fuzz/replay_onnx
+fuzz_replay_onnx_SOURCES = $(MICA_FUZZ_ONNX) fuzz/replay.c
+fuzz_replay_onnx_LDADD = libmica.la
+endif
+TESTS += tests/test_fuzz_replay.sh
+EXTRA_DIST += tests/test_fuzz_replay.sh fuzz/run.sh fuzz/corpus fuzz/regress
+
+if MICA_FUZZ
+noinst_PROGRAMS += fuzz/fuzz_manifest fuzz/fuzz_npy fuzz/fuzz_engine
+fuzz_fuzz_manifest_SOURCES = $(MICA_FUZZ_MANIFEST)
+fuzz_fuzz_manifest_CPPFLAGS = $(AM_CPPFLAGS) -DMICA_FUZZING
+fuzz_fuzz_manifest_LDFLAGS = $(MICA_FUZZ_LDFLAGS)
+fuzz_fuzz_manifest_LDADD = libmica.la
+fuzz_fuzz_npy_SOURCES = $(MICA_FUZZ_NPY)
+fuzz_fuzz_npy_CPPFLAGS = $(AM_CPPFLAGS) -DMICA_FUZZING
+fuzz_fuzz_npy_LDFLAGS = $(MICA_FUZZ_LDFLAGS)
+fuzz_fuzz_engine_SOURCES = $(MICA_FUZZ_ENGINE)
+fuzz_fuzz_engine_CPPFLAGS = $(AM_CPPFLAGS) -DMICA_FUZZING
+fuzz_fuzz_engine_LDFLAGS = $(MICA_FUZZ_LDFLAGS)
+fuzz_fuzz_engine_LDADD = libmica.la
+if MICA_ONNX
+noinst_PROGRAMS += fuzz/fuzz_onnx
+fuzz_fuzz_onnx_SOURCES = $(MICA_FUZZ_ONNX)
+fuzz_fuzz_onnx_CPPFLAGS = $(AM_CPPFLAGS) -DMICA_FUZZING
+fuzz_fuzz_onnx_LDFLAGS = $(MICA_FUZZ_LDFLAGS)
+fuzz_fuzz_onnx_LDADD = libmica.la
+MICA_FUZZ_TARGETS += onnx
+endif
+
+fuzz: all
+	@$(MICA_FUZZ_ENV) $(SHELL) $(top_srcdir)/fuzz/run.sh $(FUZZ_TIME) \
+	  $(MICA_FUZZ_TARGETS)
+else
+fuzz:
+	@echo "make fuzz: configure with --enable-fuzzing (and CC=clang) first" >&2
+	@exit 1
+endif
+MICA_FUZZ_ENV = MICA_MODULE_DIR='$(abs_top_builddir)/modules/.libs' \
+	MICA_DEVICE_DIR='$(abs_top_builddir)/core/.libs' MICA_MODULE_PATH= \
+	MICA_TOP_SRCDIR='$(abs_top_srcdir)' MICA_TOP_BUILDDIR='$(abs_top_builddir)'
+.PHONY: fuzz
