@@ -30,7 +30,7 @@
 static void *pattern(mica_dtype_t dtype, int64_t n)
 {
     size_t es = mica_dtype_size(dtype);
-    unsigned char *p = malloc((size_t)(n ? n : 1) * (es ? es : 1));
+    unsigned char *p = malloc((size_t)(n > 0 ? n : 1) * (es ? es : 1));
     unsigned seed = 12345u;
     int64_t i;
 

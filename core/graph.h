@@ -198,7 +198,7 @@ mica_status_t mica__engine_file_map(mica_context_t *ctx, const char *path,
  * `unmap`, else free them (core/engine_file.c). */
 void mica__bytes_release(void *p, size_t size, int32_t unmap);
 
-/* The checksum engine files carry (core/serialize.c). */
+/* The checksum engine files carry (core/format/checksum.c). */
 uint64_t mica__checksum(const unsigned char *p, size_t n);
 
 /*

@@ -1,10 +1,10 @@
 /*
  * fuzz/engine_fix.c - make mutated engine bytes pass the header's length
- * and checksum (core/engine_format.h: 8 bytes of magic, u32 format, u32
+ * and checksum (core/format/format.h: 8 bytes of magic, u32 format, u32
  * ABI version, u64 payload bytes, u64 checksum of the payload), so that
- * the engine fuzzer gets past them.  core/checksum.c is compiled in.  A
- * rewrite of the engine format brings its own helper; this one follows
- * the format of today.
+ * the engine fuzzer gets past them.  core/format/checksum.c is compiled
+ * in.  A rewrite of the engine header brings its own helper; this one
+ * follows format 3's.
  */
 #include <config.h>
 

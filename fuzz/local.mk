@@ -11,7 +11,7 @@ MICA_FUZZ_TARGETS = manifest npy engine
 MICA_FUZZ_MANIFEST = fuzz/fuzz_manifest.c fuzz/fuzz_common.h
 MICA_FUZZ_NPY = fuzz/fuzz_npy.c core/base/npy.c core/base/npy.h
 MICA_FUZZ_ENGINE = fuzz/fuzz_engine.c fuzz/fuzz_common.h \
-	fuzz/engine_fix.c core/checksum.c
+	fuzz/engine_fix.c core/format/checksum.c
 MICA_FUZZ_ONNX = fuzz/fuzz_onnx.c fuzz/fuzz_common.h
 
 # The replays, in every build.
