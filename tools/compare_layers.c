@@ -96,7 +96,7 @@ int compare_layers(mica_context_t *ctx, mica_engine_t *const e[2],
     int32_t i, k, nb = mica_engine_nb_layers(e[0]);
     mica_layer_info_t first;
     const char *first_tensor = NULL;
-    diff_t d, first_d;
+    diff_t d, first_d = {0};
     mica_tensor_desc_t da;
 
     memset(&first, 0, sizeof first);
