@@ -228,8 +228,11 @@ has "$tmp/out" "^input 'n': shape values \[.*\] (the profile's opt)$" \
     "run: a shape-tensor input takes the profile's opt values"
 
 # ---- compare -------------------------------------------------------------------
+# device: cpu, the test module Drift having no CUDA implementation (on a
+# machine with a GPU, auto would pick cuda)
 cat >"$tmp/drift.yaml" <<'EOF'
 mica: 1
+device: cpu
 inputs:
   x: {dtype: float32, shape: [2, 3]}
 layers:
