@@ -117,7 +117,7 @@ void gc_dynamic(const gen_case_t *c, int fixed, const int *spatial,
     for (i = 0; i < nb_spatial; i++)
         hi[c->x_rank - 1 - spatial[i]] *= 2;
     th_pin("reference", NULL);
-    th_dynamic(0, lo, hi);
+    th_dynamic(0, c->x_rank, lo, hi);
     x = gc_x(c, MICA_FLOAT32);
     y = gc_y(c, MICA_FLOAT32);
     snprintf(label, sizeof label, "%s %s, runtime dims", c->type, c->label);
@@ -125,7 +125,7 @@ void gc_dynamic(const gen_case_t *c, int fixed, const int *spatial,
     each_impl(label, c, &x, impls, tol);
     th_free(&x);
     th_free(&y);
-    th_dynamic(-1, NULL, NULL);
+    th_dynamic(-1, 0, NULL, NULL);
     th_pin(NULL, NULL);
 }
 

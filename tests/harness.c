@@ -5,6 +5,7 @@
 
 #include "harness.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -262,13 +263,14 @@ void th_pin(const char *cpu, const char *cuda)
     pin_cuda = cuda;
 }
 
-void th_dynamic(int index, const int64_t *min, const int64_t *max)
+void th_dynamic(int index, int nd, const int64_t *min, const int64_t *max)
 {
     int i;
+    assert(index < 0 || (nd > 0 && nd <= MICA_MAX_DIMS));
     dyn_index = index;
     memset(&dyn_min, 0, sizeof dyn_min);
     memset(&dyn_max, 0, sizeof dyn_max);
-    for (i = 0; index >= 0 && i < MICA_MAX_DIMS; i++) {
+    for (i = 0; index >= 0 && i < nd; i++) {
         dyn_min.d[i] = min[i];
         dyn_max.d[i] = max[i];
     }

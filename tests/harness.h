@@ -144,9 +144,10 @@ void th_pin(const char *cpu, const char *cuda);
  * Declare input `index` of the runs that follow with runtime dimensions:
  * -1 wherever min and max differ, and one optimization profile with
  * min, max and, as opt, the dims of the tensor passed.  Stays until
- * th_dynamic(-1, NULL, NULL).  min and max have the input's rank.
+ * th_dynamic(-1, 0, NULL, NULL).  min and max have nd values, the
+ * input's rank.
  */
-void th_dynamic(int index, const int64_t *min, const int64_t *max);
+void th_dynamic(int index, int nd, const int64_t *min, const int64_t *max);
 
 /* Whether implementation `impl` of `type` exists for `device` (a
  * MICA_DEVICE_* bit) in the harness's context: 1 or 0. */

@@ -279,12 +279,12 @@ static void errors(void)
               "input dimension 2 is 1: with stride 1, a window of 2 and "
               "padding 2+2 the output would be smaller than 0");
     }
-    th_dynamic(0, lo, hi);
+    th_dynamic(0, (int)(sizeof lo / sizeof lo[0]), lo, hi);
     error("a profile whose smallest input is below the kernel",
           "Convolution", conv_n(2, 36, MICA_FLOAT32), 4, x4, MICA_FLOAT32,
           "input dimension 2 is 2 (the profile's smallest): with padding "
           "0+0 it is smaller than the window (3)");
-    th_dynamic(-1, NULL, NULL);
+    th_dynamic(-1, 0, NULL, NULL);
 }
 
 int main(void)

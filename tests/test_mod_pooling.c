@@ -127,12 +127,12 @@ static void errors(void)
           "window (3)");
     error("int32 input", pool2d("max", 2, 2), 4, x4, MICA_INT32,
           "takes float32 or float16 input, got int32");
-    th_dynamic(0, lo, hi);
+    th_dynamic(0, (int)(sizeof lo / sizeof lo[0]), lo, hi);
     error("a profile whose smallest input is below the window",
           pool2d("max", 2, 2), 4, x4, MICA_FLOAT32,
           "input dimension 2 is 1 (the profile's smallest): with padding 0+0 "
           "it is smaller than the window (2)");
-    th_dynamic(-1, NULL, NULL);
+    th_dynamic(-1, 0, NULL, NULL);
 }
 
 int main(void)
