@@ -13,6 +13,7 @@
 
 #include "mica/kit.h"
 #include "mica/kit_half.h"
+#include "mica_int.h" /* struct mica_error, for th_instance */
 
 /* ---- tensors ---------------------------------------------------------- */
 
@@ -704,4 +705,50 @@ int th_check_impl(const char *label, const char *type, th_fields_t *fields,
         }
     th_fields_free(fields);
     return ok(good, "%s: %s %s", label, dev, impl);
+}
+
+/* ---- instances without a build -------------------------------------- */
+
+mica_layer_t *th_instance(const char *type, uint32_t device,
+                          const char *impl, th_fields_t *fields)
+{
+    mica_creator_info_t info;
+    mica_error_t err;
+    mica_layer_t *l = NULL;
+
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    memset(&err, 0, sizeof err);
+    last_error[0] = '\0';
+    if (mica_registry_find(th_context(), NULL, type, 0, impl, device,
+                           &info) != MICA_OK) {
+        failed(MICA_ERR_NOT_FOUND, th_context());
+    } else {
+        l = info.creator->create(info.creator, type, th_fields_view(fields),
+                                 &err);
+        if (!l)
+            snprintf(last_error, sizeof last_error, "%s",
+                     err.set ? err.msg : "create failed");
+    }
+    th_fields_free(fields);
+    return l;
+}
+
+mica_status_t th_set_tactic(mica_layer_t *layer, int32_t tactic)
+{
+    mica_error_t err;
+    mica_status_t st;
+
+    memset(&err, 0, sizeof err);
+    last_error[0] = '\0';
+    if (layer->ops->struct_size <= offsetof(mica_layer_ops_t, set_tactic) ||
+        !layer->ops->set_tactic) {
+        snprintf(last_error, sizeof last_error, "no set_tactic");
+        return MICA_ERR_UNSUPPORTED;
+    }
+    st = layer->ops->set_tactic(layer, tactic, &err);
+    if (st != MICA_OK)
+        snprintf(last_error, sizeof last_error, "%s",
+                 err.set ? err.msg : "set_tactic failed");
+    return st;
 }

@@ -162,4 +162,18 @@ int th_check_impl(const char *label, const char *type, th_fields_t *fields,
                   int nb_in, const th_tensor_t *in, int nb_out,
                   uint32_t device, const char *impl, double tol);
 
+/*
+ * An instance of implementation `impl` of `type` for `device` made by its
+ * creator straight from `fields` (unchecked: give well-formed ones), with
+ * no network, build or GPU: for tests of an instance's answers
+ * (supports_format, tactics) where no device can run it.  NULL when the
+ * implementation is not registered or create fails (th_error() says
+ * why).  Frees `fields`; destroy the instance with its ops->destroy.
+ */
+mica_layer_t *th_instance(const char *type, uint32_t device,
+                          const char *impl, th_fields_t *fields);
+/* Call set_tactic on an instance of th_instance: its status, the
+ * message in th_error(). */
+mica_status_t th_set_tactic(mica_layer_t *layer, int32_t tactic);
+
 #endif

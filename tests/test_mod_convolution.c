@@ -9,6 +9,7 @@
 #include <config.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cnn_cases.h"
@@ -159,9 +160,100 @@ static void bigger(void)
                  MICA_DEVICE_CUDA, "cudnn", 1e-4);
     gc_roundtrip("engine saved and loaded", "Convolution", depthwise(), &x,
                  MICA_DEVICE_CPU, "onednn", 1e-4);
+    gc_roundtrip("engine saved and loaded", "Deconvolution", updeconv(), &x,
+                 MICA_DEVICE_CPU, "onednn", 1e-4);
+    gc_roundtrip("engine saved and loaded", "Convolution", mid3x3(), &x,
+                 MICA_DEVICE_CPU, "reference", 1e-4);
+    gc_roundtrip("engine saved and loaded", "Deconvolution", updeconv(), &x,
+                 MICA_DEVICE_CPU, "reference", 1e-4);
     gc_autotune("depthwise 3x3", "Convolution", depthwise(), &x, 1e-4);
     gc_autotune("6->8 3x3 stride 2", "Convolution", mid3x3(), &x, 1e-4);
     th_free(&x);
+}
+
+/* ---- the cudnn implementation's tactics, without a GPU ------------------ */
+
+/* The bytes of instance l's state (malloc'd; NULL on failure). */
+static void *state_of(const mica_layer_t *l, size_t *size)
+{
+    void *buf;
+
+    *size = 0;
+    if (l->ops->serialize(l, NULL, size) != MICA_OK ||
+        !(buf = malloc(*size ? *size : 1)))
+        return NULL;
+    if (l->ops->serialize(l, buf, size) != MICA_OK) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/*
+ * The instance answers as mica/layer.h asks, with no device to run on:
+ * no tactic before configure; set_tactic takes cuDNN's algorithms + 1
+ * and the hand-written kernel's (101), refuses 0, the FFT algorithms
+ * (cudnn.h: forward FFT 4 and FFT_TILING 5, backward-data FFT 2 and
+ * FFT_TILING 3) and ids past cuDNN's (8 forward, 6 backward-data
+ * algorithms); the state is the fields alone, byte for byte the
+ * reference's (the engine loader refuses anything after them).
+ */
+static void tactics_of(const char *type, th_fields_t *(*fields)(void),
+                       const int32_t *good, int nb_good, const int32_t *bad,
+                       int nb_bad)
+{
+    mica_layer_t *l, *ref;
+    int32_t ids[MICA_MAX_TACTICS];
+    void *a = NULL, *b = NULL;
+    size_t na, nb;
+    int i;
+
+    if (!th_has_impl(type, MICA_DEVICE_CUDA, "cudnn")) {
+        skip("%s cudnn: tactics: not in this build", type);
+        return;
+    }
+    l = th_instance(type, MICA_DEVICE_CUDA, "cudnn", fields());
+    ref = th_instance(type, MICA_DEVICE_CPU, "reference", fields());
+    if (!l || !ref)
+        bail("%s: no instance: %s", type, th_error());
+    ok(l->ops->tactics && l->ops->tactics(l, ids, MICA_MAX_TACTICS) == 0,
+       "%s cudnn: no tactics offered before configure", type);
+    for (i = 0; i < nb_good; i++)
+        if (!ok(th_set_tactic(l, good[i]) == MICA_OK,
+                "%s cudnn: set_tactic(%d) is taken", type, (int)good[i]))
+            diag("%s", th_error());
+    for (i = 0; i < nb_bad; i++) {
+        mica_status_t st = th_set_tactic(l, bad[i]);
+        if (!ok(st != MICA_OK && strstr(th_error(), "tactic"),
+                "%s cudnn: set_tactic(%d) is refused", type, (int)bad[i]))
+            diag("status %d: '%s'", (int)st, th_error());
+    }
+    a = state_of(l, &na);
+    b = state_of(ref, &nb);
+    ok(a && b && na == nb && memcmp(a, b, na) == 0,
+       "%s cudnn: the state is the fields alone (%zu bytes, the "
+       "reference's %zu)", type, na, nb);
+    free(a);
+    free(b);
+    l->ops->destroy(l);
+    ref->ops->destroy(ref);
+    l = th_instance(type, MICA_DEVICE_CUDA, "cuda", fields());
+    ok(l && (l->ops->tactics == NULL ||
+             l->ops->tactics(l, ids, MICA_MAX_TACTICS) == 0),
+       "%s cuda: the hand-written kernel offers no tactics", type);
+    if (l)
+        l->ops->destroy(l);
+}
+
+static void tactics(void)
+{
+    static const int32_t conv_good[] = {1, 2, 3, 4, 7, 8, 101};
+    static const int32_t conv_bad[] = {0, -1, 5, 6, 9, 100, 102};
+    static const int32_t deconv_good[] = {1, 2, 5, 6, 101};
+    static const int32_t deconv_bad[] = {0, 3, 4, 7, 100};
+
+    tactics_of("Convolution", mid3x3, conv_good, 7, conv_bad, 7);
+    tactics_of("Deconvolution", updeconv, deconv_good, 5, deconv_bad, 5);
 }
 
 /* ---- errors ------------------------------------------------------------- */
@@ -303,6 +395,7 @@ int main(void)
                    1e-4);
     }
     bigger();
+    tactics();
     errors();
     return 0;
 }

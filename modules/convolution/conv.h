@@ -85,12 +85,14 @@ mica_status_t mica__conv_cuda_fill(void *p, int64_t n, mica_dtype_t dtype,
 /* ---- the CUDA state of both CUDA implementations (conv_gpu.c) --------- */
 
 /*
- * The algorithm (the layer's tactic, kept in the engine): a cuDNN
- * algorithm (cudnnConvolutionFwdAlgo_t for Convolution,
- * cudnnConvolutionBwdDataAlgo_t for Deconvolution), or MICA__CONV_DIRECT
- * for the hand-written kernel; -1 until chosen.
+ * The algorithm: a cuDNN algorithm (cudnnConvolutionFwdAlgo_t for
+ * Convolution, cudnnConvolutionBwdDataAlgo_t for Deconvolution), or
+ * MICA__CONV_DIRECT for the hand-written kernel; -1 until chosen.  The
+ * cudnn implementation's tactics (mica/layer.h) are these algorithms:
+ * tactic id = algorithm + 1 (ids are positive), so the kernel is 101.
  */
 #define MICA__CONV_DIRECT 100
+#define MICA__CONV_TACTIC(algo_) ((int32_t)(algo_) + 1)
 
 typedef struct mica__conv_gpu mica__conv_gpu_t;
 
@@ -99,8 +101,21 @@ typedef struct mica__conv_gpu mica__conv_gpu_t;
 mica__conv_gpu_t *mica__conv_gpu_new(int use_cudnn);
 void mica__conv_gpu_free(mica__conv_gpu_t *g);
 
-int32_t mica__conv_gpu_algo(const mica__conv_gpu_t *g);
-void mica__conv_gpu_set_algo(mica__conv_gpu_t *g, int32_t algo);
+/*
+ * The tactics of a cudnn state configured at least once (0 before, and
+ * for the hand-written implementation), up to `max` ids: first the
+ * algorithm the choice takes at the opt shapes of the last configure
+ * (mica__conv_dnn_choose), then the others heuristics rank as running
+ * within the workspace cap, the FFT algorithms left out; the kernel's
+ * tactic alone where cuDNN runs none of them.
+ */
+int32_t mica__conv_gpu_tactics(mica__conv_gpu_t *g, int32_t *ids,
+                               int32_t max);
+/* Use tactic `tactic` from now on: one of cuDNN's algorithms of the
+ * layer's kind that the choice does not leave out, or the kernel's;
+ * anything else fails (a cuda state has no tactics). */
+mica_status_t mica__conv_gpu_set_tactic(mica__conv_gpu_t *g, int deconv,
+                                        int32_t tactic, mica_error_t *err);
 
 /*
  * The channels-last switch: with it, x and y are N(D)HWC and cuDNN gets
@@ -161,6 +176,17 @@ mica_status_t mica__conv_dnn_choose(mica__conv_dnn_t *d,
                                     const mica__conv_problem_t *pb, int nhwc,
                                     size_t ws_cap, int32_t *algo,
                                     mica_error_t *err);
+/*
+ * Heuristics' ranking for pb (cudnnGet..._v7): the algorithms that run
+ * within `ws_cap` bytes of workspace, the FFT ones left out, in their
+ * order, up to `max` into algos; how many (0 where cuDNN cannot say).
+ */
+int32_t mica__conv_dnn_algos(mica__conv_dnn_t *d,
+                             const mica__conv_problem_t *pb, int nhwc,
+                             size_t ws_cap, int32_t *algos, int32_t max);
+/* Whether algo is one of cuDNN's algorithms for Convolution (deconv 0)
+ * or Deconvolution (1) that the choice does not leave out. */
+int mica__conv_dnn_known(int deconv, int32_t algo);
 /* The workspace of algo for pb; MICA_ERR_UNSUPPORTED if it cannot run
  * it. */
 mica_status_t mica__conv_dnn_workspace(mica__conv_dnn_t *d,
