@@ -295,21 +295,27 @@ done:
     th_fields_free(f);
 }
 
+/* The info of the engine's layer "layer" into *info; 0 if none. */
+static int layer_info(const mica_engine_t *engine, mica_layer_info_t *info)
+{
+    int32_t i;
+
+    for (i = 0; i < mica_engine_nb_layers(engine); i++) {
+        memset(info, 0, sizeof *info);
+        info->struct_size = sizeof *info;
+        if (mica_engine_layer(engine, i, info) == MICA_OK &&
+            strcmp(info->name, "layer") == 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* The tactic of the engine's layer "layer" (0: none; -1: no such
  * layer). */
 static int32_t layer_tactic(const mica_engine_t *engine)
 {
     mica_layer_info_t info;
-    int32_t i;
-
-    for (i = 0; i < mica_engine_nb_layers(engine); i++) {
-        memset(&info, 0, sizeof info);
-        info.struct_size = sizeof info;
-        if (mica_engine_layer(engine, i, &info) == MICA_OK &&
-            strcmp(info.name, "layer") == 0)
-            return info.tactic;
-    }
-    return -1;
+    return layer_info(engine, &info) ? info.tactic : -1;
 }
 
 void gc_roundtrip(const char *label, const char *type, th_fields_t *fields,
@@ -369,16 +375,10 @@ static const char *layer_impl(const mica_engine_t *engine, char *why,
                               size_t len)
 {
     mica_layer_info_t info;
-    int32_t i;
 
-    for (i = 0; i < mica_engine_nb_layers(engine); i++) {
-        memset(&info, 0, sizeof info);
-        info.struct_size = sizeof info;
-        if (mica_engine_layer(engine, i, &info) == MICA_OK &&
-            strcmp(info.name, "layer") == 0) {
-            snprintf(why, len, "%s", info.choice ? info.choice : "");
-            return info.implementation;
-        }
+    if (layer_info(engine, &info)) {
+        snprintf(why, len, "%s", info.choice ? info.choice : "");
+        return info.implementation;
     }
     snprintf(why, len, "no layer 'layer'");
     return "";

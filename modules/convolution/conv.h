@@ -70,12 +70,15 @@ void mica__conv_dnnl_free(mica__conv_dnnl_t *state);
 
 /*
  * y from x on `stream`, one thread per output element: w and bias are
- * device arrays of the I/O type in mica's layouts (bias may be NULL).
- * Takes every problem of Convolution and Deconvolution (channels first).
+ * device arrays of the I/O type (bias may be NULL).  Takes every problem
+ * of Convolution and Deconvolution: channels first (x, y and w in
+ * mica's layouts), or with `nhwc` channels last, x [N, (D,) H, W, C], y
+ * [N, (D',) H', W', M] and w in K(RS)C order, [A, k..., B] for mica's
+ * [A, B, k...] (as cuDNN's NHWC filters; see mica__conv_gpu_set_nhwc).
  */
-mica_status_t mica__conv_cuda(const mica__conv_problem_t *pb, const void *x,
-                              const void *w, const void *bias, void *y,
-                              void *stream, mica_error_t *err);
+mica_status_t mica__conv_cuda(const mica__conv_problem_t *pb, int nhwc,
+                              const void *x, const void *w, const void *bias,
+                              void *y, void *stream, mica_error_t *err);
 
 /* Fill n values of `dtype` at device address p with noise in [-1, 1)
  * on `stream` (for timing cuDNN's algorithms on data that is not zeros). */
@@ -118,11 +121,12 @@ mica_status_t mica__conv_gpu_set_tactic(mica__conv_gpu_t *g, int deconv,
                                         int32_t tactic, mica_error_t *err);
 
 /*
- * The channels-last switch: with it, x and y are N(D)HWC and cuDNN gets
- * NHWC descriptors and a filter in K(RS)C order.  Off while the ABI has
- * only the LINEAR format; a layer turns it on once it is offered a
- * channels-last format (supports_format) and was configured so.  Set it
- * before configure and init.
+ * The channels-last switch: with it, x and y are N(D)HWC (MICA_FORMAT_HWC
+ * or DHWC), cuDNN gets NHWC descriptors and the weights are uploaded in
+ * K(RS)C order, which the kernel reads too.  The layer sets it from its
+ * input's format at configure (before the choice of algorithm) and at
+ * each enqueue (a no-op unless it changed; then the weights are uploaded
+ * again by mica__conv_gpu_init).
  */
 void mica__conv_gpu_set_nhwc(mica__conv_gpu_t *g, int nhwc);
 

@@ -121,7 +121,9 @@ static mica_status_t describe(mica__conv_dnn_t *d,
             MICA_OK ||
         (st = mica__cudnn_tensor(d->y, pb->dtype, n, yd, nhwc, err)) !=
             MICA_OK ||
-        (st = mica__cudnn_tensor(d->b, pb->dtype, n, bd, 0, err)) != MICA_OK)
+        /* [1, M, 1...]: the same bytes either way; described as y is */
+        (st = mica__cudnn_tensor(d->b, pb->dtype, n, bd, nhwc, err)) !=
+            MICA_OK)
         goto fail;
     MICA__CUDNN_TRY(mica__cudnn.set_filter(
         d->w, t, nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, n, fd));

@@ -48,6 +48,7 @@ struct mica__conv_gpu {
     size_t run_need;
     void *w, *b;           /* device weights, NULL until uploaded */
     mica_dtype_t wtype;    /* their type */
+    int wnhwc;             /* their layout: K(RS)C with nhwc */
     mica__conv_dnn_t *dnn; /* cuDNN's descriptors (cudnn only) */
 };
 
@@ -139,6 +140,8 @@ mica_status_t mica__conv_gpu_set_tactic(mica__conv_gpu_t *g, int deconv,
 
 void mica__conv_gpu_set_nhwc(mica__conv_gpu_t *g, int nhwc)
 {
+    if (g->nhwc == (nhwc != 0))
+        return; /* the run cache holds */
     g->nhwc = nhwc != 0;
     g->run_set = 0;
 }
@@ -246,7 +249,7 @@ mica_status_t mica__conv_gpu_init(mica__conv_gpu_t *g,
     int64_t a, b;
     mica_status_t st;
 
-    if (g->w && g->wtype == dtype)
+    if (g->w && g->wtype == dtype && g->wnhwc == g->nhwc)
         return MICA_OK;
     if (g->w)
         cudaFree(g->w);
@@ -263,6 +266,7 @@ mica_status_t mica__conv_gpu_init(mica__conv_gpu_t *g,
         (st = upload(&g->b, p->bias, dtype, 0, 1, p->m, 1, err)) != MICA_OK)
         return st;
     g->wtype = dtype;
+    g->wnhwc = g->nhwc;
     return MICA_OK;
 }
 
@@ -320,8 +324,5 @@ mica_status_t mica__conv_gpu_run(mica__conv_gpu_t *g,
 #else
     (void)workspace;
 #endif
-    if (g->nhwc)
-        return MICA_KIT_FAIL(err, "the hand-written kernel takes channels "
-                             "first only, and cuDNN cannot run this layer");
-    return mica__conv_cuda(pb, x, g->w, g->b, y, stream, err);
+    return mica__conv_cuda(pb, g->nhwc, x, g->w, g->b, y, stream, err);
 }

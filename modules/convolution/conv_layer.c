@@ -102,14 +102,14 @@ static MICA_KIT_ENQUEUE(conv_enqueue_ref)
     return MICA_OK;
 }
 
-#define CONV_OPS(enqueue_, ...)                                             \
+#define CONV_OPS(enqueue_, formats_, ...)                                   \
     MICA_KIT_OPS(enqueue_, .nb_outputs = mica_kit_one_output,               \
                  .output_dtypes = conv_output_dtypes,                       \
                  .output_dims = conv_output_dims,                           \
-                 .supports_format = mica_kit_float_linear, __VA_ARGS__)
+                 .supports_format = (formats_), __VA_ARGS__)
 
-const mica_layer_ops_t mica__conv_ops_ref =
-    CONV_OPS(conv_enqueue_ref, .configure = conv_configure);
+const mica_layer_ops_t mica__conv_ops_ref = CONV_OPS(
+    conv_enqueue_ref, mica_kit_float_linear, .configure = conv_configure);
 
 #ifdef MICA_HAVE_ONEDNN
 static MICA_KIT_ENQUEUE(conv_enqueue_dnnl)
@@ -121,13 +121,26 @@ static MICA_KIT_ENQUEUE(conv_enqueue_dnnl)
     return mica__conv_dnnl_run(&l->dnnl, &pb, inputs[0], outputs[0], err);
 }
 
-const mica_layer_ops_t mica__conv_ops_dnnl =
-    CONV_OPS(conv_enqueue_dnnl, .configure = conv_configure);
+const mica_layer_ops_t mica__conv_ops_dnnl = CONV_OPS(
+    conv_enqueue_dnnl, mica_kit_float_linear, .configure = conv_configure);
 #endif
 
 /* ---- CUDA: cuda and cudnn ---------------------------------------------- */
 
 #if MICA_KIT_CUDA
+/* Linear, and channels last (NHWC) for a 2D Convolution: cuDNN's NHWC
+ * descriptors, the kernel's channels-last indexing where cuDNN does not
+ * run.  Deconvolution and 3D stay linear: cuDNN's NHWC backward-data and
+ * NDHWC support is narrower (docs/manifest.md). */
+static int32_t conv_formats_gpu(const mica_layer_t *layer, int32_t pos,
+                                const mica_tensor_desc_t *io, int32_t nb_in,
+                                int32_t nb_out)
+{
+    const mica__conv_params_t *p = &((const mica__conv_layer_t *)layer)->p;
+    return mica__window_formats(&p->win, !p->deconv && p->win.nd == 2, io,
+                                pos, nb_in, nb_out);
+}
+
 static mica_status_t conv_configure_gpu(mica_layer_t *layer,
                                         const mica_dyn_desc_t *in,
                                         int32_t nb_in,
@@ -142,6 +155,7 @@ static mica_status_t conv_configure_gpu(mica_layer_t *layer,
     if ((st = conv_check_dyn(l, &in[0], err)) != MICA_OK)
         return st;
     l->io_dtype = in[0].desc.dtype;
+    mica__conv_gpu_set_nhwc(l->gpu, mica__window_channels(&in[0].desc));
     mica__conv_problem(&l->p, in[0].desc.dtype, &in[0].desc.dims, &opt);
     mica__conv_problem(&l->p, in[0].desc.dtype, &in[0].max, &hi);
     return mica__conv_gpu_configure(l->gpu, &opt, &hi, err);
@@ -169,8 +183,10 @@ static MICA_KIT_ENQUEUE(conv_enqueue_gpu)
     mica__conv_problem_t pb;
     mica_status_t st;
 
-    /* The weights in the I/O type: uploaded by initialize, or here for a
-     * run without one (autotune's), or again if the type changed. */
+    /* The layout of configure's; the weights in the I/O type and that
+     * layout: uploaded by initialize, or here for a run without one
+     * (autotune's), or again if either changed. */
+    mica__conv_gpu_set_nhwc(l->gpu, mica__window_channels(&in[0]));
     if ((st = mica__conv_gpu_init(l->gpu, &l->p, in[0].dtype, err)) !=
         MICA_OK)
         return st;
@@ -194,7 +210,8 @@ static mica_status_t conv_set_tactic(mica_layer_t *layer, int32_t tactic,
 }
 
 #define CONV_OPS_GPU(...)                                                   \
-    CONV_OPS(conv_enqueue_gpu, .configure = conv_configure_gpu,             \
+    CONV_OPS(conv_enqueue_gpu, conv_formats_gpu,                            \
+             .configure = conv_configure_gpu,                               \
              .workspace_size = conv_workspace_gpu,                          \
              .initialize = conv_initialize_gpu, __VA_ARGS__)
 
