@@ -116,7 +116,7 @@ int32_t mica__conv_gpu_tactics(mica__conv_gpu_t *g, int32_t *ids,
 mica_status_t mica__conv_gpu_set_tactic(mica__conv_gpu_t *g, int deconv,
                                         int32_t tactic, mica_error_t *err)
 {
-    int32_t algo = tactic - 1;
+    int32_t algo = tactic > 0 ? tactic - 1 : -1; /* ids are positive */
 
     if (!g->use_cudnn)
         return MICA_KIT_FAIL(err, "tactic %d: the hand-written "
