@@ -20,7 +20,7 @@ libmica_la_SOURCES += \
 	core/device.c core/device_pick.c \
 	core/infer.c core/infer_layer.c core/profile.c core/shapes.c \
 	core/plan.c core/inplace.c core/dds.c core/engine.c core/exec.c \
-	core/exec_run.c core/exec_timing.c \
+	core/exec_run.c core/exec_timing.c core/exec_graph.c \
 	core/flow.c \
 	core/autotune.c core/precision.c core/rewrite.c \
 	core/control.c core/control_plan.c core/control_order.c \
