@@ -165,6 +165,8 @@ static mica_status_t lookup(mica_exec_t *x, mica__graphs_t *g, entry_t **out)
             if (victim != g->n)
                 g->e[victim] = g->e[g->n];
             memset(&g->e[g->n], 0, sizeof g->e[g->n]);
+            g->last = -1;
+            g->looked = 0;
             return mica__fail(x->ctx, MICA_ERR_NOMEM, "out of host memory");
         }
         memcpy(en->key, g->scratch, g->scratch_len);
