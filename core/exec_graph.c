@@ -19,7 +19,9 @@
  * A capture that fails (a layer waits for the host, allocates, or fails
  * for any reason) is ended, its error cleared, and the key marked to run
  * layer by layer from then on with the reason; that enqueue then runs
- * layer by layer, so a failed capture never costs a result.
+ * layer by layer, so a failed capture never costs a result.  Every graph
+ * is forgotten when layers are configured for another profile or told
+ * new shapes (exec_run.c): either may move memory of their own.
  *
  * What never runs as a graph is known from the engine (loops and
  * conditionals read values on the host: CUDA's conditional nodes are not

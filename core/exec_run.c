@@ -117,6 +117,8 @@ static mica_status_t use_profile(mica_exec_t *x, int32_t k)
             return mica__exec_layer_error(x, s, &err, "configure failed");
     }
     x->profile = k;
+    /* configure may have moved memory of the layers that graphs use. */
+    mica__graph_forget(x);
     return x->initialized ? MICA_OK : initialize(x);
 }
 

@@ -26,7 +26,7 @@
 
 #define W 64      /* the width of x */
 #define MAXN 32   /* the profile's largest batch */
-#define GPU_TESTS 52
+#define GPU_TESTS 55
 
 static mica_context_t *ctx;
 
@@ -50,8 +50,9 @@ static mica_dims_t dims2(int64_t a, int64_t b)
     return d;
 }
 
-/* x[-1, W] -> relu -> r; y = r + r; one profile [1..MAXN, W]. */
-static mica_engine_t *relu_engine(uint32_t device)
+/* x[-1, W] -> relu -> r; y = r + r; one profile [1..MAXN, W], or two:
+ * [1..8, W] and [9..MAXN, W]. */
+static mica_engine_t *relu_engine2(uint32_t device, int two)
 {
     mica_network_t *net = NULL;
     mica_build_config_t cfg;
@@ -67,6 +68,15 @@ static mica_engine_t *relu_engine(uint32_t device)
     th_add_layer(net, "twice", "ElementWise", "op", "sum", "r", "r", "y");
     mica_network_mark_output(net, "y", NULL);
     mica_network_add_profile(net, &k);
+    if (two) {
+        mica_dims_t h0 = dims2(8, W), l1 = dims2(9, W), m1 = dims2(12, W);
+        if (mica_network_set_profile_dims(net, k, "x", &lo, &mid, &h0,
+                                          NULL) != MICA_OK)
+            bail("profile: %s", err());
+        lo = l1;
+        mid = m1;
+        mica_network_add_profile(net, &k);
+    }
     if (mica_network_set_profile_dims(net, k, "x", &lo, &mid, &hi, NULL) !=
         MICA_OK)
         bail("profile: %s", err());
@@ -77,6 +87,11 @@ static mica_engine_t *relu_engine(uint32_t device)
         diag("build: %s", err());
     mica_network_destroy(net);
     return e;
+}
+
+static mica_engine_t *relu_engine(uint32_t device)
+{
+    return relu_engine2(device, 0);
 }
 
 /* The input of batch n for `seed`, and what y must be. */
@@ -243,6 +258,31 @@ static void test_replay(void)
     is_int(5, counts(x).replays, "  and no graph launched");
     is_string("CUDA graphs are off", str(mica_exec_cuda_graph_why(x)),
               "  why says they are off");
+    mica_exec_destroy(x);
+    mica_engine_destroy(e);
+}
+
+/* Another profile configures the layers again: graphs are forgotten. */
+static void test_profiles(void)
+{
+    mica_engine_t *e = relu_engine2(MICA_DEVICE_CUDA, 1);
+    mica_exec_t *x = NULL;
+    mica_cuda_graph_counts_t c;
+    int good;
+
+    if (!e || mica_exec_create(e, &x) != MICA_OK ||
+        mica_exec_set_cuda_graph(x, 1) != MICA_OK)
+        bail("cuda engine: %s", err());
+    good = run_batch(x, 4, 1) && run_batch(x, 4, 2) && run_batch(x, 12, 3) &&
+           run_batch(x, 12, 4);
+    c = counts(x);
+    ok(c.captures == 2 && c.cached == 1,
+       "two profiles: a capture each, the first forgotten at the switch");
+    good = run_batch(x, 4, 5) && run_batch(x, 4, 6) && good;
+    c = counts(x);
+    ok(c.warmups == 3 && c.captures == 3,
+       "  back to profile 0: a warm-up and a capture again");
+    ok(good, "  every run right");
     mica_exec_destroy(x);
     mica_engine_destroy(e);
 }
@@ -466,6 +506,7 @@ static void test_host_wait(const char *type, const char *name)
 static void test_cuda(void)
 {
     test_replay();
+    test_profiles();
     test_bind();
     test_lru();
     test_timing();

@@ -732,8 +732,10 @@ MICA_EXPORT mica_status_t mica_exec_layer_times(mica_exec_t *exec,
  * launches depend on: the profile, the inputs' dims and shape-tensor
  * values, the bound pointers and the arena, so a new shape or binding
  * captures a graph of its own; the context keeps the 8 used last.  A
- * layer told new shapes through its shape_change hook may move memory of
- * its own, so all graphs are captured again after one is.
+ * layer configured for another profile, or told new shapes through its
+ * shape_change hook, may move memory of its own, so all graphs are
+ * captured again after either.  A layer must not move memory its
+ * launches use otherwise (as TensorRT requires of plugins in graphs).
  *
  * What cannot run as a graph runs layer by layer, with the reason given
  * by mica_exec_cuda_graph_why: loops and conditionals (their trip counts,
