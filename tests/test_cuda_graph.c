@@ -262,17 +262,24 @@ static void test_replay(void)
     mica_engine_destroy(e);
 }
 
+/* A context of e with graphs on. */
+static mica_exec_t *graphed(mica_engine_t *e)
+{
+    mica_exec_t *x = NULL;
+    if (!e || mica_exec_create(e, &x) != MICA_OK ||
+        mica_exec_set_cuda_graph(x, 1) != MICA_OK)
+        bail("cuda engine: %s", err());
+    return x;
+}
+
 /* Another profile configures the layers again: graphs are forgotten. */
 static void test_profiles(void)
 {
     mica_engine_t *e = relu_engine2(MICA_DEVICE_CUDA, 1);
-    mica_exec_t *x = NULL;
+    mica_exec_t *x = graphed(e);
     mica_cuda_graph_counts_t c;
     int good;
 
-    if (!e || mica_exec_create(e, &x) != MICA_OK ||
-        mica_exec_set_cuda_graph(x, 1) != MICA_OK)
-        bail("cuda engine: %s", err());
     good = run_batch(x, 4, 1) && run_batch(x, 4, 2) && run_batch(x, 12, 3) &&
            run_batch(x, 12, 4);
     c = counts(x);
@@ -309,13 +316,11 @@ static int run_bound(mica_exec_t *x, void *buf, int seed)
 static void test_bind(void)
 {
     mica_engine_t *e = relu_engine(MICA_DEVICE_CUDA);
-    mica_exec_t *x = NULL;
+    mica_exec_t *x;
     void *a = NULL, *b = NULL;
     mica_cuda_graph_counts_t c;
 
-    if (!e || mica_exec_create(e, &x) != MICA_OK ||
-        mica_exec_set_cuda_graph(x, 1) != MICA_OK)
-        bail("cuda engine: %s", err());
+    x = graphed(e);
     if (cudaMalloc(&a, sizeof(float) * 4 * W) != cudaSuccess ||
         cudaMalloc(&b, sizeof(float) * 4 * W) != cudaSuccess)
         bail("cudaMalloc failed");
@@ -340,13 +345,10 @@ static void test_bind(void)
 static void test_lru(void)
 {
     mica_engine_t *e = relu_engine(MICA_DEVICE_CUDA);
-    mica_exec_t *x = NULL;
+    mica_exec_t *x = graphed(e);
     mica_cuda_graph_counts_t c;
     int n, good = 1;
 
-    if (!e || mica_exec_create(e, &x) != MICA_OK ||
-        mica_exec_set_cuda_graph(x, 1) != MICA_OK)
-        bail("cuda engine: %s", err());
     for (n = 1; n <= 9; n++)
         good = run_batch(x, n, n) && run_batch(x, n, n + 1) && good;
     ok(good, "batches 1 to 9, twice each: right");
@@ -370,12 +372,9 @@ static void test_lru(void)
 static void test_timing(void)
 {
     mica_engine_t *e = relu_engine(MICA_DEVICE_CUDA);
-    mica_exec_t *x = NULL;
+    mica_exec_t *x = graphed(e);
     mica_cuda_graph_counts_t c;
 
-    if (!e || mica_exec_create(e, &x) != MICA_OK ||
-        mica_exec_set_cuda_graph(x, 1) != MICA_OK)
-        bail("cuda engine: %s", err());
     if (mica_exec_set_timing(x, MICA_TIMING_STAGES | MICA_TIMING_LAYERS) !=
         MICA_OK)
         bail("timing: %s", err());
