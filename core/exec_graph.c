@@ -339,16 +339,33 @@ mica_status_t mica__graph_check(mica_exec_t *x, int32_t s)
                       l->name, l->info.type);
 }
 
-/* The capture of en failed (`why`): the key runs layer by layer from now
- * on, this enqueue first. */
+/* The capture or launch of en failed (`what`: `why`): the key runs layer
+ * by layer from now on, this enqueue first. */
 static mica_status_t fall_back(mica_exec_t *x, mica__graphs_t *g,
-                               entry_t *en, const char *why)
+                               entry_t *en, const char *what,
+                               const char *why)
 {
-    snprintf(en->why, sizeof en->why, "capture failed: %s", why);
+    snprintf(en->why, sizeof en->why, "%s: %s", what, why);
     en->state = FALLBACK;
     g->counts.failures++;
     g->counts.fallbacks++;
     return mica__flow_run(x);
+}
+
+/* Launch en's graph; a launch refused (not a device fault: that fails
+ * the layer-by-layer run too) drops it, and the key falls back. */
+static mica_status_t launch(mica_exec_t *x, mica__graphs_t *g, entry_t *en)
+{
+    char why[480];
+
+    g->counts.replays++;
+    if (x->dev->graph_launch(x->ctx, en->graph, x->stream) == MICA_OK)
+        return MICA_OK;
+    g->counts.replays--;
+    snprintf(why, sizeof why, "%s", mica_context_error(x->ctx));
+    x->dev->graph_destroy(en->graph);
+    en->graph = NULL;
+    return fall_back(x, g, en, "the graph's launch failed", why);
 }
 
 /* Capture the program into a graph for en and launch it. */
@@ -359,7 +376,8 @@ static mica_status_t capture(mica_exec_t *x, mica__graphs_t *g, entry_t *en)
     mica_status_t st;
 
     if (x->dev->capture_begin(x->ctx, x->stream) != MICA_OK)
-        return fall_back(x, g, en, mica_context_error(x->ctx));
+        return fall_back(x, g, en, "capture failed",
+                         mica_context_error(x->ctx));
     x->capturing = 1;
     st = mica__flow_run(x);
     x->capturing = 0;
@@ -368,17 +386,16 @@ static mica_status_t capture(mica_exec_t *x, mica__graphs_t *g, entry_t *en)
         snprintf(why, sizeof why, "%s", mica_context_error(x->ctx));
         if (x->dev->capture_end(x->ctx, x->stream, &graph) == MICA_OK)
             x->dev->graph_destroy(graph);
-        return fall_back(x, g, en, why);
+        return fall_back(x, g, en, "capture failed", why);
     }
     if (x->dev->capture_end(x->ctx, x->stream, &graph) != MICA_OK) {
         snprintf(why, sizeof why, "%s", mica_context_error(x->ctx));
-        return fall_back(x, g, en, why);
+        return fall_back(x, g, en, "capture failed", why);
     }
     en->graph = graph;
     en->state = READY;
     g->counts.captures++;
-    g->counts.replays++;
-    return x->dev->graph_launch(x->ctx, graph, x->stream);
+    return launch(x, g, en);
 }
 
 mica_status_t mica__graph_enqueue(mica_exec_t *x)
@@ -398,8 +415,7 @@ mica_status_t mica__graph_enqueue(mica_exec_t *x)
     en->used = ++g->tick;
     switch (en->state) {
     case READY:
-        g->counts.replays++;
-        return x->dev->graph_launch(x->ctx, en->graph, x->stream);
+        return launch(x, g, en);
     case WARM:
         return capture(x, g, en);
     case FALLBACK:

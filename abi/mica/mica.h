@@ -774,7 +774,8 @@ typedef struct mica_cuda_graph_counts {
     int64_t replays;        /* enqueues that launched a graph */
     int64_t warmups;        /* first enqueues of a key, layer by layer */
     int64_t fallbacks;      /* other enqueues layer by layer, graphs on */
-    int64_t failures;       /* captures that failed (that key falls back) */
+    int64_t failures;       /* captures or launches that failed (that key
+                               falls back) */
     int64_t evictions;      /* graphs dropped for a newer key */
 } mica_cuda_graph_counts_t;
 
