@@ -17,15 +17,12 @@
 
 #include <string.h>
 
-#include "mica/kit_half.h"
 #include "conv.h"
 #include "kit_nn.h"
 
 float mica__conv_weight(const mica_weights_t *w, int64_t i)
 {
-    if (w->dtype == MICA_FLOAT16)
-        return mica_kit_half_to_float(((const uint16_t *)w->values)[i]);
-    return ((const float *)w->values)[i];
+    return (float)mica__nn_get(w->values, w->dtype, i);
 }
 
 void mica__conv_problem(const mica__conv_params_t *p, mica_dtype_t dtype,

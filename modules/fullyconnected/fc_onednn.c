@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mica/kit_half.h"
+#include "kit_nn.h"
 #include "fc.h"
 #include "kit_onednn.h"
 
@@ -65,18 +65,11 @@ static void bias_only(const mica__fc_problem_t *pb, void *y)
 {
     int64_t r, j;
     for (r = 0; r < pb->rows; r++)
-        for (j = 0; j < pb->k; j++) {
-            float v = 0.0f;
-            if (pb->bias)
-                v = pb->bias->dtype == MICA_FLOAT16
-                        ? mica_kit_half_to_float(
-                              ((const uint16_t *)pb->bias->values)[j])
-                        : ((const float *)pb->bias->values)[j];
-            if (pb->dtype == MICA_FLOAT16)
-                ((uint16_t *)y)[r * pb->k + j] = mica_kit_float_to_half(v);
-            else
-                ((float *)y)[r * pb->k + j] = v;
-        }
+        for (j = 0; j < pb->k; j++)
+            mica__nn_put(y, pb->dtype, r * pb->k + j,
+                         pb->bias ? mica__nn_get(pb->bias->values,
+                                                 pb->bias->dtype, j)
+                                  : 0.0);
 }
 
 mica_status_t mica__fc_dnnl_run(mica__fc_dnnl_t **state,
