@@ -210,43 +210,34 @@ static mica_layer_t *lrn_create(const mica_layer_creator_t *creator,
     return &l->base.layer;
 }
 
-#define LRN_OPS(enqueue_)                                                   \
-    MICA_KIT_OPS(enqueue_, .nb_outputs = mica_kit_one_output,               \
-                 .output_dtypes = mica__nn_float_dtypes,                        \
-                 .output_dims = lrn_output_dims,                            \
-                 .supports_format = mica_kit_float_linear)
-#define LRN_CREATOR(impl_, dev_, prio_, ops_)                               \
-    MICA_KIT_CREATOR("LRN", impl_, dev_, prio_, MICA_ROLE_NONE, lrn_fields, \
-                     MICA_KIT_COUNT(lrn_fields), lrn_create, &(ops_))
+/* One implementation: its ops ops_<id_> (the enqueue and any other
+ * members after it) and its creator creator_<id_>. */
+#define LRN_IMPL(id_, impl_, dev_, prio_, ...)                              \
+    static const mica_layer_ops_t ops_##id_ =                               \
+        MICA_KIT_OPS(__VA_ARGS__, .nb_outputs = mica_kit_one_output,        \
+                     .output_dtypes = mica__nn_float_dtypes,                \
+                     .output_dims = lrn_output_dims,                        \
+                     .supports_format = mica_kit_float_linear);             \
+    static const mica_layer_creator_t creator_##id_ = MICA_KIT_CREATOR(     \
+        "LRN", impl_, dev_, prio_, MICA_ROLE_NONE, lrn_fields,              \
+        MICA_KIT_COUNT(lrn_fields), lrn_create, &ops_##id_)
 
-static const mica_layer_ops_t ops_ref = LRN_OPS(lrn_enqueue_ref);
-static const mica_layer_creator_t creator_ref =
-    LRN_CREATOR("reference", MICA_DEVICE_CPU, 0, ops_ref);
+LRN_IMPL(ref, "reference", MICA_DEVICE_CPU, 0, lrn_enqueue_ref);
 #ifdef MICA_HAVE_ONEDNN
-static const mica_layer_ops_t ops_dnnl = LRN_OPS(lrn_enqueue_dnnl);
-static const mica_layer_creator_t creator_dnnl =
-    LRN_CREATOR("onednn", MICA_DEVICE_CPU, 5, ops_dnnl);
+LRN_IMPL(dnnl, "onednn", MICA_DEVICE_CPU, 5, lrn_enqueue_dnnl);
 #define DNNL_CREATOR , &creator_dnnl
 #else
 #define DNNL_CREATOR
 #endif
 #if MICA_KIT_CUDA
-static const mica_layer_ops_t ops_cuda = LRN_OPS(lrn_enqueue_cuda);
-static const mica_layer_creator_t creator_cuda =
-    LRN_CREATOR("cuda", MICA_DEVICE_CUDA, 10, ops_cuda);
+LRN_IMPL(cuda, "cuda", MICA_DEVICE_CUDA, 10, lrn_enqueue_cuda);
 #define CUDA_CREATOR , &creator_cuda
 #else
 #define CUDA_CREATOR
 #endif
 #if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
-static const mica_layer_ops_t ops_cudnn =
-    MICA_KIT_OPS(lrn_enqueue_cudnn, .nb_outputs = mica_kit_one_output,
-                 .output_dtypes = mica__nn_float_dtypes,
-                 .output_dims = lrn_output_dims,
-                 .supports_format = mica_kit_float_linear,
-                 .configure = lrn_configure_cudnn);
-static const mica_layer_creator_t creator_cudnn =
-    LRN_CREATOR("cudnn", MICA_DEVICE_CUDA, 20, ops_cudnn);
+LRN_IMPL(cudnn, "cudnn", MICA_DEVICE_CUDA, 20, lrn_enqueue_cudnn,
+         .configure = lrn_configure_cudnn);
 #define CUDNN_CREATOR , &creator_cudnn
 #else
 #define CUDNN_CREATOR

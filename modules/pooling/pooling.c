@@ -296,42 +296,36 @@ static mica_layer_t *pool_create(const mica_layer_creator_t *creator,
 
 #define POOL_OPS(enqueue_, formats_)                                        \
     MICA_KIT_OPS(enqueue_, .nb_outputs = mica_kit_one_output,               \
-                 .output_dtypes = mica__nn_float_dtypes,                       \
+                 .output_dtypes = mica__nn_float_dtypes,                    \
                  .output_dims = pool_output_dims,                           \
                  .supports_format = (formats_),                             \
                  .configure = pool_configure)
-#define POOL_CREATOR(impl_, dev_, prio_, ops_)                              \
-    MICA_KIT_CREATOR("Pooling", impl_, dev_, prio_, MICA_ROLE_NONE,         \
-                     pool_fields, MICA_KIT_COUNT(pool_fields), pool_create, \
-                     &(ops_))
+/* One implementation: its ops ops_<id_> and its creator creator_<id_>. */
+#define POOL_IMPL(id_, impl_, dev_, prio_, enqueue_, formats_)              \
+    static const mica_layer_ops_t ops_##id_ = POOL_OPS(enqueue_, formats_); \
+    static const mica_layer_creator_t creator_##id_ = MICA_KIT_CREATOR(     \
+        "Pooling", impl_, dev_, prio_, MICA_ROLE_NONE, pool_fields,         \
+        MICA_KIT_COUNT(pool_fields), pool_create, &ops_##id_)
 
-static const mica_layer_ops_t ops_ref =
-    POOL_OPS(pool_enqueue_ref, mica_kit_float_linear);
-static const mica_layer_creator_t creator_ref =
-    POOL_CREATOR("reference", MICA_DEVICE_CPU, 0, ops_ref);
+POOL_IMPL(ref, "reference", MICA_DEVICE_CPU, 0, pool_enqueue_ref,
+          mica_kit_float_linear);
 #ifdef MICA_HAVE_ONEDNN
-static const mica_layer_ops_t ops_dnnl =
-    POOL_OPS(pool_enqueue_dnnl, mica_kit_float_linear);
-static const mica_layer_creator_t creator_dnnl =
-    POOL_CREATOR("onednn", MICA_DEVICE_CPU, 5, ops_dnnl);
+POOL_IMPL(dnnl, "onednn", MICA_DEVICE_CPU, 5, pool_enqueue_dnnl,
+          mica_kit_float_linear);
 #define DNNL_CREATOR , &creator_dnnl
 #else
 #define DNNL_CREATOR
 #endif
 #if MICA_KIT_CUDA
-static const mica_layer_ops_t ops_cuda =
-    POOL_OPS(pool_enqueue_cuda, pool_formats_gpu);
-static const mica_layer_creator_t creator_cuda =
-    POOL_CREATOR("cuda", MICA_DEVICE_CUDA, 10, ops_cuda);
+POOL_IMPL(cuda, "cuda", MICA_DEVICE_CUDA, 10, pool_enqueue_cuda,
+          pool_formats_gpu);
 #define CUDA_CREATOR , &creator_cuda
 #else
 #define CUDA_CREATOR
 #endif
 #if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
-static const mica_layer_ops_t ops_cudnn =
-    POOL_OPS(pool_enqueue_cudnn, pool_formats_gpu);
-static const mica_layer_creator_t creator_cudnn =
-    POOL_CREATOR("cudnn", MICA_DEVICE_CUDA, 20, ops_cudnn);
+POOL_IMPL(cudnn, "cudnn", MICA_DEVICE_CUDA, 20, pool_enqueue_cudnn,
+          pool_formats_gpu);
 #define CUDNN_CREATOR , &creator_cudnn
 #else
 #define CUDNN_CREATOR
