@@ -27,7 +27,7 @@ modules_common_libmica_kit_la_LIBADD = modules/common/libmicamodkit.la
 noinst_LTLIBRARIES += modules/common/libmicamodkit_nn.la
 modules_common_libmicamodkit_nn_la_SOURCES = modules/common/kit_window.c \
 	modules/common/kit_window.h modules/common/kit_nn.c \
-	modules/common/kit_nn.h
+	modules/common/kit_nn.h modules/common/kit_nn_cuda.h
 modules_common_libmicamodkit_nn_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	$(MICA_ONEDNN_CPPFLAGS)
 if MICA_ONEDNN
