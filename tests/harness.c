@@ -477,6 +477,7 @@ mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
     mica_layer_spec_t spec;
     char names[2][16][16];
     const char *in_names[16], *out_names[16];
+    void *moved[16] = {NULL}; /* channels-last copies, read by the run */
     mica_status_t st;
     int i, cl = chans_last && device == MICA_DEVICE_CUDA;
 
@@ -548,17 +549,17 @@ mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
         st = MICA_ERR_UNSUPPORTED;
         goto done;
     }
+    /* mica_exec_set_input keeps the pointer until the run: the
+     * channels-last copies live until done. */
     for (i = 0; i < nb_in; i++) {
-        void *moved = NULL;
         if (!in[i].data)
             continue;
         if (cl && !in[i].is_shape &&
             cl_format(in[i].dtype, in[i].dims.nb_dims) != MICA_FORMAT_LINEAR)
-            moved = reorder(in[i].data, in[i].dtype, &in[i].dims, 1);
-        st = mica_exec_set_input(exec, names[0][i], &in[i].dims,
-                                 moved ? moved : in[i].data);
-        free(moved);
-        if (st != MICA_OK)
+            moved[i] = reorder(in[i].data, in[i].dtype, &in[i].dims, 1);
+        if ((st = mica_exec_set_input(exec, names[0][i], &in[i].dims,
+                                      moved[i] ? moved[i] : in[i].data)) !=
+            MICA_OK)
             goto done;
     }
     if ((st = mica_exec_run(exec)) != MICA_OK)
@@ -586,6 +587,8 @@ done:
         for (i = 0; i < nb_out; i++)
             th_free(&out[i]);
     }
+    for (i = 0; i < nb_in; i++)
+        free(moved[i]);
     mica_exec_destroy(exec);
     mica_engine_destroy(engine);
     mica_network_destroy(net);

@@ -155,8 +155,9 @@ typedef enum mica_input_kind {
  *               then RECURRENCE: output = input 1 (the next value).
  *   EXIT        once, after the last trip, step->trip_count trips run:
  *               LOOP_OUTPUT: last_value: output = input 0; reverse: put
- *               elements 0..trip_count-1 in reverse order; concatenate:
- *               nothing.
+ *               elements 0..trip_count-1 in reverse order; concatenate
+ *               and reverse: elements trip_count..len-1 (no trip wrote
+ *               them) become zeros.
  *   SELECT      IF_OUTPUT: output = input step->branch (0: the true
  *               value, 1: the false value) once the branch has run.
  *

@@ -146,6 +146,26 @@ static mica_status_t copy_rows(const loop_layer_t *l, void *dst, size_t dpitch,
     return MICA_OK;
 }
 
+/* Zero `rows` rows of `width` bytes, row r at dst + r * pitch. */
+static mica_status_t zero_rows(const loop_layer_t *l, void *dst, size_t pitch,
+                               size_t width, int64_t rows, void *stream,
+                               mica_error_t *err)
+{
+    int64_t r;
+    if (rows <= 0 || width == 0)
+        return MICA_OK;
+#if MICA_KIT_CUDA
+    if (l->cuda)
+        return mica__loop_cuda_zero_rows(dst, pitch, width, rows, stream, err);
+#else
+    (void)l;
+#endif
+    (void)stream; (void)err;
+    for (r = 0; r < rows; r++)
+        memset((char *)dst + (size_t)r * pitch, 0, width);
+    return MICA_OK;
+}
+
 /* ---- TripLimit ----------------------------------------------------------- */
 
 static mica_dtype_t trip_type(const loop_layer_t *l)
@@ -640,12 +660,22 @@ static mica_status_t output_boundary(mica_layer_t *layer, mica_step_t *step,
                          (size_t)step->iteration * row, (size_t)len * row,
                          inputs[0], row, row, outer, stream, err);
     }
-    if (l->kind != OUT_REVERSE)
-        return MICA_OK;
     if (step->trip_count < 0)
         return MICA_KIT_FAIL(err,
                              "the trip count is unknown at the loop's exit");
     count = step->trip_count < len ? step->trip_count : len;
+    /* The slices no trip wrote (a while loop that stopped early) are
+     * zeros, as on every device. */
+    if (count < len) {
+        mica_status_t st = zero_rows(l, (char *)outputs[0] +
+                                     (size_t)count * row, (size_t)len * row,
+                                     (size_t)(len - count) * row, outer,
+                                     stream, err);
+        if (st != MICA_OK)
+            return st;
+    }
+    if (l->kind != OUT_REVERSE)
+        return MICA_OK;
     if (count < 2 || outer == 0 || row == 0)
         return MICA_OK;
 #if MICA_KIT_CUDA

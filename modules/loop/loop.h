@@ -24,6 +24,14 @@ mica_status_t mica__loop_cuda_copy_rows(void *dst, size_t dpitch,
                                         void *stream, mica_error_t *err);
 
 /*
+ * Zero `rows` rows of `width` bytes on `stream`, row r at
+ * dst + r * pitch (device memory).  Nothing to do when rows or width is 0.
+ */
+mica_status_t mica__loop_cuda_zero_rows(void *dst, size_t pitch, size_t width,
+                                        int64_t rows, void *stream,
+                                        mica_error_t *err);
+
+/*
  * In each of `rows` rows of `pitch` bytes starting at `base` (device
  * memory), reverse the order of the first `count` elements of `inner`
  * bytes each, on `stream`.

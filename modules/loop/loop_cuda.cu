@@ -50,6 +50,18 @@ static mica_status_t copy_rows_as(void *dst, size_t dpitch, const void *src,
     return MICA_OK;
 }
 
+extern "C" mica_status_t mica__loop_cuda_zero_rows(void *dst, size_t pitch,
+                                                   size_t width, int64_t rows,
+                                                   void *stream,
+                                                   mica_error_t *err)
+{
+    if (rows <= 0 || width == 0)
+        return MICA_OK;
+    MICA_KIT_CUDA_CHECK(cudaMemset2DAsync(dst, pitch, 0, width, (size_t)rows,
+                                          (cudaStream_t)stream));
+    return MICA_OK;
+}
+
 extern "C" mica_status_t mica__loop_cuda_copy_rows(void *dst, size_t dpitch,
                                                    const void *src,
                                                    size_t spitch, size_t width,
