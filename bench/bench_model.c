@@ -3,7 +3,11 @@
  * mica (until `mica bench` exists): build, then time the execution.
  *
  *   bench_model MANIFEST [--device cpu|cuda] [--fp16] [--runs R]
+ *               [--cuda-graph]
  *
+ * --cuda-graph replays the enqueue as a CUDA graph (mica_exec_set_cuda_
+ * graph; the warm-up captures it); the line then says graph=on, or
+ * graph=off and why the context fell back.
  * Every input gets a fixed pattern of values in [-1, 1] at its build-time
  * shape (give a manifest without runtime dimensions) and is uploaded
  * once.  Timing: R runs queued then one synchronization (on the CPU a
@@ -54,7 +58,7 @@ int main(int argc, char **argv)
 {
     const char *path = NULL;
     uint32_t device = MICA_DEVICE_CUDA;
-    int fp16 = 0, runs = 20, i, t;
+    int fp16 = 0, graph = 0, runs = 20, i, t;
     mica_context_t *ctx = bench_context();
     mica_manifest_t *m = NULL;
     mica_build_config_t cfg;
@@ -72,12 +76,14 @@ int main(int argc, char **argv)
             fp16 = 1;
         else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
             runs = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--cuda-graph") == 0)
+            graph = 1;
         else
             path = argv[i];
     }
     if (!path || runs < 1) {
         fprintf(stderr, "usage: bench_model MANIFEST [--device cpu|cuda] "
-                        "[--fp16] [--runs R]\n");
+                        "[--fp16] [--runs R] [--cuda-graph]\n");
         return 2;
     }
     if (device == MICA_DEVICE_CUDA && !mica_device_usable(MICA_DEVICE_CUDA)) {
@@ -95,6 +101,8 @@ int main(int argc, char **argv)
                 "build");
     build_s = bench_now() - t0;
     bench_check(ctx, mica_exec_create(e, &x), "exec");
+    if (graph)
+        bench_check(ctx, mica_exec_set_cuda_graph(x, 1), "--cuda-graph");
     for (i = 0; i < mica_engine_nb_inputs(e) && i < 16; i++) {
         mica_tensor_info_t ti;
         memset(&ti, 0, sizeof ti);
@@ -127,6 +135,11 @@ int main(int argc, char **argv)
            device == MICA_DEVICE_CUDA ? "cuda" : "cpu",
            fp16 ? "float16" : "float32", (long long)batch, 1e3 * t0,
            (double)batch / t0, build_s, 1e3 * bench_median(q, TRIALS));
+    if (graph) {
+        const char *why = mica_exec_cuda_graph_why(x);
+        printf("bench_model: graph=%s%s%s%s\n", why ? "off" : "on",
+               why ? " (" : "", why ? why : "", why ? ")" : "");
+    }
     mica_exec_destroy(x);
     mica_engine_destroy(e);
     mica_manifest_destroy(m);
