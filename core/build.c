@@ -53,6 +53,8 @@ static mica_status_t setup_layers(build_t *b)
         l->name = mica__strdup(nl->name);
         l->origin = mica__strdup(nl->origin);
         l->construct = b->step_construct[s];
+        if (nl->fused && !(l->fused = mica__strdup(nl->fused)))
+            return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
         l->branch = b->step_branch[s];
         l->nb_inputs = nl->nb_inputs;
         l->nb_outputs = nl->nb_outputs;
@@ -220,6 +222,15 @@ mica_status_t mica_network_validate(mica_network_t *net)
     return build(net, NULL, 1, 0, 0, NULL, NULL);
 }
 
+/* Whether cfg turns fusion off. */
+static int no_fusion(const mica_build_config_t *cfg)
+{
+    return cfg && cfg->struct_size >= offsetof(mica_build_config_t,
+                                               no_fusion) +
+                                          sizeof cfg->no_fusion &&
+           cfg->no_fusion;
+}
+
 /* The precisions cfg allows, as bits; float32 always. */
 static uint32_t precisions(const mica_build_config_t *cfg)
 {
@@ -236,7 +247,8 @@ mica_status_t mica_engine_build(mica_network_t *net,
 {
     uint32_t allowed = precisions(cfg), device;
     const mica__device_t *dev;
-    mica_network_t *half = NULL, *formats = NULL;
+    mica_network_t *fused = NULL, *half = NULL, *formats = NULL;
+    mica_context_t *ctx = net->ctx;
     mica_status_t st = MICA_OK;
     int32_t i, asked = 0;
     double t0 = now_ms();
@@ -248,8 +260,17 @@ mica_status_t mica_engine_build(mica_network_t *net,
         return st;
     for (i = 0; i < net->nb_layers; i++)
         asked |= net->layers[i].precision == MICA_FLOAT16 + 1;
-    if ((st = build(net, cfg, 0, 0, device, dev, out)) != MICA_OK)
+    /* Fusion first: the rest sees the fused layers (core/fusion.c). */
+    if (!no_fusion(cfg)) {
+        if ((st = mica__fusion_rewrite(net, device, &fused)) != MICA_OK)
+            return st;
+        if (fused)
+            net = fused;
+    }
+    if ((st = build(net, cfg, 0, 0, device, dev, out)) != MICA_OK) {
+        mica_network_destroy(fused);
         return st;
+    }
     /* Float16: rewrite the network with what the float32 build knows of
      * each implementation, then build the rewritten one. */
     if (asked || (allowed & (1u << MICA_FLOAT16)))
@@ -269,12 +290,13 @@ mica_status_t mica_engine_build(mica_network_t *net,
     }
     mica_network_destroy(half);
     mica_network_destroy(formats);
+    mica_network_destroy(fused);
     if (st != MICA_OK) {
         mica_engine_destroy(*out);
         *out = NULL;
         return st;
     }
-    mica__log(net->ctx, MICA_LOG_INFO, "engine built for %s in %.1f ms: %d "
+    mica__log(ctx, MICA_LOG_INFO, "engine built for %s in %.1f ms: %d "
               "layers, %d profile%s, %lld arena bytes",
               mica__device_desc(device)->name, now_ms() - t0,
               (int)(*out)->nb_layers, (int)(*out)->nb_profiles,

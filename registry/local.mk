@@ -5,7 +5,7 @@
 
 libmica_la_SOURCES += registry/registry.c registry/registry.h \
 	registry/load.c registry/module.c registry/check.c registry/host.h \
-	registry/host.c registry/peek.c registry/scan.c
+	registry/host.c registry/peek.c registry/scan.c registry/rules.c
 
 # The scanner: loads new or changed module files in a process of its own
 # (registry/scan.c), from $(pkglibexecdir).  Uninstalled, the tests name

@@ -171,6 +171,7 @@ static void registry_free(mica__registry_t *reg)
         if (m->handle && close_them)
             dlclose(m->handle);
         free(m->path);
+        free(m->rules);
         free(m);
     }
     free(reg->modules);

@@ -360,6 +360,11 @@ typedef struct mica_build_config {
      * tensors meet (manifest `precision`, mica build --fp16).  0: float32
      * only.  Read only when struct_size covers it. */
     uint32_t precisions;
+    /* Non-zero: apply no fusion rule (mica/module.h; mica build
+     * --no-fusion); every layer is built as the network has it.  Read
+     * only when struct_size covers it. */
+    int32_t no_fusion;
+    int32_t reserved2_;
 } mica_build_config_t;
 
 /*
@@ -435,6 +440,9 @@ typedef struct mica_layer_info {
      * tactics), 0 if it offers none. */
     int32_t tactic;
     int32_t reserved_;
+    /* Appended: for a layer a fusion rule made, the rule and the layers
+     * it replaced, "RULE: NAME (TYPE), NAME (TYPE), ..."; NULL otherwise. */
+    const char *fused;
 } mica_layer_info_t;
 
 /*

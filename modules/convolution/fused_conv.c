@@ -1,0 +1,498 @@
+/*
+ * modules/convolution/fused_conv.c - the FusedConvolution layer
+ * (fused_conv.h): params, the folding of scale and shift into the
+ * weights, shapes, and its implementations: "reference" (CPU, 0:
+ * Convolution's reference on the folded weights, then the epilogue),
+ * "onednn" (CPU, 5, with oneDNN: Convolution's oneDNN primitive on the
+ * folded weights, then the epilogue), "cuda" (CUDA, 10) and "cudnn"
+ * (CUDA, 20, with cuDNN): Convolution's
+ * CUDA state (conv_gpu.c) on the folded weights, then the epilogue
+ * kernel (fused_cuda.cu) where there is something left to do.
+ */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mica/kit_half.h"
+#include "conv_layer.h"
+#include "fused_conv.h"
+#ifdef MICA_HAVE_ONEDNN
+#include "kit_onednn.h"
+#endif
+
+enum { IMPL_REF = 0, IMPL_ONEDNN = 1, IMPL_CUDA = 2, IMPL_CUDNN = 3 };
+
+typedef struct fused_impl {
+    const mica_layer_ops_t *ops;
+    int32_t kind; /* IMPL_* */
+} fused_impl_t;
+
+typedef struct fused {
+    mica_kit_layer_t base;
+    const fused_impl_t *impl;
+    mica__conv_params_t p;     /* kernel and bias: the folded ones */
+    mica_weights_t kernel, bias;
+    float *kv, *bv;            /* the folded values, NULL if none */
+    int32_t act;               /* MICA__FUSED_ACT_* */
+    mica__conv_dnnl_t *dnnl;   /* onednn: primitives of the last shape */
+    mica__conv_gpu_t *gpu;     /* cuda, cudnn */
+    mica_dtype_t io_dtype;
+} fused_t;
+
+/* ---- the epilogue on the host -------------------------------------------- */
+
+static float get(const void *p, mica_dtype_t t, int64_t i)
+{
+    return t == MICA_FLOAT16 ? mica_kit_half_to_float(((const uint16_t *)p)[i])
+                             : ((const float *)p)[i];
+}
+
+void mica__fused_epilogue_ref(void *y, mica_dtype_t dtype, int64_t n,
+                              const mica_kit_bcast_t *v,
+                              const void *const *a, int32_t act)
+{
+    int64_t i, off[MICA_KIT_BCAST_MAX_IN];
+    int32_t k, nb = v ? v->nb_in : 0;
+
+    for (i = 0; i < n; i++) {
+        float s = get(y, dtype, i);
+        if (nb)
+            mica_kit_broadcast_offsets(v, i, off);
+        for (k = 0; k < nb; k++)
+            s += get(a[k], dtype, off[k]);
+        if (act == MICA__FUSED_ACT_RELU && s < 0.0f)
+            s = 0.0f; /* Activation's relu: NaN stays NaN */
+        if (dtype == MICA_FLOAT16)
+            ((uint16_t *)y)[i] = mica_kit_float_to_half(s);
+        else
+            ((float *)y)[i] = s;
+    }
+}
+
+/* ---- params and folding --------------------------------------------------- */
+
+/* scale or shift: NULL, or float weights of 1 or m values. */
+static mica_status_t check_coef(const mica_weights_t *w, const char *name,
+                                int64_t m, mica_error_t *err)
+{
+    if (!w)
+        return MICA_OK;
+    if (w->dtype != MICA_FLOAT32 && w->dtype != MICA_FLOAT16)
+        return MICA_KIT_FAIL(err, "%s is %s: give float32 or float16 "
+                             "weights", name,
+                             mica_kit_host->dtype_name(w->dtype));
+    if (w->count != 1 && w->count != m)
+        return MICA_KIT_FAIL(err, "%s has %lld values: give 1 or "
+                             "num_output_maps (%lld)", name,
+                             (long long)w->count, (long long)m);
+    return MICA_OK;
+}
+
+/* Coefficient o of w (1 or m values), `dflt` without w. */
+static float coef(const mica_weights_t *w, int64_t o, float dflt)
+{
+    return w ? mica__conv_weight(w, w->count == 1 ? 0 : o) : dflt;
+}
+
+/* Read l's params from its own fields and fold scale and shift. */
+static mica_status_t read_params(fused_t *l, mica_error_t *err)
+{
+    const mica_fields_t *f = mica_kit_fields_view(l->base.fields);
+    const mica_weights_t *sc = mica_kit_weights(f, "scale");
+    const mica_weights_t *sh = mica_kit_weights(f, "shift");
+    mica__conv_params_t *p = &l->p;
+    int64_t o, i, per;
+    mica_status_t st;
+
+    if ((st = mica__conv_params_read(f, 0, p, err)) != MICA_OK ||
+        (st = check_coef(sc, "scale", p->m, err)) != MICA_OK ||
+        (st = check_coef(sh, "shift", p->m, err)) != MICA_OK)
+        return st;
+    l->act = (int32_t)mica_kit_int(f, "activation", MICA__FUSED_ACT_NONE);
+    if (!sc && !sh)
+        return MICA_OK;
+    /* kernel [M, C/G, k...]: map o's weights are one run of `per` */
+    per = p->kernel->count / p->m;
+    l->kv = malloc(sizeof *l->kv * (size_t)(p->kernel->count + 1));
+    l->bv = malloc(sizeof *l->bv * (size_t)p->m);
+    if (!l->kv || !l->bv) {
+        mica_kit_host->set_error(err, "out of host memory");
+        return MICA_ERR_NOMEM;
+    }
+    for (o = 0; o < p->m; o++) {
+        float s = coef(sc, o, 1.0f);
+        for (i = 0; i < per; i++)
+            l->kv[o * per + i] = mica__conv_weight(p->kernel, o * per + i) * s;
+        l->bv[o] = coef(p->bias, o, 0.0f) * s + coef(sh, o, 0.0f);
+    }
+    l->kernel = *p->kernel;
+    l->kernel.dtype = MICA_FLOAT32;
+    l->kernel.values = l->kv;
+    memset(&l->bias, 0, sizeof l->bias);
+    l->bias.dtype = MICA_FLOAT32;
+    l->bias.count = p->m;
+    l->bias.values = l->bv;
+    l->bias.dims.nb_dims = 1;
+    l->bias.dims.d[0] = p->m;
+    p->kernel = &l->kernel;
+    p->bias = &l->bias;
+    return MICA_OK;
+}
+
+/* ---- shapes --------------------------------------------------------------- */
+
+static mica_status_t fused_output_dtypes(const mica_layer_t *layer,
+                                         const mica_dtype_t *in,
+                                         int32_t nb_in, mica_dtype_t *out,
+                                         int32_t nb_out, mica_error_t *err)
+{
+    int32_t k;
+    (void)layer;
+    if (nb_in < 1 || nb_in > 3 || nb_out != 1)
+        return MICA_KIT_FAIL(err, "takes 1 to 3 inputs and has 1 output, "
+                             "got %d and %d", (int)nb_in, (int)nb_out);
+    if (in[0] != MICA_FLOAT32 && in[0] != MICA_FLOAT16)
+        return MICA_KIT_FAIL(err, "takes float32 or float16 input, got %s",
+                             mica_kit_host->dtype_name(in[0]));
+    for (k = 1; k < nb_in; k++)
+        if (in[k] != in[0])
+            return MICA_KIT_FAIL(err, "input %d is %s but input 0 is %s",
+                                 (int)k, mica_kit_host->dtype_name(in[k]),
+                                 mica_kit_host->dtype_name(in[0]));
+    out[0] = in[0];
+    return MICA_OK;
+}
+
+/* Whether build-time lengths a (an addend's) and y (the output's) fit. */
+static int fits(const mica_expr_t *a, const mica_expr_t *y)
+{
+    int64_t av, yv;
+    if (!mica_kit_host->expr_is_constant(a) ||
+        !mica_kit_host->expr_is_constant(y))
+        return 1; /* checked when it runs (mica_kit_broadcast_view) */
+    av = mica_kit_host->expr_constant_value(a);
+    yv = mica_kit_host->expr_constant_value(y);
+    return av == yv || av == 1;
+}
+
+static mica_status_t fused_output_dims(const mica_layer_t *layer,
+                                       int32_t index,
+                                       const mica_shape_expr_t *in,
+                                       int32_t nb_in, mica_expr_builder_t *eb,
+                                       mica_shape_expr_t *out,
+                                       mica_error_t *err)
+{
+    const fused_t *l = (const fused_t *)layer;
+    const mica__conv_params_t *p = &l->p;
+    int32_t r = in[0].nb_dims, cdim = r - p->win.nd - 1, i, k;
+    const mica_expr_t *c;
+    mica_status_t st;
+
+    if (index != 0)
+        return MICA_KIT_FAIL(err, "has 1 output");
+    c = cdim >= 0 ? in[0].d[cdim] : NULL;
+    if ((st = mica__conv_check_input(
+             p, r, c ? mica_kit_host->expr_constant_value(c) : 0,
+             c && mica_kit_host->expr_is_constant(c), err)) != MICA_OK)
+        return st;
+    if (l->kv && r != p->win.nd + 2)
+        return MICA_KIT_FAIL(err, "scale and shift apply along axis 1: the "
+                             "input needs rank %d, got %d",
+                             (int)(p->win.nd + 2), (int)r);
+    for (i = 0; i < cdim; i++)
+        out->d[i] = in[0].d[i];
+    if (!(out->d[cdim] = mica_kit_host->expr_constant(eb, p->m)))
+        return MICA_KIT_FAIL(err, "out of host memory");
+    out->nb_dims = r;
+    if ((st = mica__window_dims(&p->win, &in[0], cdim + 1, eb, out, err)) !=
+        MICA_OK)
+        return st;
+    for (k = 1; k < nb_in; k++) {
+        if (in[k].nb_dims != r)
+            return MICA_KIT_FAIL(err, "input %d has rank %d but the output "
+                                 "has rank %d", (int)k, (int)in[k].nb_dims,
+                                 (int)r);
+        for (i = 0; i < r; i++)
+            if (!fits(in[k].d[i], out->d[i]))
+                return MICA_KIT_FAIL(err, "dimension %d of input %d is "
+                                     "%lld, which does not broadcast to the "
+                                     "output's %lld", (int)i, (int)k,
+                                     (long long)mica_kit_host
+                                         ->expr_constant_value(in[k].d[i]),
+                                     (long long)mica_kit_host
+                                         ->expr_constant_value(out->d[i]));
+    }
+    return MICA_OK;
+}
+
+/* The runtime checks: the channels, the smallest sizes. */
+static mica_status_t check_dyn(const fused_t *l, const mica_dyn_desc_t *x,
+                               mica_error_t *err)
+{
+    int32_t r = x->desc.dims.nb_dims, cdim = r - l->p.win.nd - 1;
+    mica_status_t st;
+
+    if ((st = mica__conv_check_input(&l->p, r, x->min.d[cdim], 1, err)) !=
+            MICA_OK ||
+        (st = mica__conv_check_input(&l->p, r, x->max.d[cdim], 1, err)) !=
+            MICA_OK)
+        return st;
+    return mica__window_check(&l->p.win, &x->min, cdim + 1, err);
+}
+
+static mica_status_t fused_configure(mica_layer_t *layer,
+                                     const mica_dyn_desc_t *in, int32_t nb_in,
+                                     const mica_dyn_desc_t *out,
+                                     int32_t nb_out, mica_error_t *err)
+{
+    (void)nb_in; (void)out; (void)nb_out;
+    return check_dyn((const fused_t *)layer, &in[0], err);
+}
+
+/* The addends' view against the output (none: v->nb_in 0). */
+static mica_status_t addends(const mica_tensor_desc_t *in, int32_t nb_in,
+                             const mica_tensor_desc_t *out,
+                             mica_kit_bcast_t *v, mica_error_t *err)
+{
+    memset(v, 0, sizeof *v);
+    if (nb_in < 2)
+        return MICA_OK;
+    return mica_kit_broadcast_view(in + 1, nb_in - 1, &out[0].dims, 1, v,
+                                   err);
+}
+
+/* ---- the reference --------------------------------------------------------- */
+
+static MICA_KIT_ENQUEUE(fused_enqueue_ref)
+{
+    const fused_t *l = (const fused_t *)layer;
+    mica__conv_problem_t pb;
+    mica_kit_bcast_t v;
+    mica_status_t st;
+
+    if ((st = addends(in, nb_in, out, &v, err)) != MICA_OK)
+        return st;
+    mica__conv_problem(&l->p, in[0].dtype, &in[0].dims, &pb);
+    mica__conv_reference(&pb, inputs[0], outputs[0]);
+    if (v.nb_in || l->act != MICA__FUSED_ACT_NONE)
+        mica__fused_epilogue_ref(outputs[0], out[0].dtype,
+                                 mica_dims_volume(&out[0].dims), &v,
+                                 inputs + 1, l->act);
+    return MICA_OK;
+}
+
+#define FUSED_OPS(enqueue_, ...)                                            \
+    MICA_KIT_OPS(enqueue_, .nb_outputs = mica_kit_one_output,               \
+                 .output_dtypes = fused_output_dtypes,                      \
+                 .output_dims = fused_output_dims,                          \
+                 .supports_format = mica_kit_float_linear, __VA_ARGS__)
+
+static const mica_layer_ops_t ops_ref =
+    FUSED_OPS(fused_enqueue_ref, .configure = fused_configure);
+
+#ifdef MICA_HAVE_ONEDNN
+static MICA_KIT_ENQUEUE(fused_enqueue_dnnl)
+{
+    fused_t *l = (fused_t *)layer;
+    mica__conv_problem_t pb;
+    mica_kit_bcast_t v;
+    mica_status_t st;
+
+    if ((st = addends(in, nb_in, out, &v, err)) != MICA_OK)
+        return st;
+    mica__conv_problem(&l->p, in[0].dtype, &in[0].dims, &pb);
+    if ((st = mica__conv_dnnl_run(&l->dnnl, &pb, inputs[0], outputs[0],
+                                  err)) != MICA_OK)
+        return st;
+    if (v.nb_in || l->act != MICA__FUSED_ACT_NONE)
+        mica__fused_epilogue_ref(outputs[0], out[0].dtype,
+                                 mica_dims_volume(&out[0].dims), &v,
+                                 inputs + 1, l->act);
+    return MICA_OK;
+}
+
+static const mica_layer_ops_t ops_dnnl =
+    FUSED_OPS(fused_enqueue_dnnl, .configure = fused_configure);
+#endif
+
+/* ---- CUDA: cuda and cudnn -------------------------------------------------- */
+
+#if MICA_KIT_CUDA
+static mica_status_t fused_configure_gpu(mica_layer_t *layer,
+                                         const mica_dyn_desc_t *in,
+                                         int32_t nb_in,
+                                         const mica_dyn_desc_t *out,
+                                         int32_t nb_out, mica_error_t *err)
+{
+    fused_t *l = (fused_t *)layer;
+    mica__conv_problem_t opt, hi;
+    mica_status_t st;
+    (void)nb_in; (void)out; (void)nb_out;
+
+    if ((st = check_dyn(l, &in[0], err)) != MICA_OK)
+        return st;
+    l->io_dtype = in[0].desc.dtype;
+    mica__conv_problem(&l->p, in[0].desc.dtype, &in[0].desc.dims, &opt);
+    mica__conv_problem(&l->p, in[0].desc.dtype, &in[0].max, &hi);
+    return mica__conv_gpu_configure(l->gpu, &opt, &hi, err);
+}
+
+static size_t fused_workspace_gpu(const mica_layer_t *layer,
+                                  const mica_dyn_desc_t *in, int32_t nb_in,
+                                  const mica_dyn_desc_t *out, int32_t nb_out)
+{
+    (void)in; (void)nb_in; (void)out; (void)nb_out;
+    return mica__conv_gpu_workspace(((const fused_t *)layer)->gpu);
+}
+
+static mica_status_t fused_initialize_gpu(mica_layer_t *layer, void *stream,
+                                          mica_error_t *err)
+{
+    fused_t *l = (fused_t *)layer;
+    (void)stream;
+    return mica__conv_gpu_init(l->gpu, &l->p, l->io_dtype, err);
+}
+
+static MICA_KIT_ENQUEUE(fused_enqueue_gpu)
+{
+    fused_t *l = (fused_t *)layer;
+    mica__conv_problem_t pb;
+    mica_kit_bcast_t v;
+    mica_status_t st;
+
+    if ((st = addends(in, nb_in, out, &v, err)) != MICA_OK ||
+        (st = mica__conv_gpu_init(l->gpu, &l->p, in[0].dtype, err)) !=
+            MICA_OK)
+        return st;
+    mica__conv_problem(&l->p, in[0].dtype, &in[0].dims, &pb);
+    if ((st = mica__conv_gpu_run(l->gpu, &pb, inputs[0], outputs[0],
+                                 workspace, stream, err)) != MICA_OK)
+        return st;
+    if (!v.nb_in && l->act == MICA__FUSED_ACT_NONE)
+        return MICA_OK;
+    return mica__fused_epilogue_cuda(outputs[0], out[0].dtype,
+                                     mica_dims_volume(&out[0].dims), &v,
+                                     nb_in > 1 ? inputs[1] : NULL,
+                                     nb_in > 2 ? inputs[2] : NULL, l->act,
+                                     stream, err);
+}
+
+/* A clone keeps the algorithm its layer was configured with. */
+static mica_layer_t *fused_clone_gpu(const mica_layer_t *layer,
+                                     mica_error_t *err)
+{
+    const fused_t *l = (const fused_t *)layer;
+    mica_layer_t *copy = mica_kit_layer_clone(layer, err);
+
+    if (copy)
+        mica__conv_gpu_set_algo(((fused_t *)copy)->gpu,
+                                mica__conv_gpu_algo(l->gpu));
+    return copy;
+}
+
+static const mica_layer_ops_t ops_gpu = {
+    .struct_size = sizeof(mica_layer_ops_t),
+    .nb_outputs = mica_kit_one_output,
+    .output_dtypes = fused_output_dtypes,
+    .output_dims = fused_output_dims,
+    .supports_format = mica_kit_float_linear,
+    .configure = fused_configure_gpu,
+    .workspace_size = fused_workspace_gpu,
+    .enqueue = fused_enqueue_gpu,
+    .serialize = mica_kit_layer_serialize,
+    .clone = fused_clone_gpu,
+    .destroy = mica_kit_layer_destroy,
+    .initialize = fused_initialize_gpu,
+};
+#endif
+
+/* ---- create and the creators ---------------------------------------------- */
+
+static void fused_fini(mica_kit_layer_t *self)
+{
+    fused_t *l = (fused_t *)self;
+#ifdef MICA_HAVE_ONEDNN
+    mica__conv_dnnl_free(l->dnnl);
+#endif
+#if MICA_KIT_CUDA
+    mica__conv_gpu_free(l->gpu);
+#endif
+    l->dnnl = NULL;
+    free(l->kv);
+    free(l->bv);
+    l->gpu = NULL;
+    l->kv = l->bv = NULL;
+}
+
+static mica_layer_t *fused_create(const mica_layer_creator_t *creator,
+                                  const char *name,
+                                  const mica_fields_t *fields,
+                                  mica_error_t *err)
+{
+    const fused_impl_t *impl = creator->user_data;
+    fused_t *l = mica_kit_layer_new(sizeof *l, impl->ops, creator, name,
+                                    fields, err);
+
+    if (!l)
+        return NULL;
+    l->impl = impl;
+    l->base.fini = fused_fini;
+    /* The weights must point into the layer's own fields. */
+    if (read_params(l, err) != MICA_OK)
+        goto fail;
+#ifdef MICA_HAVE_ONEDNN
+    /* oneDNN opened now: a missing library fails the build, saying so. */
+    if (impl->kind == IMPL_ONEDNN && mica__dnnl_open(err) != MICA_OK)
+        goto fail;
+#endif
+#if MICA_KIT_CUDA
+    if ((impl->kind == IMPL_CUDA || impl->kind == IMPL_CUDNN) &&
+        !(l->gpu = mica__conv_gpu_new(impl->kind == IMPL_CUDNN))) {
+        mica_kit_host->set_error(err, "out of host memory");
+        goto fail;
+    }
+#endif
+    return &l->base.layer;
+fail:
+    mica_kit_layer_destroy(&l->base.layer);
+    return NULL;
+}
+
+static const int64_t one = 1;
+static const char *const act_names[] = {"none", "relu", NULL};
+static const int64_t act_none = MICA__FUSED_ACT_NONE;
+
+static const mica_field_schema_t fused_fields[] = {
+    MICA__CONV_FIELDS(&one, "weights [M, C/groups, (kD,) kH, kW], float32 "
+                            "or float16"),
+    {"scale", MICA_FIELD_WEIGHTS, 1, 0, 0, NULL, NULL,
+     "1 or M values the output maps are multiplied by, folded into the "
+     "kernel and bias (a batch norm; optional)"},
+    {"shift", MICA_FIELD_WEIGHTS, 1, 0, 0, NULL, NULL,
+     "1 or M values added after scale, folded into the bias (optional)"},
+    {"activation", MICA_FIELD_ENUM, 1, 0, 1, &act_none, act_names,
+     "the activation last: none (default) or relu"}};
+
+#define CREATOR(id_, impl_, dev_, prio_, info_)                             \
+    const mica_layer_creator_t id_ = MICA_KIT_CREATOR(                      \
+        "FusedConvolution", impl_, dev_, prio_, MICA_ROLE_NONE,             \
+        fused_fields, MICA_KIT_COUNT(fused_fields), fused_create, &(info_))
+
+static const fused_impl_t impl_ref = {&ops_ref, IMPL_REF};
+CREATOR(mica__fused_creator_ref, "reference", MICA_DEVICE_CPU, 0, impl_ref);
+
+#ifdef MICA_HAVE_ONEDNN
+static const fused_impl_t impl_dnnl = {&ops_dnnl, IMPL_ONEDNN};
+CREATOR(mica__fused_creator_dnnl, "onednn", MICA_DEVICE_CPU, 5, impl_dnnl);
+#endif
+
+#if MICA_KIT_CUDA
+static const fused_impl_t impl_cuda = {&ops_gpu, IMPL_CUDA};
+CREATOR(mica__fused_creator_cuda, "cuda", MICA_DEVICE_CUDA, 10, impl_cuda);
+#ifdef MICA_HAVE_CUDNN
+static const fused_impl_t impl_cudnn = {&ops_gpu, IMPL_CUDNN};
+CREATOR(mica__fused_creator_cudnn, "cudnn", MICA_DEVICE_CUDA, 20,
+        impl_cudnn);
+#endif
+#endif
