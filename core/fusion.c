@@ -3,7 +3,7 @@
  * registry/rules.c) applied to a network before its first build.
  *
  * The rules whose type has an implementation for the build's device are
- * tried longest first (then in load order) at every layer, in the
+ * tried longest first (then in load order), each at every layer in the
  * network's order: a match is a chain of layers, each the one reader of
  * the single output of the one before (not a network output), of the
  * steps' types (default namespace), inputs and param conditions, none of
@@ -366,10 +366,10 @@ static mica_status_t find_matches(fuse_t *x)
         return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
     for (li = 0; li < net->nb_layers; li++)
         x->match_of[li] = -1;
-    for (li = 0; li < net->nb_layers; li++)
-        for (j = 0; j < x->nb_rules && x->match_of[li] < 0; j++) {
+    for (j = 0; j < x->nb_rules; j++)
+        for (li = 0; li < net->nb_layers; li++) {
             const mica_fusion_rule_t *r = x->rules[j];
-            if (!match(x, r, li, at))
+            if (x->match_of[li] >= 0 || !match(x, r, li, at))
                 continue;
             x->steps[x->nb_matches] = malloc(sizeof(int32_t) *
                                              (size_t)r->nb_steps);

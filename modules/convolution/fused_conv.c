@@ -226,6 +226,17 @@ static mica_status_t fused_output_dims(const mica_layer_t *layer,
     return MICA_OK;
 }
 
+/* Every input and the output linear, of one type: float32 or float16. */
+static int32_t fused_formats(const mica_layer_t *layer, int32_t pos,
+                             const mica_tensor_desc_t *io, int32_t nb_in,
+                             int32_t nb_out)
+{
+    (void)layer; (void)nb_in; (void)nb_out;
+    return mica_kit_linear(io, pos) &&
+           (io[0].dtype == MICA_FLOAT32 || io[0].dtype == MICA_FLOAT16) &&
+           io[pos].dtype == io[0].dtype;
+}
+
 /* The runtime checks: the channels, the smallest sizes. */
 static mica_status_t check_dyn(const fused_t *l, const mica_dyn_desc_t *x,
                                mica_error_t *err)
@@ -286,7 +297,7 @@ static MICA_KIT_ENQUEUE(fused_enqueue_ref)
     MICA_KIT_OPS(enqueue_, .nb_outputs = mica_kit_one_output,               \
                  .output_dtypes = fused_output_dtypes,                      \
                  .output_dims = fused_output_dims,                          \
-                 .supports_format = mica_kit_float_linear, __VA_ARGS__)
+                 .supports_format = fused_formats, __VA_ARGS__)
 
 static const mica_layer_ops_t ops_ref =
     FUSED_OPS(fused_enqueue_ref, .configure = fused_configure);
@@ -396,7 +407,7 @@ static const mica_layer_ops_t ops_gpu = {
     .nb_outputs = mica_kit_one_output,
     .output_dtypes = fused_output_dtypes,
     .output_dims = fused_output_dims,
-    .supports_format = mica_kit_float_linear,
+    .supports_format = fused_formats,
     .configure = fused_configure_gpu,
     .workspace_size = fused_workspace_gpu,
     .enqueue = fused_enqueue_gpu,
