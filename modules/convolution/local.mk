@@ -33,3 +33,8 @@ TESTS += tests/test_mod_convolution
 tests_test_mod_convolution_SOURCES = tests/test_mod_convolution.c \
 	tests/gen/conv_cases.h
 tests_test_mod_convolution_LDADD = tests/libmicatest.la libmica.la $(LIBM)
+
+check_PROGRAMS += tests/test_mod_fused_conv
+TESTS += tests/test_mod_fused_conv
+tests_test_mod_fused_conv_SOURCES = tests/test_mod_fused_conv.c
+tests_test_mod_fused_conv_LDADD = tests/libmicatest.la libmica.la $(LIBM)
