@@ -275,3 +275,20 @@ mica_status_t mica__conv_gpu_run(mica__conv_gpu_t *g,
                              "first only, and cuDNN cannot run this layer");
     return mica__conv_cuda(pb, x, g->w, g->b, y, stream, err);
 }
+
+#ifdef MICA_HAVE_CUDNN
+int32_t mica__conv_gpu_cudnn(mica__conv_gpu_t *g,
+                             const mica__conv_problem_t *pb,
+                             int have_workspace, mica__conv_dnn_t **dnn,
+                             const void **w, const void **b, size_t *ws,
+                             mica_error_t *err)
+{
+    if (!same_problem(g, pb, have_workspace))
+        decide(g, pb, have_workspace, err);
+    *dnn = g->dnn;
+    *w = g->w;
+    *b = g->b;
+    *ws = g->run_need;
+    return g->nhwc ? MICA__CONV_DIRECT : g->run_algo;
+}
+#endif

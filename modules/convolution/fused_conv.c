@@ -35,6 +35,8 @@ typedef struct fused {
     mica_weights_t kernel, bias;
     float *kv, *bv;            /* the folded values, NULL if none */
     int32_t act;               /* MICA__FUSED_ACT_* */
+    int32_t has_bn;            /* scale or shift given */
+    int32_t fused_off;         /* cudnn: cuDNN's fused engine refused */
     mica__conv_dnnl_t *dnnl;   /* onednn: primitives of the last shape */
     mica__conv_gpu_t *gpu;     /* cuda, cudnn */
     mica_dtype_t io_dtype;
@@ -95,8 +97,10 @@ static float coef(const mica_weights_t *w, int64_t o, float dflt)
     return w ? mica__conv_weight(w, w->count == 1 ? 0 : o) : dflt;
 }
 
-/* Read l's params from its own fields and fold scale and shift. */
-static mica_status_t read_params(fused_t *l, mica_error_t *err)
+/* Read l's params from its own fields and fold scale and shift; with
+ * `bias`, a bias of zeros where there is none (cuDNN's fused engine
+ * needs one). */
+static mica_status_t read_params(fused_t *l, int bias, mica_error_t *err)
 {
     const mica_fields_t *f = mica_kit_fields_view(l->base.fields);
     const mica_weights_t *sc = mica_kit_weights(f, "scale");
@@ -110,7 +114,8 @@ static mica_status_t read_params(fused_t *l, mica_error_t *err)
         (st = check_coef(sh, "shift", p->m, err)) != MICA_OK)
         return st;
     l->act = (int32_t)mica_kit_int(f, "activation", MICA__FUSED_ACT_NONE);
-    if (!sc && !sh)
+    l->has_bn = sc || sh;
+    if (!l->has_bn && (p->bias || !bias))
         return MICA_OK;
     /* kernel [M, C/G, k...]: map o's weights are one run of `per` */
     per = p->kernel->count / p->m;
@@ -196,7 +201,7 @@ static mica_status_t fused_output_dims(const mica_layer_t *layer,
              p, r, c ? mica_kit_host->expr_constant_value(c) : 0,
              c && mica_kit_host->expr_is_constant(c), err)) != MICA_OK)
         return st;
-    if (l->kv && r != p->win.nd + 2)
+    if (l->has_bn && r != p->win.nd + 2)
         return MICA_KIT_FAIL(err, "scale and shift apply along axis 1: the "
                              "input needs rank %d, got %d",
                              (int)(p->win.nd + 2), (int)r);
@@ -365,6 +370,58 @@ static mica_status_t fused_initialize_gpu(mica_layer_t *layer, void *stream,
     return mica__conv_gpu_init(l->gpu, &l->p, l->io_dtype, err);
 }
 
+#ifdef MICA_HAVE_CUDNN
+/* Whether dims a and b are the same. */
+static int same_dims(const mica_dims_t *a, const mica_dims_t *b)
+{
+    int32_t i;
+    if (a->nb_dims != b->nb_dims)
+        return 0;
+    for (i = 0; i < a->nb_dims; i++)
+        if (a->d[i] != b->d[i])
+            return 0;
+    return 1;
+}
+
+/*
+ * cudnn: the whole layer in cuDNN's fused engine where it takes it (one
+ * addend at most, of y's shape: its z), *done set then; else nothing
+ * done, and once cuDNN refuses, never again for this instance.
+ */
+static mica_status_t run_fused(fused_t *l, const mica__conv_problem_t *pb,
+                               const mica_tensor_desc_t *in, int32_t nb_in,
+                               const mica_tensor_desc_t *out,
+                               const void *const *inputs, void *y,
+                               void *workspace, void *stream, int *done,
+                               mica_error_t *err)
+{
+    const void *z = nb_in == 2 ? inputs[1] : NULL, *w, *b;
+    mica__conv_dnn_t *dnn;
+    mica_status_t st;
+    int32_t algo;
+    size_t ws;
+
+    *done = 0;
+    if (l->impl->kind != IMPL_CUDNN || l->fused_off || nb_in > 2 ||
+        (z && !same_dims(&in[1].dims, &out[0].dims)) ||
+        (!z && l->act == MICA__FUSED_ACT_NONE))
+        return MICA_OK;
+    algo = mica__conv_gpu_cudnn(l->gpu, pb, workspace != NULL, &dnn, &w, &b,
+                                &ws, err);
+    if (algo == MICA__CONV_DIRECT)
+        return MICA_OK;
+    st = mica__conv_dnn_run_fused(dnn, pb, algo, inputs[0], w, b, z,
+                                  l->act == MICA__FUSED_ACT_RELU, y,
+                                  ws ? workspace : NULL, ws, stream, err);
+    if (st == MICA_ERR_UNSUPPORTED) {
+        l->fused_off = 1;
+        return MICA_OK;
+    }
+    *done = st == MICA_OK;
+    return st;
+}
+#endif
+
 static MICA_KIT_ENQUEUE(fused_enqueue_gpu)
 {
     fused_t *l = (fused_t *)layer;
@@ -377,6 +434,15 @@ static MICA_KIT_ENQUEUE(fused_enqueue_gpu)
             MICA_OK)
         return st;
     mica__conv_problem(&l->p, in[0].dtype, &in[0].dims, &pb);
+#ifdef MICA_HAVE_CUDNN
+    {
+        int done;
+        if ((st = run_fused(l, &pb, in, nb_in, out, inputs, outputs[0],
+                            workspace, stream, &done, err)) != MICA_OK ||
+            done)
+            return st;
+    }
+#endif
     if ((st = mica__conv_gpu_run(l->gpu, &pb, inputs[0], outputs[0],
                                  workspace, stream, err)) != MICA_OK)
         return st;
@@ -450,7 +516,7 @@ static mica_layer_t *fused_create(const mica_layer_creator_t *creator,
     l->impl = impl;
     l->base.fini = fused_fini;
     /* The weights must point into the layer's own fields. */
-    if (read_params(l, err) != MICA_OK)
+    if (read_params(l, impl->kind == IMPL_CUDNN, err) != MICA_OK)
         goto fail;
 #ifdef MICA_HAVE_ONEDNN
     /* oneDNN opened now: a missing library fails the build, saying so. */
