@@ -63,6 +63,8 @@ static_assert(offsetof(mica_layer_info_t, choice) == 88,
               "layer info: first layout");
 static_assert(offsetof(mica_layer_info_t, fused) == 112,
               "layer info: fused appended");
+static_assert(offsetof(mica_fusion_rule_info_t, module_file) == 32,
+              "fusion rule info v1");
 static_assert(offsetof(mica_build_config_t, no_fusion) == 40,
               "build config: no_fusion appended");
 static_assert(offsetof(mica_layer_info_t, tactic) == 104,

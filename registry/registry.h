@@ -21,6 +21,7 @@ typedef struct mica__module {
     const mica_layer_creator_t *const *creators;
     /* its fusion rules that passed the checks (registry/rules.c) */
     const mica_fusion_rule_t **rules;
+    char **patterns;         /* each rule's pattern as text */
     int32_t nb_rules;
 } mica__module_t;
 

@@ -121,6 +121,82 @@ static const char *bad_rule(const mica_context_t *ctx, const mica__module_t *m,
     return NULL;
 }
 
+/* Append s to buf (len bytes, *at used), truncating. */
+static void put(char *buf, size_t len, size_t *at, const char *s)
+{
+    int n = snprintf(buf + *at, len - *at, "%s", s);
+    *at += n < 0 ? 0 : (size_t)n;
+    if (*at >= len)
+        *at = len - 1;
+}
+
+/* Rule r's pattern as text (mica_fusion_rule_info_t), malloc'd. */
+static char *pattern(const mica_fusion_rule_t *r)
+{
+    char buf[1024];
+    size_t at = 0;
+    int32_t k, i, j;
+
+    buf[0] = '\0';
+    for (k = 0; k < r->nb_steps; k++) {
+        const mica_fusion_step_t *s = &r->steps[k];
+        put(buf, sizeof buf, &at, k ? " -> " : "");
+        put(buf, sizeof buf, &at, s->type);
+        for (i = 0; i < s->nb_conds; i++) {
+            const mica_fusion_cond_t *c = &s->conds[i];
+            put(buf, sizeof buf, &at, i ? ", " : "[");
+            if (!c->nb_values)
+                put(buf, sizeof buf, &at, "!");
+            put(buf, sizeof buf, &at, c->field);
+            for (j = 0; j < c->nb_values; j++) {
+                put(buf, sizeof buf, &at, j ? "|" : "=");
+                put(buf, sizeof buf, &at, c->values[j]);
+            }
+        }
+        if (s->nb_conds)
+            put(buf, sizeof buf, &at, "]");
+    }
+    return mica__strdup(buf);
+}
+
+int32_t mica_registry_nb_fusion_rules(const mica_context_t *ctx)
+{
+    const mica__registry_t *reg = ctx ? mica__registry_peek(ctx) : NULL;
+    int32_t i, n = 0;
+    for (i = 0; reg && i < reg->nb_modules; i++)
+        n += reg->modules[i]->nb_rules;
+    return n;
+}
+
+mica_status_t mica_registry_fusion_rule(const mica_context_t *ctx,
+                                        int32_t index,
+                                        mica_fusion_rule_info_t *info)
+{
+    const mica__registry_t *reg = ctx ? mica__registry_peek(ctx) : NULL;
+    mica_fusion_rule_info_t full;
+    int32_t i;
+
+    if (!info || index < 0)
+        return MICA_ERR_INVALID;
+    for (i = 0; reg && i < reg->nb_modules; i++) {
+        const mica__module_t *m = reg->modules[i];
+        if (index >= m->nb_rules) {
+            index -= m->nb_rules;
+            continue;
+        }
+        memset(&full, 0, sizeof full);
+        full.struct_size = sizeof full;
+        full.nb_steps = m->rules[index]->nb_steps;
+        full.name = m->rules[index]->name;
+        full.type = m->rules[index]->type;
+        full.pattern = m->patterns[index];
+        full.module_file = m->path;
+        mica__fill_out(info, &full, sizeof full, sizeof full);
+        return MICA_OK;
+    }
+    return MICA_ERR_INVALID;
+}
+
 mica_status_t mica__rules_collect(mica_context_t *ctx, mica__module_t *m)
 {
     const mica_module_desc_t *d = m->desc;
@@ -136,7 +212,8 @@ mica_status_t mica__rules_collect(mica_context_t *ctx, mica__module_t *m)
         return MICA_OK;
     }
     m->rules = calloc((size_t)n, sizeof *m->rules);
-    if (!m->rules)
+    m->patterns = calloc((size_t)n, sizeof *m->patterns);
+    if (!m->rules || !m->patterns)
         return mica__fail(ctx, MICA_ERR_NOMEM, "%s: out of memory", m->path);
     for (i = 0; i < n; i++) {
         const mica_fusion_rule_t *r = d->fusion_rules[i];
@@ -164,6 +241,9 @@ mica_status_t mica__rules_collect(mica_context_t *ctx, mica__module_t *m)
                           "skipped", m->path, name);
             continue;
         }
+        if (!(m->patterns[m->nb_rules] = pattern(r)))
+            return mica__fail(ctx, MICA_ERR_NOMEM, "%s: out of memory",
+                              m->path);
         m->rules[m->nb_rules++] = r;
     }
     if (m->nb_rules)

@@ -125,6 +125,12 @@ run "$mica" inspect "$tmp/addrelu.mica" --module-path "$addrelu"
 has "$tmp/out" "relu3 (AddRelu) replaces, by rule add_relu" \
     "the engine keeps the third party's record"
 
+run "$mica" modules --module-path "$addrelu"
+has "$tmp/out" "^  add_relu  *AddRelu  *ElementWise\[op=sum\] -> Activation\[type=relu\]  .*addrelu.so" \
+    "mica modules lists the third party's rule"
+has "$tmp/out" "^  conv_scale_add_relu  *FusedConvolution  *Convolution -> Scale\[mode=channel|uniform, channel_axis=1, !power\] -> ElementWise\[op=sum\] -> Activation\[type=relu\] " \
+    "mica modules lists the in-tree rules with their conditions"
+
 # ---- refused rules ---------------------------------------------------------
 run "$mica" modules --module-path "$bad"
 ok "$rc" "a module with bad rules loads"
