@@ -587,25 +587,8 @@ MICA_KIT_API const char *mica_kit_exprs_text(const mica_expr_t *const *v,
  * the module's own version, `license_` may be NULL.
  */
 #define MICA_KIT_ENTRY(name_, version_, license_, description_, creators_)  \
-    static const mica_module_desc_t mica_kit_desc_ = {                      \
-        .struct_size = sizeof(mica_module_desc_t),                          \
-        .abi_version = MICA_ABI_VERSION,                                    \
-        .name = (name_),                                                    \
-        .version = (version_),                                              \
-        .license = (license_),                                              \
-        .description = (description_),                                      \
-        .creators = (creators_),                                            \
-        .nb_creators = MICA_KIT_COUNT(creators_),                           \
-    };                                                                      \
-    MICA_EXPORT mica_status_t mica_module_init(                             \
-        const mica_host_t *host, const mica_module_desc_t **desc,           \
-        mica_error_t *err)                                                  \
-    {                                                                       \
-        mica_status_t st_ = mica_kit_init(host, err);                       \
-        if (st_ == MICA_OK)                                                 \
-            *desc = &mica_kit_desc_;                                        \
-        return st_;                                                         \
-    }
+    MICA_KIT_ENTRY_WITH_(name_, version_, license_, description_,           \
+                         creators_, .fini = NULL)
 
 /*
  * MICA_KIT_ENTRY for a module that also declares fusion rules
@@ -628,6 +611,14 @@ MICA_KIT_API const char *mica_kit_exprs_text(const mica_expr_t *const *v,
  */
 #define MICA_KIT_ENTRY_FUSION(name_, version_, license_, description_,     \
                               creators_, rules_)                            \
+    MICA_KIT_ENTRY_WITH_(name_, version_, license_, description_,           \
+                         creators_, .fusion_rules = (rules_),               \
+                         .nb_fusion_rules = MICA_KIT_COUNT(rules_))
+
+/* What both entries expand to: the descriptor, with the members given
+ * after `creators_` (designated initializers), and the entry point. */
+#define MICA_KIT_ENTRY_WITH_(name_, version_, license_, description_,      \
+                             creators_, ...)                                \
     static const mica_module_desc_t mica_kit_desc_ = {                      \
         .struct_size = sizeof(mica_module_desc_t),                          \
         .abi_version = MICA_ABI_VERSION,                                    \
@@ -637,9 +628,7 @@ MICA_KIT_API const char *mica_kit_exprs_text(const mica_expr_t *const *v,
         .description = (description_),                                      \
         .creators = (creators_),                                            \
         .nb_creators = MICA_KIT_COUNT(creators_),                           \
-        .fusion_rules = (rules_),                                           \
-        .nb_fusion_rules = MICA_KIT_COUNT(rules_),                          \
-    };                                                                      \
+        __VA_ARGS__};                                                       \
     MICA_EXPORT mica_status_t mica_module_init(                             \
         const mica_host_t *host, const mica_module_desc_t **desc,           \
         mica_error_t *err)                                                  \
@@ -661,18 +650,20 @@ MICA_KIT_API const char *mica_kit_exprs_text(const mica_expr_t *const *v,
 
 /* A fusion rule of the arrays `steps_` and `inputs_` (the fused layer's
  * inputs); MICA_KIT_FUSION_RULE_PARAMS: with the params copied from the
- * steps, the array `params_`. */
+ * steps, the array `params_`; MICA_KIT_FUSION_RULE_WITH: with the other
+ * members given (designated initializers: `.constants = ...`). */
 #define MICA_KIT_FUSION_RULE(name_, type_, steps_, inputs_)                 \
-    {.struct_size = sizeof(mica_fusion_rule_t), .name = (name_),            \
-     .type = (type_), .steps = (steps_),                                    \
-     .nb_steps = MICA_KIT_COUNT(steps_),                                    \
-     .nb_inputs = MICA_KIT_COUNT(inputs_), .inputs = (inputs_)}
+    MICA_KIT_FUSION_RULE_WITH(name_, type_, steps_, inputs_, .params = NULL)
 #define MICA_KIT_FUSION_RULE_PARAMS(name_, type_, steps_, inputs_, params_) \
+    MICA_KIT_FUSION_RULE_WITH(name_, type_, steps_, inputs_,                \
+                              .params = (params_),                          \
+                              .nb_params = MICA_KIT_COUNT(params_))
+#define MICA_KIT_FUSION_RULE_WITH(name_, type_, steps_, inputs_, ...)       \
     {.struct_size = sizeof(mica_fusion_rule_t), .name = (name_),            \
      .type = (type_), .steps = (steps_),                                    \
      .nb_steps = MICA_KIT_COUNT(steps_),                                    \
      .nb_inputs = MICA_KIT_COUNT(inputs_), .inputs = (inputs_),             \
-     .params = (params_), .nb_params = MICA_KIT_COUNT(params_)}
+     __VA_ARGS__}
 
 /* ---- libraries opened on first use --------------------------------------- */
 

@@ -1,13 +1,22 @@
 /*
  * modules/convolution/fused_conv.c - the FusedConvolution layer
  * (fused_conv.h): params, the folding of scale and shift into the
- * weights, shapes, and its implementations: "reference" (CPU, 0:
- * Convolution's reference on the folded weights, then the epilogue),
- * "onednn" (CPU, 5, with oneDNN: Convolution's oneDNN primitive on the
- * folded weights, then the epilogue), "cuda" (CUDA, 10) and "cudnn"
- * (CUDA, 20, with cuDNN): Convolution's
- * CUDA state (conv_gpu.c) on the folded weights, then the epilogue
- * kernel (fused_cuda.cu) where there is something left to do.
+ * weights, shapes, and its implementations.
+ *
+ * A FusedConvolution is a Convolution layer (mica__conv_layer_t, first in
+ * its struct) whose params are the folded ones, so that Convolution's own
+ * code runs it: its shapes, its runtime checks, its CUDA state
+ * (conv_gpu.c: weights, cuDNN's algorithm kept in the engine, workspace,
+ * clones) through Convolution's ops tables (conv_layer.c).  What it adds
+ * is the epilogue (addends, ReLU): on the host, or fused_cuda.cu's kernel,
+ * or, for "cudnn", cuDNN's fused engine doing it all where it can.
+ *
+ * Implementations: "reference" (CPU, 0: Convolution's reference on the
+ * folded weights, then the epilogue), "onednn" (CPU, 5, with oneDNN:
+ * Convolution's oneDNN primitive, then the epilogue), "cuda" (CUDA, 10:
+ * Convolution's kernel, then the epilogue kernel) and "cudnn" (CUDA, 20,
+ * with cuDNN: cudnnConvolutionBiasActivationForward, else Convolution's
+ * cuDNN algorithm and the epilogue kernel).
  */
 #include <config.h>
 
@@ -21,25 +30,13 @@
 #include "kit_onednn.h"
 #endif
 
-enum { IMPL_REF = 0, IMPL_ONEDNN = 1, IMPL_CUDA = 2, IMPL_CUDNN = 3 };
-
-typedef struct fused_impl {
-    const mica_layer_ops_t *ops;
-    int32_t kind; /* IMPL_* */
-} fused_impl_t;
-
 typedef struct fused {
-    mica_kit_layer_t base;
-    const fused_impl_t *impl;
-    mica__conv_params_t p;     /* kernel and bias: the folded ones */
+    mica__conv_layer_t conv;   /* first: its p holds the folded weights */
     mica_weights_t kernel, bias;
     float *kv, *bv;            /* the folded values, NULL if none */
     int32_t act;               /* MICA__FUSED_ACT_* */
     int32_t has_bn;            /* scale or shift given */
     int32_t fused_off;         /* cudnn: cuDNN's fused engine refused */
-    mica__conv_dnnl_t *dnnl;   /* onednn: primitives of the last shape */
-    mica__conv_gpu_t *gpu;     /* cuda, cudnn */
-    mica_dtype_t io_dtype;
 } fused_t;
 
 /* ---- the epilogue on the host -------------------------------------------- */
@@ -102,10 +99,10 @@ static float coef(const mica_weights_t *w, int64_t o, float dflt)
  * needs one). */
 static mica_status_t read_params(fused_t *l, int bias, mica_error_t *err)
 {
-    const mica_fields_t *f = mica_kit_fields_view(l->base.fields);
+    const mica_fields_t *f = mica_kit_fields_view(l->conv.base.fields);
     const mica_weights_t *sc = mica_kit_weights(f, "scale");
     const mica_weights_t *sh = mica_kit_weights(f, "shift");
-    mica__conv_params_t *p = &l->p;
+    mica__conv_params_t *p = &l->conv.p;
     int64_t o, i, per;
     mica_status_t st;
 
@@ -189,30 +186,17 @@ static mica_status_t fused_output_dims(const mica_layer_t *layer,
                                        mica_error_t *err)
 {
     const fused_t *l = (const fused_t *)layer;
-    const mica__conv_params_t *p = &l->p;
-    int32_t r = in[0].nb_dims, cdim = r - p->win.nd - 1, i, k;
-    const mica_expr_t *c;
+    int32_t r = in[0].nb_dims, i, k;
     mica_status_t st;
 
-    if (index != 0)
-        return MICA_KIT_FAIL(err, "has 1 output");
-    c = cdim >= 0 ? in[0].d[cdim] : NULL;
-    if ((st = mica__conv_check_input(
-             p, r, c ? mica_kit_host->expr_constant_value(c) : 0,
-             c && mica_kit_host->expr_is_constant(c), err)) != MICA_OK)
+    /* Convolution's output, from x alone */
+    if ((st = mica__conv_ops_ref.output_dims(layer, index, in, 1, eb, out,
+                                             err)) != MICA_OK)
         return st;
-    if (l->has_bn && r != p->win.nd + 2)
+    if (l->has_bn && r != l->conv.p.win.nd + 2)
         return MICA_KIT_FAIL(err, "scale and shift apply along axis 1: the "
                              "input needs rank %d, got %d",
-                             (int)(p->win.nd + 2), (int)r);
-    for (i = 0; i < cdim; i++)
-        out->d[i] = in[0].d[i];
-    if (!(out->d[cdim] = mica_kit_host->expr_constant(eb, p->m)))
-        return MICA_KIT_FAIL(err, "out of host memory");
-    out->nb_dims = r;
-    if ((st = mica__window_dims(&p->win, &in[0], cdim + 1, eb, out, err)) !=
-        MICA_OK)
-        return st;
+                             (int)(l->conv.p.win.nd + 2), (int)r);
     for (k = 1; k < nb_in; k++) {
         if (in[k].nb_dims != r)
             return MICA_KIT_FAIL(err, "input %d has rank %d but the output "
@@ -242,28 +226,14 @@ static int32_t fused_formats(const mica_layer_t *layer, int32_t pos,
            io[pos].dtype == io[0].dtype;
 }
 
-/* The runtime checks: the channels, the smallest sizes. */
-static mica_status_t check_dyn(const fused_t *l, const mica_dyn_desc_t *x,
-                               mica_error_t *err)
-{
-    int32_t r = x->desc.dims.nb_dims, cdim = r - l->p.win.nd - 1;
-    mica_status_t st;
-
-    if ((st = mica__conv_check_input(&l->p, r, x->min.d[cdim], 1, err)) !=
-            MICA_OK ||
-        (st = mica__conv_check_input(&l->p, r, x->max.d[cdim], 1, err)) !=
-            MICA_OK)
-        return st;
-    return mica__window_check(&l->p.win, &x->min, cdim + 1, err);
-}
-
+/* Convolution's runtime checks (x alone). */
 static mica_status_t fused_configure(mica_layer_t *layer,
                                      const mica_dyn_desc_t *in, int32_t nb_in,
                                      const mica_dyn_desc_t *out,
                                      int32_t nb_out, mica_error_t *err)
 {
-    (void)nb_in; (void)out; (void)nb_out;
-    return check_dyn((const fused_t *)layer, &in[0], err);
+    (void)nb_in;
+    return mica__conv_ops_ref.configure(layer, in, 1, out, nb_out, err);
 }
 
 /* The addends' view against the output (none: v->nb_in 0). */
@@ -278,96 +248,99 @@ static mica_status_t addends(const mica_tensor_desc_t *in, int32_t nb_in,
                                    err);
 }
 
-/* ---- the reference --------------------------------------------------------- */
+/* ---- the reference and oneDNN ------------------------------------------- */
 
-static MICA_KIT_ENQUEUE(fused_enqueue_ref)
+/* The epilogue on the host after Convolution's part. */
+static mica_status_t epilogue_host(const fused_t *l,
+                                   const mica_tensor_desc_t *in,
+                                   int32_t nb_in,
+                                   const mica_tensor_desc_t *out,
+                                   const void *const *inputs, void *y,
+                                   mica_error_t *err)
 {
-    const fused_t *l = (const fused_t *)layer;
-    mica__conv_problem_t pb;
     mica_kit_bcast_t v;
     mica_status_t st;
 
     if ((st = addends(in, nb_in, out, &v, err)) != MICA_OK)
         return st;
-    mica__conv_problem(&l->p, in[0].dtype, &in[0].dims, &pb);
-    mica__conv_reference(&pb, inputs[0], outputs[0]);
     if (v.nb_in || l->act != MICA__FUSED_ACT_NONE)
-        mica__fused_epilogue_ref(outputs[0], out[0].dtype,
+        mica__fused_epilogue_ref(y, out[0].dtype,
                                  mica_dims_volume(&out[0].dims), &v,
                                  inputs + 1, l->act);
     return MICA_OK;
 }
 
-#define FUSED_OPS(enqueue_, ...)                                            \
+static MICA_KIT_ENQUEUE(fused_enqueue_ref)
+{
+    mica_status_t st = mica__conv_ops_ref.enqueue(
+        layer, in, 1, out, nb_out, inputs, outputs, workspace, stream, err);
+    return st != MICA_OK ? st
+                         : epilogue_host((const fused_t *)layer, in, nb_in,
+                                         out, inputs, outputs[0], err);
+}
+
+#define FUSED_OPS(enqueue_)                                                 \
     MICA_KIT_OPS(enqueue_, .nb_outputs = mica_kit_one_output,               \
                  .output_dtypes = fused_output_dtypes,                      \
                  .output_dims = fused_output_dims,                          \
-                 .supports_format = fused_formats, __VA_ARGS__)
+                 .supports_format = fused_formats,                          \
+                 .configure = fused_configure)
 
-static const mica_layer_ops_t ops_ref =
-    FUSED_OPS(fused_enqueue_ref, .configure = fused_configure);
+static const mica_layer_ops_t ops_ref = FUSED_OPS(fused_enqueue_ref);
 
 #ifdef MICA_HAVE_ONEDNN
 static MICA_KIT_ENQUEUE(fused_enqueue_dnnl)
 {
-    fused_t *l = (fused_t *)layer;
-    mica__conv_problem_t pb;
-    mica_kit_bcast_t v;
-    mica_status_t st;
-
-    if ((st = addends(in, nb_in, out, &v, err)) != MICA_OK)
-        return st;
-    mica__conv_problem(&l->p, in[0].dtype, &in[0].dims, &pb);
-    if ((st = mica__conv_dnnl_run(&l->dnnl, &pb, inputs[0], outputs[0],
-                                  err)) != MICA_OK)
-        return st;
-    if (v.nb_in || l->act != MICA__FUSED_ACT_NONE)
-        mica__fused_epilogue_ref(outputs[0], out[0].dtype,
-                                 mica_dims_volume(&out[0].dims), &v,
-                                 inputs + 1, l->act);
-    return MICA_OK;
+    mica_status_t st = mica__conv_ops_dnnl.enqueue(
+        layer, in, 1, out, nb_out, inputs, outputs, workspace, stream, err);
+    return st != MICA_OK ? st
+                         : epilogue_host((const fused_t *)layer, in, nb_in,
+                                         out, inputs, outputs[0], err);
 }
 
-static const mica_layer_ops_t ops_dnnl =
-    FUSED_OPS(fused_enqueue_dnnl, .configure = fused_configure);
+static const mica_layer_ops_t ops_dnnl = FUSED_OPS(fused_enqueue_dnnl);
 #endif
 
 /* ---- CUDA: cuda and cudnn -------------------------------------------------- */
 
 #if MICA_KIT_CUDA
+/* Convolution's CUDA ops on the Convolution inside (x alone): its
+ * checks, algorithm and workspace; weights uploaded; clones and states
+ * keeping the algorithm (conv_layer.c). */
 static mica_status_t fused_configure_gpu(mica_layer_t *layer,
                                          const mica_dyn_desc_t *in,
                                          int32_t nb_in,
                                          const mica_dyn_desc_t *out,
                                          int32_t nb_out, mica_error_t *err)
 {
-    fused_t *l = (fused_t *)layer;
-    mica__conv_problem_t opt, hi;
-    mica_status_t st;
-    (void)nb_in; (void)out; (void)nb_out;
-
-    if ((st = check_dyn(l, &in[0], err)) != MICA_OK)
-        return st;
-    l->io_dtype = in[0].desc.dtype;
-    mica__conv_problem(&l->p, in[0].desc.dtype, &in[0].desc.dims, &opt);
-    mica__conv_problem(&l->p, in[0].desc.dtype, &in[0].max, &hi);
-    return mica__conv_gpu_configure(l->gpu, &opt, &hi, err);
+    (void)nb_in;
+    return mica__conv_ops_gpu.configure(layer, in, 1, out, nb_out, err);
 }
 
 static size_t fused_workspace_gpu(const mica_layer_t *layer,
                                   const mica_dyn_desc_t *in, int32_t nb_in,
                                   const mica_dyn_desc_t *out, int32_t nb_out)
 {
-    (void)in; (void)nb_in; (void)out; (void)nb_out;
-    return mica__conv_gpu_workspace(((const fused_t *)layer)->gpu);
+    (void)nb_in;
+    return mica__conv_ops_gpu.workspace_size(layer, in, 1, out, nb_out);
 }
 
 static mica_status_t fused_initialize_gpu(mica_layer_t *layer, void *stream,
                                           mica_error_t *err)
 {
-    fused_t *l = (fused_t *)layer;
-    (void)stream;
-    return mica__conv_gpu_init(l->gpu, &l->p, l->io_dtype, err);
+    return mica__conv_ops_gpu.initialize(layer, stream, err);
+}
+
+static mica_status_t fused_serialize_gpu(const mica_layer_t *layer,
+                                         void *buf, size_t *size)
+{
+    return mica__conv_ops_gpu.serialize(layer, buf, size);
+}
+
+static mica_layer_t *fused_clone_gpu(const mica_layer_t *layer,
+                                     mica_error_t *err)
+{
+    return mica__conv_ops_gpu.clone(layer, err);
 }
 
 #ifdef MICA_HAVE_CUDNN
@@ -402,12 +375,13 @@ static mica_status_t run_fused(fused_t *l, const mica__conv_problem_t *pb,
     size_t ws;
 
     *done = 0;
-    if (l->impl->kind != IMPL_CUDNN || l->fused_off || nb_in > 2 ||
+    if (l->conv.impl->kind != MICA__CONV_CUDNN || l->fused_off ||
+        nb_in > 2 ||
         (z && !same_dims(&in[1].dims, &out[0].dims)) ||
         (!z && l->act == MICA__FUSED_ACT_NONE))
         return MICA_OK;
-    algo = mica__conv_gpu_cudnn(l->gpu, pb, workspace != NULL, &dnn, &w, &b,
-                                &ws, err);
+    algo = mica__conv_gpu_cudnn(l->conv.gpu, pb, workspace != NULL, &dnn, &w,
+                                &b, &ws, err);
     if (algo == MICA__CONV_DIRECT)
         return MICA_OK;
     st = mica__conv_dnn_run_fused(dnn, pb, algo, inputs[0], w, b, z,
@@ -430,10 +404,10 @@ static MICA_KIT_ENQUEUE(fused_enqueue_gpu)
     mica_status_t st;
 
     if ((st = addends(in, nb_in, out, &v, err)) != MICA_OK ||
-        (st = mica__conv_gpu_init(l->gpu, &l->p, in[0].dtype, err)) !=
-            MICA_OK)
+        (st = mica__conv_gpu_init(l->conv.gpu, &l->conv.p, in[0].dtype,
+                                  err)) != MICA_OK)
         return st;
-    mica__conv_problem(&l->p, in[0].dtype, &in[0].dims, &pb);
+    mica__conv_problem(&l->conv.p, in[0].dtype, &in[0].dims, &pb);
 #ifdef MICA_HAVE_CUDNN
     {
         int done;
@@ -443,7 +417,7 @@ static MICA_KIT_ENQUEUE(fused_enqueue_gpu)
             return st;
     }
 #endif
-    if ((st = mica__conv_gpu_run(l->gpu, &pb, inputs[0], outputs[0],
+    if ((st = mica__conv_gpu_run(l->conv.gpu, &pb, inputs[0], outputs[0],
                                  workspace, stream, err)) != MICA_OK)
         return st;
     if (!v.nb_in && l->act == MICA__FUSED_ACT_NONE)
@@ -455,19 +429,6 @@ static MICA_KIT_ENQUEUE(fused_enqueue_gpu)
                                      stream, err);
 }
 
-/* A clone keeps the algorithm its layer was configured with. */
-static mica_layer_t *fused_clone_gpu(const mica_layer_t *layer,
-                                     mica_error_t *err)
-{
-    const fused_t *l = (const fused_t *)layer;
-    mica_layer_t *copy = mica_kit_layer_clone(layer, err);
-
-    if (copy)
-        mica__conv_gpu_set_algo(((fused_t *)copy)->gpu,
-                                mica__conv_gpu_algo(l->gpu));
-    return copy;
-}
-
 static const mica_layer_ops_t ops_gpu = {
     .struct_size = sizeof(mica_layer_ops_t),
     .nb_outputs = mica_kit_one_output,
@@ -477,7 +438,7 @@ static const mica_layer_ops_t ops_gpu = {
     .configure = fused_configure_gpu,
     .workspace_size = fused_workspace_gpu,
     .enqueue = fused_enqueue_gpu,
-    .serialize = mica_kit_layer_serialize,
+    .serialize = fused_serialize_gpu,
     .clone = fused_clone_gpu,
     .destroy = mica_kit_layer_destroy,
     .initialize = fused_initialize_gpu,
@@ -490,15 +451,15 @@ static void fused_fini(mica_kit_layer_t *self)
 {
     fused_t *l = (fused_t *)self;
 #ifdef MICA_HAVE_ONEDNN
-    mica__conv_dnnl_free(l->dnnl);
+    mica__conv_dnnl_free(l->conv.dnnl);
 #endif
 #if MICA_KIT_CUDA
-    mica__conv_gpu_free(l->gpu);
+    mica__conv_gpu_free(l->conv.gpu);
 #endif
-    l->dnnl = NULL;
+    l->conv.dnnl = NULL;
+    l->conv.gpu = NULL;
     free(l->kv);
     free(l->bv);
-    l->gpu = NULL;
     l->kv = l->bv = NULL;
 }
 
@@ -507,32 +468,32 @@ static mica_layer_t *fused_create(const mica_layer_creator_t *creator,
                                   const mica_fields_t *fields,
                                   mica_error_t *err)
 {
-    const fused_impl_t *impl = creator->user_data;
+    const mica__conv_impl_t *impl = creator->user_data;
     fused_t *l = mica_kit_layer_new(sizeof *l, impl->ops, creator, name,
                                     fields, err);
 
     if (!l)
         return NULL;
-    l->impl = impl;
-    l->base.fini = fused_fini;
+    l->conv.impl = impl;
+    l->conv.base.fini = fused_fini;
     /* The weights must point into the layer's own fields. */
-    if (read_params(l, impl->kind == IMPL_CUDNN, err) != MICA_OK)
+    if (read_params(l, impl->kind == MICA__CONV_CUDNN, err) != MICA_OK)
         goto fail;
 #ifdef MICA_HAVE_ONEDNN
     /* oneDNN opened now: a missing library fails the build, saying so. */
-    if (impl->kind == IMPL_ONEDNN && mica__dnnl_open(err) != MICA_OK)
+    if (impl->kind == MICA__CONV_ONEDNN && mica__dnnl_open(err) != MICA_OK)
         goto fail;
 #endif
 #if MICA_KIT_CUDA
-    if ((impl->kind == IMPL_CUDA || impl->kind == IMPL_CUDNN) &&
-        !(l->gpu = mica__conv_gpu_new(impl->kind == IMPL_CUDNN))) {
+    if ((impl->kind == MICA__CONV_CUDA || impl->kind == MICA__CONV_CUDNN) &&
+        !(l->conv.gpu = mica__conv_gpu_new(impl->kind == MICA__CONV_CUDNN))) {
         mica_kit_host->set_error(err, "out of host memory");
         goto fail;
     }
 #endif
-    return &l->base.layer;
+    return &l->conv.base.layer;
 fail:
-    mica_kit_layer_destroy(&l->base.layer);
+    mica_kit_layer_destroy(&l->conv.base.layer);
     return NULL;
 }
 
@@ -556,20 +517,27 @@ static const mica_field_schema_t fused_fields[] = {
         "FusedConvolution", impl_, dev_, prio_, MICA_ROLE_NONE,             \
         fused_fields, MICA_KIT_COUNT(fused_fields), fused_create, &(info_))
 
-static const fused_impl_t impl_ref = {&ops_ref, IMPL_REF};
+static const mica__conv_impl_t impl_ref = {&ops_ref, 0, MICA__CONV_REFERENCE};
 CREATOR(mica__fused_creator_ref, "reference", MICA_DEVICE_CPU, 0, impl_ref);
 
 #ifdef MICA_HAVE_ONEDNN
-static const fused_impl_t impl_dnnl = {&ops_dnnl, IMPL_ONEDNN};
+static const mica__conv_impl_t impl_dnnl = {&ops_dnnl, 0, MICA__CONV_ONEDNN};
 CREATOR(mica__fused_creator_dnnl, "onednn", MICA_DEVICE_CPU, 5, impl_dnnl);
 #endif
 
 #if MICA_KIT_CUDA
-static const fused_impl_t impl_cuda = {&ops_gpu, IMPL_CUDA};
+static const mica__conv_impl_t impl_cuda = {&ops_gpu, 0, MICA__CONV_CUDA};
 CREATOR(mica__fused_creator_cuda, "cuda", MICA_DEVICE_CUDA, 10, impl_cuda);
 #ifdef MICA_HAVE_CUDNN
-static const fused_impl_t impl_cudnn = {&ops_gpu, IMPL_CUDNN};
-CREATOR(mica__fused_creator_cudnn, "cudnn", MICA_DEVICE_CUDA, 20,
-        impl_cudnn);
+/* cuDNN's algorithm is kept in the state (Convolution's trailer). */
+static const mica__conv_impl_t impl_cudnn = {&ops_gpu, 0, MICA__CONV_CUDNN};
+const mica_layer_creator_t mica__fused_creator_cudnn = {
+    .struct_size = sizeof(mica_layer_creator_t),
+    .type = "FusedConvolution", .version = 1, .priority = 20, .ns = "",
+    .implementation = "cudnn", .devices = MICA_DEVICE_CUDA,
+    .role = MICA_ROLE_NONE, .fields = fused_fields,
+    .nb_fields = MICA_KIT_COUNT(fused_fields), .create = fused_create,
+    .deserialize = mica__conv_deserialize, .user_data = (void *)&impl_cudnn,
+    .deserialize_ex = mica__conv_deserialize_ex};
 #endif
 #endif

@@ -61,18 +61,11 @@ static const mica_fusion_ref_t in_23[] = {
     {0, 0}, {2, MICA_FUSION_OTHER_INPUT}, {3, MICA_FUSION_OTHER_INPUT}};
 
 #define RULE(name_, steps_, inputs_, params_, relu_)                        \
-    static const mica_fusion_rule_t name_ = {                               \
-        .struct_size = sizeof(mica_fusion_rule_t),                          \
-        .name = #name_,                                                     \
-        .type = "FusedConvolution",                                         \
-        .steps = steps_,                                                    \
-        .nb_steps = MICA_KIT_COUNT(steps_),                                 \
-        .nb_inputs = MICA_KIT_COUNT(inputs_),                               \
-        .inputs = inputs_,                                                  \
-        .params = params_,                                                  \
+    static const mica_fusion_rule_t name_ = MICA_KIT_FUSION_RULE_WITH(      \
+        #name_, "FusedConvolution", steps_, inputs_, .params = params_,     \
         .nb_params = MICA_KIT_COUNT(params_),                               \
         .nb_constants = (relu_) ? 1 : 0,                                    \
-        .constants = (relu_) ? act_relu : NULL}
+        .constants = (relu_) ? act_relu : NULL)
 
 static const mica_fusion_step_t s_sbbr[] = {CONV, SCALE, ADD, ADD, RELU};
 static const mica_fusion_step_t s_bbr[] = {CONV, ADD, ADD, RELU};
