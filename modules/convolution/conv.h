@@ -199,8 +199,8 @@ int32_t mica__conv_gpu_cudnn(mica__conv_gpu_t *g,
  * none), act ReLU (`relu`) or nothing.  MICA_ERR_UNSUPPORTED, err
  * untouched, where cuDNN's fused engine does not take it (no bias, a
  * Deconvolution, no ReLU with another algorithm than implicit precomp
- * GEMM, or cuDNN says so): the caller runs the convolution and its
- * epilogue apart.
+ * GEMM, or cuDNN refuses the call: not supported, or a bad param): the
+ * caller runs the convolution and its epilogue apart.
  */
 mica_status_t mica__conv_dnn_run_fused(mica__conv_dnn_t *d,
                                        const mica__conv_problem_t *pb,

@@ -509,6 +509,18 @@ fail:
     return st;
 }
 
+/* Whether status s says cuDNN does not take the call (a refusal before
+ * any work), not that running it failed. */
+static int refused(cudnnStatus_t s)
+{
+#if CUDNN_MAJOR >= 9
+    return (int)s / 1000 == CUDNN_STATUS_BAD_PARAM / 1000 ||
+           (int)s / 1000 == CUDNN_STATUS_NOT_SUPPORTED / 1000;
+#else
+    return s == CUDNN_STATUS_BAD_PARAM || s == CUDNN_STATUS_NOT_SUPPORTED;
+#endif
+}
+
 mica_status_t mica__conv_dnn_run_fused(mica__conv_dnn_t *d,
                                        const mica__conv_problem_t *pb,
                                        int32_t algo, const void *x,
@@ -537,7 +549,7 @@ mica_status_t mica__conv_dnn_run_fused(mica__conv_dnn_t *d,
                                  (cudnnConvolutionFwdAlgo_t)algo, workspace,
                                  ws_bytes, z ? &one : &zero, d->y,
                                  z ? z : y, d->b, bias, act, d->y, y);
-    if (s == CUDNN_STATUS_NOT_SUPPORTED)
+    if (refused(s))
         return MICA_ERR_UNSUPPORTED;
     if (s != CUDNN_STATUS_SUCCESS) {
         mica_kit_host->set_error(err, "cudnnConvolutionBiasActivationForward "

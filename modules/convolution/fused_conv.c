@@ -37,6 +37,7 @@ typedef struct fused {
     int32_t act;               /* MICA__FUSED_ACT_* */
     int32_t has_bn;            /* scale or shift given */
     int32_t fused_off;         /* cudnn: cuDNN's fused engine refused */
+    int32_t fused_said;        /* cudnn: its first fused run was logged */
 } fused_t;
 
 /* ---- the epilogue on the host -------------------------------------------- */
@@ -389,7 +390,18 @@ static mica_status_t run_fused(fused_t *l, const mica__conv_problem_t *pb,
                                   ws ? workspace : NULL, ws, stream, err);
     if (st == MICA_ERR_UNSUPPORTED) {
         l->fused_off = 1;
+        mica_kit_host->log(MICA_LOG_DEBUG, l->conv.base.name,
+                           "cuDNN's fused engine does not take this "
+                           "convolution (algorithm %d): convolution, then "
+                           "the epilogue kernel", (int)algo);
         return MICA_OK;
+    }
+    if (st == MICA_OK && !l->fused_said) {
+        l->fused_said = 1;
+        mica_kit_host->log(MICA_LOG_DEBUG, l->conv.base.name,
+                           "runs in cuDNN's fused engine "
+                           "(cudnnConvolutionBiasActivationForward, "
+                           "algorithm %d)", (int)algo);
     }
     *done = st == MICA_OK;
     return st;
