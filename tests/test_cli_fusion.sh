@@ -125,6 +125,25 @@ run "$mica" inspect "$tmp/addrelu.mica" --module-path "$addrelu"
 has "$tmp/out" "relu3 (AddRelu) replaces, by rule add_relu" \
     "the engine keeps the third party's record"
 
+# AddRelu takes float32 only: on int32 tensors the fused network does not
+# build, and the network is built as written, saying so.
+cat >"$tmp/int.yaml" <<'EOF'
+mica: 1
+name: int-add-relu
+inputs:
+  a: {dtype: int32, shape: [4]}
+  b: {dtype: int32, shape: [4]}
+layers:
+  - {name: add, type: ElementWise, inputs: [a, b], outputs: [s], params: {op: sum}}
+  - {name: relu, type: Activation, inputs: [s], outputs: [y], params: {type: relu}}
+outputs: [y]
+EOF
+run "$mica" inspect "$tmp/int.yaml" --device cpu --module-path "$addrelu"
+ok "$rc" "addrelu.so on int32: the network still builds"
+hasnt "$tmp/out" "AddRelu" "addrelu.so on int32: nothing fused"
+has "$tmp/err" "fusion: the fused network does not build (.*AddRelu.*); built without fusion" \
+    "addrelu.so on int32: a warning says why"
+
 run "$mica" modules --module-path "$addrelu"
 has "$tmp/out" "^  add_relu  *AddRelu  *ElementWise\[op=sum\] -> Activation\[type=relu\]  .*addrelu.so" \
     "mica modules lists the third party's rule"
