@@ -203,26 +203,24 @@ static double time_cudnn(cudnnHandle_t h, cudaStream_t st, const shape_t *s,
 }
 
 /*
- * The cuDNN algorithm in a one-Convolution engine: the integer of the
- * layer's state trailer (modules/convolution/conv_layer.c: "MCVA",
- * version 1, the algorithm; 100 is the hand-written kernel), -1 where
- * there is none (another implementation).
+ * The cuDNN algorithm in a one-Convolution engine: its layer's tactic
+ * less one (modules/convolution/conv.h: tactic = algorithm + 1; 100 is
+ * the hand-written kernel), -1 where there is none (another
+ * implementation).
  */
 static int engine_algo(mica_context_t *ctx, const mica_engine_t *e)
 {
-    void *data = NULL;
-    size_t size = 0, i;
-    int algo = -1;
+    mica_layer_info_t li;
+    int32_t i;
 
-    bench_check(ctx, mica_engine_serialize(e, &data, &size), "serialize");
-    for (i = 0; i + 12 <= size; i++) {
-        uint32_t t[3];
-        memcpy(t, (const char *)data + i, sizeof t);
-        if (t[0] == 0x4156434du && t[1] == 1)
-            memcpy(&algo, &t[2], sizeof algo);
+    for (i = 0; i < mica_engine_nb_layers(e); i++) {
+        memset(&li, 0, sizeof li);
+        li.struct_size = sizeof li;
+        bench_check(ctx, mica_engine_layer(e, i, &li), "engine layer");
+        if (strcmp(li.type, "Convolution") == 0)
+            return li.tactic > 0 ? (int)li.tactic - 1 : -1;
     }
-    mica_free(data);
-    return algo;
+    return -1;
 }
 
 /* Per-call seconds of mica's Convolution (implementation impl, NULL: the

@@ -117,7 +117,7 @@ void gc_dynamic(const gen_case_t *c, int fixed, const int *spatial,
     for (i = 0; i < nb_spatial; i++)
         hi[c->x_rank - 1 - spatial[i]] *= 2;
     th_pin("reference", NULL);
-    th_dynamic(0, lo, hi);
+    th_dynamic(0, c->x_rank, lo, hi);
     x = gc_x(c, MICA_FLOAT32);
     y = gc_y(c, MICA_FLOAT32);
     snprintf(label, sizeof label, "%s %s, runtime dims", c->type, c->label);
@@ -125,7 +125,7 @@ void gc_dynamic(const gen_case_t *c, int fixed, const int *spatial,
     each_impl(label, c, &x, impls, tol);
     th_free(&x);
     th_free(&y);
-    th_dynamic(-1, NULL, NULL);
+    th_dynamic(-1, 0, NULL, NULL);
     th_pin(NULL, NULL);
 }
 
@@ -295,6 +295,29 @@ done:
     th_fields_free(f);
 }
 
+/* The info of the engine's layer "layer" into *info; 0 if none. */
+static int layer_info(const mica_engine_t *engine, mica_layer_info_t *info)
+{
+    int32_t i;
+
+    for (i = 0; i < mica_engine_nb_layers(engine); i++) {
+        memset(info, 0, sizeof *info);
+        info->struct_size = sizeof *info;
+        if (mica_engine_layer(engine, i, info) == MICA_OK &&
+            strcmp(info->name, "layer") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The tactic of the engine's layer "layer" (0: none; -1: no such
+ * layer). */
+static int32_t layer_tactic(const mica_engine_t *engine)
+{
+    mica_layer_info_t info;
+    return layer_info(engine, &info) ? info.tactic : -1;
+}
+
 void gc_roundtrip(const char *label, const char *type, th_fields_t *fields,
                   const th_tensor_t *x, uint32_t device, const char *impl,
                   double tol)
@@ -330,6 +353,14 @@ void gc_roundtrip(const char *label, const char *type, th_fields_t *fields,
         th_free(&y);
     }
     th_free(&want);
+    /* The tactic is the engine's: kept by the file, told to the loaded
+     * instance (cuDNN's implementations always have one). */
+    if (layer_tactic(engine) != layer_tactic(loaded) ||
+        (strcmp(impl, "cudnn") == 0 && layer_tactic(engine) <= 0)) {
+        diag("%s: tactic %d built, %d loaded", label,
+             (int)layer_tactic(engine), (int)layer_tactic(loaded));
+        good = 0;
+    }
 done:
     ok(good, "%s: %s: saved and loaded", label, impl);
     mica_free(bytes);
@@ -344,16 +375,10 @@ static const char *layer_impl(const mica_engine_t *engine, char *why,
                               size_t len)
 {
     mica_layer_info_t info;
-    int32_t i;
 
-    for (i = 0; i < mica_engine_nb_layers(engine); i++) {
-        memset(&info, 0, sizeof info);
-        info.struct_size = sizeof info;
-        if (mica_engine_layer(engine, i, &info) == MICA_OK &&
-            strcmp(info.name, "layer") == 0) {
-            snprintf(why, len, "%s", info.choice ? info.choice : "");
-            return info.implementation;
-        }
+    if (layer_info(engine, &info)) {
+        snprintf(why, len, "%s", info.choice ? info.choice : "");
+        return info.implementation;
     }
     snprintf(why, len, "no layer 'layer'");
     return "";
@@ -388,13 +413,18 @@ void gc_autotune(const char *label, const char *type, th_fields_t *fields,
         goto done;
     }
     snprintf(chosen, sizeof chosen, "%s", layer_impl(engine, why, sizeof why));
-    /* Both CUDA implementations timed, the winner kept by the engine. */
+    /* Both CUDA implementations timed, cuDNN's by tactic, the winner and
+     * its tactic kept by the engine. */
     good = strstr(why, "the fastest measured") && strstr(why, "cuda ") &&
-           strstr(why, "cudnn ") &&
-           strcmp(chosen, layer_impl(loaded, why2, sizeof why2)) == 0;
+           strstr(why, "cudnn tactic ") &&
+           strcmp(chosen, layer_impl(loaded, why2, sizeof why2)) == 0 &&
+           layer_tactic(engine) == layer_tactic(loaded) &&
+           (strcmp(chosen, "cudnn") != 0 || layer_tactic(engine) > 0);
     if (!good)
-        diag("%s: built with '%s' (%s), loaded with '%s' (%s)", label, chosen,
-             why, layer_impl(loaded, why2, sizeof why2), why2);
+        diag("%s: built with '%s' tactic %d (%s), loaded with '%s' tactic "
+             "%d (%s)", label, chosen, (int)layer_tactic(engine), why,
+             layer_impl(loaded, why2, sizeof why2),
+             (int)layer_tactic(loaded), why2);
     if (run_engine(loaded, exec, x, &y) == MICA_OK) {
         if (!th_same(&want, &y, tol, tol, why, sizeof why)) {
             diag("%s: %s", label, why);

@@ -58,8 +58,9 @@ void gc_shapes(const char *label, const char *type,
 
 /*
  * One TAP result: the engine built with `impl` on `device`, saved to
- * bytes and loaded again, runs x as the reference does (a skip where
- * the implementation or device is missing).  Frees `fields`.
+ * bytes and loaded again, runs x as the reference does and keeps the
+ * layer's tactic (one there must be for "cudnn"); a skip where the
+ * implementation or device is missing.  Frees `fields`.
  */
 void gc_roundtrip(const char *label, const char *type, th_fields_t *fields,
                   const th_tensor_t *x, uint32_t device, const char *impl,
@@ -68,8 +69,9 @@ void gc_roundtrip(const char *label, const char *type, th_fields_t *fields,
 /*
  * One TAP result (a skip without a GPU): the engine built on CUDA with
  * autotune times both CUDA implementations of `type` ("cuda" and
- * "cudnn": its choice names both), keeps the winner when saved and
- * loaded, and runs x as the reference does.  Frees `fields`.
+ * "cudnn" by tactic: its choice names both), keeps the winner and its
+ * tactic when saved and loaded, and runs x as the reference does.  Frees
+ * `fields`.
  */
 void gc_autotune(const char *label, const char *type, th_fields_t *fields,
                  const th_tensor_t *x, double tol);

@@ -5,6 +5,7 @@
 
 #include "harness.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "mica/kit.h"
 #include "mica/kit_half.h"
+#include "mica_int.h" /* struct mica_error, for th_instance */
 
 /* ---- tensors ---------------------------------------------------------- */
 
@@ -251,10 +253,53 @@ void th_fields_free(th_fields_t *f)
 static mica_context_t *shared_ctx;
 static char last_error[2048];
 
-/* th_pin's and th_dynamic's settings. */
+/* th_pin's, th_dynamic's and th_channels_last's settings. */
 static const char *pin_cpu, *pin_cuda;
 static int dyn_index = -1;
 static mica_dims_t dyn_min, dyn_max;
+static int chans_last;
+
+void th_channels_last(int on)
+{
+    chans_last = on != 0;
+}
+
+/* The channels-last format th_channels_last gives a tensor of `dtype`
+ * and rank r, LINEAR where it gives none. */
+static uint32_t cl_format(mica_dtype_t dtype, int32_t r)
+{
+    if (dtype != MICA_FLOAT32 && dtype != MICA_FLOAT16)
+        return MICA_FORMAT_LINEAR;
+    return r == 4 ? MICA_FORMAT_HWC
+                  : r == 5 ? MICA_FORMAT_DHWC : MICA_FORMAT_LINEAR;
+}
+
+/* A malloc'd copy of the n(d)hw data at src (dims d, NC... order)
+ * reordered into channels last (to_cl), or from channels last into
+ * NC... order. */
+static void *reorder(const void *src, mica_dtype_t dtype,
+                     const mica_dims_t *d, int to_cl)
+{
+    size_t es = mica_dtype_size(dtype);
+    int64_t n = d->d[0], c = d->d[1], sp = 1, i, j, k;
+    unsigned char *out;
+    int32_t r;
+
+    for (r = 2; r < d->nb_dims; r++)
+        sp *= d->d[r];
+    if (!(out = malloc((size_t)(n * c * sp > 0 ? n * c * sp : 1) * es)))
+        bail("out of memory");
+    for (i = 0; i < n; i++)
+        for (j = 0; j < c; j++)
+            for (k = 0; k < sp; k++) {
+                int64_t lin = (i * c + j) * sp + k, cl = (i * sp + k) * c + j;
+                memcpy(out + (size_t)(to_cl ? cl : lin) * es,
+                       (const unsigned char *)src +
+                           (size_t)(to_cl ? lin : cl) * es,
+                       es);
+            }
+    return out;
+}
 
 void th_pin(const char *cpu, const char *cuda)
 {
@@ -262,13 +307,14 @@ void th_pin(const char *cpu, const char *cuda)
     pin_cuda = cuda;
 }
 
-void th_dynamic(int index, const int64_t *min, const int64_t *max)
+void th_dynamic(int index, int nd, const int64_t *min, const int64_t *max)
 {
     int i;
+    assert(index < 0 || (nd > 0 && nd <= MICA_MAX_DIMS));
     dyn_index = index;
     memset(&dyn_min, 0, sizeof dyn_min);
     memset(&dyn_max, 0, sizeof dyn_max);
-    for (i = 0; index >= 0 && i < MICA_MAX_DIMS; i++) {
+    for (i = 0; index >= 0 && i < nd; i++) {
         dyn_min.d[i] = min[i];
         dyn_max.d[i] = max[i];
     }
@@ -432,7 +478,7 @@ mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
     char names[2][16][16];
     const char *in_names[16], *out_names[16];
     mica_status_t st;
-    int i;
+    int i, cl = chans_last && device == MICA_DEVICE_CUDA;
 
     last_error[0] = '\0';
     for (i = 0; i < nb_out; i++)
@@ -463,6 +509,17 @@ mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
         snprintf(names[1][i], sizeof names[1][i], "out%d", i);
         out_names[i] = names[1][i];
     }
+    /* th_channels_last: inputs, then outputs in input 0's rank. */
+    for (i = 0; cl && i < nb_in + nb_out; i++) {
+        const th_tensor_t *t = i < nb_in ? &in[i] : &in[0];
+        uint32_t f = cl_format(t->dtype, t->dims.nb_dims);
+        if ((i >= nb_in || (t->data && !t->is_shape)) &&
+            f != MICA_FORMAT_LINEAR &&
+            (st = mica_network_set_format(
+                 net, i < nb_in ? names[0][i] : out_names[i - nb_in], f,
+                 NULL)) != MICA_OK)
+            goto done;
+    }
     memset(&spec, 0, sizeof spec);
     spec.struct_size = sizeof spec;
     spec.name = "layer";
@@ -484,11 +541,26 @@ mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
     if ((st = mica_engine_build(net, &cfg, &engine)) != MICA_OK ||
         (st = mica_exec_create(engine, &exec)) != MICA_OK)
         goto done;
-    for (i = 0; i < nb_in; i++)
-        if (in[i].data &&
-            (st = mica_exec_set_input(exec, names[0][i], &in[i].dims,
-                                      in[i].data)) != MICA_OK)
+    if (cl && mica_engine_nb_layers(engine) != 1) {
+        snprintf(last_error, sizeof last_error, "channels last: the layer "
+                 "did not take it, the build has %d layers (reorders "
+                 "inserted)", (int)mica_engine_nb_layers(engine));
+        st = MICA_ERR_UNSUPPORTED;
+        goto done;
+    }
+    for (i = 0; i < nb_in; i++) {
+        void *moved = NULL;
+        if (!in[i].data)
+            continue;
+        if (cl && !in[i].is_shape &&
+            cl_format(in[i].dtype, in[i].dims.nb_dims) != MICA_FORMAT_LINEAR)
+            moved = reorder(in[i].data, in[i].dtype, &in[i].dims, 1);
+        st = mica_exec_set_input(exec, names[0][i], &in[i].dims,
+                                 moved ? moved : in[i].data);
+        free(moved);
+        if (st != MICA_OK)
             goto done;
+    }
     if ((st = mica_exec_run(exec)) != MICA_OK)
         goto done;
     for (i = 0; i < nb_out; i++) {
@@ -499,11 +571,18 @@ mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
             goto done;
         out[i] = th_tensor(d.dtype, d.dims.nb_dims, d.dims.d, NULL);
         bytes = (size_t)th_volume(&out[i]) * mica_dtype_size(d.dtype);
-        memcpy(out[i].data, data, bytes);
+        if (d.format != MICA_FORMAT_LINEAR) {
+            void *back = reorder(data, d.dtype, &d.dims, 0);
+            memcpy(out[i].data, back, bytes);
+            free(back);
+        } else {
+            memcpy(out[i].data, data, bytes);
+        }
     }
 done:
     if (st != MICA_OK) {
-        failed(st, ctx);
+        if (!last_error[0]) /* else said already */
+            failed(st, ctx);
         for (i = 0; i < nb_out; i++)
             th_free(&out[i]);
     }
@@ -704,4 +783,85 @@ int th_check_impl(const char *label, const char *type, th_fields_t *fields,
         }
     th_fields_free(fields);
     return ok(good, "%s: %s %s", label, dev, impl);
+}
+
+/* ---- instances without a build -------------------------------------- */
+
+mica_layer_t *th_instance(const char *type, uint32_t device,
+                          const char *impl, th_fields_t *fields)
+{
+    mica_creator_info_t info;
+    mica_error_t err;
+    mica_layer_t *l = NULL;
+
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    memset(&err, 0, sizeof err);
+    last_error[0] = '\0';
+    if (mica_registry_find(th_context(), NULL, type, 0, impl, device,
+                           &info) != MICA_OK) {
+        failed(MICA_ERR_NOT_FOUND, th_context());
+    } else {
+        l = info.creator->create(info.creator, type, th_fields_view(fields),
+                                 &err);
+        if (!l)
+            snprintf(last_error, sizeof last_error, "%s",
+                     err.set ? err.msg : "create failed");
+    }
+    th_fields_free(fields);
+    return l;
+}
+
+mica_status_t th_set_tactic(mica_layer_t *layer, int32_t tactic)
+{
+    mica_error_t err;
+    mica_status_t st;
+
+    memset(&err, 0, sizeof err);
+    last_error[0] = '\0';
+    if (layer->ops->struct_size <= offsetof(mica_layer_ops_t, set_tactic) ||
+        !layer->ops->set_tactic) {
+        snprintf(last_error, sizeof last_error, "no set_tactic");
+        return MICA_ERR_UNSUPPORTED;
+    }
+    st = layer->ops->set_tactic(layer, tactic, &err);
+    if (st != MICA_OK)
+        snprintf(last_error, sizeof last_error, "%s",
+                 err.set ? err.msg : "set_tactic failed");
+    return st;
+}
+
+void th_check_formats(const char *label, const char *type,
+                      uint32_t device, const char *impl, th_fields_t *fields,
+                      mica_dtype_t dtype, int r, const int64_t *x,
+                      uint32_t fin, uint32_t fout, int want)
+{
+    static const char *const fmt[] = {"linear", "hwc", "dhwc"};
+    const char *dev = device == MICA_DEVICE_CUDA ? "cuda" : "cpu";
+    mica_tensor_desc_t io[2];
+    mica_layer_t *l;
+    int got, i;
+
+    if (!th_has_impl(type, device, impl)) {
+        th_fields_free(fields);
+        skip("%s: %s %s: formats: not in this build", label, dev, impl);
+        return;
+    }
+    if (!(l = th_instance(type, device, impl, fields)))
+        bail("%s: %s %s: no instance: %s", label, dev, impl, th_error());
+    memset(io, 0, sizeof io);
+    for (i = 0; i < 2; i++) {
+        io[i].dtype = dtype;
+        io[i].scale = 1.0f;
+        io[i].dims.nb_dims = r;
+        memcpy(io[i].dims.d, x, sizeof *x * (size_t)r);
+    }
+    io[0].format = (mica_format_t)fin;
+    io[1].format = (mica_format_t)fout;
+    got = l->ops->supports_format(l, 0, io, 1, 1) &&
+          l->ops->supports_format(l, 1, io, 1, 1);
+    ok(got == want, "%s: %s %s %s: %s in, %s out: %s", label, dev, impl,
+       mica_dtype_name(dtype), fmt[fin % 3], fmt[fout % 3],
+       want ? "accepted" : "refused");
+    l->ops->destroy(l);
 }

@@ -144,9 +144,21 @@ void th_pin(const char *cpu, const char *cuda);
  * Declare input `index` of the runs that follow with runtime dimensions:
  * -1 wherever min and max differ, and one optimization profile with
  * min, max and, as opt, the dims of the tensor passed.  Stays until
- * th_dynamic(-1, NULL, NULL).  min and max have the input's rank.
+ * th_dynamic(-1, 0, NULL, NULL).  min and max have nd values, the
+ * input's rank.
  */
-void th_dynamic(int index, const int64_t *min, const int64_t *max);
+void th_dynamic(int index, int nd, const int64_t *min, const int64_t *max);
+
+/*
+ * Channels last for the CUDA runs that follow (on 1, off 0): every
+ * float32 or float16 input of rank 4 or 5 is a network input in
+ * MICA_FORMAT_HWC (4-D) or DHWC (5-D), and every output in the format of
+ * input 0's rank, the data reordered from and back to the tensors'
+ * linear order here; the build must then have inserted no reorder (the
+ * layer ran in that format), else the run fails saying so.  CPU runs
+ * (the reference) stay linear.  Stays until changed.
+ */
+void th_channels_last(int on);
 
 /* Whether implementation `impl` of `type` exists for `device` (a
  * MICA_DEVICE_* bit) in the harness's context: 1 or 0. */
@@ -161,5 +173,33 @@ int th_has_impl(const char *type, uint32_t device, const char *impl);
 int th_check_impl(const char *label, const char *type, th_fields_t *fields,
                   int nb_in, const th_tensor_t *in, int nb_out,
                   uint32_t device, const char *impl, double tol);
+
+/*
+ * An instance of implementation `impl` of `type` for `device` made by its
+ * creator straight from `fields` (unchecked: give well-formed ones), with
+ * no network, build or GPU: for tests of an instance's answers
+ * (supports_format, tactics) where no device can run it.  NULL when the
+ * implementation is not registered or create fails (th_error() says
+ * why).  Frees `fields`; destroy the instance with its ops->destroy.
+ */
+mica_layer_t *th_instance(const char *type, uint32_t device,
+                          const char *impl, th_fields_t *fields);
+/* Call set_tactic on an instance of th_instance: its status, the
+ * message in th_error(). */
+mica_status_t th_set_tactic(mica_layer_t *layer, int32_t tactic);
+
+/*
+ * One TAP result: an instance of `impl` of `type` for `device` made
+ * straight from `fields` (th_instance: no GPU needed) answers `want`
+ * (1 or 0) to supports_format for an input of `dtype` with dims `x`
+ * (rank r) in format `fin` and an output of that type, rank and dims in
+ * `fout` (both positions asked, as the builder does: accepted when
+ * both are).  A skip where the implementation is not in this build.
+ * Frees `fields`.
+ */
+void th_check_formats(const char *label, const char *type,
+                      uint32_t device, const char *impl, th_fields_t *fields,
+                      mica_dtype_t dtype, int r, const int64_t *x,
+                      uint32_t fin, uint32_t fout, int want);
 
 #endif

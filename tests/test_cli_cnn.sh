@@ -10,7 +10,9 @@
 # references; an engine built, saved, loaded and run.  On CUDA, where a
 # GPU is usable: the same with the default implementations (cuDNN,
 # cuBLAS), with the hand-written convolution, in float16 (--fp16), and an
-# engine built with --autotune.
+# engine built with --autotune; `mica inspect` shows cuDNN's algorithm as
+# the convolutions' tactic, and in float16 a channels-last chain with its
+# format changed at its edges only.
 #
 # Environment (from the top-level Makefile.am): MICA_BIN, MICA_TOP_SRCDIR,
 # MICA_TOP_BUILDDIR, MICA_MODULE_DIR.  TAP on stdout.
@@ -90,8 +92,25 @@ if "$mica" run "$net" --device cuda --input "x=$dir/x2.npy" \
     check "cuda engine loaded" 1e-3 "$tmp/cuda.mica"
     built "cuda float16" "$tmp/fp16.mica" --device cuda --fp16
     check "cuda float16 engine" 3e-2 "$tmp/fp16.mica"
+    # Channels last end to end: the cast of x makes it NHWC, every
+    # convolution, activation and pooling keeps it, one reorder before
+    # FullyConnected (linear only); none in between.
+    run "$mica" inspect "$tmp/fp16.mica"
+    has "$tmp/out" "^memory formats: .* 2 layers change a tensor's format" \
+        "cuda float16: formats change at the edges only (2 layers)"
+    has "$tmp/out" "^  cast:x.*(float32, linear, network input) .*(float16, hwc), read by 'conv1'$" \
+        "  the cast of x makes it channels last"
+    has "$tmp/out" "^  reorder:.*(float16, hwc, made by 'gap') .*(float16, linear), read by 'fc'$" \
+        "  one reorder, between the pooling and FullyConnected"
+    # cuDNN's algorithm is the layer's tactic, kept by the engine file.
+    run "$mica" inspect "$tmp/cuda.mica"
+    has "$tmp/out" "Convolution .*cudnn tactic [1-9]" \
+        "cuda engine: inspect shows cuDNN's tactic"
     built "cuda autotuned" "$tmp/tuned.mica" --device cuda --autotune
     check "cuda autotuned engine" 1e-3 "$tmp/tuned.mica"
+    run "$mica" inspect "$tmp/tuned.mica"
+    has "$tmp/out" "Convolution .*fastest measured: .*cudnn tactic [1-9][0-9]* [0-9.]* us" \
+        "cuda autotuned engine: inspect shows cuDNN's tactics timed"
 else
     for s in "cuda" "cuda, hand-written convolution" "cuda engine loaded" \
         "cuda float16 engine" "cuda autotuned engine"; do
@@ -101,6 +120,14 @@ else
     for s in cuda "cuda float16" "cuda autotuned"; do
         skip "$s: engine built and saved" "no usable GPU"
     done
+    skip "cuda engine: inspect shows cuDNN's tactic" "no usable GPU"
+    skip "cuda float16: formats change at the edges only (2 layers)" \
+        "no usable GPU"
+    skip "  the cast of x makes it channels last" "no usable GPU"
+    skip "  one reorder, between the pooling and FullyConnected" \
+        "no usable GPU"
+    skip "cuda autotuned engine: inspect shows cuDNN's tactics timed" \
+        "no usable GPU"
 fi
 
 echo "1..$n"

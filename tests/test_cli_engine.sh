@@ -5,7 +5,8 @@
 # ENGINE` showing what inspecting the manifest shows, --device against the
 # engine's device, and the refusals that exit 1 with one line and write
 # nothing: a truncated or corrupted engine, a missing module, an engine
-# file that cannot be written, a bad manifest.
+# file that cannot be written, a bad manifest; float16, autotune, int8
+# scales, tactics, and where memory formats change (reorders).
 #
 # With a usable GPU, engines are built for CUDA too and their outputs
 # compared with the CPU's; otherwise those cases are skipped.
@@ -605,6 +606,32 @@ run "$mica" run "$tmp/ta.engine" --input "x=$tmp/ta.npy" --output-dir "$tmp/ta" 
     --module-path "$abi2"
 is "float32 [4] 2 3 4 5" "$("$npy" dump "$tmp/ta/y.npy" 2>&1)" \
     "  and the engine runs it (x + 1)"
+
+# ---- memory formats (tests/abi2's FmtBoth: either format; FmtLinear) --------
+# In float16 the FmtBoth run channels last, made so by the cast of x; a
+# reorder goes before FmtLinear: inspect says where each format changes.
+cat >"$tmp/fmt.yaml" <<'EOY'
+mica: 1
+device: cpu
+inputs:
+  x: {dtype: float32, shape: [2, 3, 2, 4]}
+layers:
+  - {name: both1, type: FmtBoth, inputs: [x], outputs: [a]}
+  - {name: both2, type: FmtBoth, inputs: [a], outputs: [b]}
+  - {name: lin, type: FmtLinear, inputs: [b], outputs: [y]}
+outputs: [y]
+EOY
+run "$mica" build "$tmp/fmt.yaml" -o "$tmp/fmt.engine" --fp16 \
+    --module-path "$abi2"
+run "$mica" inspect "$tmp/fmt.engine" --module-path "$abi2"
+has "$tmp/out" "^memory formats: 3 of 7 tensors channels last; 2 layers change a tensor's format (reorders):$" \
+    "formats: inspect counts the channels-last tensors and the reorders"
+has "$tmp/out" "^  cast:x@float16  *x (float32, linear, network input)  *x@float16 (float16, hwc), read by 'both1'$" \
+    "  the cast that makes x channels last"
+has "$tmp/out" "^  reorder:b@float16@linear  *b@float16 (float16, hwc, made by 'both2')  *b@float16@linear (float16, linear), read by 'lin'$" \
+    "  the reorder before the linear-only layer, between whom"
+run "$mica" inspect "$tmp/fmt.yaml" --module-path "$abi2"
+hasnt "$tmp/out" "memory formats" "  nothing about formats where all is linear"
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -3,7 +3,8 @@
  * its own, without libmica, as a third-party module uses it: float16 and
  * bfloat16 conversions, the schema check of deserialized fields, the
  * field-state layer's round trip, the ready-made callbacks, the text
- * helpers, and the lazy library loader with its messages.
+ * helpers, the lazy library loader with its messages, and the functions
+ * run at the module's fini.
  */
 #include <config.h>
 
@@ -348,6 +349,34 @@ static void test_bcast(void)
               err.msg, "  saying so");
 }
 
+/* ---- the module's fini ------------------------------------------------- */
+
+static char fini_trace[MICA_KIT_MAX_FINI + 2];
+
+static void fini_a(void) { strcat(fini_trace, "a"); }
+static void fini_b(void) { strcat(fini_trace, "b"); }
+
+static void test_fini(void)
+{
+    int i, full = 0;
+
+    fini_trace[0] = '\0';
+    ok(mica_kit_at_fini(fini_a) == 0 && mica_kit_at_fini(fini_b) == 0,
+       "at_fini: two functions registered");
+    mica_kit_fini();
+    is_string("ba", fini_trace, "fini: newest first");
+    mica_kit_fini();
+    is_string("ba", fini_trace, "fini: each runs once");
+    for (i = 0; i < MICA_KIT_MAX_FINI; i++)
+        full |= mica_kit_at_fini(fini_a);
+    ok(full == 0 && mica_kit_at_fini(fini_b) == -1,
+       "at_fini: refused past MICA_KIT_MAX_FINI");
+    fini_trace[0] = '\0';
+    mica_kit_fini();
+    ok(strlen(fini_trace) == MICA_KIT_MAX_FINI && !strchr(fini_trace, 'b'),
+       "fini: the refused one is not called");
+}
+
 int main(void)
 {
     mica_error_t err = {""};
@@ -360,5 +389,6 @@ int main(void)
     test_callbacks();
     test_bcast();
     test_lib();
+    test_fini();
     return exit_status();
 }

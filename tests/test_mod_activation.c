@@ -2,7 +2,8 @@
  * tests/test_mod_activation.c - the Activation module: every type with
  * alpha and beta set, against the formulas in double; the defaults (0);
  * integer relu; numerically hard inputs; scalars, empty tensors, long rows
- * (the CUDA vector path with a tail) and the error messages.
+ * (the CUDA vector path with a tail), the formats it takes and a run in
+ * channels last, and the error messages.
  */
 #include <config.h>
 
@@ -148,6 +149,72 @@ static void shapes(void)
     check("relu", 0, 0, 0, I8, 1, &n, x, "1003 elements");
 }
 
+/*
+ * Formats: element by element, Activation takes any layout with the
+ * output in the input's (asked of the instances without a GPU); on CUDA
+ * it runs in channels last against the reference, 4-D (HWC) and 5-D
+ * (DHWC), float32 and float16 (skipped without a GPU).
+ */
+static void formats(void)
+{
+    static const int64_t x4[] = {2, 3, 4, 5}, x5[] = {2, 3, 2, 4, 5};
+    static const int64_t x3[] = {3, 4, 5};
+    const uint32_t L = MICA_FORMAT_LINEAR, H = MICA_FORMAT_HWC,
+                   D = MICA_FORMAT_DHWC;
+    const uint32_t devs[] = {MICA_DEVICE_CUDA, MICA_DEVICE_CPU};
+    const char *const impls[] = {"cuda", "reference"};
+    const char *a = "Activation";
+    int k, t;
+
+    for (k = 0; k < 2; k++) {
+        uint32_t d = devs[k];
+        const char *i = impls[k];
+#define RELU th_f_str(th_fields(), "type", "relu")
+        th_check_formats("4-D", a, d, i, RELU, F16, 4, x4, H, H, 1);
+        th_check_formats("4-D", a, d, i, RELU, F32, 4, x4, H, H, 1);
+        th_check_formats("4-D int8", a, d, i, RELU, I8, 4, x4, H, H, 1);
+        th_check_formats("4-D", a, d, i, RELU, F16, 4, x4, L, L, 1);
+        th_check_formats("5-D", a, d, i, RELU, F16, 5, x5, D, D, 1);
+        th_check_formats("formats differ", a, d, i, RELU, F16, 4, x4, H, L,
+                         0);
+        th_check_formats("formats differ", a, d, i, RELU, F16, 4, x4, L, H,
+                         0);
+        th_check_formats("5-D format on 4-D", a, d, i, RELU, F16, 4, x4, D,
+                         D, 0);
+        th_check_formats("4-D format on 5-D", a, d, i, RELU, F16, 5, x5, H,
+                         H, 0);
+        th_check_formats("4-D format on 3-D", a, d, i, RELU, F16, 3, x3, H,
+                         H, 0);
+#undef RELU
+    }
+    th_channels_last(1);
+    for (t = 0; t < 2; t++) {
+        mica_dtype_t dt = t ? F16 : F32;
+        th_tensor_t x4t = th_tensor(dt, 4, x4, NULL);
+        th_tensor_t x5t = th_tensor(dt, 5, x5, NULL);
+        char label[128];
+        int64_t i;
+        for (i = 0; i < th_volume(&x4t); i++)
+            th_set(&x4t, i, (double)((i * 7) % 23 - 11) / 4);
+        for (i = 0; i < th_volume(&x5t); i++)
+            th_set(&x5t, i, (double)((i * 5) % 19 - 9) / 4);
+        snprintf(label, sizeof label, "channels last %s: hwc elu",
+                 mica_dtype_name(dt));
+        th_check_impl(label, a,
+                      th_f_float(th_f_str(th_fields(), "type", "elu"),
+                                 "alpha", 0.5),
+                      1, &x4t, 1, MICA_DEVICE_CUDA, "cuda",
+                      t ? 1e-3 : 1e-5);
+        snprintf(label, sizeof label, "channels last %s: dhwc relu",
+                 mica_dtype_name(dt));
+        th_check_impl(label, a, th_f_str(th_fields(), "type", "relu"), 1,
+                      &x5t, 1, MICA_DEVICE_CUDA, "cuda", 0);
+        th_free(&x4t);
+        th_free(&x5t);
+    }
+    th_channels_last(0);
+}
+
 static void errors(void)
 {
     fails("sigmoid on int32", "sigmoid", I32, 1, 0,
@@ -170,6 +237,7 @@ int main(void)
     every_type();
     defaults_and_edges();
     shapes();
+    formats();
     errors();
     return exit_status();
 }

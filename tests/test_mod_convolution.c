@@ -4,11 +4,14 @@
  * depthwise, dilation, asymmetric padding, strides, leading batch
  * dimensions, zero input channels, empty batches) in float32 and float16
  * on every implementation against the reference, runtime dimensions
- * within a profile, an engine saved and loaded, and every error.
+ * within a profile, an engine saved and loaded (keeping its tactic), the
+ * cudnn implementation's tactics, the formats each implementation takes
+ * and the CUDA ones in channels last, and every error.
  */
 #include <config.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cnn_cases.h"
@@ -68,17 +71,23 @@ static void by_hand(void)
 }
 
 /* ResNet-like 3x3 and depthwise layers, bigger than the NumPy cases, on
- * each implementation against the reference. */
-static th_fields_t *mid3x3(void)
+ * each implementation against the reference.  A 3x3 stride 2 layer
+ * 6->8 with bias, padding 1, or 1 before and 0 after (asym). */
+static th_fields_t *k3x3(int asym)
 {
-    static const int64_t one[] = {1, 1}, two[] = {2, 2};
+    static const int64_t one[] = {1, 1}, two[] = {2, 2}, zero[] = {0, 0};
     int64_t dims[4] = {8, 6, 3, 3}, i;
     th_tensor_t w = th_tensor(MICA_FLOAT32, 4, dims, NULL), b;
     th_fields_t *f;
     for (i = 0; i < th_volume(&w); i++)
         th_set(&w, i, (double)((i * 7) % 13 - 6) / 16);
     f = conv2d(8, 3, 3, &w);
-    th_f_ints(f, "padding", 2, one);
+    if (asym) {
+        th_f_ints(f, "pre_padding", 2, one);
+        th_f_ints(f, "post_padding", 2, zero);
+    } else {
+        th_f_ints(f, "padding", 2, one);
+    }
     th_f_ints(f, "stride", 2, two);
     dims[0] = 8;
     b = th_tensor(MICA_FLOAT32, 1, dims, NULL);
@@ -88,6 +97,18 @@ static th_fields_t *mid3x3(void)
     th_free(&w);
     th_free(&b);
     return f;
+}
+
+static th_fields_t *mid3x3(void)
+{
+    return k3x3(0);
+}
+
+/* cuDNN does not take asymmetric padding: the cudnn implementation runs
+ * the kernel (in NHWC under channels last). */
+static th_fields_t *asym3x3(void)
+{
+    return k3x3(1);
 }
 
 static th_fields_t *depthwise(void)
@@ -159,9 +180,203 @@ static void bigger(void)
                  MICA_DEVICE_CUDA, "cudnn", 1e-4);
     gc_roundtrip("engine saved and loaded", "Convolution", depthwise(), &x,
                  MICA_DEVICE_CPU, "onednn", 1e-4);
+    gc_roundtrip("engine saved and loaded", "Deconvolution", updeconv(), &x,
+                 MICA_DEVICE_CPU, "onednn", 1e-4);
+    gc_roundtrip("engine saved and loaded", "Convolution", mid3x3(), &x,
+                 MICA_DEVICE_CPU, "reference", 1e-4);
+    gc_roundtrip("engine saved and loaded", "Deconvolution", updeconv(), &x,
+                 MICA_DEVICE_CPU, "reference", 1e-4);
     gc_autotune("depthwise 3x3", "Convolution", depthwise(), &x, 1e-4);
     gc_autotune("6->8 3x3 stride 2", "Convolution", mid3x3(), &x, 1e-4);
     th_free(&x);
+}
+
+/* ---- the cudnn implementation's tactics, without a GPU ------------------ */
+
+/* The bytes of instance l's state (malloc'd; NULL on failure). */
+static void *state_of(const mica_layer_t *l, size_t *size)
+{
+    void *buf;
+
+    *size = 0;
+    if (l->ops->serialize(l, NULL, size) != MICA_OK ||
+        !(buf = malloc(*size ? *size : 1)))
+        return NULL;
+    if (l->ops->serialize(l, buf, size) != MICA_OK) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/*
+ * The instance answers as mica/layer.h asks, with no device to run on:
+ * no tactic before configure; set_tactic takes cuDNN's algorithms + 1
+ * and the hand-written kernel's (101), refuses 0, the FFT algorithms
+ * (cudnn.h: forward FFT 4 and FFT_TILING 5, backward-data FFT 2 and
+ * FFT_TILING 3) and ids past cuDNN's (8 forward, 6 backward-data
+ * algorithms); the state is the fields alone, byte for byte the
+ * reference's (the engine loader refuses anything after them).
+ */
+static void tactics_of(const char *type, th_fields_t *(*fields)(void),
+                       const int32_t *good, int nb_good, const int32_t *bad,
+                       int nb_bad)
+{
+    mica_layer_t *l, *ref;
+    int32_t ids[MICA_MAX_TACTICS];
+    void *a = NULL, *b = NULL;
+    size_t na, nb;
+    int i;
+
+    if (!th_has_impl(type, MICA_DEVICE_CUDA, "cudnn")) {
+        skip("%s cudnn: tactics: not in this build", type);
+        return;
+    }
+    l = th_instance(type, MICA_DEVICE_CUDA, "cudnn", fields());
+    ref = th_instance(type, MICA_DEVICE_CPU, "reference", fields());
+    if (!l || !ref)
+        bail("%s: no instance: %s", type, th_error());
+    ok(l->ops->tactics && l->ops->tactics(l, ids, MICA_MAX_TACTICS) == 0,
+       "%s cudnn: no tactics offered before configure", type);
+    for (i = 0; i < nb_good; i++)
+        if (!ok(th_set_tactic(l, good[i]) == MICA_OK,
+                "%s cudnn: set_tactic(%d) is taken", type, (int)good[i]))
+            diag("%s", th_error());
+    for (i = 0; i < nb_bad; i++) {
+        mica_status_t st = th_set_tactic(l, bad[i]);
+        if (!ok(st != MICA_OK && strstr(th_error(), "tactic"),
+                "%s cudnn: set_tactic(%d) is refused", type, (int)bad[i]))
+            diag("status %d: '%s'", (int)st, th_error());
+    }
+    a = state_of(l, &na);
+    b = state_of(ref, &nb);
+    ok(a && b && na == nb && memcmp(a, b, na) == 0,
+       "%s cudnn: the state is the fields alone (%zu bytes, the "
+       "reference's %zu)", type, na, nb);
+    free(a);
+    free(b);
+    l->ops->destroy(l);
+    ref->ops->destroy(ref);
+    l = th_instance(type, MICA_DEVICE_CUDA, "cuda", fields());
+    ok(l && (l->ops->tactics == NULL ||
+             l->ops->tactics(l, ids, MICA_MAX_TACTICS) == 0),
+       "%s cuda: the hand-written kernel offers no tactics", type);
+    if (l)
+        l->ops->destroy(l);
+}
+
+static void tactics(void)
+{
+    static const int32_t conv_good[] = {1, 2, 3, 4, 7, 8, 101};
+    static const int32_t conv_bad[] = {0, -1, 5, 6, 9, 100, 102};
+    static const int32_t deconv_good[] = {1, 2, 5, 6, 101};
+    static const int32_t deconv_bad[] = {0, 3, 4, 7, 100};
+
+    tactics_of("Convolution", mid3x3, conv_good, 7, conv_bad, 7);
+    tactics_of("Deconvolution", updeconv, deconv_good, 5, deconv_bad, 5);
+}
+
+/* ---- channels last ------------------------------------------------------ */
+
+/* A 3D 4->4 convolution, kernel 3x3x3, padding 1. */
+static th_fields_t *conv3d(void)
+{
+    static const int64_t k[] = {3, 3, 3}, pad[] = {1, 1, 1};
+    int64_t dims[5] = {4, 4, 3, 3, 3}, i;
+    th_tensor_t w = th_tensor(MICA_FLOAT32, 5, dims, NULL);
+    th_fields_t *f = th_fields();
+    for (i = 0; i < th_volume(&w); i++)
+        th_set(&w, i, (double)((i * 7) % 11 - 5) / 16);
+    th_f_int(f, "num_output_maps", 4);
+    th_f_ints(f, "kernel_size", 3, k);
+    th_f_ints(f, "padding", 3, pad);
+    th_f_weights(f, "kernel", &w);
+    th_free(&w);
+    return f;
+}
+
+/*
+ * What supports_format answers, asked of the instances without a GPU:
+ * the CUDA implementations take a 2D Convolution's [N, C, H, W] in HWC
+ * (float32 and float16), in and out alike; never Deconvolution, 3D,
+ * another rank's format or a rank with more than one batch dimension;
+ * the CPU ones linear only.
+ */
+static void formats(void)
+{
+    static const int64_t x4[] = {2, 6, 14, 14}, x5[] = {2, 3, 6, 14, 14};
+    static const int64_t d5[] = {2, 4, 5, 6, 6};
+    const uint32_t L = MICA_FORMAT_LINEAR, H = MICA_FORMAT_HWC,
+                   D = MICA_FORMAT_DHWC;
+    const mica_dtype_t F16 = MICA_FLOAT16, F32 = MICA_FLOAT32;
+    const char *const gpu[] = {"cuda", "cudnn"};
+    const char *c = "Convolution";
+    uint32_t cu = MICA_DEVICE_CUDA, cpu = MICA_DEVICE_CPU;
+    int k;
+
+    for (k = 0; k < 2; k++) {
+        const char *g = gpu[k];
+        th_check_formats("2D", c, cu, g, mid3x3(), F16, 4, x4, H, H, 1);
+        th_check_formats("2D", c, cu, g, mid3x3(), F32, 4, x4, H, H, 1);
+        th_check_formats("2D", c, cu, g, mid3x3(), F16, 4, x4, L, L, 1);
+        th_check_formats("2D, formats differ", c, cu, g, mid3x3(), F16, 4,
+                         x4, H, L, 0);
+        th_check_formats("2D, formats differ", c, cu, g, mid3x3(), F16, 4,
+                         x4, L, H, 0);
+        th_check_formats("2D, int32", c, cu, g, mid3x3(), MICA_INT32, 4, x4,
+                         H, H, 0);
+        th_check_formats("2D on rank 4, 5-D format", c, cu, g, mid3x3(),
+                         F16, 4, x4, D, D, 0);
+        th_check_formats("2D on rank 5 (two batch dims)", c, cu, g,
+                         mid3x3(), F16, 5, x5, D, D, 0);
+        th_check_formats("2D, asymmetric padding", c, cu, g, asym3x3(),
+                         F16, 4, x4, H, H, 1);
+        th_check_formats("Deconvolution", "Deconvolution", cu, g,
+                         updeconv(), F16, 4, x4, H, H, 0);
+        th_check_formats("Deconvolution", "Deconvolution", cu, g,
+                         updeconv(), F16, 4, x4, L, L, 1);
+        th_check_formats("3D", c, cu, g, conv3d(), F16, 5, d5, D, D, 0);
+        th_check_formats("3D", c, cu, g, conv3d(), F16, 5, d5, L, L, 1);
+    }
+    th_check_formats("2D", c, cpu, "reference", mid3x3(), F16, 4, x4, H, H,
+                     0);
+    th_check_formats("2D", c, cpu, "onednn", mid3x3(), F16, 4, x4, H, H, 0);
+}
+
+/* Both CUDA implementations run in NHWC (network input and output in
+ * HWC, no reorder) against the reference, float32 and float16. */
+static void channels_last(void)
+{
+    static const int64_t dims[4] = {2, 6, 14, 14};
+    static const mica_dtype_t types[] = {MICA_FLOAT32, MICA_FLOAT16};
+    static const double tols[] = {1e-4, 1e-2};
+    const char *const gpu[] = {"cuda", "cudnn"};
+    int t, k;
+
+    th_channels_last(1);
+    for (t = 0; t < 2; t++) {
+        th_tensor_t x = th_tensor(types[t], 4, dims, NULL);
+        char label[128];
+        int64_t i;
+        for (i = 0; i < th_volume(&x); i++)
+            th_set(&x, i, (double)((i * 3) % 17 - 8) / 8);
+        for (k = 0; k < 2; k++) {
+            snprintf(label, sizeof label, "channels last %s: 6->8 3x3 "
+                     "stride 2", mica_dtype_name(types[t]));
+            th_check_impl(label, "Convolution", mid3x3(), 1, &x, 1,
+                          MICA_DEVICE_CUDA, gpu[k], tols[t]);
+            snprintf(label, sizeof label, "channels last %s: depthwise 3x3",
+                     mica_dtype_name(types[t]));
+            th_check_impl(label, "Convolution", depthwise(), 1, &x, 1,
+                          MICA_DEVICE_CUDA, gpu[k], tols[t]);
+            snprintf(label, sizeof label, "channels last %s: asymmetric "
+                     "padding", mica_dtype_name(types[t]));
+            th_check_impl(label, "Convolution", asym3x3(), 1, &x, 1,
+                          MICA_DEVICE_CUDA, gpu[k], tols[t]);
+        }
+        th_free(&x);
+    }
+    th_channels_last(0);
 }
 
 /* ---- errors ------------------------------------------------------------- */
@@ -279,12 +494,12 @@ static void errors(void)
               "input dimension 2 is 1: with stride 1, a window of 2 and "
               "padding 2+2 the output would be smaller than 0");
     }
-    th_dynamic(0, lo, hi);
+    th_dynamic(0, (int)(sizeof lo / sizeof lo[0]), lo, hi);
     error("a profile whose smallest input is below the kernel",
           "Convolution", conv_n(2, 36, MICA_FLOAT32), 4, x4, MICA_FLOAT32,
           "input dimension 2 is 2 (the profile's smallest): with padding "
           "0+0 it is smaller than the window (3)");
-    th_dynamic(-1, NULL, NULL);
+    th_dynamic(-1, 0, NULL, NULL);
 }
 
 int main(void)
@@ -303,6 +518,9 @@ int main(void)
                    1e-4);
     }
     bigger();
+    tactics();
+    formats();
+    channels_last();
     errors();
     return 0;
 }

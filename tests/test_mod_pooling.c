@@ -4,10 +4,12 @@
  * the count, max_average_blend, windows wholly in the padding, 2D and 3D,
  * asymmetric padding, leading dimensions, empty batches) in float32 and
  * float16 on every implementation against the reference, runtime
- * dimensions within a profile, and every error.
+ * dimensions within a profile, the formats each implementation takes
+ * and the CUDA ones in channels last, and every error.
  */
 #include <config.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "cnn_cases.h"
@@ -96,6 +98,103 @@ static void bigger(void)
     th_free(&x);
 }
 
+/* ---- channels last ------------------------------------------------------ */
+
+/* A 3D max pooling 2x2x2. */
+static th_fields_t *pool3d(void)
+{
+    static const int64_t k[] = {2, 2, 2};
+    th_fields_t *f = th_fields();
+    th_f_str(f, "type", "max");
+    th_f_ints(f, "window_size", 3, k);
+    return f;
+}
+
+/*
+ * What supports_format answers, asked of the instances without a GPU:
+ * the CUDA implementations take 2D pooling of [N, C, H, W] in HWC
+ * (float32 and float16), in and out alike; not 3D, not [C, H, W] nor a
+ * rank with two batch dimensions; the CPU ones linear only.
+ */
+static void formats(void)
+{
+    static const int64_t x4[] = {2, 8, 14, 14}, x3[] = {8, 14, 14};
+    static const int64_t x5[] = {2, 8, 4, 14, 14};
+    const uint32_t L = MICA_FORMAT_LINEAR, H = MICA_FORMAT_HWC,
+                   D = MICA_FORMAT_DHWC;
+    const mica_dtype_t F16 = MICA_FLOAT16, F32 = MICA_FLOAT32;
+    const char *const gpu[] = {"cuda", "cudnn"};
+    const char *p = "Pooling";
+    uint32_t cu = MICA_DEVICE_CUDA, cpu = MICA_DEVICE_CPU;
+    int k;
+
+    for (k = 0; k < 2; k++) {
+        const char *g = gpu[k];
+        th_check_formats("2D", p, cu, g, stem(), F16, 4, x4, H, H, 1);
+        th_check_formats("2D", p, cu, g, stem(), F32, 4, x4, H, H, 1);
+        th_check_formats("2D blend", p, cu, g, blend(), F16, 4, x4, H, H, 1);
+        th_check_formats("2D", p, cu, g, stem(), F16, 4, x4, L, L, 1);
+        th_check_formats("2D, formats differ", p, cu, g, stem(), F16, 4, x4,
+                         H, L, 0);
+        th_check_formats("2D on rank 3", p, cu, g, stem(), F16, 3, x3, H, H,
+                         0);
+        th_check_formats("2D on rank 5", p, cu, g, stem(), F16, 5, x5, D, D,
+                         0);
+        th_check_formats("3D", p, cu, g, pool3d(), F16, 5, x5, D, D, 0);
+        th_check_formats("3D", p, cu, g, pool3d(), F16, 5, x5, L, L, 1);
+    }
+    th_check_formats("2D", p, cpu, "reference", stem(), F16, 4, x4, H, H, 0);
+    th_check_formats("2D", p, cpu, "onednn", stem(), F16, 4, x4, H, H, 0);
+}
+
+/* Both CUDA implementations run in NHWC (network input and output in
+ * HWC, no reorder) against the reference, float32 and float16: cuDNN's
+ * NHWC pooling (stem, global) and the kernel (asymmetric padding,
+ * blend). */
+static void channels_last(void)
+{
+    static const int64_t dims[4] = {2, 8, 14, 14}, gdims[4] = {3, 8, 7, 7};
+    static const mica_dtype_t types[] = {MICA_FLOAT32, MICA_FLOAT16};
+    static const double tols[] = {1e-5, 2e-3};
+    const char *const gpu[] = {"cuda", "cudnn"};
+    int t, k;
+
+    th_channels_last(1);
+    for (t = 0; t < 2; t++) {
+        th_tensor_t x = th_tensor(types[t], 4, dims, NULL);
+        th_tensor_t gx = th_tensor(types[t], 4, gdims, NULL);
+        const char *dt = mica_dtype_name(types[t]);
+        char label[128];
+        int64_t i;
+        for (i = 0; i < th_volume(&x); i++)
+            th_set(&x, i, (double)((i * 3) % 17 - 8) / 8);
+        for (i = 0; i < th_volume(&gx); i++)
+            th_set(&gx, i, (double)((i * 5) % 13 - 6) / 8);
+        for (k = 0; k < 2; k++) {
+            snprintf(label, sizeof label, "channels last %s: max 3x3 "
+                     "stride 2 padding 1", dt);
+            th_check_impl(label, "Pooling", stem(), 1, &x, 1,
+                          MICA_DEVICE_CUDA, gpu[k], tols[t]);
+            snprintf(label, sizeof label, "channels last %s: average "
+                     "asymmetric padding counted", dt);
+            th_check_impl(label, "Pooling", avg_pad(), 1, &x, 1,
+                          MICA_DEVICE_CUDA, gpu[k], tols[t]);
+            snprintf(label, sizeof label, "channels last %s: blend", dt);
+            th_check_impl(label, "Pooling", blend(), 1, &x, 1,
+                          MICA_DEVICE_CUDA, gpu[k], tols[t]);
+            snprintf(label, sizeof label, "channels last %s: global "
+                     "average", dt);
+            th_check_impl(label, "Pooling", global(), 1, &gx, 1,
+                          MICA_DEVICE_CUDA, gpu[k], tols[t]);
+        }
+        th_free(&x);
+        th_free(&gx);
+    }
+    th_channels_last(0);
+}
+
+/* ---- errors ------------------------------------------------------------- */
+
 static void error(const char *label, th_fields_t *f, int rank,
                   const int64_t *xdims, mica_dtype_t dt, const char *needle)
 {
@@ -127,12 +226,12 @@ static void errors(void)
           "window (3)");
     error("int32 input", pool2d("max", 2, 2), 4, x4, MICA_INT32,
           "takes float32 or float16 input, got int32");
-    th_dynamic(0, lo, hi);
+    th_dynamic(0, (int)(sizeof lo / sizeof lo[0]), lo, hi);
     error("a profile whose smallest input is below the window",
           pool2d("max", 2, 2), 4, x4, MICA_FLOAT32,
           "input dimension 2 is 1 (the profile's smallest): with padding 0+0 "
           "it is smaller than the window (2)");
-    th_dynamic(-1, NULL, NULL);
+    th_dynamic(-1, 0, NULL, NULL);
 }
 
 int main(void)
@@ -149,6 +248,8 @@ int main(void)
         gc_dynamic(c, nd, spatial, nd, impls, 1e-5);
     }
     bigger();
+    formats();
+    channels_last();
     errors();
     return 0;
 }

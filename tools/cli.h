@@ -167,4 +167,12 @@ int cli_table_add(cli_table_t *t, const char *const *cells);
 void cli_table_print(const cli_table_t *t, FILE *f, const char *indent);
 void cli_table_free(cli_table_t *t);
 
+/*
+ * `mica inspect`'s memory formats (tools/inspect_formats.c): how many
+ * tensors are channels last and each layer that changes a tensor's
+ * format (the reorders), what it reads and who reads what it makes;
+ * nothing where every tensor is linear.  CLI_OK or an error.
+ */
+int cli_print_formats(mica_engine_t *engine);
+
 #endif /* MICA_CLI_H */

@@ -3,9 +3,10 @@
  * an engine file, and show what it holds: the device, the arena, every
  * layer in execution order (type, version, the implementation chosen,
  * inputs -> outputs), every tensor (dtype, symbolic shape, execution or
- * shape tensor, arena placement), what the symbols of the shapes stand
- * for, and the optimization profiles (each input's range, each profile's
- * arena).
+ * shape tensor, arena placement), the memory formats (channels-last
+ * tensors, the reorders: inspect_formats.c), what the symbols of the
+ * shapes stand for, and the optimization profiles (each input's range,
+ * each profile's arena).
  */
 #include <config.h>
 
@@ -462,6 +463,8 @@ int cmd_inspect(int argc, char **argv)
             printf("\n");
             rc = print_tensors(engine);
         }
+        if (rc == CLI_OK)
+            rc = cli_print_formats(engine);
         if (rc == CLI_OK)
             rc = print_symbols(engine);
         if (rc == CLI_OK)

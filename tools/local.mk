@@ -5,7 +5,8 @@
 bin_PROGRAMS += tools/mica
 tools_mica_SOURCES = tools/mica.c tools/cli.h tools/cli.c \
 	tools/cmd_run.c tools/run_output.c tools/cmd_build.c \
-	tools/cmd_inspect.c tools/cmd_modules.c tools/cmd_modules.h \
+	tools/cmd_inspect.c tools/inspect_formats.c tools/cmd_modules.c \
+	tools/cmd_modules.h \
 	tools/modules_detail.c tools/modules_json.c tools/cmd_import.c \
 	tools/cli_onnx.c tools/inputs.h tools/inputs.c tools/random_input.c \
 	tools/bench.h tools/cmd_bench.c tools/bench_run.c tools/bench_report.c \

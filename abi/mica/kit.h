@@ -162,6 +162,21 @@ MICA_KIT_API mica_status_t mica_kit_init(const mica_host_t *host,
                                          mica_error_t *err);
 
 /*
+ * Run `fn` when the host unloads the module (its descriptor's fini, which
+ * MICA_KIT_ENTRY sets to mica_kit_fini): for what the module keeps for its
+ * whole life, such as a library's engine or handle, so that nothing it
+ * made outlives its code.  Functions run newest first.  Returns 0, or -1
+ * when MICA_KIT_MAX_FINI are already registered (fn is then not called).
+ * Thread-safe.
+ */
+#define MICA_KIT_MAX_FINI 16
+MICA_KIT_API int mica_kit_at_fini(void (*fn)(void));
+
+/* Run the functions of mica_kit_at_fini, newest first, and forget them.
+ * A module with a descriptor of its own calls it from its fini. */
+MICA_KIT_API void mica_kit_fini(void);
+
+/*
  * Fill the call's error slot (printf-style, one line, no final period)
  * and evaluate to MICA_ERR_INVALID:
  *
@@ -583,12 +598,13 @@ MICA_KIT_API const char *mica_kit_exprs_text(const mica_expr_t *const *v,
 /*
  * The module's descriptor and its entry point mica_module_init, for the
  * array of creators `creators_` (static const mica_layer_creator_t
- * *const []): mica_kit_init(host), then the descriptor.  `version_` is
- * the module's own version, `license_` may be NULL.
+ * *const []): mica_kit_init(host), then the descriptor, whose fini is
+ * mica_kit_fini.  `version_` is the module's own version, `license_` may
+ * be NULL.
  */
 #define MICA_KIT_ENTRY(name_, version_, license_, description_, creators_)  \
     MICA_KIT_ENTRY_WITH_(name_, version_, license_, description_,           \
-                         creators_, .fini = NULL)
+                         creators_, .nb_fusion_rules = 0)
 
 /*
  * MICA_KIT_ENTRY for a module that also declares fusion rules
@@ -628,6 +644,7 @@ MICA_KIT_API const char *mica_kit_exprs_text(const mica_expr_t *const *v,
         .description = (description_),                                      \
         .creators = (creators_),                                            \
         .nb_creators = MICA_KIT_COUNT(creators_),                           \
+        .fini = mica_kit_fini,                                              \
         __VA_ARGS__};                                                       \
     MICA_EXPORT mica_status_t mica_module_init(                             \
         const mica_host_t *host, const mica_module_desc_t **desc,           \

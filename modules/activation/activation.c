@@ -7,7 +7,9 @@
  * layer: TensorRT makes the user set them for the types that use them;
  * they must be finite).  Types: float32 and float16 for every activation,
  * int8 and int32 for relu too.  The formulas are in activation.h, shared
- * with the CUDA kernels.
+ * with the CUDA kernels.  Any memory format, the output in the input's
+ * (act_supports_format): a channels-last chain of the CNN layers needs
+ * no reorder around an Activation.
  */
 #include <config.h>
 
@@ -77,6 +79,12 @@ static mica_status_t act_output_dtypes(const mica_layer_t *layer,
     return MICA_OK;
 }
 
+/*
+ * Element by element, so any layout the input has: linear, or channels
+ * last (HWC for a 4-D tensor, DHWC for a 5-D one), the output in the
+ * input's format.  The builder asks only where a tensor is on the
+ * device and could be channels last.
+ */
 static int32_t act_supports_format(const mica_layer_t *layer, int32_t pos,
                                    const mica_tensor_desc_t *io,
                                    int32_t nb_in, int32_t nb_out)
@@ -84,11 +92,12 @@ static int32_t act_supports_format(const mica_layer_t *layer, int32_t pos,
     const act_layer_t *l = (const act_layer_t *)layer;
 
     if (nb_in != 1 || nb_out != 1 || pos < 0 || pos > 1 ||
-        !mica_kit_linear(io, pos))
+        (!mica_kit_linear(io, pos) &&
+         io[pos].format != mica_kit_channels_last(io[pos].dims.nb_dims)))
         return 0;
     if (pos == 0)
         return input_ok(l->type, io[0].dtype);
-    return io[1].dtype == io[0].dtype;
+    return io[1].dtype == io[0].dtype && io[1].format == io[0].format;
 }
 
 /* ---- the CPU reference ------------------------------------------------ */

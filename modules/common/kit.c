@@ -6,9 +6,14 @@
 
 #include "mica/kit.h"
 
+#include <pthread.h>
 #include <stdio.h>
 
 const mica_host_t *mica_kit_host;
+
+static pthread_mutex_t fini_lock = PTHREAD_MUTEX_INITIALIZER;
+static void (*fini_fns[MICA_KIT_MAX_FINI])(void);
+static int nb_fini;
 
 mica_status_t mica_kit_init(const mica_host_t *host, mica_error_t *err)
 {
@@ -22,6 +27,27 @@ mica_status_t mica_kit_init(const mica_host_t *host, mica_error_t *err)
     }
     mica_kit_host = host;
     return MICA_OK;
+}
+
+int mica_kit_at_fini(void (*fn)(void))
+{
+    int r = -1;
+
+    pthread_mutex_lock(&fini_lock);
+    if (nb_fini < MICA_KIT_MAX_FINI) {
+        fini_fns[nb_fini++] = fn;
+        r = 0;
+    }
+    pthread_mutex_unlock(&fini_lock);
+    return r;
+}
+
+void mica_kit_fini(void)
+{
+    pthread_mutex_lock(&fini_lock);
+    while (nb_fini > 0)
+        fini_fns[--nb_fini]();
+    pthread_mutex_unlock(&fini_lock);
 }
 
 /* ---- fields ----------------------------------------------------------- */

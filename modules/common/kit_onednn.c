@@ -46,6 +46,7 @@ static const mica_kit_sym_t dnnl_syms[] = {
     MICA_KIT_SYM(mica__dnnl, ip_desc, "dnnl_inner_product_forward_desc_init"),
     MICA_KIT_SYM(mica__dnnl, matmul_desc, "dnnl_matmul_desc_init"),
     MICA_KIT_SYM(mica__dnnl, status_text, "dnnl_status2str"),
+    MICA_KIT_SYM(mica__dnnl, engine_destroy, "dnnl_engine_destroy"),
 };
 
 static mica_kit_lib_t dnnl_lib =
@@ -55,6 +56,17 @@ static mica_kit_lib_t dnnl_lib =
 static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
 static dnnl_engine_t engine;
 
+/* The module's fini: the engine goes before the module's code does (the
+ * library stays loaded, see mica_kit_lib_open). */
+static void engine_release(void)
+{
+    pthread_mutex_lock(&engine_lock);
+    if (engine)
+        mica__dnnl.engine_destroy(engine);
+    engine = NULL;
+    pthread_mutex_unlock(&engine_lock);
+}
+
 mica_status_t mica__dnnl_open(mica_error_t *err)
 {
     mica_status_t st;
@@ -63,9 +75,15 @@ mica_status_t mica__dnnl_open(mica_error_t *err)
     if ((st = mica_kit_lib_open(&dnnl_lib, err)) != MICA_OK)
         return st;
     pthread_mutex_lock(&engine_lock);
-    /* One engine for the module's life, as the library's. */
-    if (!engine)
+    /* One engine for the module's life, released by its fini. */
+    if (!engine) {
         s = mica__dnnl.engine_create(&engine, dnnl_cpu, 0);
+        if (s == dnnl_success && mica_kit_at_fini(engine_release) != 0) {
+            mica__dnnl.engine_destroy(engine);
+            engine = NULL;
+            s = dnnl_out_of_memory;
+        }
+    }
     pthread_mutex_unlock(&engine_lock);
     if (s != dnnl_success) {
         mica_kit_host->set_error(err, "oneDNN cannot make a CPU engine: %s",

@@ -64,6 +64,7 @@ typedef struct mica__dnnl_table {
     MICA_KIT_FN(dnnl_inner_product_forward_desc_init) ip_desc;
     MICA_KIT_FN(dnnl_matmul_desc_init) matmul_desc;
     MICA_KIT_FN(dnnl_status2str) status_text;
+    MICA_KIT_FN(dnnl_engine_destroy) engine_destroy;
 } mica__dnnl_table_t;
 
 extern MICA_KIT_API mica__dnnl_table_t mica__dnnl;

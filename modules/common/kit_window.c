@@ -86,6 +86,29 @@ int64_t mica__window_out(const mica__window_t *w, int i, int64_t in)
     return (in + w->pre[i] + w->post[i] - ext) / w->stride[i] + 1;
 }
 
+int32_t mica__window_formats(const mica__window_t *w, int channels_last,
+                             const mica_tensor_desc_t *io, int32_t pos,
+                             int32_t nb_in, int32_t nb_out)
+{
+    const mica_tensor_desc_t *d = &io[pos];
+
+    if (nb_in != 1 || nb_out != 1 || pos < 0 || pos > 1 ||
+        (io[0].dtype != MICA_FLOAT32 && io[0].dtype != MICA_FLOAT16))
+        return 0;
+    if (pos == 1 &&
+        (io[1].dtype != io[0].dtype || io[1].format != io[0].format))
+        return 0;
+    if (d->format == MICA_FORMAT_LINEAR)
+        return 1;
+    return channels_last && d->dims.nb_dims == w->nd + 2 &&
+           d->format == mica_kit_channels_last(d->dims.nb_dims);
+}
+
+int mica__window_channels(const mica_tensor_desc_t *d)
+{
+    return d->format != MICA_FORMAT_LINEAR;
+}
+
 const char *mica__window_text(const mica__window_t *w, const int64_t *v,
                               char *buf, size_t len)
 {

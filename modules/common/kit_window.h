@@ -92,6 +92,26 @@ mica_status_t mica__window_check(const mica__window_t *w,
                                  const mica_dims_t *min, int32_t first,
                                  mica_error_t *err);
 
+/*
+ * supports_format of a window layer (one input, one output of the
+ * input's type, float32 or float16): io[pos] may be LINEAR, or, with
+ * `channels_last`, the channels-last format of its rank (HWC for 4-D,
+ * DHWC for 5-D: mica/types.h) where that rank is nd + 2, one batch
+ * dimension before the channels, as those formats lay out N, C and the
+ * window's dims; the output always in the input's format.  1 or 0.  The
+ * caller decides `channels_last` (its enqueue must handle the layout:
+ * see mica__window_channels).
+ */
+int32_t mica__window_formats(const mica__window_t *w, int channels_last,
+                             const mica_tensor_desc_t *io, int32_t pos,
+                             int32_t nb_in, int32_t nb_out);
+
+/*
+ * Whether a tensor the layer was given (its descriptor) is channels last
+ * (a format mica__window_formats accepted other than LINEAR): 1 or 0.
+ */
+int mica__window_channels(const mica_tensor_desc_t *d);
+
 /* "[3, 3]": the nd values of v (a window array) into buf; buf. */
 const char *mica__window_text(const mica__window_t *w, const int64_t *v,
                               char *buf, size_t len);

@@ -70,12 +70,15 @@ void mica__conv_dnnl_free(mica__conv_dnnl_t *state);
 
 /*
  * y from x on `stream`, one thread per output element: w and bias are
- * device arrays of the I/O type in mica's layouts (bias may be NULL).
- * Takes every problem of Convolution and Deconvolution (channels first).
+ * device arrays of the I/O type (bias may be NULL).  Takes every problem
+ * of Convolution and Deconvolution: channels first (x, y and w in
+ * mica's layouts), or with `nhwc` channels last, x [N, (D,) H, W, C], y
+ * [N, (D',) H', W', M] and w in K(RS)C order, [A, k..., B] for mica's
+ * [A, B, k...] (as cuDNN's NHWC filters; see mica__conv_gpu_set_nhwc).
  */
-mica_status_t mica__conv_cuda(const mica__conv_problem_t *pb, const void *x,
-                              const void *w, const void *bias, void *y,
-                              void *stream, mica_error_t *err);
+mica_status_t mica__conv_cuda(const mica__conv_problem_t *pb, int nhwc,
+                              const void *x, const void *w, const void *bias,
+                              void *y, void *stream, mica_error_t *err);
 
 /* Fill n values of `dtype` at device address p with noise in [-1, 1)
  * on `stream` (for timing cuDNN's algorithms on data that is not zeros). */
@@ -85,12 +88,14 @@ mica_status_t mica__conv_cuda_fill(void *p, int64_t n, mica_dtype_t dtype,
 /* ---- the CUDA state of both CUDA implementations (conv_gpu.c) --------- */
 
 /*
- * The algorithm (the layer's tactic, kept in the engine): a cuDNN
- * algorithm (cudnnConvolutionFwdAlgo_t for Convolution,
- * cudnnConvolutionBwdDataAlgo_t for Deconvolution), or MICA__CONV_DIRECT
- * for the hand-written kernel; -1 until chosen.
+ * The algorithm: a cuDNN algorithm (cudnnConvolutionFwdAlgo_t for
+ * Convolution, cudnnConvolutionBwdDataAlgo_t for Deconvolution), or
+ * MICA__CONV_DIRECT for the hand-written kernel; -1 until chosen.  The
+ * cudnn implementation's tactics (mica/layer.h) are these algorithms:
+ * tactic id = algorithm + 1 (ids are positive), so the kernel is 101.
  */
 #define MICA__CONV_DIRECT 100
+#define MICA__CONV_TACTIC(algo_) ((int32_t)(algo_) + 1)
 
 typedef struct mica__conv_gpu mica__conv_gpu_t;
 
@@ -99,15 +104,29 @@ typedef struct mica__conv_gpu mica__conv_gpu_t;
 mica__conv_gpu_t *mica__conv_gpu_new(int use_cudnn);
 void mica__conv_gpu_free(mica__conv_gpu_t *g);
 
-int32_t mica__conv_gpu_algo(const mica__conv_gpu_t *g);
-void mica__conv_gpu_set_algo(mica__conv_gpu_t *g, int32_t algo);
+/*
+ * The tactics of a cudnn state configured at least once (0 before, and
+ * for the hand-written implementation), up to `max` ids: first the
+ * algorithm the choice takes at the opt shapes of the last configure
+ * (mica__conv_dnn_choose), then the others heuristics rank as running
+ * within the workspace cap, the FFT algorithms left out; the kernel's
+ * tactic alone where cuDNN runs none of them.
+ */
+int32_t mica__conv_gpu_tactics(mica__conv_gpu_t *g, int32_t *ids,
+                               int32_t max);
+/* Use tactic `tactic` from now on: one of cuDNN's algorithms of the
+ * layer's kind that the choice does not leave out, or the kernel's;
+ * anything else fails (a cuda state has no tactics). */
+mica_status_t mica__conv_gpu_set_tactic(mica__conv_gpu_t *g, int deconv,
+                                        int32_t tactic, mica_error_t *err);
 
 /*
- * The channels-last switch: with it, x and y are N(D)HWC and cuDNN gets
- * NHWC descriptors and a filter in K(RS)C order.  Off while the ABI has
- * only the LINEAR format; a layer turns it on once it is offered a
- * channels-last format (supports_format) and was configured so.  Set it
- * before configure and init.
+ * The channels-last switch: with it, x and y are N(D)HWC (MICA_FORMAT_HWC
+ * or DHWC), cuDNN gets NHWC descriptors and the weights are uploaded in
+ * K(RS)C order, which the kernel reads too.  The layer sets it from its
+ * input's format at configure (before the choice of algorithm) and at
+ * each enqueue (a no-op unless it changed; then the weights are uploaded
+ * again by mica__conv_gpu_init).
  */
 void mica__conv_gpu_set_nhwc(mica__conv_gpu_t *g, int nhwc);
 
@@ -161,6 +180,17 @@ mica_status_t mica__conv_dnn_choose(mica__conv_dnn_t *d,
                                     const mica__conv_problem_t *pb, int nhwc,
                                     size_t ws_cap, int32_t *algo,
                                     mica_error_t *err);
+/*
+ * Heuristics' ranking for pb (cudnnGet..._v7): the algorithms that run
+ * within `ws_cap` bytes of workspace, the FFT ones left out, in their
+ * order, up to `max` into algos; how many (0 where cuDNN cannot say).
+ */
+int32_t mica__conv_dnn_algos(mica__conv_dnn_t *d,
+                             const mica__conv_problem_t *pb, int nhwc,
+                             size_t ws_cap, int32_t *algos, int32_t max);
+/* Whether algo is one of cuDNN's algorithms for Convolution (deconv 0)
+ * or Deconvolution (1) that the choice does not leave out. */
+int mica__conv_dnn_known(int deconv, int32_t algo);
 /* The workspace of algo for pb; MICA_ERR_UNSUPPORTED if it cannot run
  * it. */
 mica_status_t mica__conv_dnn_workspace(mica__conv_dnn_t *d,

@@ -11,6 +11,10 @@
  * convolution cuDNN is the fast path.  Threads of a block run along the
  * output's innermost dimension (neighbouring outputs read neighbouring
  * inputs); 64-bit indexing throughout, a grid-stride loop.
+ *
+ * Channels last (nhwc): thread i still writes y[i], now the innermost
+ * dimension is the output map; x and w are read through strides (a
+ * channel's step and a spatial position's step), the sums unchanged.
  */
 #include <config.h>
 
@@ -26,7 +30,7 @@ namespace {
 struct conv_args {
     int64_t n, c, m, groups, total;
     int64_t in[3], out[3], k[3], stride[3], dil[3], pre[3];
-    int deconv, has_bias;
+    int deconv, has_bias, nhwc;
 };
 
 __device__ __forceinline__ float to_f(float v) { return v; }
@@ -45,29 +49,43 @@ __global__ void conv_kernel(conv_args a, const T *__restrict__ x,
     const int64_t cpg = a.c / a.groups, mpg = a.m / a.groups;
     const int64_t kvol = a.k[0] * a.k[1] * a.k[2];
     const int64_t ivol = a.in[0] * a.in[1] * a.in[2];
+    /* Steps of x per channel and per spatial position; of w per second
+     * filter index (c, or o' for deconv) and per tap. */
+    const int64_t xcs = a.nhwc ? 1 : ivol, xss = a.nhwc ? a.c : 1;
+    const int64_t wb = a.deconv ? mpg : cpg;
+    const int64_t wcs = a.nhwc ? 1 : kvol, wks = a.nhwc ? wb : 1;
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const int64_t step = (int64_t)gridDim.x * blockDim.x;
 
     for (; i < a.total; i += step) {
-        int64_t r = i, z[3], o, n, g, c, kd, kh, kw;
+        int64_t r = i, z[3], o = 0, n, g, c, kd, kh, kw;
         float acc;
+        if (a.nhwc) { /* y [n, z0, z1, z2, o] */
+            o = r % a.m;
+            r /= a.m;
+        }
         z[2] = r % a.out[2];
         r /= a.out[2];
         z[1] = r % a.out[1];
         r /= a.out[1];
         z[0] = r % a.out[0];
         r /= a.out[0];
-        o = r % a.m;
-        n = r / a.m;
+        if (!a.nhwc) { /* y [n, o, z0, z1, z2] */
+            o = r % a.m;
+            r /= a.m;
+        }
+        n = r;
         g = o / mpg;
         acc = a.has_bias ? to_f(bias[o]) : 0.0f;
         for (c = 0; c < cpg; c++) {
             /* conv: channel g*cpg + c, weights [o, c, ...];
-             * deconv: channel g*cpg + c, weights [g*cpg + c, o', ...] */
+             * deconv: channel g*cpg + c, weights [g*cpg + c, o', ...]
+             * (channels last: [o, ..., c] and [g*cpg + c, ..., o']) */
             const int64_t ch = g * cpg + c;
-            const T *xc = x + (n * a.c + ch) * ivol;
-            const T *wc = a.deconv ? w + (ch * mpg + (o - g * mpg)) * kvol
-                                   : w + (o * cpg + c) * kvol;
+            const T *xc = x + n * a.c * ivol + ch * xcs;
+            const T *wc = a.deconv
+                              ? w + ch * wb * kvol + (o - g * mpg) * wcs
+                              : w + o * wb * kvol + c * wcs;
             for (kd = 0; kd < a.k[0]; kd++) {
                 int64_t p0;
                 if (a.deconv) {
@@ -105,8 +123,10 @@ __global__ void conv_kernel(conv_args a, const T *__restrict__ x,
                         }
                         if (p2 < 0 || p2 >= a.in[2])
                             continue;
-                        acc += to_f(xc[(p0 * a.in[1] + p1) * a.in[2] + p2]) *
-                               to_f(wc[(kd * a.k[1] + kh) * a.k[2] + kw]);
+                        acc += to_f(xc[((p0 * a.in[1] + p1) * a.in[2] +
+                                        p2) * xss]) *
+                               to_f(wc[((kd * a.k[1] + kh) * a.k[2] + kw) *
+                                       wks]);
                     }
                 }
             }
@@ -156,9 +176,10 @@ extern "C" mica_status_t mica__conv_cuda_fill(void *p, int64_t n,
 }
 
 extern "C" mica_status_t mica__conv_cuda(const mica__conv_problem_t *pb,
-                                         const void *x, const void *w,
-                                         const void *bias, void *y,
-                                         void *stream, mica_error_t *err)
+                                         int nhwc, const void *x,
+                                         const void *w, const void *bias,
+                                         void *y, void *stream,
+                                         mica_error_t *err)
 {
     const mica__conv_params_t *p = pb->p;
     cudaStream_t s = (cudaStream_t)stream;
@@ -181,6 +202,7 @@ extern "C" mica_status_t mica__conv_cuda(const mica__conv_problem_t *pb,
     }
     a.deconv = p->deconv;
     a.has_bias = bias != NULL;
+    a.nhwc = nhwc != 0;
     if (a.total == 0)
         return MICA_OK; /* never launch an empty grid */
     blocks = mica_kit_grid(a.total, 256);

@@ -121,7 +121,9 @@ static mica_status_t describe(mica__conv_dnn_t *d,
             MICA_OK ||
         (st = mica__cudnn_tensor(d->y, pb->dtype, n, yd, nhwc, err)) !=
             MICA_OK ||
-        (st = mica__cudnn_tensor(d->b, pb->dtype, n, bd, 0, err)) != MICA_OK)
+        /* [1, M, 1...]: the same bytes either way; described as y is */
+        (st = mica__cudnn_tensor(d->b, pb->dtype, n, bd, nhwc, err)) !=
+            MICA_OK)
         goto fail;
     MICA__CUDNN_TRY(mica__cudnn.set_filter(
         d->w, t, nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, n, fd));
@@ -235,23 +237,32 @@ static int left_out(int deconv, int32_t algo)
            algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING;
 }
 
+int mica__conv_dnn_known(int deconv, int32_t algo)
+{
+    int32_t count = deconv ? (int32_t)CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT
+                           : (int32_t)CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+    return algo >= 0 && algo < count && !left_out(deconv, algo);
+}
+
 /*
- * Heuristics' ranked list (cudnnGet..._v7), less the algorithms left
- * out: in *algo the first that runs within ws_cap (unchanged when none
- * does), and in *most the most workspace any of those within ws_cap
- * wants.
+ * Heuristics' ranked list (cudnnGet..._v7) of the problem d describes,
+ * less the algorithms left out and those needing more than ws_cap: the
+ * first `max` into algos (*n of them), and in *most the most workspace
+ * any of them wants.
  */
 static mica_status_t heuristics(mica__conv_dnn_t *d, cudnnHandle_t h,
-                                int deconv, size_t ws_cap, int32_t *algo,
-                                size_t *most, mica_error_t *err)
+                                int deconv, size_t ws_cap, int32_t *algos,
+                                int32_t max, int32_t *n_out, size_t *most,
+                                mica_error_t *err)
 {
     cudnnConvolutionFwdAlgoPerf_t fwd[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     cudnnConvolutionBwdDataAlgoPerf_t
         bwd[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     mica_status_t st = MICA_OK;
-    int n = 0, i, first = 1;
+    int n = 0, i;
 
     *most = 0;
+    *n_out = 0;
     if (!deconv)
         MICA__CUDNN_TRY(mica__cudnn.fwd_algos(
             h, d->x, d->w, d->conv, d->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
@@ -260,21 +271,36 @@ static mica_status_t heuristics(mica__conv_dnn_t *d, cudnnHandle_t h,
         MICA__CUDNN_TRY(mica__cudnn.bwd_algos(
             h, d->w, d->x, d->conv, d->y,
             CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, bwd));
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < n && *n_out < max; i++) {
         cudnnStatus_t s = deconv ? bwd[i].status : fwd[i].status;
         size_t mem = deconv ? bwd[i].memory : fwd[i].memory;
         int32_t a = deconv ? (int32_t)bwd[i].algo : (int32_t)fwd[i].algo;
         if (s != CUDNN_STATUS_SUCCESS || mem > ws_cap ||
             left_out(deconv, a))
             continue;
-        if (first)
-            *algo = a;
-        first = 0;
+        algos[(*n_out)++] = a;
         if (mem > *most)
             *most = mem;
     }
 fail:
     return st;
+}
+
+int32_t mica__conv_dnn_algos(mica__conv_dnn_t *d,
+                             const mica__conv_problem_t *pb, int nhwc,
+                             size_t ws_cap, int32_t *algos, int32_t max)
+{
+    cudnnHandle_t h;
+    size_t most;
+    int32_t n = 0;
+
+    /* No error slot: a failure is a shorter list (none). */
+    if (mica__cudnn_handle(&h, NULL, NULL) != MICA_OK ||
+        describe(d, pb, nhwc, NULL) != MICA_OK ||
+        heuristics(d, h, pb->p->deconv, ws_cap, algos, max, &n, &most,
+                   NULL) != MICA_OK)
+        return 0;
+    return n;
 }
 
 /* One result of Find: the algorithm, its GPU time (ms), its workspace. */
@@ -394,6 +420,9 @@ mica_status_t mica__conv_dnn_choose(mica__conv_dnn_t *d,
                                     size_t ws_cap, int32_t *algo,
                                     mica_error_t *err)
 {
+    int32_t ranked[CUDNN_CONVOLUTION_FWD_ALGO_COUNT +
+                   CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT],
+        n = 0;
     choice_key_t key;
     cudnnHandle_t h;
     mica_status_t st;
@@ -406,9 +435,11 @@ mica_status_t mica__conv_dnn_choose(mica__conv_dnn_t *d,
         (st = describe(d, pb, nhwc, err)) != MICA_OK)
         return st;
     *algo = MICA__CONV_DIRECT; /* when no cuDNN algorithm will do */
-    if ((st = heuristics(d, h, pb->p->deconv, ws_cap, algo, &most, err)) !=
-        MICA_OK)
+    if ((st = heuristics(d, h, pb->p->deconv, ws_cap, ranked,
+                         MICA_KIT_COUNT(ranked), &n, &most, err)) != MICA_OK)
         return st;
+    if (n > 0)
+        *algo = ranked[0];
     /* Timed where it can be (memory), else heuristics' choice stands:
      * timing only improves on it. */
     if (*algo != MICA__CONV_DIRECT)

@@ -6,10 +6,10 @@
  * (the tactic) and the workspace recorded at configure time.
  *
  * The algorithm is one small integer (see MICA__CONV_DIRECT): the
- * quickest cuDNN times at the profile's opt shapes when the layer has
- * none (a fresh build; conv_cudnn.c), kept in the engine (conv_layer.c's
- * trailer), and the way in for a tactic chosen by autotune later.  The
- * workspace is the most the algorithm needs over the profile; a run whose
+ * layer's tactic where one was set (the engine stores it; autotune times
+ * each the layer offers), else the one cuDNN times quickest at the
+ * profile's opt shapes (a fresh build; conv_cudnn.c).  The workspace is
+ * the most the algorithm needs over the profile; a run whose
  * shape would need more (it does not happen for cuDNN's usual
  * algorithms, whose workspace grows with the shape) takes the algorithm
  * that needs none.  What runs a shape is worked out when the shape
@@ -36,6 +36,9 @@ struct mica__conv_gpu {
     int nhwc;
     int32_t algo;
     size_t ws;
+    /* The opt shapes of the last configure (tactics are offered there). */
+    int opt_set;
+    mica__conv_problem_t opt;
     /* What runs the last problem seen (run's cache): its sizes and
      * whether it had workspace, the algorithm (MICA__CONV_DIRECT: the
      * kernel) and the workspace it takes. */
@@ -45,6 +48,7 @@ struct mica__conv_gpu {
     size_t run_need;
     void *w, *b;           /* device weights, NULL until uploaded */
     mica_dtype_t wtype;    /* their type */
+    int wnhwc;             /* their layout: K(RS)C with nhwc */
     mica__conv_dnn_t *dnn; /* cuDNN's descriptors (cudnn only) */
 };
 
@@ -79,20 +83,65 @@ void mica__conv_gpu_free(mica__conv_gpu_t *g)
     free(g);
 }
 
-int32_t mica__conv_gpu_algo(const mica__conv_gpu_t *g)
+int32_t mica__conv_gpu_tactics(mica__conv_gpu_t *g, int32_t *ids,
+                               int32_t max)
 {
-    return g->algo;
+    int32_t first = MICA__CONV_DIRECT, k = 0;
+#ifdef MICA_HAVE_CUDNN
+    int32_t algos[MICA_MAX_TACTICS], n = 0, i;
+#endif
+
+    if (!g->use_cudnn || !g->opt_set || max < 1)
+        return 0;
+#ifdef MICA_HAVE_CUDNN
+    /* The choice is kept per process and problem: asking again is free. */
+    if (mica__conv_dnn_takes(&g->opt)) {
+        if (mica__conv_dnn_choose(g->dnn, &g->opt, g->nhwc, WS_CAP, &first,
+                                  NULL) != MICA_OK)
+            first = MICA__CONV_DIRECT;
+        else if (first != MICA__CONV_DIRECT)
+            n = mica__conv_dnn_algos(g->dnn, &g->opt, g->nhwc, WS_CAP,
+                                     algos, MICA_MAX_TACTICS);
+    }
+    ids[k++] = MICA__CONV_TACTIC(first);
+    for (i = 0; i < n && k < max; i++)
+        if (algos[i] != first)
+            ids[k++] = MICA__CONV_TACTIC(algos[i]);
+#else
+    ids[k++] = MICA__CONV_TACTIC(first);
+#endif
+    return k;
 }
 
-void mica__conv_gpu_set_algo(mica__conv_gpu_t *g, int32_t algo)
+mica_status_t mica__conv_gpu_set_tactic(mica__conv_gpu_t *g, int deconv,
+                                        int32_t tactic, mica_error_t *err)
 {
-    if (g->use_cudnn)
-        g->algo = algo;
+    int32_t algo = tactic > 0 ? tactic - 1 : -1; /* ids are positive */
+
+    if (!g->use_cudnn)
+        return MICA_KIT_FAIL(err, "tactic %d: the hand-written "
+                             "implementation has no tactics", (int)tactic);
+#ifdef MICA_HAVE_CUDNN
+    if (algo != MICA__CONV_DIRECT && !mica__conv_dnn_known(deconv, algo))
+#else
+    (void)deconv;
+    if (algo != MICA__CONV_DIRECT)
+#endif
+        return MICA_KIT_FAIL(err, "tactic %d is neither one of cuDNN's %s "
+                             "algorithms (tactic = algorithm + 1, the FFT "
+                             "ones left out) nor the hand-written kernel "
+                             "(%d)", (int)tactic,
+                             deconv ? "backward-data" : "forward",
+                             (int)MICA__CONV_TACTIC(MICA__CONV_DIRECT));
+    g->algo = algo;
     g->run_set = 0;
+    return MICA_OK;
 }
 
 void mica__conv_gpu_set_nhwc(mica__conv_gpu_t *g, int nhwc)
 {
+    if (g->nhwc == (nhwc != 0))
+        return; /* the run cache holds */
     g->nhwc = nhwc != 0;
     g->run_set = 0;
 }
@@ -113,6 +162,8 @@ mica_status_t mica__conv_gpu_configure(mica__conv_gpu_t *g,
 
     g->ws = 0;
     g->run_set = 0;
+    g->opt = *opt;
+    g->opt_set = 1;
     if (!g->use_cudnn || !mica__conv_dnn_takes(opt)) {
         if (g->algo < 0)
             g->algo = MICA__CONV_DIRECT;
@@ -136,7 +187,9 @@ mica_status_t mica__conv_gpu_configure(mica__conv_gpu_t *g,
     g->ws = a > b ? a : b;
     return MICA_OK;
 #else
-    (void)opt; (void)hi; (void)err;
+    (void)hi; (void)err;
+    g->opt = *opt;
+    g->opt_set = 1;
     g->algo = MICA__CONV_DIRECT;
     g->ws = 0;
     return MICA_OK;
@@ -196,7 +249,7 @@ mica_status_t mica__conv_gpu_init(mica__conv_gpu_t *g,
     int64_t a, b;
     mica_status_t st;
 
-    if (g->w && g->wtype == dtype)
+    if (g->w && g->wtype == dtype && g->wnhwc == g->nhwc)
         return MICA_OK;
     if (g->w)
         cudaFree(g->w);
@@ -213,6 +266,7 @@ mica_status_t mica__conv_gpu_init(mica__conv_gpu_t *g,
         (st = upload(&g->b, p->bias, dtype, 0, 1, p->m, 1, err)) != MICA_OK)
         return st;
     g->wtype = dtype;
+    g->wnhwc = g->nhwc;
     return MICA_OK;
 }
 
@@ -270,10 +324,7 @@ mica_status_t mica__conv_gpu_run(mica__conv_gpu_t *g,
 #else
     (void)workspace;
 #endif
-    if (g->nhwc)
-        return MICA_KIT_FAIL(err, "the hand-written kernel takes channels "
-                             "first only, and cuDNN cannot run this layer");
-    return mica__conv_cuda(pb, x, g->w, g->b, y, stream, err);
+    return mica__conv_cuda(pb, g->nhwc, x, g->w, g->b, y, stream, err);
 }
 
 #ifdef MICA_HAVE_CUDNN

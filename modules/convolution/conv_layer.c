@@ -2,11 +2,9 @@
  * modules/convolution/conv_layer.c - the layer instance of Convolution and
  * Deconvolution: shapes, and the ops of each implementation.
  *
- * The cudnn implementation keeps one more thing than its fields: the
- * cuDNN algorithm chosen at build time (the layer's tactic).  Its state
- * is the kit's byte form of the fields followed by a trailer of 16 bytes
- * (magic, version, algorithm, 0), which the kit's reader of the fields
- * ignores; a clone copies the algorithm.
+ * The cudnn implementation's state is its fields alone: the cuDNN
+ * algorithm is its tactic (conv.h), which the engine stores and the core
+ * tells every instance made from saved state and every clone.
  */
 #include <config.h>
 
@@ -104,14 +102,14 @@ static MICA_KIT_ENQUEUE(conv_enqueue_ref)
     return MICA_OK;
 }
 
-#define CONV_OPS(enqueue_, ...)                                             \
+#define CONV_OPS(enqueue_, formats_, ...)                                   \
     MICA_KIT_OPS(enqueue_, .nb_outputs = mica_kit_one_output,               \
                  .output_dtypes = conv_output_dtypes,                       \
                  .output_dims = conv_output_dims,                           \
-                 .supports_format = mica_kit_float_linear, __VA_ARGS__)
+                 .supports_format = (formats_), __VA_ARGS__)
 
-const mica_layer_ops_t mica__conv_ops_ref =
-    CONV_OPS(conv_enqueue_ref, .configure = conv_configure);
+const mica_layer_ops_t mica__conv_ops_ref = CONV_OPS(
+    conv_enqueue_ref, mica_kit_float_linear, .configure = conv_configure);
 
 #ifdef MICA_HAVE_ONEDNN
 static MICA_KIT_ENQUEUE(conv_enqueue_dnnl)
@@ -123,13 +121,26 @@ static MICA_KIT_ENQUEUE(conv_enqueue_dnnl)
     return mica__conv_dnnl_run(&l->dnnl, &pb, inputs[0], outputs[0], err);
 }
 
-const mica_layer_ops_t mica__conv_ops_dnnl =
-    CONV_OPS(conv_enqueue_dnnl, .configure = conv_configure);
+const mica_layer_ops_t mica__conv_ops_dnnl = CONV_OPS(
+    conv_enqueue_dnnl, mica_kit_float_linear, .configure = conv_configure);
 #endif
 
 /* ---- CUDA: cuda and cudnn ---------------------------------------------- */
 
 #if MICA_KIT_CUDA
+/* Linear, and channels last (NHWC) for a 2D Convolution: cuDNN's NHWC
+ * descriptors, the kernel's channels-last indexing where cuDNN does not
+ * run.  Deconvolution and 3D stay linear: cuDNN's NHWC backward-data and
+ * NDHWC support is narrower (docs/manifest.md). */
+static int32_t conv_formats_gpu(const mica_layer_t *layer, int32_t pos,
+                                const mica_tensor_desc_t *io, int32_t nb_in,
+                                int32_t nb_out)
+{
+    const mica__conv_params_t *p = &((const mica__conv_layer_t *)layer)->p;
+    return mica__window_formats(&p->win, !p->deconv && p->win.nd == 2, io,
+                                pos, nb_in, nb_out);
+}
+
 static mica_status_t conv_configure_gpu(mica_layer_t *layer,
                                         const mica_dyn_desc_t *in,
                                         int32_t nb_in,
@@ -144,6 +155,7 @@ static mica_status_t conv_configure_gpu(mica_layer_t *layer,
     if ((st = conv_check_dyn(l, &in[0], err)) != MICA_OK)
         return st;
     l->io_dtype = in[0].desc.dtype;
+    mica__conv_gpu_set_nhwc(l->gpu, mica__window_channels(&in[0].desc));
     mica__conv_problem(&l->p, in[0].desc.dtype, &in[0].desc.dims, &opt);
     mica__conv_problem(&l->p, in[0].desc.dtype, &in[0].max, &hi);
     return mica__conv_gpu_configure(l->gpu, &opt, &hi, err);
@@ -171,8 +183,10 @@ static MICA_KIT_ENQUEUE(conv_enqueue_gpu)
     mica__conv_problem_t pb;
     mica_status_t st;
 
-    /* The weights in the I/O type: uploaded by initialize, or here for a
-     * run without one (autotune's), or again if the type changed. */
+    /* The layout of configure's; the weights in the I/O type and that
+     * layout: uploaded by initialize, or here for a run without one
+     * (autotune's), or again if either changed. */
+    mica__conv_gpu_set_nhwc(l->gpu, mica__window_channels(&in[0]));
     if ((st = mica__conv_gpu_init(l->gpu, &l->p, in[0].dtype, err)) !=
         MICA_OK)
         return st;
@@ -181,91 +195,30 @@ static MICA_KIT_ENQUEUE(conv_enqueue_gpu)
                               stream, err);
 }
 
-/* The cudnn state's trailer (see the file's comment). */
-#define TRAILER_MAGIC 0x4156434du /* "MCVA" */
-#define TRAILER_SIZE 16
-
-static mica_status_t conv_serialize_gpu(const mica_layer_t *layer, void *buf,
-                                        size_t *size)
+static int32_t conv_tactics(const mica_layer_t *layer, int32_t *tactics,
+                            int32_t max)
 {
-    const mica__conv_layer_t *l = (const mica__conv_layer_t *)layer;
-    uint32_t t[4] = {TRAILER_MAGIC, 1, 0, 0};
-    size_t cap = buf ? *size : 0, n = 0;
-    int32_t algo = mica__conv_gpu_algo(l->gpu);
-    mica_status_t st;
-
-    if (l->impl->kind != MICA__CONV_CUDNN)
-        return mica_kit_layer_serialize(layer, buf, size);
-    if ((st = mica_kit_layer_serialize(layer, NULL, &n)) != MICA_OK)
-        return st;
-    if (!buf) {
-        *size = n + TRAILER_SIZE;
-        return MICA_OK;
-    }
-    if (cap < n + TRAILER_SIZE)
-        return MICA_ERR_INVALID;
-    if ((st = mica_kit_layer_serialize(layer, buf, &n)) != MICA_OK)
-        return st;
-    memcpy(&t[2], &algo, sizeof algo);
-    memcpy((char *)buf + n, t, sizeof t);
-    *size = n + TRAILER_SIZE;
-    return MICA_OK;
+    return mica__conv_gpu_tactics(((const mica__conv_layer_t *)layer)->gpu,
+                                  tactics, max);
 }
 
-static mica_layer_t *conv_clone_gpu(const mica_layer_t *layer,
-                                    mica_error_t *err)
+static mica_status_t conv_set_tactic(mica_layer_t *layer, int32_t tactic,
+                                     mica_error_t *err)
 {
-    const mica__conv_layer_t *l = (const mica__conv_layer_t *)layer;
-    mica_layer_t *copy = mica_kit_layer_clone(layer, err);
-
-    if (copy)
-        mica__conv_gpu_set_algo(((mica__conv_layer_t *)copy)->gpu,
-                                mica__conv_gpu_algo(l->gpu));
-    return copy;
+    mica__conv_layer_t *l = (mica__conv_layer_t *)layer;
+    return mica__conv_gpu_set_tactic(l->gpu, l->p.deconv, tactic, err);
 }
 
-mica_layer_t *mica__conv_deserialize_ex(const mica_layer_creator_t *c,
-                                        const char *name, const void *data,
-                                        size_t size, uint32_t flags,
-                                        mica_error_t *err)
-{
-    mica_layer_t *layer =
-        mica_kit_layer_deserialize_ex(c, name, data, size, flags, err);
-    uint32_t t[4];
-    int32_t algo;
+#define CONV_OPS_GPU(...)                                                   \
+    CONV_OPS(conv_enqueue_gpu, conv_formats_gpu,                            \
+             .configure = conv_configure_gpu,                               \
+             .workspace_size = conv_workspace_gpu,                          \
+             .initialize = conv_initialize_gpu, __VA_ARGS__)
 
-    if (!layer || size < TRAILER_SIZE)
-        return layer;
-    memcpy(t, (const char *)data + size - TRAILER_SIZE, sizeof t);
-    if (t[0] != TRAILER_MAGIC || t[1] != 1)
-        return layer;
-    memcpy(&algo, &t[2], sizeof algo);
-    mica__conv_gpu_set_algo(((mica__conv_layer_t *)layer)->gpu, algo);
-    return layer;
-}
-
-mica_layer_t *mica__conv_deserialize(const mica_layer_creator_t *c,
-                                     const char *name, const void *data,
-                                     size_t size, mica_error_t *err)
-{
-    return mica__conv_deserialize_ex(c, name, data, size, 0, err);
-}
-
-/* MICA_KIT_OPS but for serialize and clone, which keep the algorithm. */
-const mica_layer_ops_t mica__conv_ops_gpu = {
-    .struct_size = sizeof(mica_layer_ops_t),
-    .nb_outputs = mica_kit_one_output,
-    .output_dtypes = conv_output_dtypes,
-    .output_dims = conv_output_dims,
-    .supports_format = mica_kit_float_linear,
-    .configure = conv_configure_gpu,
-    .workspace_size = conv_workspace_gpu,
-    .enqueue = conv_enqueue_gpu,
-    .serialize = conv_serialize_gpu,
-    .clone = conv_clone_gpu,
-    .destroy = mica_kit_layer_destroy,
-    .initialize = conv_initialize_gpu,
-};
+const mica_layer_ops_t mica__conv_ops_gpu = CONV_OPS_GPU(.tactics = NULL);
+/* cuDNN's algorithms are the tactics (conv.h). */
+const mica_layer_ops_t mica__conv_ops_cudnn =
+    CONV_OPS_GPU(.tactics = conv_tactics, .set_tactic = conv_set_tactic);
 #endif
 
 /* ---- create ------------------------------------------------------------- */

@@ -34,6 +34,7 @@ typedef struct mica__conv_layer {
 extern const mica_layer_ops_t mica__conv_ops_ref;
 extern const mica_layer_ops_t mica__conv_ops_dnnl;
 extern const mica_layer_ops_t mica__conv_ops_gpu;
+extern const mica_layer_ops_t mica__conv_ops_cudnn;
 
 /* The schema entries of Convolution and Deconvolution (and of
  * FusedConvolution): `one_` points at an int64_t 1, `kernel_doc_` says
@@ -60,16 +61,9 @@ mica_status_t mica__conv_check_input(const mica__conv_params_t *p,
                                      int32_t rank, int64_t channels,
                                      int known, mica_error_t *err);
 
-/* The creators' create and, for cudnn, deserialize (conv_layer.c). */
+/* The creators' create (conv_layer.c). */
 mica_layer_t *mica__conv_create(const mica_layer_creator_t *creator,
                                 const char *name, const mica_fields_t *fields,
                                 mica_error_t *err);
-mica_layer_t *mica__conv_deserialize(const mica_layer_creator_t *c,
-                                     const char *name, const void *data,
-                                     size_t size, mica_error_t *err);
-mica_layer_t *mica__conv_deserialize_ex(const mica_layer_creator_t *c,
-                                        const char *name, const void *data,
-                                        size_t size, uint32_t flags,
-                                        mica_error_t *err);
 
 #endif /* MICA_MOD_CONV_LAYER_H */

@@ -165,28 +165,15 @@ static const mica_layer_creator_t creator_deconv_cuda =
 #endif
 
 #if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
-static const mica__conv_impl_t conv_cudnn = {&mica__conv_ops_gpu, 0,
+static const mica__conv_impl_t conv_cudnn = {&mica__conv_ops_cudnn, 0,
                                              MICA__CONV_CUDNN};
-static const mica__conv_impl_t deconv_cudnn = {&mica__conv_ops_gpu, 1,
+static const mica__conv_impl_t deconv_cudnn = {&mica__conv_ops_cudnn, 1,
                                                MICA__CONV_CUDNN};
-/* cuDNN's engines keep the algorithm in the state: own (de)serialize. */
-static const mica_layer_creator_t creator_conv_cudnn = {
-    .struct_size = sizeof(mica_layer_creator_t),
-    .type = "Convolution", .version = 1, .priority = 20, .ns = "",
-    .implementation = "cudnn", .devices = MICA_DEVICE_CUDA,
-    .role = MICA_ROLE_NONE, .fields = conv_fields,
-    .nb_fields = MICA_KIT_COUNT(conv_fields), .create = mica__conv_create,
-    .deserialize = mica__conv_deserialize, .user_data = (void *)&conv_cudnn,
-    .deserialize_ex = mica__conv_deserialize_ex};
-static const mica_layer_creator_t creator_deconv_cudnn = {
-    .struct_size = sizeof(mica_layer_creator_t),
-    .type = "Deconvolution", .version = 1, .priority = 20, .ns = "",
-    .implementation = "cudnn", .devices = MICA_DEVICE_CUDA,
-    .role = MICA_ROLE_NONE, .fields = deconv_fields,
-    .nb_fields = MICA_KIT_COUNT(deconv_fields), .create = mica__conv_create,
-    .deserialize = mica__conv_deserialize,
-    .user_data = (void *)&deconv_cudnn,
-    .deserialize_ex = mica__conv_deserialize_ex};
+static const mica_layer_creator_t creator_conv_cudnn = CREATOR(
+    "Convolution", "cudnn", MICA_DEVICE_CUDA, 20, conv_fields, conv_cudnn);
+static const mica_layer_creator_t creator_deconv_cudnn =
+    CREATOR("Deconvolution", "cudnn", MICA_DEVICE_CUDA, 20, deconv_fields,
+            deconv_cudnn);
 #define CUDNN_CREATORS , &creator_conv_cudnn, &creator_deconv_cudnn
 #else
 #define CUDNN_CREATORS

@@ -306,8 +306,8 @@ static const mica_layer_ops_t ops_dnnl = FUSED_OPS(fused_enqueue_dnnl);
 
 #if MICA_KIT_CUDA
 /* Convolution's CUDA ops on the Convolution inside (x alone): its
- * checks, algorithm and workspace; weights uploaded; clones and states
- * keeping the algorithm (conv_layer.c). */
+ * checks, algorithm and workspace, weights uploaded, and for cudnn its
+ * tactics, cuDNN's algorithms (conv_layer.c). */
 static mica_status_t fused_configure_gpu(mica_layer_t *layer,
                                          const mica_dyn_desc_t *in,
                                          int32_t nb_in,
@@ -332,17 +332,19 @@ static mica_status_t fused_initialize_gpu(mica_layer_t *layer, void *stream,
     return mica__conv_ops_gpu.initialize(layer, stream, err);
 }
 
-static mica_status_t fused_serialize_gpu(const mica_layer_t *layer,
-                                         void *buf, size_t *size)
+#ifdef MICA_HAVE_CUDNN
+static int32_t fused_tactics(const mica_layer_t *layer, int32_t *tactics,
+                             int32_t max)
 {
-    return mica__conv_ops_gpu.serialize(layer, buf, size);
+    return mica__conv_ops_cudnn.tactics(layer, tactics, max);
 }
 
-static mica_layer_t *fused_clone_gpu(const mica_layer_t *layer,
-                                     mica_error_t *err)
+static mica_status_t fused_set_tactic(mica_layer_t *layer, int32_t tactic,
+                                      mica_error_t *err)
 {
-    return mica__conv_ops_gpu.clone(layer, err);
+    return mica__conv_ops_cudnn.set_tactic(layer, tactic, err);
 }
+#endif
 
 #ifdef MICA_HAVE_CUDNN
 /* Whether dims a and b are the same. */
@@ -441,20 +443,20 @@ static MICA_KIT_ENQUEUE(fused_enqueue_gpu)
                                      stream, err);
 }
 
-static const mica_layer_ops_t ops_gpu = {
-    .struct_size = sizeof(mica_layer_ops_t),
-    .nb_outputs = mica_kit_one_output,
-    .output_dtypes = fused_output_dtypes,
-    .output_dims = fused_output_dims,
-    .supports_format = fused_formats,
-    .configure = fused_configure_gpu,
-    .workspace_size = fused_workspace_gpu,
-    .enqueue = fused_enqueue_gpu,
-    .serialize = fused_serialize_gpu,
-    .clone = fused_clone_gpu,
-    .destroy = mica_kit_layer_destroy,
-    .initialize = fused_initialize_gpu,
-};
+#define FUSED_OPS_GPU(...)                                                  \
+    MICA_KIT_OPS(fused_enqueue_gpu, .nb_outputs = mica_kit_one_output,      \
+                 .output_dtypes = fused_output_dtypes,                      \
+                 .output_dims = fused_output_dims,                          \
+                 .supports_format = fused_formats,                          \
+                 .configure = fused_configure_gpu,                          \
+                 .workspace_size = fused_workspace_gpu,                     \
+                 .initialize = fused_initialize_gpu, __VA_ARGS__)
+
+static const mica_layer_ops_t ops_gpu = FUSED_OPS_GPU(.tactics = NULL);
+#ifdef MICA_HAVE_CUDNN
+static const mica_layer_ops_t ops_cudnn =
+    FUSED_OPS_GPU(.tactics = fused_tactics, .set_tactic = fused_set_tactic);
+#endif
 #endif
 
 /* ---- create and the creators ---------------------------------------------- */
@@ -541,15 +543,10 @@ CREATOR(mica__fused_creator_dnnl, "onednn", MICA_DEVICE_CPU, 5, impl_dnnl);
 static const mica__conv_impl_t impl_cuda = {&ops_gpu, 0, MICA__CONV_CUDA};
 CREATOR(mica__fused_creator_cuda, "cuda", MICA_DEVICE_CUDA, 10, impl_cuda);
 #ifdef MICA_HAVE_CUDNN
-/* cuDNN's algorithm is kept in the state (Convolution's trailer). */
-static const mica__conv_impl_t impl_cudnn = {&ops_gpu, 0, MICA__CONV_CUDNN};
-const mica_layer_creator_t mica__fused_creator_cudnn = {
-    .struct_size = sizeof(mica_layer_creator_t),
-    .type = "FusedConvolution", .version = 1, .priority = 20, .ns = "",
-    .implementation = "cudnn", .devices = MICA_DEVICE_CUDA,
-    .role = MICA_ROLE_NONE, .fields = fused_fields,
-    .nb_fields = MICA_KIT_COUNT(fused_fields), .create = fused_create,
-    .deserialize = mica__conv_deserialize, .user_data = (void *)&impl_cudnn,
-    .deserialize_ex = mica__conv_deserialize_ex};
+/* cuDNN's algorithms are its tactics, as Convolution's. */
+static const mica__conv_impl_t impl_cudnn = {&ops_cudnn, 0,
+                                             MICA__CONV_CUDNN};
+CREATOR(mica__fused_creator_cudnn, "cudnn", MICA_DEVICE_CUDA, 20,
+        impl_cudnn);
 #endif
 #endif

@@ -3,7 +3,9 @@
  * (implementation "cuda", and the cudnn implementation's path for what
  * cuDNN does not compute as mica does): one thread per output element,
  * the definition of pooling.c in float32 (float16 data too), 64-bit
- * indexing, a grid-stride loop.
+ * indexing, a grid-stride loop.  Channels last (chans > 1): thread i
+ * still writes y[i], the channel now innermost, and reads its plane's
+ * positions chans apart.
  */
 #include <config.h>
 
@@ -17,7 +19,7 @@
 namespace {
 
 struct pool_args {
-    int64_t planes, total;
+    int64_t planes, chans, total;
     int64_t in[3], out[3], k[3], stride[3], pre[3];
     int type, exclude;
     float blend;
@@ -40,7 +42,9 @@ __global__ void pool_kernel(pool_args a, const T *__restrict__ x,
     const float size = (float)(a.k[0] * a.k[1] * a.k[2]);
 
     for (; i < a.total; i += step) {
-        int64_t r = i, z[3], plane, lo[3], hi[3], p0, p1, p2, valid;
+        /* y [n, z0, z1, z2, c], c of chans (1: linear, n the plane) */
+        int64_t r = i / a.chans, c = i % a.chans, z[3], n, lo[3], hi[3];
+        int64_t p0, p1, p2, valid;
         float mx = -INFINITY, sum = 0.0f, avg, v;
         int d;
         z[2] = r % a.out[2];
@@ -48,18 +52,19 @@ __global__ void pool_kernel(pool_args a, const T *__restrict__ x,
         z[1] = r % a.out[1];
         r /= a.out[1];
         z[0] = r % a.out[0];
-        plane = r / a.out[0];
+        n = r / a.out[0];
         for (d = 0; d < 3; d++) {
             lo[d] = z[d] * a.stride[d] - a.pre[d];
             hi[d] = lo[d] + a.k[d];
             lo[d] = lo[d] < 0 ? 0 : lo[d];
             hi[d] = hi[d] > a.in[d] ? a.in[d] : hi[d];
         }
-        const T *xp = x + plane * a.in[0] * a.in[1] * a.in[2];
+        const T *xp = x + n * a.chans * a.in[0] * a.in[1] * a.in[2] + c;
         for (p0 = lo[0]; p0 < hi[0]; p0++)
             for (p1 = lo[1]; p1 < hi[1]; p1++)
                 for (p2 = lo[2]; p2 < hi[2]; p2++) {
-                    v = to_f(xp[(p0 * a.in[1] + p1) * a.in[2] + p2]);
+                    v = to_f(xp[((p0 * a.in[1] + p1) * a.in[2] + p2) *
+                                a.chans]);
                     mx = v > mx ? v : mx;
                     sum += v;
                 }
@@ -94,6 +99,7 @@ extern "C" mica_status_t mica__pool_cuda(const mica__pool_problem_t *pb,
     int i;
 
     a.planes = pb->planes;
+    a.chans = pb->chans > 0 ? pb->chans : 1; /* 0 channels: no elements */
     a.total = pb->planes * pb->out[0] * pb->out[1] * pb->out[2];
     for (i = 0; i < 3; i++) {
         a.in[i] = pb->in[i];

@@ -7,7 +7,8 @@
  * symmetric padding smaller than the window; pooling.c sends the rest
  * (max_average_blend, asymmetric padding, windows wholly in the padding)
  * to the hand-written kernel.  The planes are cuDNN's channels: [1,
- * planes, (D,) H, W].  The descriptors are made at the first run and
+ * planes, (D,) H, W]; channels last, [N, C, H, W] in NHWC (pooling.h).
+ * The descriptors are made at the first run and
  * kept by the layer instance; the tensors' are set again only when the
  * shape changes.
  */
@@ -104,28 +105,30 @@ static mica_status_t describe(mica__pool_dnn_t **dp,
                               mica_error_t *err)
 {
     mica__pool_dnn_t *d = *dp;
-    int nd = pb->p->win.nd, i;
+    int nd = pb->p->win.nd, i, nhwc;
     int64_t xs[5], ys[5];
     mica_status_t st;
 
     if (d && d->set && d->key.dtype == pb->dtype &&
-        d->key.planes == pb->planes &&
+        d->key.planes == pb->planes && d->key.chans == pb->chans &&
         memcmp(d->key.in, pb->in, sizeof pb->in) == 0)
         return MICA_OK;
     if (!d && !(d = *dp = make(pb->p, err)))
         return MICA_ERR_DEVICE;
     d->set = 0;
-    xs[0] = ys[0] = 1;
-    xs[1] = ys[1] = pb->planes;
+    /* One channel channels last is the same bytes as linear. */
+    nhwc = pb->chans > 1;
+    xs[0] = ys[0] = nhwc ? pb->planes / pb->chans : 1;
+    xs[1] = ys[1] = nhwc ? pb->chans : pb->planes;
     for (i = 0; i < nd; i++) {
         int j = 3 - nd + i;
         xs[2 + i] = pb->in[j];
         ys[2 + i] = pb->out[j];
     }
-    if ((st = mica__cudnn_tensor(d->x, pb->dtype, nd + 2, xs, 0, err)) !=
-            MICA_OK ||
-        (st = mica__cudnn_tensor(d->y, pb->dtype, nd + 2, ys, 0, err)) !=
-            MICA_OK)
+    if ((st = mica__cudnn_tensor(d->x, pb->dtype, nd + 2, xs, nhwc,
+                                 err)) != MICA_OK ||
+        (st = mica__cudnn_tensor(d->y, pb->dtype, nd + 2, ys, nhwc,
+                                 err)) != MICA_OK)
         return st;
     d->key = *pb;
     d->set = 1;

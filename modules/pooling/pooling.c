@@ -20,7 +20,8 @@
  *
  * Implementations: "reference" (CPU, 0), "onednn" (CPU, 5), "cuda" (CUDA,
  * 10, pool_cuda.cu) and "cudnn" (CUDA, 20: cuDNN where it computes the
- * same, else the cuda kernel).
+ * same, else the cuda kernel).  The CUDA ones also take 2D input in
+ * channels last (NHWC, see pooling.h).
  */
 #include <config.h>
 
@@ -57,14 +58,18 @@ static const mica_field_schema_t pool_fields[] = {
 
 /* ---- the problem and the reference -------------------------------------- */
 
-void mica__pool_problem(const mica__pool_params_t *p, mica_dtype_t dtype,
-                        const mica_dims_t *x, mica__pool_problem_t *pb)
+void mica__pool_problem(const mica__pool_params_t *p,
+                        const mica_tensor_desc_t *xd,
+                        mica__pool_problem_t *pb)
 {
+    const mica_dims_t *x = &xd->dims;
     int32_t r = x->nb_dims, nd = p->win.nd, i;
 
     memset(pb, 0, sizeof *pb);
     pb->p = p;
-    pb->dtype = dtype;
+    pb->dtype = xd->dtype;
+    /* [N, C, spatial...] by mica__window_formats */
+    pb->chans = mica__window_channels(xd) ? x->d[1] : 1;
     pb->planes = 1;
     for (i = 0; i < r - nd; i++)
         pb->planes *= x->d[i];
@@ -215,7 +220,7 @@ static MICA_KIT_ENQUEUE(pool_enqueue_ref)
     const pool_layer_t *l = (const pool_layer_t *)layer;
     mica__pool_problem_t pb;
 
-    mica__pool_problem(&l->p, in[0].dtype, &in[0].dims, &pb);
+    mica__pool_problem(&l->p, &in[0], &pb);
     mica__pool_reference(&pb, inputs[0], outputs[0]);
     return MICA_OK;
 }
@@ -226,18 +231,28 @@ static MICA_KIT_ENQUEUE(pool_enqueue_dnnl)
     pool_layer_t *l = (pool_layer_t *)layer;
     mica__pool_problem_t pb;
 
-    mica__pool_problem(&l->p, in[0].dtype, &in[0].dims, &pb);
+    mica__pool_problem(&l->p, &in[0], &pb);
     return mica__pool_dnnl_run(&l->dnnl, &pb, inputs[0], outputs[0], err);
 }
 #endif
 
 #if MICA_KIT_CUDA
+/* Linear, and channels last (NHWC) for 2D pooling of [N, C, H, W]: the
+ * kernel's and cuDNN's NHWC; 3D stays linear (docs/manifest.md). */
+static int32_t pool_formats_gpu(const mica_layer_t *layer, int32_t pos,
+                                const mica_tensor_desc_t *io, int32_t nb_in,
+                                int32_t nb_out)
+{
+    const mica__window_t *w = &((const pool_layer_t *)layer)->p.win;
+    return mica__window_formats(w, w->nd == 2, io, pos, nb_in, nb_out);
+}
+
 static MICA_KIT_ENQUEUE(pool_enqueue_cuda)
 {
     const pool_layer_t *l = (const pool_layer_t *)layer;
     mica__pool_problem_t pb;
 
-    mica__pool_problem(&l->p, in[0].dtype, &in[0].dims, &pb);
+    mica__pool_problem(&l->p, &in[0], &pb);
     return mica__pool_cuda(&pb, inputs[0], outputs[0], stream, err);
 }
 #endif
@@ -248,7 +263,7 @@ static MICA_KIT_ENQUEUE(pool_enqueue_cudnn)
     pool_layer_t *l = (pool_layer_t *)layer;
     mica__pool_problem_t pb;
 
-    mica__pool_problem(&l->p, in[0].dtype, &in[0].dims, &pb);
+    mica__pool_problem(&l->p, &in[0], &pb);
     if (!mica__pool_cudnn_takes(&pb))
         return mica__pool_cuda(&pb, inputs[0], outputs[0], stream, err);
     return mica__pool_cudnn(&l->dnn, &pb, inputs[0], outputs[0], stream,
@@ -306,22 +321,24 @@ static mica_layer_t *pool_create(const mica_layer_creator_t *creator,
     return &l->base.layer;
 }
 
-#define POOL_OPS(enqueue_)                                                  \
+#define POOL_OPS(enqueue_, formats_)                                        \
     MICA_KIT_OPS(enqueue_, .nb_outputs = mica_kit_one_output,               \
                  .output_dtypes = pool_output_dtypes,                       \
                  .output_dims = pool_output_dims,                           \
-                 .supports_format = mica_kit_float_linear,                  \
+                 .supports_format = (formats_),                             \
                  .configure = pool_configure)
 #define POOL_CREATOR(impl_, dev_, prio_, ops_)                              \
     MICA_KIT_CREATOR("Pooling", impl_, dev_, prio_, MICA_ROLE_NONE,         \
                      pool_fields, MICA_KIT_COUNT(pool_fields), pool_create, \
                      &(ops_))
 
-static const mica_layer_ops_t ops_ref = POOL_OPS(pool_enqueue_ref);
+static const mica_layer_ops_t ops_ref =
+    POOL_OPS(pool_enqueue_ref, mica_kit_float_linear);
 static const mica_layer_creator_t creator_ref =
     POOL_CREATOR("reference", MICA_DEVICE_CPU, 0, ops_ref);
 #ifdef MICA_HAVE_ONEDNN
-static const mica_layer_ops_t ops_dnnl = POOL_OPS(pool_enqueue_dnnl);
+static const mica_layer_ops_t ops_dnnl =
+    POOL_OPS(pool_enqueue_dnnl, mica_kit_float_linear);
 static const mica_layer_creator_t creator_dnnl =
     POOL_CREATOR("onednn", MICA_DEVICE_CPU, 5, ops_dnnl);
 #define DNNL_CREATOR , &creator_dnnl
@@ -329,7 +346,8 @@ static const mica_layer_creator_t creator_dnnl =
 #define DNNL_CREATOR
 #endif
 #if MICA_KIT_CUDA
-static const mica_layer_ops_t ops_cuda = POOL_OPS(pool_enqueue_cuda);
+static const mica_layer_ops_t ops_cuda =
+    POOL_OPS(pool_enqueue_cuda, pool_formats_gpu);
 static const mica_layer_creator_t creator_cuda =
     POOL_CREATOR("cuda", MICA_DEVICE_CUDA, 10, ops_cuda);
 #define CUDA_CREATOR , &creator_cuda
@@ -337,7 +355,8 @@ static const mica_layer_creator_t creator_cuda =
 #define CUDA_CREATOR
 #endif
 #if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
-static const mica_layer_ops_t ops_cudnn = POOL_OPS(pool_enqueue_cudnn);
+static const mica_layer_ops_t ops_cudnn =
+    POOL_OPS(pool_enqueue_cudnn, pool_formats_gpu);
 static const mica_layer_creator_t creator_cudnn =
     POOL_CREATOR("cudnn", MICA_DEVICE_CUDA, 20, ops_cudnn);
 #define CUDNN_CREATOR , &creator_cudnn

@@ -4,7 +4,10 @@
  *
  * Layout: the input is [..., (D,) H, W], every dimension before the 2
  * (3) spatial ones a plane pooled on its own; the output [..., (D',) H',
- * W'].  A 2D problem is a 3D one of depth 1 (see kit_window.h).
+ * W'].  A 2D problem is a 3D one of depth 1 (see kit_window.h).  Channels
+ * last (the CUDA implementations, 2D: MICA_FORMAT_HWC): the input is [N,
+ * C, H, W] stored NHWC, its planes N x C, with the C planes of one n
+ * interleaved (chans = C).
  */
 #ifndef MICA_MOD_POOLING_H
 #define MICA_MOD_POOLING_H
@@ -32,12 +35,15 @@ typedef struct mica__pool_problem {
     const mica__pool_params_t *p;
     mica_dtype_t dtype;   /* float32 or float16 */
     int64_t planes;       /* the product of the dimensions before D/H */
+    int64_t chans;        /* channels last: C, the innermost; else 1 */
     int64_t in[3], out[3];
 } mica__pool_problem_t;
 
-/* The problem of input dims `x` (checked by shape inference). */
-void mica__pool_problem(const mica__pool_params_t *p, mica_dtype_t dtype,
-                        const mica_dims_t *x, mica__pool_problem_t *pb);
+/* The problem of input x (its dims checked by shape inference; channels
+ * last where its format is not linear). */
+void mica__pool_problem(const mica__pool_params_t *p,
+                        const mica_tensor_desc_t *x,
+                        mica__pool_problem_t *pb);
 
 /*
  * Whether some window of the problem lies wholly in the padding along
@@ -56,7 +62,8 @@ mica_status_t mica__pool_dnnl_run(mica__pool_dnnl_t **state,
                                   const void *x, void *y, mica_error_t *err);
 void mica__pool_dnnl_free(mica__pool_dnnl_t *state);
 
-/* CUDA (pool_cuda.cu): one thread per output element, every problem. */
+/* CUDA (pool_cuda.cu): one thread per output element, every problem,
+ * either layout. */
 mica_status_t mica__pool_cuda(const mica__pool_problem_t *pb, const void *x,
                               void *y, void *stream, mica_error_t *err);
 
