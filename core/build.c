@@ -307,7 +307,7 @@ mica_status_t mica_engine_build(mica_network_t *net,
      * that does not take the chain's types, say) is built as written:
      * fusion never fails a build that would succeed without it. */
     if (!no_fusion(cfg) &&
-        (st = mica__fusion_rewrite(net, device, &fused)) != MICA_OK)
+        (st = mica__fusion_rewrite(net, cfg, device, &fused)) != MICA_OK)
         return st;
     if (fused) {
         st = build_all(fused, cfg, asked, device, dev, out);

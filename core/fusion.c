@@ -7,14 +7,16 @@
  * network's order: a match is a chain of layers, each the one reader of
  * the single output of the one before (not a network output), of the
  * steps' types (default namespace), inputs and param conditions, none of
- * them pinned to an implementation or already in another match, all in
- * the same loop and conditional.  The rewritten network (core/rewrite.c)
+ * them pinned to an implementation, of a type the build prefers an
+ * implementation for (--prefer) or already in another match, all in the
+ * same loop and conditional.  The rewritten network (core/rewrite.c)
  * has one layer of the rule's type in place of each match: named as its
  * last layer, with its outputs, the inputs and params the rule maps, and
  * the record of what it replaced (`fused`), which the engine keeps.
  *
  * Fusion never fails a build: where the fused layer's params do not pass
- * its schema, it says so as a warning and the network is built as it is.
+ * its schema, it says so as a warning and the network is built as it is
+ * (and core/build.c builds it as it is where the fused one fails).
  */
 #include <config.h>
 
@@ -31,6 +33,7 @@
 
 typedef struct fuse {
     mica_network_t *net;
+    const mica_build_config_t *cfg; /* its preferences, may be NULL */
     const mica_fusion_rule_t **rules; /* usable ones, in the order tried */
     int32_t nb_rules;
     mica__index_t reads;      /* tensor name -> how many inputs read it */
@@ -120,6 +123,18 @@ static int meets(const mica__net_layer_t *nl, const mica_fusion_cond_t *c)
     return 0;
 }
 
+/* Whether the build prefers an implementation for `type` (modules.prefer,
+ * --prefer, $MICA_PREFER): its layers are then built as they are. */
+static int preferred(const fuse_t *x, const char *type)
+{
+    char buf[128];
+    int32_t i;
+    for (i = 0; x->cfg && i < x->cfg->nb_prefer; i++)
+        if (strcmp(x->cfg->prefer_types[i], type) == 0)
+            return 1;
+    return mica__deploy_choice(x->net->ctx, type, buf, sizeof buf) != NULL;
+}
+
 /* Whether layer li may be step k of a match (not counting its input). */
 static int fits(const fuse_t *x, int32_t li, const mica_fusion_step_t *s,
                 const mica__net_layer_t *head)
@@ -131,7 +146,7 @@ static int fits(const fuse_t *x, int32_t li, const mica_fusion_step_t *s,
         (nl->ns && nl->ns[0]) || nl->implementation || nl->from_state ||
         (s->nb_inputs && nl->nb_inputs != s->nb_inputs) ||
         !same(nl->loop, head->loop) ||
-        !same(nl->conditional, head->conditional))
+        !same(nl->conditional, head->conditional) || preferred(x, nl->type))
         return 0;
     for (i = 0; i < s->nb_conds; i++)
         if (!meets(nl, &s->conds[i]))
@@ -417,8 +432,9 @@ static mica_status_t rewrite(fuse_t *x, mica_network_t *out)
     return st;
 }
 
-mica_status_t mica__fusion_rewrite(mica_network_t *net, uint32_t device,
-                                   mica_network_t **out)
+mica_status_t mica__fusion_rewrite(mica_network_t *net,
+                                   const mica_build_config_t *cfg,
+                                   uint32_t device, mica_network_t **out)
 {
     mica_network_t *o = NULL;
     mica_status_t st;
@@ -428,6 +444,10 @@ mica_status_t mica__fusion_rewrite(mica_network_t *net, uint32_t device,
     *out = NULL;
     memset(&x, 0, sizeof x);
     x.net = net;
+    x.cfg = cfg && cfg->struct_size >= offsetof(mica_build_config_t,
+                                                prefer_impls) +
+                                           sizeof cfg->prefer_impls
+                ? cfg : NULL;
     if ((st = gather(&x, device)) != MICA_OK || x.nb_rules == 0 ||
         (st = index_tensors(&x)) != MICA_OK ||
         (st = find_matches(&x)) != MICA_OK || x.nb_matches == 0)

@@ -180,12 +180,15 @@ mica_status_t mica__formats_rewrite(mica_network_t *net,
 
 /*
  * The network with the fusion rules of the loaded modules applied, for
- * the device `device` (a bit; core/fusion.c).  *out is NULL when no rule
+ * the device `device` (a bit; core/fusion.c), leaving alone the layers
+ * of the types cfg (or the deploy-time choice) prefers an implementation
+ * for.  *out is NULL when no rule
  * matches, or when a fused layer's params do not pass its schema (said
  * as a warning).
  */
-mica_status_t mica__fusion_rewrite(mica_network_t *net, uint32_t device,
-                                   mica_network_t **out);
+mica_status_t mica__fusion_rewrite(mica_network_t *net,
+                                   const mica_build_config_t *cfg,
+                                   uint32_t device, mica_network_t **out);
 
 /*
  * The network rewritten so that layers run in float16 where `allowed`

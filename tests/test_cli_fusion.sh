@@ -74,6 +74,12 @@ hasnt "$tmp/out" "FusedConvolution\|fused layers" \
     "inspect --no-fusion: nothing fused"
 has "$tmp/out" "^ *[0-9][0-9]* *bn1 *Scale " "inspect --no-fusion: bn1 is there"
 
+run "$mica" inspect "$net" --device cpu --prefer Convolution=reference
+hasnt "$tmp/out" "FusedConvolution" \
+    "inspect --prefer Convolution=reference: convolutions are not fused"
+has "$tmp/out" "^ *[0-9][0-9]* *conv1 *Convolution *1 *reference " \
+    "inspect --prefer Convolution=reference: conv1 runs the reference"
+
 # ---- run: the same outputs -------------------------------------------------
 run "$mica" run "$net" --device cpu --output-dir "$tmp/fused"
 ok "$rc" "run fused"

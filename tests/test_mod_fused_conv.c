@@ -4,8 +4,9 @@
  * direct convolution computed here in double, with each part alone and
  * together (bias, a batch norm of M values or of one, a bias tensor
  * broadcast, a residual, ReLU), strides, groups, float16, a runtime
- * batch; the oneDNN and CUDA implementations against the reference; and
- * the errors.  CUDA cases skip where no GPU is usable.
+ * batch; the oneDNN and CUDA implementations against the reference; the
+ * formats each takes (channels last on CUDA) and NHWC runs; and the
+ * errors.  CUDA runs skip where no GPU is usable.
  */
 #include <config.h>
 
@@ -217,6 +218,107 @@ static void impls(void)
     th_free(&s);
 }
 
+/* The fields of the 4->4 3x3 FusedConvolution of impls() (groups 2),
+ * `depth` 3 for a 3D one. */
+static th_fields_t *four(int depth)
+{
+    int64_t ks[3] = {3, 3, 3}, pd[3] = {1, 1, 1}, i;
+    th_tensor_t w = depth == 3 ? th_t(F32, NULL, 5, 4, 2, 3, 3, 3)
+                               : th_t(F32, NULL, 4, 4, 2, 3, 3);
+    th_fields_t *f = th_fields();
+    for (i = 0; i < th_volume(&w); i++)
+        th_set(&w, i, pat(i, 7, 2));
+    th_f_int(f, "num_output_maps", 4);
+    th_f_ints(f, "kernel_size", depth == 3 ? 3 : 2, ks);
+    th_f_ints(f, "padding", depth == 3 ? 3 : 2, pd);
+    th_f_int(f, "groups", 2);
+    th_f_weights(f, "kernel", &w);
+    th_f_str(f, "activation", "relu");
+    th_free(&w);
+    return f;
+}
+
+/*
+ * supports_format, asked of instances without a GPU: the CUDA
+ * implementations of a 2D layer take channels last (HWC) as Convolution
+ * does, every input and the output alike; never 3D, nor formats that
+ * differ; the CPU ones linear only.  Then, where a GPU is usable, both
+ * CUDA implementations run in NHWC against the reference, with a bias
+ * tensor and a residual (in NHWC too, reordered by the harness).
+ */
+static void channels_last(void)
+{
+    static const int64_t x4[] = {2, 4, 7, 7}, x5[] = {2, 4, 3, 7, 7};
+    const uint32_t L = MICA_FORMAT_LINEAR, H = MICA_FORMAT_HWC,
+                   D = MICA_FORMAT_DHWC;
+    const char *const gpu[] = {"cuda", "cudnn"}, *t = "FusedConvolution";
+    uint32_t cu = MICA_DEVICE_CUDA, cpu = MICA_DEVICE_CPU;
+    th_tensor_t x = th_t(F16, NULL, 4, 2, 4, 7, 7), in[3];
+    int k;
+
+    for (k = 0; k < 2; k++) {
+        const char *g = gpu[k];
+        mica_layer_t *l;
+        mica_tensor_desc_t io[4];
+        int i, got;
+
+        th_check_formats("2D", t, cu, g, four(2), F16, 4, x4, H, H, 1);
+        th_check_formats("2D", t, cu, g, four(2), F32, 4, x4, H, H, 1);
+        th_check_formats("2D", t, cu, g, four(2), F16, 4, x4, L, L, 1);
+        th_check_formats("2D, formats differ", t, cu, g, four(2), F16, 4, x4,
+                         H, L, 0);
+        th_check_formats("3D", t, cu, g, four(3), F16, 5, x5, D, D, 0);
+        /* x, a bias tensor and a residual, then y: one format for all */
+        if (!th_has_impl(t, cu, g)) {
+            skip("addends: cuda %s: not in this build", g);
+            continue;
+        }
+        if (!(l = th_instance(t, cu, g, four(2))))
+            bail("cuda %s: no instance: %s", g, th_error());
+        memset(io, 0, sizeof io);
+        for (i = 0; i < 4; i++) {
+            io[i].dtype = F16;
+            io[i].scale = 1.0f;
+            io[i].format = MICA_FORMAT_HWC;
+            io[i].dims.nb_dims = 4;
+            memcpy(io[i].dims.d, x4, sizeof x4);
+        }
+        io[1].dims.d[0] = io[1].dims.d[2] = io[1].dims.d[3] = 1;
+        got = 1;
+        for (i = 0; i < 4; i++)
+            got &= l->ops->supports_format(l, i, io, 3, 1) != 0;
+        io[2].format = MICA_FORMAT_LINEAR;
+        got &= !l->ops->supports_format(l, 2, io, 3, 1);
+        ok(got, "addends: cuda %s: HWC for all accepted, a linear addend "
+           "among them refused", g);
+        l->ops->destroy(l);
+    }
+    th_check_formats("2D", t, cpu, "reference", four(2), F16, 4, x4, H, H, 0);
+    th_check_formats("2D", t, cpu, "onednn", four(2), F16, 4, x4, H, H, 0);
+
+    th_channels_last(1);
+    in[0] = x;
+    in[1] = th_t(F16, NULL, 4, 1, 4, 1, 1);
+    in[2] = th_t(F16, NULL, 4, 2, 4, 7, 7);
+    for (k = 0; k < 3; k++) {
+        int64_t i;
+        for (i = 0; i < th_volume(&in[k]); i++)
+            th_set(&in[k], i, pat(i, 3 + k, 1));
+    }
+    for (k = 0; k < 2; k++) {
+        char label[100];
+        snprintf(label, sizeof label, "channels last float16: bias tensor, "
+                 "residual, relu (%s)", gpu[k]);
+        th_check_impl(label, t, four(2), 3, in, 1, cu, gpu[k], 2e-2);
+        snprintf(label, sizeof label, "channels last float16: relu alone "
+                 "(%s)", gpu[k]);
+        th_check_impl(label, t, four(2), 1, in, 1, cu, gpu[k], 2e-2);
+    }
+    th_channels_last(0);
+    for (k = 0; k < 3; k++)
+        th_free(&in[k]);
+}
+
 static void errors(void)
 {
     th_tensor_t w, s = th_t(F32, NULL, 1, 2), x = th_t(F32, NULL, 4, 1, 1, 5, 5);
@@ -278,6 +380,7 @@ int main(void)
           1u);
     th_pin(NULL, NULL);
     impls();
+    channels_last();
     errors();
     return exit_status();
 }

@@ -212,19 +212,20 @@ mica_status_t mica__conv_dnn_run(mica__conv_dnn_t *d,
 /*
  * What mica__conv_gpu_run would run pb with (run with or without
  * workspace): the cuDNN algorithm (MICA__CONV_DIRECT: the hand-written
- * kernel, or channels last), cuDNN's descriptors *dnn, the device weights
- * *w and bias *b (NULL: none) and the workspace bytes *ws it takes.  With
- * cuDNN only (conv_gpu.c).
+ * kernel), cuDNN's descriptors *dnn, the device weights *w and bias *b
+ * (NULL: none), the workspace bytes *ws it takes and whether the layout
+ * is channels last (*nhwc).  With cuDNN only (conv_gpu.c).
  */
 int32_t mica__conv_gpu_cudnn(mica__conv_gpu_t *g,
                              const mica__conv_problem_t *pb,
                              int have_workspace, mica__conv_dnn_t **dnn,
                              const void **w, const void **b, size_t *ws,
-                             mica_error_t *err);
+                             int *nhwc, mica_error_t *err);
 
 /*
  * y = act(conv(x) + z + bias) in one call (cudnnConvolutionBias-
- * ActivationForward; conv_cudnn.c): a Convolution (channels first) with
+ * ActivationForward; conv_cudnn.c): a Convolution (NCHW, or NHWC with
+ * `nhwc`, z in the same layout) with
  * algorithm `algo`, `bias` of M values (required), z of y's shape (NULL:
  * none), act ReLU (`relu`) or nothing.  MICA_ERR_UNSUPPORTED, err
  * untouched, where cuDNN's fused engine does not take it (no bias, a
@@ -234,7 +235,7 @@ int32_t mica__conv_gpu_cudnn(mica__conv_gpu_t *g,
  */
 mica_status_t mica__conv_dnn_run_fused(mica__conv_dnn_t *d,
                                        const mica__conv_problem_t *pb,
-                                       int32_t algo, const void *x,
+                                       int nhwc, int32_t algo, const void *x,
                                        const void *w, const void *bias,
                                        const void *z, int relu, void *y,
                                        void *workspace, size_t ws_bytes,

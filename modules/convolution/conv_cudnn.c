@@ -554,7 +554,7 @@ static int refused(cudnnStatus_t s)
 
 mica_status_t mica__conv_dnn_run_fused(mica__conv_dnn_t *d,
                                        const mica__conv_problem_t *pb,
-                                       int32_t algo, const void *x,
+                                       int nhwc, int32_t algo, const void *x,
                                        const void *w, const void *bias,
                                        const void *z, int relu, void *y,
                                        void *workspace, size_t ws_bytes,
@@ -572,7 +572,7 @@ mica_status_t mica__conv_dnn_run_fused(mica__conv_dnn_t *d,
         (!relu && algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM))
         return MICA_ERR_UNSUPPORTED;
     if ((st = mica__cudnn_handle(&h, stream, err)) != MICA_OK ||
-        (st = describe(d, pb, 0, err)) != MICA_OK ||
+        (st = describe(d, pb, nhwc, err)) != MICA_OK ||
         (st = act_desc(relu != 0, &act, err)) != MICA_OK)
         return st;
     /* Without z: alpha2 0, and z is y (which cuDNN allows). */

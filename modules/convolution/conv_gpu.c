@@ -332,7 +332,7 @@ int32_t mica__conv_gpu_cudnn(mica__conv_gpu_t *g,
                              const mica__conv_problem_t *pb,
                              int have_workspace, mica__conv_dnn_t **dnn,
                              const void **w, const void **b, size_t *ws,
-                             mica_error_t *err)
+                             int *nhwc, mica_error_t *err)
 {
     if (!same_problem(g, pb, have_workspace))
         decide(g, pb, have_workspace, err);
@@ -340,6 +340,7 @@ int32_t mica__conv_gpu_cudnn(mica__conv_gpu_t *g,
     *w = g->w;
     *b = g->b;
     *ws = g->run_need;
-    return g->nhwc ? MICA__CONV_DIRECT : g->run_algo;
+    *nhwc = g->nhwc;
+    return g->run_algo;
 }
 #endif

@@ -216,15 +216,29 @@ static mica_status_t fused_output_dims(const mica_layer_t *layer,
     return MICA_OK;
 }
 
-/* Every input and the output linear, of one type: float32 or float16. */
+/* Every input and the output of one type (float32 or float16) and one
+ * format: linear, or with `channels_last` (the CUDA implementations of a
+ * 2D FusedConvolution, as Convolution's) channels last (HWC) at rank 4. */
+static int32_t formats(const mica_layer_t *layer, int channels_last,
+                       int32_t pos, const mica_tensor_desc_t *io)
+{
+    const mica__conv_params_t *p = &((const fused_t *)layer)->conv.p;
+    const mica_tensor_desc_t *d = &io[pos];
+
+    if ((io[0].dtype != MICA_FLOAT32 && io[0].dtype != MICA_FLOAT16) ||
+        d->dtype != io[0].dtype || d->format != io[0].format)
+        return 0;
+    return d->format == MICA_FORMAT_LINEAR ||
+           (channels_last && p->win.nd == 2 && d->dims.nb_dims == 4 &&
+            d->format == mica_kit_channels_last(4));
+}
+
 static int32_t fused_formats(const mica_layer_t *layer, int32_t pos,
                              const mica_tensor_desc_t *io, int32_t nb_in,
                              int32_t nb_out)
 {
-    (void)layer; (void)nb_in; (void)nb_out;
-    return mica_kit_linear(io, pos) &&
-           (io[0].dtype == MICA_FLOAT32 || io[0].dtype == MICA_FLOAT16) &&
-           io[pos].dtype == io[0].dtype;
+    (void)nb_in; (void)nb_out;
+    return formats(layer, 0, pos, io);
 }
 
 /* Convolution's runtime checks (x alone). */
@@ -237,16 +251,37 @@ static mica_status_t fused_configure(mica_layer_t *layer,
     return mica__conv_ops_ref.configure(layer, in, 1, out, nb_out, err);
 }
 
-/* The addends' view against the output (none: v->nb_in 0). */
+/* d's dims [N, C, H, W] in memory order [N, H, W, C] (channels last). */
+static void to_hwc(mica_dims_t *d)
+{
+    int64_t c = d->d[1];
+    d->d[1] = d->d[2];
+    d->d[2] = d->d[3];
+    d->d[3] = c;
+}
+
+/* The addends' view against the output (none: v->nb_in 0), in memory
+ * order: channels last, every tensor in it (formats()), is a row-major
+ * [N, H, W, C], broadcast as its dims permuted so. */
 static mica_status_t addends(const mica_tensor_desc_t *in, int32_t nb_in,
                              const mica_tensor_desc_t *out,
                              mica_kit_bcast_t *v, mica_error_t *err)
 {
+    mica_tensor_desc_t a[2];
+    mica_dims_t y = out[0].dims;
+    int32_t k;
+
     memset(v, 0, sizeof *v);
     if (nb_in < 2)
         return MICA_OK;
-    return mica_kit_broadcast_view(in + 1, nb_in - 1, &out[0].dims, 1, v,
-                                   err);
+    if (out[0].format == MICA_FORMAT_LINEAR)
+        return mica_kit_broadcast_view(in + 1, nb_in - 1, &y, 1, v, err);
+    for (k = 1; k < nb_in; k++) {
+        a[k - 1] = in[k];
+        to_hwc(&a[k - 1].dims);
+    }
+    to_hwc(&y);
+    return mica_kit_broadcast_view(a, nb_in - 1, &y, 1, v, err);
 }
 
 /* ---- the reference and oneDNN ------------------------------------------- */
@@ -305,6 +340,14 @@ static const mica_layer_ops_t ops_dnnl = FUSED_OPS(fused_enqueue_dnnl);
 /* ---- CUDA: cuda and cudnn -------------------------------------------------- */
 
 #if MICA_KIT_CUDA
+static int32_t fused_formats_gpu(const mica_layer_t *layer, int32_t pos,
+                                 const mica_tensor_desc_t *io, int32_t nb_in,
+                                 int32_t nb_out)
+{
+    (void)nb_in; (void)nb_out;
+    return formats(layer, 1, pos, io);
+}
+
 /* Convolution's CUDA ops on the Convolution inside (x alone): its
  * checks, algorithm and workspace, weights uploaded, and for cudnn its
  * tactics, cuDNN's algorithms (conv_layer.c). */
@@ -376,6 +419,7 @@ static mica_status_t run_fused(fused_t *l, const mica__conv_problem_t *pb,
     mica_status_t st;
     int32_t algo;
     size_t ws;
+    int nhwc;
 
     *done = 0;
     if (l->conv.impl->kind != MICA__CONV_CUDNN || l->fused_off ||
@@ -384,10 +428,10 @@ static mica_status_t run_fused(fused_t *l, const mica__conv_problem_t *pb,
         (!z && l->act == MICA__FUSED_ACT_NONE))
         return MICA_OK;
     algo = mica__conv_gpu_cudnn(l->conv.gpu, pb, workspace != NULL, &dnn, &w,
-                                &b, &ws, err);
+                                &b, &ws, &nhwc, err);
     if (algo == MICA__CONV_DIRECT)
         return MICA_OK;
-    st = mica__conv_dnn_run_fused(dnn, pb, algo, inputs[0], w, b, z,
+    st = mica__conv_dnn_run_fused(dnn, pb, nhwc, algo, inputs[0], w, b, z,
                                   l->act == MICA__FUSED_ACT_RELU, y,
                                   ws ? workspace : NULL, ws, stream, err);
     if (st == MICA_ERR_UNSUPPORTED) {
@@ -417,6 +461,8 @@ static MICA_KIT_ENQUEUE(fused_enqueue_gpu)
     mica_kit_bcast_t v;
     mica_status_t st;
 
+    /* The layout of configure's, as Convolution's enqueue sets it. */
+    mica__conv_gpu_set_nhwc(l->conv.gpu, in[0].format != MICA_FORMAT_LINEAR);
     if ((st = addends(in, nb_in, out, &v, err)) != MICA_OK ||
         (st = mica__conv_gpu_init(l->conv.gpu, &l->conv.p, in[0].dtype,
                                   err)) != MICA_OK)
@@ -447,7 +493,7 @@ static MICA_KIT_ENQUEUE(fused_enqueue_gpu)
     MICA_KIT_OPS(fused_enqueue_gpu, .nb_outputs = mica_kit_one_output,      \
                  .output_dtypes = fused_output_dtypes,                      \
                  .output_dims = fused_output_dims,                          \
-                 .supports_format = fused_formats,                          \
+                 .supports_format = fused_formats_gpu,                      \
                  .configure = fused_configure_gpu,                          \
                  .workspace_size = fused_workspace_gpu,                     \
                  .initialize = fused_initialize_gpu, __VA_ARGS__)
