@@ -5,6 +5,9 @@
  * 1000 times as a plain network, enqueued back to back.  The difference
  * per trip is what the loop adds beyond the body's kernels: the
  * Recurrence's update, the interpreter, the trip count's one read-back.
+ * On CUDA a second row turns CUDA graphs on for both contexts: the body
+ * alone is then replayed as a graph each run, while the loop runs layer
+ * by layer (its trip count is read on the host; the reason is printed).
  */
 #include <config.h>
 
@@ -88,7 +91,8 @@ static void inputs(mica_context_t *ctx, mica_exec_t *x, const char *first,
     bench_check(ctx, mica_exec_set_input(x, "b", &d, b), "b");
 }
 
-static void run(mica_context_t *ctx, uint32_t device, const char *name)
+static void run(mica_context_t *ctx, uint32_t device, const char *name,
+                int graphs)
 {
     static float v[N], a[N], b[N];
     mica_engine_t *le = build(ctx, loop_yaml, device);
@@ -107,6 +111,10 @@ static void run(mica_context_t *ctx, uint32_t device, const char *name)
     memset(&d0, 0, sizeof d0);
     bench_check(ctx, mica_exec_create(le, &lx), "exec");
     bench_check(ctx, mica_exec_create(be, &bx), "exec");
+    if (graphs) {
+        bench_check(ctx, mica_exec_set_cuda_graph(lx, 1), "graphs");
+        bench_check(ctx, mica_exec_set_cuda_graph(bx, 1), "graphs");
+    }
     inputs(ctx, lx, "x", v, a, b);
     bench_check(ctx, mica_exec_set_input(lx, "n", &d0, &trips), "n");
     inputs(ctx, bx, "cur", v, a, b);
@@ -127,7 +135,13 @@ static void run(mica_context_t *ctx, uint32_t device, const char *name)
     }
     loop = 1e6 * bench_median(t_loop, REPS) / TRIPS;
     body = 1e6 * bench_median(t_body, REPS) / TRIPS;
-    printf("%-6s %16.2f %18.2f %20.2f\n", name, loop, body, loop - body);
+    printf("%-10s %16.2f %18.2f %20.2f\n", name, loop, body, loop - body);
+    if (graphs)
+        printf("%-10s (loop: %s; body: %s)\n", "",
+               mica_exec_cuda_graph_why(lx) ? mica_exec_cuda_graph_why(lx)
+                                            : "graph",
+               mica_exec_cuda_graph_why(bx) ? mica_exec_cuda_graph_why(bx)
+                                            : "graph");
     mica_exec_destroy(lx);
     mica_exec_destroy(bx);
     mica_engine_destroy(le);
@@ -139,11 +153,13 @@ int main(void)
     mica_context_t *ctx = bench_context();
     printf("loop of %d trips over 3 layers on %d float32, median of %d "
            "runs\n", TRIPS, N, REPS);
-    printf("%-6s %16s %18s %20s\n", "device", "loop us/trip",
+    printf("%-10s %16s %18s %20s\n", "device", "loop us/trip",
            "body alone us/run", "loop overhead us/trip");
-    run(ctx, MICA_DEVICE_CPU, "cpu");
-    if (mica_device_usable(MICA_DEVICE_CUDA))
-        run(ctx, MICA_DEVICE_CUDA, "cuda");
+    run(ctx, MICA_DEVICE_CPU, "cpu", 0);
+    if (mica_device_usable(MICA_DEVICE_CUDA)) {
+        run(ctx, MICA_DEVICE_CUDA, "cuda", 0);
+        run(ctx, MICA_DEVICE_CUDA, "cuda-graph", 1);
+    }
     mica_context_destroy(ctx);
     return 0;
 }

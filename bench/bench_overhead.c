@@ -3,7 +3,8 @@
  * chain of 100 Activation layers over 16 float32 elements, so that the
  * work itself is negligible.  Reports, per layer, the host time of
  * enqueue alone and of enqueue plus synchronization, on every usable
- * device.
+ * device, and on CUDA again with the enqueue replayed as a CUDA graph
+ * (mica_exec_set_cuda_graph; the warm-up runs capture it).
  */
 #include <config.h>
 
@@ -14,7 +15,8 @@
 
 enum { LAYERS = 100, REPS = 200 };
 
-static void run(mica_context_t *ctx, uint32_t device, const char *name)
+static void run(mica_context_t *ctx, uint32_t device, const char *name,
+                int graphs)
 {
     mica_dims_t d;
     float host[16];
@@ -33,6 +35,8 @@ static void run(mica_context_t *ctx, uint32_t device, const char *name)
                       MICA_FLOAT32, &d);
     e = bench_build(ctx, net, device);
     bench_check(ctx, mica_exec_create(e, &x), "exec");
+    if (graphs)
+        bench_check(ctx, mica_exec_set_cuda_graph(x, 1), "graphs");
     bench_check(ctx, mica_exec_set_input(x, "x", &d, host), "x");
     bench_check(ctx, mica_exec_upload(x), "upload");
     for (i = -20; i < REPS; i++) {
@@ -45,9 +49,12 @@ static void run(mica_context_t *ctx, uint32_t device, const char *name)
             t_all[i] = bench_now() - t0;
         }
     }
-    printf("%-6s %18.3f %22.3f\n", name,
+    printf("%-10s %18.3f %22.3f\n", name,
            1e6 * bench_median(t_enq, REPS) / LAYERS,
            1e6 * bench_median(t_all, REPS) / LAYERS);
+    if (graphs && mica_exec_cuda_graph_why(x))
+        printf("%-10s (graphs not used: %s)\n", "",
+               mica_exec_cuda_graph_why(x));
     mica_exec_destroy(x);
     mica_engine_destroy(e);
     mica_network_destroy(net);
@@ -58,11 +65,13 @@ int main(void)
     mica_context_t *ctx = bench_context();
     printf("chain of %d Activation layers over 16 float32, median of %d runs\n",
            LAYERS, REPS);
-    printf("%-6s %18s %22s\n", "device", "enqueue us/layer",
+    printf("%-10s %18s %22s\n", "device", "enqueue us/layer",
            "enqueue+sync us/layer");
-    run(ctx, MICA_DEVICE_CPU, "cpu");
-    if (mica_device_usable(MICA_DEVICE_CUDA))
-        run(ctx, MICA_DEVICE_CUDA, "cuda");
+    run(ctx, MICA_DEVICE_CPU, "cpu", 0);
+    if (mica_device_usable(MICA_DEVICE_CUDA)) {
+        run(ctx, MICA_DEVICE_CUDA, "cuda", 0);
+        run(ctx, MICA_DEVICE_CUDA, "cuda-graph", 1);
+    }
     mica_context_destroy(ctx);
     return 0;
 }

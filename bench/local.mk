@@ -101,5 +101,7 @@ bench-mica: tools/mica $(pkgmodule_LTLIBRARIES)
 	  $(abs_top_srcdir) $(abs_top_builddir)/bench-mica-out
 .PHONY: bench-mica
 EXTRA_DIST += bench/device.sh
+# CUDA graphs on the GPU, by hand (issue 14): bench/graphs_gpu.sh.
+EXTRA_DIST += bench/graphs_gpu.sh
 # The scale figures (CPU only, by hand): manifests of N layers.
 EXTRA_DIST += bench/gen_chain.sh bench/scale.sh bench/compute_sanitizer.sh

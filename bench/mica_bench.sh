@@ -33,7 +33,8 @@ go bench "$out/mlp.yaml" --device cuda --no-data-transfers --profile-layers \
     --export-profile "$out/mlp-profile.json"
 go bench "$out/mlp.yaml" --device cuda --fp16 --no-data-transfers
 go bench "$out/mlp.yaml" --device cpu --duration-s 1
-go bench "$out/mlp.yaml" --device cuda --cuda-graph   # refused until graphs
+go bench "$out/mlp.yaml" --device cuda --cuda-graph
+go bench "$out/mlp.yaml" --device cuda --no-cuda-graph
 go compare "$out/mlp.yaml" --a device=cpu --b device=cuda --atol 1e-4 \
     --rtol 1e-3 --all-layers
 go compare "$out/mlp.yaml" --a device=cpu --b device=cuda,fp16 --atol 1e-2 \

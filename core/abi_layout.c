@@ -75,6 +75,10 @@ static_assert(offsetof(mica_tensor_info_t, is_shape_output) == 128,
               "tensor info: first layout");
 static_assert(offsetof(mica_tensor_info_t, alias) == 136,
               "tensor info: alias and format appended");
+static_assert(sizeof(mica_cuda_graph_counts_t) == 56,
+              "cuda graph counts: first layout");
+static_assert(offsetof(mica_cuda_graph_counts_t, evictions) == 48,
+              "cuda graph counts: first layout");
 static_assert(offsetof(mica_host_t, log) == 8, "host v1");
 static_assert(offsetof(mica_host_t, expr_constant) == 24, "host v1");
 static_assert(offsetof(mica_host_t, status_name) == 64, "host v1");

@@ -176,6 +176,7 @@ void mica_exec_destroy(mica_exec_t *x)
         x->dev->sync(x->ctx, x->stream);
     if (x->own_stream && x->own_stream != x->stream)
         x->dev->sync(x->ctx, x->own_stream);
+    mica__graph_free(x);
     for (i = 0; x->instances && i < x->e->nb_layers; i++) {
         if (x->host && x->host_owned[i])
             release(x, x->host[i]);

@@ -42,6 +42,11 @@ struct mica_exec {
     int64_t *iter;              /* per construct: the loop's trip now */
     int32_t *branch;            /* per construct: the branch taken */
     struct mica__timing *timing; /* NULL unless timed (exec_timing.c) */
+    struct mica__graphs *graphs; /* NULL until CUDA graphs are turned on
+                                    (exec_graph.c) */
+    uint64_t shapes_gen;        /* counts the times phase 1 ran: what a
+                                   graph's key holds changes only then */
+    int32_t capturing;          /* the enqueue now is a graph's capture */
 };
 
 /* "ORIGIN: layer 'NAME' (TYPE): MESSAGE" for a failure of step s
@@ -91,6 +96,23 @@ mica_status_t mica__timing_output_room(mica_exec_t *x, int32_t i,
                                        size_t bytes);
 /* Free the timing state and the pinned host copies of outputs. */
 void mica__timing_free(mica_exec_t *x);
+
+/* ---- CUDA graphs (core/exec_graph.c) ---- */
+
+/* The program of one enqueue (phase 2): replayed as a CUDA graph when
+ * graphs are on and the inputs' key has one, captured on the second
+ * enqueue of a key, else run layer by layer (mica__flow_run). */
+mica_status_t mica__graph_enqueue(mica_exec_t *x);
+/* Forget every graph (a layer was told new shapes and may have moved
+ * memory of its own that the graphs point to). */
+void mica__graph_forget(mica_exec_t *x);
+/* Free the graphs' state. */
+void mica__graph_free(mica_exec_t *x);
+/* During a capture, after layer s was enqueued: fails, naming s, when
+ * the capture was invalidated (flow.c). */
+mica_status_t mica__graph_check(mica_exec_t *x, int32_t s);
+/* Whether timing records a marker after every layer (exec_timing.c). */
+int mica__timing_layers(const mica_exec_t *x);
 
 /* The arena at `offset`; NULL when the arena is empty (a plan of zero
  * bytes allocates none, and NULL + 0 is not a pointer). */

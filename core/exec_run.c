@@ -2,7 +2,8 @@
  * core/exec_run.c - running an execution context: its profile (chosen
  * for the inputs' shapes, or fixed), phase 1 when the inputs changed,
  * the arena for the profile's plan, then upload, enqueue (the program,
- * core/flow.c), download and sync, and the outputs read back.
+ * core/flow.c, or its CUDA graph, core/exec_graph.c), download and sync,
+ * and the outputs read back.
  */
 #include <config.h>
 
@@ -116,6 +117,8 @@ static mica_status_t use_profile(mica_exec_t *x, int32_t k)
             return mica__exec_layer_error(x, s, &err, "configure failed");
     }
     x->profile = k;
+    /* configure may have moved memory of the layers that graphs use. */
+    mica__graph_forget(x);
     return x->initialized ? MICA_OK : initialize(x);
 }
 
@@ -194,6 +197,8 @@ mica_status_t mica__exec_tell_shapes(mica_exec_t *x, int32_t from,
                                     l->nb_outputs, &err) != MICA_OK)
             return mica__exec_layer_error(x, s, &err, "shape_change failed");
         x->told_ok[s] = 1;
+        /* It may have moved memory of its own that graphs point to. */
+        mica__graph_forget(x);
     }
     return MICA_OK;
 }
@@ -255,6 +260,7 @@ mica_status_t mica_exec_infer_shapes(mica_exec_t *x)
     for (i = 0; i < e->nb_outputs; i++)
         x->out_ready[i] = 0;
     x->dirty = 0;
+    x->shapes_gen++; /* a graph's key may have changed */
     return MICA_OK;
 }
 
@@ -293,9 +299,9 @@ mica_status_t mica_exec_enqueue(mica_exec_t *x)
     if ((st = mica_exec_infer_shapes(x)) != MICA_OK)
         return st;
     if (!x->timing)
-        return mica__flow_run(x);
+        return mica__graph_enqueue(x);
     if ((st = mica__timing_stage(x, MICA__STAGE_ENQUEUE, 0)) != MICA_OK ||
-        (st = mica__flow_run(x)) != MICA_OK)
+        (st = mica__graph_enqueue(x)) != MICA_OK)
         return st;
     return mica__timing_stage(x, MICA__STAGE_ENQUEUE, 1);
 }

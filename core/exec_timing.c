@@ -125,6 +125,11 @@ mica_status_t mica__timing_stage(mica_exec_t *x, int32_t stage, int32_t end)
                                  x->stream);
 }
 
+int mica__timing_layers(const mica_exec_t *x)
+{
+    return x->timing && (x->timing->what & MICA_TIMING_LAYERS);
+}
+
 mica_status_t mica__timing_layer(mica_exec_t *x, int32_t s)
 {
     mica__timing_t *t = x->timing;

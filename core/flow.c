@@ -49,6 +49,8 @@ static mica_status_t run_layer(mica_exec_t *x, int32_t s)
                    : NULL,
             x->stream, &err) != MICA_OK)
         return mica__exec_layer_error(x, s, &err, "enqueue failed");
+    if (x->capturing && (st = mica__graph_check(x, s)) != MICA_OK)
+        return st;
     if (l->makes_sizes && (st = mica__dds_after(x, s)) != MICA_OK)
         return st;
     return x->timing ? mica__timing_layer(x, s) : MICA_OK;

@@ -20,7 +20,7 @@ libmica_la_SOURCES += \
 	core/device.c core/device_pick.c \
 	core/infer.c core/infer_layer.c core/profile.c core/shapes.c \
 	core/plan.c core/inplace.c core/dds.c core/engine.c core/exec.c \
-	core/exec_run.c core/exec_timing.c \
+	core/exec_run.c core/exec_timing.c core/exec_graph.c \
 	core/flow.c \
 	core/autotune.c core/precision.c core/rewrite.c core/fusion.c \
 	core/control.c core/control_plan.c core/control_order.c \
@@ -77,6 +77,20 @@ tests_test_threads_SOURCES = tests/test_threads.c
 tests_test_threads_LDADD = $(MICA_TEST_LIBS)
 tests_test_dynamic_SOURCES = tests/test_dynamic.c
 tests_test_dynamic_LDADD = $(MICA_TEST_LIBS)
+# CUDA graphs of an execution context (core/exec_graph.c), with a module
+# of layers that wait for the host while enqueuing (not installed).
+check_PROGRAMS += tests/test_cuda_graph
+TESTS += tests/test_cuda_graph
+tests_test_cuda_graph_SOURCES = tests/test_cuda_graph.c
+tests_test_cuda_graph_LDADD = $(MICA_TEST_LIBS) $(MICA_CUDA_LIBS)
+check_LTLIBRARIES += tests/hostwait/hostwait.la
+tests_hostwait_hostwait_la_SOURCES = tests/hostwait/hostwait.c
+tests_hostwait_hostwait_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_hostwait_hostwait_la_LIBADD = modules/common/libmicamodkit.la
+if MICA_CUDA
+tests_hostwait_hostwait_la_LIBADD += modules/common/libmicamodkit_cuda.la \
+	$(MICA_CUDA_MODULE_LIBS)
+endif
 check_PROGRAMS += tests/test_engine
 TESTS += tests/test_engine
 tests_test_engine_SOURCES = tests/test_engine.c core/format/checksum.c

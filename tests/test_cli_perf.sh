@@ -42,7 +42,7 @@ num='[-+0-9.e]*'
 run "$mica" bench --help
 is 0 "$rc" "bench --help exits 0"
 for opt in --shapes --iterations --warmup-ms --duration-s --cuda-graph \
-           --no-data-transfers --profile-layers --export-times \
+           --no-cuda-graph --no-data-transfers --profile-layers --export-times \
            --export-profile --device --prefer --fp16 --module-path --seed; do
     has "$tmp/out" "^ *.*$opt" "bench --help: $opt"
 done
@@ -55,7 +55,7 @@ is 0 "$rc" "bench hello.yaml exits 0"
 [ "$rc" -eq 0 ] || sed 's/^/#     | /' "$tmp/err"
 has "$tmp/out" '^=== Benchmark: .*hello.yaml (hello) ===$' "bench: a title"
 has "$tmp/out" '^Device: cpu$' "bench: the device"
-has "$tmp/out" '^CUDA graphs: off (not available in this build)$' \
+has "$tmp/out" '^CUDA graphs: off (the engine runs on the CPU)$' \
     "bench: says CUDA graphs are off, and why"
 has "$tmp/out" '^Data transfers: on (' "bench: says transfers are on"
 has "$tmp/out" '^Warmup completed 0 queries over .* ms$' "bench: the warmup"
@@ -137,6 +137,9 @@ run "$mica" bench "$hello" $quick --cuda-graph
 is 1 "$rc" "bench --cuda-graph on the cpu: exits 1, not ignored"
 has "$tmp/err" '^mica: --cuda-graph: CUDA graphs are for the cuda device' \
     "  and says why"
+run "$mica" bench "$hello" $quick --cuda-graph --no-cuda-graph
+is 0 "$rc" "bench --cuda-graph --no-cuda-graph: the last wins"
+has "$tmp/out" '^CUDA graphs: off (--no-cuda-graph)$' "  and says so"
 run "$mica" bench "$dynamic/batch.yaml" $quick --shapes x:5x4
 is 0 "$rc" "bench --shapes on a runtime dimension exits 0"
 has "$tmp/out" "^input 'x': random float32 \[5, 4\], seed 1$" \

@@ -24,7 +24,8 @@ typedef struct bench {
     long iterations;
     double warmup_ms;
     double duration_s;
-    int cuda_graph, no_transfers, profile_layers, verbose;
+    int cuda_graph;          /* 1: --cuda-graph, -1: --no-cuda-graph */
+    int no_transfers, profile_layers, verbose;
     const char *export_times, *export_profile;
 } bench_t;
 

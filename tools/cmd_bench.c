@@ -10,7 +10,9 @@
  * H2D copies, the layers and the D2H copies.  Inputs live in host memory
  * the device copies from directly (pinned on CUDA), and so do the
  * context's outputs while it is timed.  A first run, untimed, configures
- * and initializes every layer; then warmup queries for --warmup-ms, then
+ * and initializes every layer; with CUDA graphs (the default on cuda), a
+ * second captures the graph of the enqueue; then warmup queries for
+ * --warmup-ms, then
  * timed queries until both --iterations and --duration-s are reached.
  * The report is bench_report.c's.
  */
@@ -31,7 +33,8 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: mica bench MANIFEST|ENGINE|MODEL.onnx [--shapes NAME:AxB,...]\n"
         "                  [--iterations N] [--warmup-ms MS] [--duration-s S]\n"
-        "                  [--cuda-graph] [--no-data-transfers] [--profile-layers]\n"
+        "                  [--cuda-graph|--no-cuda-graph] [--no-data-transfers]\n"
+        "                  [--profile-layers]\n"
         "                  [--export-times FILE.json] [--export-profile FILE.json]\n"
         "                  [--input NAME=FILE.npy|NAME=random]... [--seed N]\n"
         "                  [--device auto|cpu|cuda] [--profile K] [--prefer T=I]...\n"
@@ -47,8 +50,10 @@ static void usage(FILE *f)
         "  --iterations N          run at least N timed queries (default 10)\n"
         "  --warmup-ms MS          warm up for MS milliseconds first (default 200)\n"
         "  --duration-s S          time queries for at least S seconds (default 3)\n"
-        "  --cuda-graph            replay the layers as a CUDA graph (not in this\n"
-        "                          build yet: refused, not ignored)\n"
+        "  --cuda-graph            replay the layers as a CUDA graph (the default\n"
+        "                          on cuda where the network allows it; refused\n"
+        "                          on the cpu)\n"
+        "  --no-cuda-graph         enqueue layer by layer\n"
         "  --no-data-transfers     time the layers alone: inputs uploaded once,\n"
         "                          outputs never downloaded\n"
         "  --profile-layers        a per-layer table: name, type, implementation,\n"
@@ -129,6 +134,8 @@ static int parse(bench_t *b, int argc, char **argv, int *help)
                 return CLI_USAGE;
         } else if (!strcmp(a, "--cuda-graph")) {
             b->cuda_graph = 1;
+        } else if (!strcmp(a, "--no-cuda-graph")) {
+            b->cuda_graph = -1;
         } else if (!strcmp(a, "--no-data-transfers")) {
             b->no_transfers = 1;
         } else if (!strcmp(a, "--profile-layers")) {
@@ -186,26 +193,36 @@ static int parse(bench_t *b, int argc, char **argv, int *help)
 }
 
 /*
- * --cuda-graph: replay the context's enqueue as a CUDA graph (issue 14,
- * point 4).  The executor has no mica_exec_set_cuda_graph() yet, so the
- * option is refused rather than ignored.  Wiring it: on a CUDA engine,
- * call mica_exec_set_cuda_graph(exec, 1) here and return CLI_OK; *why
- * stays NULL when graphs are on, else says why they are off.
+ * CUDA graphs (mica_exec_set_cuda_graph): on by default for an engine on
+ * a device that has them, since what cannot be captured runs layer by
+ * layer with a reason; --cuda-graph asks for them (on a device without
+ * them, an error rather than ignored), --no-cuda-graph turns them off
+ * (b->cuda_graph 1 and -1; the last given wins).
  */
-static int use_cuda_graph(const bench_t *b, mica_engine_t *engine,
-                          mica_exec_t *exec, const char **why)
+static int use_cuda_graph(const bench_t *b, mica_context_t *ctx,
+                          mica_engine_t *engine, mica_exec_t *exec)
 {
-    (void)exec;
-    *why = "not available in this build";
-    if (!b->cuda_graph)
+    if (b->cuda_graph < 0)
         return CLI_OK;
-    if (mica_engine_device(engine) != MICA_DEVICE_CUDA)
+    if (mica_engine_device(engine) != MICA_DEVICE_CUDA) {
+        if (!b->cuda_graph)
+            return CLI_OK;
         return cli_error("--cuda-graph: CUDA graphs are for the cuda device; "
                          "this engine runs on %s",
                          cli_device_name(mica_engine_device(engine)));
-    return cli_error("--cuda-graph: CUDA graphs are not available in this "
-                     "build (the executor has no mica_exec_set_cuda_graph "
-                     "yet); run without --cuda-graph");
+    }
+    if (mica_exec_set_cuda_graph(exec, 1) != MICA_OK)
+        return cli_error("%s", mica_context_error(ctx));
+    return CLI_OK;
+}
+
+/* Whether graphs are used, after the untimed runs: NULL if so, else why
+ * not. */
+static const char *graph_state(const bench_t *b, mica_exec_t *exec)
+{
+    if (b->cuda_graph < 0)
+        return "--no-cuda-graph";
+    return mica_exec_cuda_graph_why(exec);
 }
 
 /* Copies of the inputs in host memory the device copies from directly. */
@@ -311,15 +328,21 @@ int cmd_bench(int argc, char **argv)
         rc = cli_error("%s", mica_context_error(ctx));
         goto out;
     }
-    if ((rc = use_cuda_graph(&b, engine, exec, &graph_why)) != CLI_OK)
+    if ((rc = use_cuda_graph(&b, ctx, engine, exec)) != CLI_OK)
         goto out;
     /* The first run configures and initializes, and with timing on
-     * already, gives the outputs their pinned host copies: not timed. */
-    if ((st = mica_exec_set_timing(exec, MICA_TIMING_STAGES)) != MICA_OK ||
-        (st = mica_exec_run(exec)) != MICA_OK) {
+     * already, gives the outputs their pinned host copies: not timed.
+     * With graphs, a second captures the graph (or finds why not). */
+    if ((st = mica_exec_set_timing(exec, MICA_TIMING_STAGES |
+                                   (b.profile_layers ? MICA_TIMING_LAYERS
+                                                     : 0))) != MICA_OK ||
+        (st = mica_exec_run(exec)) != MICA_OK ||
+        (b.cuda_graph >= 0 && mica_engine_device(engine) == MICA_DEVICE_CUDA &&
+         (st = mica_exec_run(exec)) != MICA_OK)) {
         rc = cli_error("%s", mica_context_error(ctx));
         goto out;
     }
+    graph_why = graph_state(&b, exec);
     print_setup(&b, &src, engine, graph_why);
     fflush(stdout);
     if ((rc = bench_measure(&b, ctx, exec, &r, &l, &qs)) != CLI_OK)

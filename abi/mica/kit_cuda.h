@@ -39,7 +39,11 @@ extern "C" {
  * mica_status_t and has the call's error slot in scope as `err`.  On
  * failure the slot reads "cudaMemsetAsync(p, 0, n, s) failed: invalid
  * argument (foo_cuda.cu:42)" and the function returns MICA_ERR_DEVICE.
- * After a launch, check cudaGetLastError().
+ * After a launch, check cudaGetLastError().  The failure, reported, is
+ * also taken off the runtime's last error, so that the next launch's
+ * check does not report it again: a call that fails only because the
+ * stream is being captured into a CUDA graph (a wait for the host) must
+ * not fail the enqueue that runs layer by layer instead.
  */
 #define MICA_KIT_CUDA_CHECK(call)                                           \
     do {                                                                    \
@@ -48,6 +52,7 @@ extern "C" {
             mica_kit_host->set_error(err, "%s failed: %s (%s:%d)", #call,   \
                                      cudaGetErrorString(mica_kit_e_),       \
                                      __FILE__, __LINE__);                   \
+            (void)cudaGetLastError();                                       \
             return MICA_ERR_DEVICE;                                         \
         }                                                                   \
     } while (0)

@@ -747,6 +747,74 @@ MICA_EXPORT mica_status_t mica_exec_layer_times(mica_exec_t *exec,
                                                 double *ms, int32_t *runs,
                                                 int32_t nb);
 
+/* ---------------------------------------------------------------------
+ * CUDA graphs of a context's enqueue.  Off by default; `mica bench`
+ * turns them on where they are valid.
+ * ------------------------------------------------------------------- */
+
+/*
+ * Replay each enqueue as a CUDA graph (on != 0) or run it layer by layer
+ * (0, the default).  With graphs on, the first enqueue for a key runs
+ * layer by layer (modules load libraries and allocate then), the second
+ * is captured into a graph and launched, and later ones launch the graph:
+ * one launch instead of one per layer.  The key is everything the layers'
+ * launches depend on: the profile, the inputs' dims and shape-tensor
+ * values, the bound pointers and the arena, so a new shape or binding
+ * captures a graph of its own; the context keeps the 8 used last.  A
+ * layer configured for another profile, or told new shapes through its
+ * shape_change hook, may move memory of its own, so all graphs are
+ * captured again after either.  A layer must not move memory its
+ * launches use otherwise (as TensorRT requires of plugins in graphs).
+ *
+ * What cannot run as a graph runs layer by layer, with the reason given
+ * by mica_exec_cuda_graph_why: loops and conditionals (their trip counts,
+ * predicates and conditions are read on the host), data-dependent output
+ * sizes (read back on the host), per-layer timing (MICA_TIMING_LAYERS),
+ * and a layer whose enqueue cannot be captured (it waits for the host or
+ * allocates memory): that key then keeps running layer by layer.  A
+ * capture never gives a wrong result: it fails, and that enqueue runs as
+ * without graphs.  Work a layer's enqueue does on the host (reading
+ * values, checks) happens at the capture only: replays repeat the device
+ * work alone (as TensorRT requires of plugins in graphs).
+ *
+ * MICA_ERR_INVALID, and nothing changes, when on != 0 for an engine on a
+ * device without graphs (the CPU); 0 is accepted on any device.  Turning
+ * graphs off frees every graph.
+ */
+MICA_EXPORT mica_status_t mica_exec_set_cuda_graph(mica_exec_t *exec,
+                                                   int32_t on);
+
+/*
+ * NULL while the context's enqueues use CUDA graphs; otherwise one line
+ * saying why not: "CUDA graphs are off" (not turned on), "the engine
+ * runs on the CPU", "the network has a while loop (layer 'w'): its
+ * predicate is read on the host every trip", "per-layer timing is on",
+ * "layer 'y' (Scatter) could not be captured: ...", and so on.  A reason
+ * of the last enqueue's key (its capture failed) appears after that
+ * enqueue.  Valid until the next call on the context.
+ */
+MICA_EXPORT const char *mica_exec_cuda_graph_why(const mica_exec_t *exec);
+
+/* What the context's graphs did since they were turned on. */
+typedef struct mica_cuda_graph_counts {
+    uint32_t struct_size;   /* sizeof(mica_cuda_graph_counts_t) */
+    int32_t cached;         /* graphs held now (at most 8) */
+    int64_t captures;       /* graphs captured */
+    int64_t replays;        /* enqueues that launched a graph */
+    int64_t warmups;        /* first enqueues of a key, layer by layer */
+    int64_t fallbacks;      /* other enqueues layer by layer, graphs on */
+    int64_t failures;       /* captures or launches that failed (that key
+                               falls back) */
+    int64_t evictions;      /* graphs dropped for a newer key */
+} mica_cuda_graph_counts_t;
+
+/*
+ * The counts, written as far as counts->struct_size says (set it first);
+ * all zero while graphs were never turned on.
+ */
+MICA_EXPORT mica_status_t mica_exec_cuda_graph_counts(
+    const mica_exec_t *exec, mica_cuda_graph_counts_t *counts);
+
 /*
  * Host memory for an engine's inputs that its device copies from
  * directly (pinned on CUDA, plain on the CPU); free it with

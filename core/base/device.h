@@ -57,6 +57,23 @@ typedef struct mica__device {
     mica_status_t (*host_alloc)(mica_context_t *ctx, size_t bytes,
                                 void **out);
     void (*host_free)(void *p);
+    /* CUDA graphs of an execution context's enqueue (core/exec_graph.c);
+     * NULL on a device without them (the CPU).  capture_begin starts
+     * capturing the work queued on `stream` by this thread (other
+     * threads are not affected); capture_end always ends it and, when
+     * everything queued was captured, gives an instantiated graph in
+     * *graph (else fails with the reason and leaves no error pending on
+     * the device).  capture_ok: 1 while the capture on `stream` is still
+     * valid, 0 once something queued (a host wait, an allocation)
+     * invalidated it.  graph_launch queues a graph on a stream;
+     * graph_destroy frees one (one still running is freed when done). */
+    mica_status_t (*capture_begin)(mica_context_t *ctx, void *stream);
+    mica_status_t (*capture_end)(mica_context_t *ctx, void *stream,
+                                 void **graph);
+    int32_t (*capture_ok)(void *stream);
+    mica_status_t (*graph_launch)(mica_context_t *ctx, void *graph,
+                                  void *stream);
+    void (*graph_destroy)(void *graph);
 } mica__device_t;
 
 /* What libmica lends a device built as a shared object. */

@@ -1,6 +1,7 @@
 /*
  * core/cuda/device.c - the CUDA device: a device arena allocated once per
- * execution context, one stream per context, asynchronous copies.
+ * execution context, one stream per context, asynchronous copies, and
+ * CUDA graphs of a context's enqueue.
  *
  * Built as a shared object of its own (mica_device_cuda.so in
  * $(pkglibdir)), which libmica opens the first time a CUDA device is
@@ -138,6 +139,71 @@ static void cuda_host_free(void *p)
     cudaFreeHost(p);
 }
 
+/*
+ * CUDA graphs (core/exec_graph.c).  Capture is thread-local: a call of
+ * this thread that cannot be captured (a host wait, cudaMalloc) fails and
+ * invalidates the capture, so that no graph misses work; other threads,
+ * other contexts' enqueues and allocations included, are not affected,
+ * as they would be with the global mode.  The relaxed mode would let an
+ * allocation made while enqueuing slip by unrecorded.
+ */
+static mica_status_t cuda_capture_begin(mica_context_t *ctx, void *stream)
+{
+    CUDA_TRY(ctx, cudaStreamBeginCapture((cudaStream_t)stream,
+                                         cudaStreamCaptureModeThreadLocal));
+    return MICA_OK;
+}
+
+static mica_status_t cuda_capture_end(mica_context_t *ctx, void *stream,
+                                      void **graph)
+{
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t x = NULL;
+    cudaError_t e = cudaStreamEndCapture((cudaStream_t)stream, &g);
+    const char *call = "cudaStreamEndCapture";
+
+    *graph = NULL;
+    if (e == cudaSuccess && g) {
+        call = "cudaGraphInstantiate";
+        e = cudaGraphInstantiate(&x, g, 0);
+    } else if (e == cudaSuccess) {
+        e = cudaErrorStreamCaptureInvalidated;
+    }
+    if (g)
+        cudaGraphDestroy(g);
+    /* Capture errors are not sticky: clear the one pending, so that the
+     * next launch's cudaGetLastError() does not report it. */
+    (void)cudaGetLastError();
+    if (e != cudaSuccess)
+        return host->fail(ctx, MICA_ERR_DEVICE, "%s failed: %s", call,
+                          cudaGetErrorString(e));
+    *graph = x;
+    return MICA_OK;
+}
+
+static int32_t cuda_capture_ok(void *stream)
+{
+    enum cudaStreamCaptureStatus c = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing((cudaStream_t)stream, &c) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return c == cudaStreamCaptureStatusActive;
+}
+
+static mica_status_t cuda_graph_launch(mica_context_t *ctx, void *graph,
+                                       void *stream)
+{
+    CUDA_TRY(ctx, cudaGraphLaunch((cudaGraphExec_t)graph,
+                                  (cudaStream_t)stream));
+    return MICA_OK;
+}
+
+static void cuda_graph_destroy(void *graph)
+{
+    cudaGraphExecDestroy((cudaGraphExec_t)graph);
+}
+
 static const mica__device_t cuda_device = {
     .struct_size = sizeof(mica__device_t),
     .build = PACKAGE_VERSION,
@@ -155,6 +221,11 @@ static const mica__device_t cuda_device = {
     .marker_elapsed = cuda_marker_elapsed,
     .host_alloc = cuda_host_alloc,
     .host_free = cuda_host_free,
+    .capture_begin = cuda_capture_begin,
+    .capture_end = cuda_capture_end,
+    .capture_ok = cuda_capture_ok,
+    .graph_launch = cuda_graph_launch,
+    .graph_destroy = cuda_graph_destroy,
 };
 
 /* The one exported symbol: libmica calls it once, on first use. */

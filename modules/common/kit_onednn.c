@@ -7,6 +7,7 @@
 
 #include "kit_onednn.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -369,6 +370,51 @@ void mica__dnnl_run_free(mica__dnnl_run_t *run)
     free(run->dst32);
     free(run->w32);
     memset(run, 0, sizeof *run);
+}
+
+struct mica__dnnl_cache {
+    mica__dnnl_run_t run;
+    int made;
+    size_t key_size;
+    unsigned char key[]; /* key_size bytes: what the runner was made for */
+};
+
+mica_status_t mica__dnnl_cached(mica__dnnl_cache_t **cache, const void *key,
+                                size_t key_size, mica__dnnl_make_fn *make,
+                                const void *problem, mica__dnnl_run_t **run,
+                                mica_error_t *err)
+{
+    mica__dnnl_cache_t *c = *cache;
+    mica_status_t st;
+
+    if (!c) {
+        if ((st = mica__dnnl_open(err)) != MICA_OK)
+            return st;
+        if (!(c = *cache = calloc(1, sizeof *c + key_size)))
+            return MICA_KIT_FAIL(err, "out of host memory");
+        c->key_size = key_size;
+    }
+    assert(c->key_size == key_size);
+    if (c->made && memcmp(c->key, key, key_size) != 0) {
+        mica__dnnl_run_free(&c->run);
+        c->made = 0;
+    }
+    if (!c->made) {
+        if ((st = make(&c->run, problem, err)) != MICA_OK)
+            return st;
+        c->made = 1;
+        memcpy(c->key, key, key_size);
+    }
+    *run = &c->run;
+    return MICA_OK;
+}
+
+void mica__dnnl_cache_free(mica__dnnl_cache_t *c)
+{
+    if (!c)
+        return;
+    mica__dnnl_run_free(&c->run);
+    free(c);
 }
 
 const float *mica__dnnl_floats(const mica_weights_t *w, float **owned)

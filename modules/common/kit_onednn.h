@@ -153,6 +153,38 @@ MICA_KIT_API mica_status_t mica__dnnl_run_exec2(mica__dnnl_run_t *run,
 MICA_KIT_API void mica__dnnl_run_free(mica__dnnl_run_t *run);
 
 /*
+ * A layer's runner kept for the last shape it ran: the onednn state of an
+ * instance (its layer holds a pointer, NULL until the first run).
+ */
+typedef struct mica__dnnl_cache mica__dnnl_cache_t;
+
+/* Make `run` for `problem` (a module's own type), as mica__dnnl_run_make
+ * does: on failure the run is left freed. */
+typedef mica_status_t mica__dnnl_make_fn(mica__dnnl_run_t *run,
+                                         const void *problem,
+                                         mica_error_t *err);
+
+/*
+ * The runner of *cache for `key` (key_size bytes, what decides the
+ * primitive; the same size at every call on a cache) into *run: at the
+ * first call oneDNN is opened and *cache allocated; `make` (given
+ * `problem`) makes the runner when none is made yet, or again when `key`
+ * differs from the one it was made for.  Then the caller runs it
+ * (mica__dnnl_run_exec or _exec2).  A failed make leaves none made: the
+ * next call tries again.
+ */
+MICA_KIT_API mica_status_t mica__dnnl_cached(mica__dnnl_cache_t **cache,
+                                             const void *key,
+                                             size_t key_size,
+                                             mica__dnnl_make_fn *make,
+                                             const void *problem,
+                                             mica__dnnl_run_t **run,
+                                             mica_error_t *err);
+
+/* Release a cache and its runner (NULL: nothing). */
+MICA_KIT_API void mica__dnnl_cache_free(mica__dnnl_cache_t *cache);
+
+/*
  * Weights as float32: `w` itself when it is float32, else a malloc'd
  * converted copy in *owned (free it); NULL if memory runs out.
  */

@@ -22,10 +22,12 @@ modules_common_libmica_kit_la_LDFLAGS = -static
 modules_common_libmica_kit_la_LIBADD = modules/common/libmicamodkit.la
 
 # The CNN helpers (not installed): the sliding window of Convolution,
-# Deconvolution and Pooling; with oneDNN, its engine, streams and errors.
+# Deconvolution and Pooling; the layer glue of the CNN modules; with
+# oneDNN, its engine, streams and errors.
 noinst_LTLIBRARIES += modules/common/libmicamodkit_nn.la
 modules_common_libmicamodkit_nn_la_SOURCES = modules/common/kit_window.c \
-	modules/common/kit_window.h
+	modules/common/kit_window.h modules/common/kit_nn.c \
+	modules/common/kit_nn.h modules/common/kit_nn_cuda.h
 modules_common_libmicamodkit_nn_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	$(MICA_ONEDNN_CPPFLAGS)
 if MICA_ONEDNN

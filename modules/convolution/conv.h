@@ -58,8 +58,8 @@ void mica__conv_reference(const mica__conv_problem_t *pb, const void *x,
 /* ---- oneDNN (conv_onednn.c) ------------------------------------------- */
 
 /* The oneDNN state of one layer instance: primitives for the last shape
- * seen, the weights in oneDNN's layout. */
-typedef struct mica__conv_dnnl mica__conv_dnnl_t;
+ * seen, the weights in oneDNN's layout (kit_onednn.h's cache). */
+typedef struct mica__dnnl_cache mica__conv_dnnl_t;
 
 mica_status_t mica__conv_dnnl_run(mica__conv_dnnl_t **state,
                                   const mica__conv_problem_t *pb,

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "mica/kit_cuda.h"
+#include "kit_nn_cuda.h"
 #include "conv.h"
 
 namespace {
@@ -32,14 +33,6 @@ struct conv_args {
     int64_t in[3], out[3], k[3], stride[3], dil[3], pre[3];
     int deconv, has_bias, nhwc;
 };
-
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
-__device__ __forceinline__ void put(float *p, float v) { *p = v; }
-__device__ __forceinline__ void put(__half *p, float v)
-{
-    *p = __float2half_rn(v);
-}
 
 template <typename T>
 __global__ void conv_kernel(conv_args a, const T *__restrict__ x,
@@ -76,7 +69,7 @@ __global__ void conv_kernel(conv_args a, const T *__restrict__ x,
         }
         n = r;
         g = o / mpg;
-        acc = a.has_bias ? to_f(bias[o]) : 0.0f;
+        acc = a.has_bias ? mica__to_f(bias[o]) : 0.0f;
         for (c = 0; c < cpg; c++) {
             /* conv: channel g*cpg + c, weights [o, c, ...];
              * deconv: channel g*cpg + c, weights [g*cpg + c, o', ...]
@@ -123,15 +116,17 @@ __global__ void conv_kernel(conv_args a, const T *__restrict__ x,
                         }
                         if (p2 < 0 || p2 >= a.in[2])
                             continue;
-                        acc += to_f(xc[((p0 * a.in[1] + p1) * a.in[2] +
-                                        p2) * xss]) *
-                               to_f(wc[((kd * a.k[1] + kh) * a.k[2] + kw) *
-                                       wks]);
+                        acc += mica__to_f(
+                                   xc[((p0 * a.in[1] + p1) * a.in[2] + p2) *
+                                      xss]) *
+                               mica__to_f(
+                                   wc[((kd * a.k[1] + kh) * a.k[2] + kw) *
+                                      wks]);
                     }
                 }
             }
         }
-        put(&y[i], acc);
+        mica__put_f(&y[i], acc);
     }
 }
 
@@ -152,7 +147,7 @@ __global__ void fill_kernel(T *__restrict__ p, int64_t n)
     const int64_t step = (int64_t)gridDim.x * blockDim.x;
 
     for (; i < n; i += step)
-        put(&p[i], noise(i));
+        mica__put_f(&p[i], noise(i));
 }
 
 } // namespace

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "mica/kit_cuda.h"
-#include "mica/kit_half.h"
+#include "kit_nn.h"
 #include "conv.h"
 
 /* The most workspace a heuristic choice may want (at opt shapes). */
@@ -212,11 +212,7 @@ static void *host_weights(const mica_weights_t *w, mica_dtype_t dtype,
             for (k = 0; k < kvol; k++) {
                 int64_t from = (i * b + j) * kvol + k;
                 int64_t to = nhwc ? (i * kvol + k) * b + j : from;
-                float v = mica__conv_weight(w, from);
-                if (dtype == MICA_FLOAT16)
-                    ((uint16_t *)h)[to] = mica_kit_float_to_half(v);
-                else
-                    ((float *)h)[to] = v;
+                mica__nn_put(h, dtype, to, mica__conv_weight(w, from));
             }
     return h;
 }

@@ -11,27 +11,12 @@
 #include <string.h>
 
 #include "conv_layer.h"
+#include "kit_nn.h"
 #ifdef MICA_HAVE_ONEDNN
 #include "kit_onednn.h"
 #endif
 
 /* ---- shapes ------------------------------------------------------------- */
-
-static mica_status_t conv_output_dtypes(const mica_layer_t *layer,
-                                        const mica_dtype_t *in, int32_t nb_in,
-                                        mica_dtype_t *out, int32_t nb_out,
-                                        mica_error_t *err)
-{
-    (void)layer;
-    if (nb_in != 1 || nb_out != 1)
-        return MICA_KIT_FAIL(err, "takes 1 input and has 1 output, got %d "
-                             "and %d", (int)nb_in, (int)nb_out);
-    if (in[0] != MICA_FLOAT32 && in[0] != MICA_FLOAT16)
-        return MICA_KIT_FAIL(err, "takes float32 or float16 input, got %s",
-                             mica_kit_host->dtype_name(in[0]));
-    out[0] = in[0];
-    return MICA_OK;
-}
 
 static mica_status_t conv_output_dims(const mica_layer_t *layer,
                                       int32_t index,
@@ -104,7 +89,7 @@ static MICA_KIT_ENQUEUE(conv_enqueue_ref)
 
 #define CONV_OPS(enqueue_, formats_, ...)                                   \
     MICA_KIT_OPS(enqueue_, .nb_outputs = mica_kit_one_output,               \
-                 .output_dtypes = conv_output_dtypes,                       \
+                 .output_dtypes = mica__nn_float_dtypes,                       \
                  .output_dims = conv_output_dims,                           \
                  .supports_format = (formats_), __VA_ARGS__)
 

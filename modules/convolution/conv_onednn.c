@@ -21,12 +21,6 @@
 #include "conv.h"
 #include "kit_onednn.h"
 
-struct mica__conv_dnnl {
-    mica__dnnl_run_t run;
-    int64_t n, c, in[3];  /* the shape the primitive was made for */
-    int made;
-};
-
 /* Spatial values of a window array v, nd of them, minus `minus`. */
 static void spatial(const mica__conv_problem_t *pb, const int64_t *v,
                     int64_t minus, dnnl_dims_t out)
@@ -80,10 +74,11 @@ fail:
     return st;
 }
 
-/* Make the primitive for problem pb. */
-static mica_status_t make(mica__conv_dnnl_t *s, const mica__conv_problem_t *pb,
+/* Make the runner for problem `problem` (a mica__conv_problem_t). */
+static mica_status_t make(mica__dnnl_run_t *run, const void *problem,
                           mica_error_t *err)
 {
+    const mica__conv_problem_t *pb = problem;
     const mica__conv_params_t *p = pb->p;
     const mica__window_t *w = &p->win;
     dnnl_dims_t xd, yd, wd, bd;
@@ -141,13 +136,9 @@ static mica_status_t make(mica__conv_dnnl_t *s, const mica__conv_problem_t *pb,
         st = MICA_KIT_FAIL(err, "out of host memory");
         goto fail;
     }
-    st = mica__dnnl_run_make(&s->run, pd, &x_plain, &y_plain, &w_plain, wf,
-                             bf, pb->m, err);
+    st = mica__dnnl_run_make(run, pd, &x_plain, &y_plain, &w_plain, wf, bf,
+                             pb->m, err);
     pd = NULL; /* consumed */
-    s->made = st == MICA_OK;
-    s->n = pb->n;
-    s->c = pb->c;
-    memcpy(s->in, pb->in, sizeof s->in);
 fail:
     if (pd)
         mica__dnnl.pd_destroy(pd);
@@ -160,34 +151,22 @@ mica_status_t mica__conv_dnnl_run(mica__conv_dnnl_t **state,
                                   const mica__conv_problem_t *pb,
                                   const void *x, void *y, mica_error_t *err)
 {
-    mica__conv_dnnl_t *s = *state;
+    /* the shape the primitive is made for */
+    int64_t key[5] = {pb->n, pb->c, pb->in[0], pb->in[1], pb->in[2]};
+    mica__dnnl_run_t *run;
     mica_status_t st;
 
     if (pb->c == 0) { /* nothing to convolve: the bias */
         mica__conv_reference(pb, x, y);
         return MICA_OK;
     }
-    if (!s) {
-        if ((st = mica__dnnl_open(err)) != MICA_OK)
-            return st;
-        if (!(s = *state = calloc(1, sizeof *s)))
-            return MICA_KIT_FAIL(err, "out of host memory");
-    }
-    if (s->made && (s->n != pb->n || s->c != pb->c ||
-                    memcmp(s->in, pb->in, sizeof s->in) != 0)) {
-        mica__dnnl_run_free(&s->run);
-        s->made = 0;
-    }
-    if (!s->made && (st = make(s, pb, err)) != MICA_OK)
+    if ((st = mica__dnnl_cached(state, key, sizeof key, make, pb, &run,
+                                err)) != MICA_OK)
         return st;
-    return mica__dnnl_run_exec(&s->run, pb->dtype, x, y, err);
+    return mica__dnnl_run_exec(run, pb->dtype, x, y, err);
 }
 
 void mica__conv_dnnl_free(mica__conv_dnnl_t *s)
 {
-    if (!s)
-        return;
-    if (s->made)
-        mica__dnnl_run_free(&s->run);
-    free(s);
+    mica__dnnl_cache_free(s);
 }

@@ -17,29 +17,12 @@
 
 #include <string.h>
 
-#include "mica/kit_half.h"
 #include "conv.h"
+#include "kit_nn.h"
 
 float mica__conv_weight(const mica_weights_t *w, int64_t i)
 {
-    if (w->dtype == MICA_FLOAT16)
-        return mica_kit_half_to_float(((const uint16_t *)w->values)[i]);
-    return ((const float *)w->values)[i];
-}
-
-static double get(const void *p, mica_dtype_t t, int64_t i)
-{
-    if (t == MICA_FLOAT16)
-        return mica_kit_half_to_float(((const uint16_t *)p)[i]);
-    return ((const float *)p)[i];
-}
-
-static void put(void *p, mica_dtype_t t, int64_t i, double v)
-{
-    if (t == MICA_FLOAT16)
-        ((uint16_t *)p)[i] = mica_kit_float_to_half((float)v);
-    else
-        ((float *)p)[i] = (float)v;
+    return (float)mica__nn_get(w->values, w->dtype, i);
 }
 
 void mica__conv_problem(const mica__conv_params_t *p, mica_dtype_t dtype,
@@ -93,7 +76,7 @@ static double conv_at(const mica__conv_problem_t *pb, const void *x,
                          in_pos[1] * pb->in[2] + in_pos[2];
                     wi = ((o * cpg + c) * w->k[0] + a[0]) * w->k[1] * w->k[2] +
                          a[1] * w->k[2] + a[2];
-                    acc += get(x, pb->dtype, xi) *
+                    acc += mica__nn_get(x, pb->dtype, xi) *
                            (double)mica__conv_weight(p->kernel, wi);
                 }
     return acc;
@@ -131,7 +114,7 @@ static double deconv_at(const mica__conv_problem_t *pb, const void *x,
                     wi = ((c * mpg + (o - g * mpg)) * w->k[0] + a[0]) *
                              w->k[1] * w->k[2] +
                          a[1] * w->k[2] + a[2];
-                    acc += get(x, pb->dtype, xi) *
+                    acc += mica__nn_get(x, pb->dtype, xi) *
                            (double)mica__conv_weight(p->kernel, wi);
                 }
     return acc;
@@ -147,7 +130,7 @@ void mica__conv_reference(const mica__conv_problem_t *pb, const void *x,
             for (z[0] = 0; z[0] < pb->out[0]; z[0]++)
                 for (z[1] = 0; z[1] < pb->out[1]; z[1]++)
                     for (z[2] = 0; z[2] < pb->out[2]; z[2]++)
-                        put(y, pb->dtype, i++,
-                            pb->p->deconv ? deconv_at(pb, x, n, o, z)
-                                          : conv_at(pb, x, n, o, z));
+                        mica__nn_put(y, pb->dtype, i++,
+                                     pb->p->deconv ? deconv_at(pb, x, n, o, z)
+                                                   : conv_at(pb, x, n, o, z));
 }

@@ -124,56 +124,37 @@ static const mica_field_schema_t deconv_fields[] = {
     MICA_KIT_CREATOR(type_, impl_, dev_, prio_, MICA_ROLE_NONE, fields_,    \
                      MICA_KIT_COUNT(fields_), mica__conv_create, &(info_))
 
-static const mica__conv_impl_t conv_ref = {&mica__conv_ops_ref, 0,
-                                           MICA__CONV_REFERENCE};
-static const mica__conv_impl_t deconv_ref = {&mica__conv_ops_ref, 1,
-                                             MICA__CONV_REFERENCE};
-static const mica_layer_creator_t creator_conv_ref = CREATOR(
-    "Convolution", "reference", MICA_DEVICE_CPU, 0, conv_fields, conv_ref);
-static const mica_layer_creator_t creator_deconv_ref =
-    CREATOR("Deconvolution", "reference", MICA_DEVICE_CPU, 0, deconv_fields,
-            deconv_ref);
+/* One implementation of both types: the creators creator_conv_<id_> and
+ * creator_deconv_<id_>, whose user_data name `ops_` and `kind_`. */
+#define IMPL(id_, ops_, kind_, impl_, dev_, prio_)                          \
+    static const mica__conv_impl_t conv_##id_ = {&(ops_), 0, (kind_)};      \
+    static const mica__conv_impl_t deconv_##id_ = {&(ops_), 1, (kind_)};    \
+    static const mica_layer_creator_t creator_conv_##id_ = CREATOR(         \
+        "Convolution", impl_, dev_, prio_, conv_fields, conv_##id_);        \
+    static const mica_layer_creator_t creator_deconv_##id_ = CREATOR(       \
+        "Deconvolution", impl_, dev_, prio_, deconv_fields, deconv_##id_)
+
+IMPL(ref, mica__conv_ops_ref, MICA__CONV_REFERENCE, "reference",
+     MICA_DEVICE_CPU, 0);
 
 #ifdef MICA_HAVE_ONEDNN
-static const mica__conv_impl_t conv_dnnl = {&mica__conv_ops_dnnl, 0,
-                                            MICA__CONV_ONEDNN};
-static const mica__conv_impl_t deconv_dnnl = {&mica__conv_ops_dnnl, 1,
-                                              MICA__CONV_ONEDNN};
-static const mica_layer_creator_t creator_conv_dnnl = CREATOR(
-    "Convolution", "onednn", MICA_DEVICE_CPU, 5, conv_fields, conv_dnnl);
-static const mica_layer_creator_t creator_deconv_dnnl =
-    CREATOR("Deconvolution", "onednn", MICA_DEVICE_CPU, 5, deconv_fields,
-            deconv_dnnl);
+IMPL(dnnl, mica__conv_ops_dnnl, MICA__CONV_ONEDNN, "onednn", MICA_DEVICE_CPU,
+     5);
 #define DNNL_CREATORS , &creator_conv_dnnl, &creator_deconv_dnnl
 #else
 #define DNNL_CREATORS
 #endif
 
 #if MICA_KIT_CUDA
-static const mica__conv_impl_t conv_cuda = {&mica__conv_ops_gpu, 0,
-                                            MICA__CONV_CUDA};
-static const mica__conv_impl_t deconv_cuda = {&mica__conv_ops_gpu, 1,
-                                              MICA__CONV_CUDA};
-static const mica_layer_creator_t creator_conv_cuda = CREATOR(
-    "Convolution", "cuda", MICA_DEVICE_CUDA, 10, conv_fields, conv_cuda);
-static const mica_layer_creator_t creator_deconv_cuda =
-    CREATOR("Deconvolution", "cuda", MICA_DEVICE_CUDA, 10, deconv_fields,
-            deconv_cuda);
+IMPL(cuda, mica__conv_ops_gpu, MICA__CONV_CUDA, "cuda", MICA_DEVICE_CUDA, 10);
 #define CUDA_CREATORS , &creator_conv_cuda, &creator_deconv_cuda
 #else
 #define CUDA_CREATORS
 #endif
 
 #if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
-static const mica__conv_impl_t conv_cudnn = {&mica__conv_ops_cudnn, 0,
-                                             MICA__CONV_CUDNN};
-static const mica__conv_impl_t deconv_cudnn = {&mica__conv_ops_cudnn, 1,
-                                               MICA__CONV_CUDNN};
-static const mica_layer_creator_t creator_conv_cudnn = CREATOR(
-    "Convolution", "cudnn", MICA_DEVICE_CUDA, 20, conv_fields, conv_cudnn);
-static const mica_layer_creator_t creator_deconv_cudnn =
-    CREATOR("Deconvolution", "cudnn", MICA_DEVICE_CUDA, 20, deconv_fields,
-            deconv_cudnn);
+IMPL(cudnn, mica__conv_ops_cudnn, MICA__CONV_CUDNN, "cudnn", MICA_DEVICE_CUDA,
+     20);
 #define CUDNN_CREATORS , &creator_conv_cudnn, &creator_deconv_cudnn
 #else
 #define CUDNN_CREATORS

@@ -23,9 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mica/kit_half.h"
 #include "conv_layer.h"
 #include "fused_conv.h"
+#include "kit_nn.h"
 #ifdef MICA_HAVE_ONEDNN
 #include "kit_onednn.h"
 #endif
@@ -42,12 +42,6 @@ typedef struct fused {
 
 /* ---- the epilogue on the host -------------------------------------------- */
 
-static float get(const void *p, mica_dtype_t t, int64_t i)
-{
-    return t == MICA_FLOAT16 ? mica_kit_half_to_float(((const uint16_t *)p)[i])
-                             : ((const float *)p)[i];
-}
-
 void mica__fused_epilogue_ref(void *y, mica_dtype_t dtype, int64_t n,
                               const mica_kit_bcast_t *v,
                               const void *const *a, int32_t act)
@@ -56,17 +50,14 @@ void mica__fused_epilogue_ref(void *y, mica_dtype_t dtype, int64_t n,
     int32_t k, nb = v ? v->nb_in : 0;
 
     for (i = 0; i < n; i++) {
-        float s = get(y, dtype, i);
+        double s = mica__nn_get(y, dtype, i);
         if (nb)
             mica_kit_broadcast_offsets(v, i, off);
         for (k = 0; k < nb; k++)
-            s += get(a[k], dtype, off[k]);
-        if (act == MICA__FUSED_ACT_RELU && s < 0.0f)
-            s = 0.0f; /* Activation's relu: NaN stays NaN */
-        if (dtype == MICA_FLOAT16)
-            ((uint16_t *)y)[i] = mica_kit_float_to_half(s);
-        else
-            ((float *)y)[i] = s;
+            s += mica__nn_get(a[k], dtype, off[k]);
+        if (act == MICA__FUSED_ACT_RELU && s < 0.0)
+            s = 0.0; /* Activation's relu: NaN stays NaN */
+        mica__nn_put(y, dtype, i, s);
     }
 }
 

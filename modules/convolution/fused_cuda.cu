@@ -9,40 +9,30 @@
 #include <stdint.h>
 
 #include "mica/kit_cuda.h"
-#include "mica/kit_half.h"
 #include "fused_conv.h"
+#include "kit_nn_cuda.h"
 
 namespace {
 
-/* Element i of p, float32 or (half) float16, as a float. */
-__device__ __forceinline__ float ld(const void *p, int half, int64_t i)
-{
-    return half ? mica_kit_half_to_float(((const uint16_t *)p)[i])
-                : ((const float *)p)[i];
-}
-
-__global__ void epilogue_kernel(void *y, int half, int64_t n,
-                                mica_kit_bcast_t v, const void *a0,
-                                const void *a1, int32_t relu)
+template <typename T>
+__global__ void epilogue_kernel(T *y, int64_t n, mica_kit_bcast_t v,
+                                const T *a0, const T *a1, int32_t relu)
 {
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     int64_t step = (int64_t)gridDim.x * blockDim.x;
     int64_t off[MICA_KIT_BCAST_MAX_IN];
 
     for (; i < n; i += step) {
-        float s = ld(y, half, i);
+        float s = mica__to_f(y[i]);
         if (v.nb_in > 0) {
             mica_kit_broadcast_offsets(&v, i, off);
-            s += ld(a0, half, off[0]);
+            s += mica__to_f(a0[off[0]]);
             if (v.nb_in > 1)
-                s += ld(a1, half, off[1]);
+                s += mica__to_f(a1[off[1]]);
         }
         if (relu && s < 0.0f)
             s = 0.0f; /* NaN stays NaN, as Activation's relu */
-        if (half)
-            ((uint16_t *)y)[i] = mica_kit_float_to_half(s);
-        else
-            ((float *)y)[i] = s;
+        mica__put_f(&y[i], s);
     }
 }
 
@@ -60,8 +50,12 @@ extern "C" mica_status_t mica__fused_epilogue_cuda(
     if (n == 0)
         return MICA_OK; /* never launch an empty grid */
     blocks = mica_kit_grid(n, 256);
-    epilogue_kernel<<<blocks, 256, 0, s>>>(y, dtype == MICA_FLOAT16, n, *v,
-                                           a0, a1, relu);
+    if (dtype == MICA_FLOAT16)
+        epilogue_kernel<__half><<<blocks, 256, 0, s>>>(
+            (__half *)y, n, *v, (const __half *)a0, (const __half *)a1, relu);
+    else
+        epilogue_kernel<float><<<blocks, 256, 0, s>>>(
+            (float *)y, n, *v, (const float *)a0, (const float *)a1, relu);
     MICA_KIT_CUDA_CHECK(cudaGetLastError());
     return MICA_OK;
 }

@@ -89,7 +89,8 @@ mica_status_t mica__ein_gather_cuda(mica_dtype_t dtype,
                                     const void *src, void *dst, void *stream,
                                     mica_error_t *err);
 
-/* cuBLAS, opened on first use: a handle into *handle if NULL. */
+/* cuBLAS, opened on first use: the calling thread's handle (the kit's)
+ * into *handle; destroy forgets one (the kit keeps it). */
 mica_status_t mica__ein_cublas_handle(void **handle, mica_error_t *err);
 void mica__ein_cublas_destroy(void *handle);
 /* cuBLAS's scratch at the end of the layer's workspace. */

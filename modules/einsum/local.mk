@@ -8,7 +8,8 @@ modules_mica_einsum_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
 if MICA_CUDA
 modules_mica_einsum_la_SOURCES += modules/einsum/einsum_plan.c \
 	modules/einsum/einsum_cublas.c modules/einsum/einsum_cuda.cu
-modules_mica_einsum_la_LIBADD += $(MICA_CUDA_MODULE_LIBS)
+modules_mica_einsum_la_LIBADD += modules/common/libmicamodkit_gpu.la \
+	$(MICA_CUDA_MODULE_LIBS)
 endif
 
 check_PROGRAMS += tests/test_mod_einsum

@@ -19,7 +19,7 @@
 
 #include <string.h>
 
-#include "mica/kit_half.h"
+#include "kit_nn.h"
 #include "fc.h"
 
 typedef struct fc_layer {
@@ -55,13 +55,6 @@ static void problem(const fc_layer_t *l, const mica_tensor_desc_t *x,
     pb->bias = l->bias;
 }
 
-static double get(const void *p, mica_dtype_t t, int64_t i)
-{
-    if (t == MICA_FLOAT16)
-        return mica_kit_half_to_float(((const uint16_t *)p)[i]);
-    return ((const float *)p)[i];
-}
-
 static MICA_KIT_ENQUEUE(fc_enqueue_ref)
 {
     mica__fc_problem_t pb;
@@ -70,37 +63,18 @@ static MICA_KIT_ENQUEUE(fc_enqueue_ref)
     problem((const fc_layer_t *)layer, &in[0], &pb);
     for (r = 0; r < pb.rows; r++)
         for (j = 0; j < pb.k; j++) {
-            double acc = pb.bias ? get(pb.bias->values, pb.bias->dtype, j) : 0;
+            double acc =
+                pb.bias ? mica__nn_get(pb.bias->values, pb.bias->dtype, j) : 0;
             for (v = 0; v < pb.cols; v++)
-                acc += get(inputs[0], pb.dtype, r * pb.cols + v) *
-                       get(pb.kernel->values, pb.kernel->dtype,
-                           j * pb.cols + v);
-            if (pb.dtype == MICA_FLOAT16)
-                ((uint16_t *)outputs[0])[r * pb.k + j] =
-                    mica_kit_float_to_half((float)acc);
-            else
-                ((float *)outputs[0])[r * pb.k + j] = (float)acc;
+                acc += mica__nn_get(inputs[0], pb.dtype, r * pb.cols + v) *
+                       mica__nn_get(pb.kernel->values, pb.kernel->dtype,
+                                    j * pb.cols + v);
+            mica__nn_put(outputs[0], pb.dtype, r * pb.k + j, acc);
         }
     return MICA_OK;
 }
 
 /* ---- shapes ------------------------------------------------------------- */
-
-static mica_status_t fc_output_dtypes(const mica_layer_t *layer,
-                                      const mica_dtype_t *in, int32_t nb_in,
-                                      mica_dtype_t *out, int32_t nb_out,
-                                      mica_error_t *err)
-{
-    (void)layer;
-    if (nb_in != 1 || nb_out != 1)
-        return MICA_KIT_FAIL(err, "takes 1 input and has 1 output, got %d "
-                             "and %d", (int)nb_in, (int)nb_out);
-    if (in[0] != MICA_FLOAT32 && in[0] != MICA_FLOAT16)
-        return MICA_KIT_FAIL(err, "takes float32 or float16 input, got %s",
-                             mica_kit_host->dtype_name(in[0]));
-    out[0] = in[0];
-    return MICA_OK;
-}
 
 /* The kernel against C*H*W = `cols`. */
 static mica_status_t check_cols(const fc_layer_t *l, int64_t cols,
@@ -300,7 +274,7 @@ static mica_layer_t *fc_create(const mica_layer_creator_t *creator,
 
 #define FC_OPS(enqueue_, ...)                                               \
     MICA_KIT_OPS(enqueue_, .nb_outputs = mica_kit_one_output,               \
-                 .output_dtypes = fc_output_dtypes,                         \
+                 .output_dtypes = mica__nn_float_dtypes,                         \
                  .output_dims = fc_output_dims,                             \
                  .supports_format = mica_kit_float_linear, __VA_ARGS__)
 #define FC_CREATOR(impl_, dev_, prio_, ops_)                                \

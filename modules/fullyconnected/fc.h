@@ -26,8 +26,8 @@ typedef struct mica__fc_problem {
     const mica_weights_t *bias;     /* NULL: none */
 } mica__fc_problem_t;
 
-/* oneDNN (fc_onednn.c). */
-typedef struct mica__fc_dnnl mica__fc_dnnl_t;
+/* oneDNN (fc_onednn.c): kit_onednn.h's cache of the last batch size. */
+typedef struct mica__dnnl_cache mica__fc_dnnl_t;
 mica_status_t mica__fc_dnnl_run(mica__fc_dnnl_t **state,
                                 const mica__fc_problem_t *pb, const void *x,
                                 void *y, mica_error_t *err);

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 
 #include "mica/kit_cuda.h"
-#include "mica/kit_half.h"
+#include "kit_nn.h"
 #include "fc.h"
 #include "kit_cublas.h"
 
@@ -65,15 +65,8 @@ static mica_status_t upload(void **dev, const mica_weights_t *w,
         mica_kit_host->set_error(err, "out of host memory");
         return MICA_ERR_NOMEM;
     }
-    for (i = 0; i < w->count; i++) {
-        float v = w->dtype == MICA_FLOAT16
-                      ? mica_kit_half_to_float(((const uint16_t *)w->values)[i])
-                      : ((const float *)w->values)[i];
-        if (dtype == MICA_FLOAT16)
-            ((uint16_t *)h)[i] = mica_kit_float_to_half(v);
-        else
-            ((float *)h)[i] = v;
-    }
+    for (i = 0; i < w->count; i++)
+        mica__nn_put(h, dtype, i, mica__nn_get(w->values, w->dtype, i));
     e = cudaMalloc(dev, bytes);
     if (e == cudaSuccess)
         e = cudaMemcpy(*dev, h, bytes, cudaMemcpyHostToDevice);

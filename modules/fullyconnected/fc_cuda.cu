@@ -9,17 +9,10 @@
 #include <stdint.h>
 
 #include "mica/kit_cuda.h"
+#include "kit_nn_cuda.h"
 #include "fc.h"
 
 namespace {
-
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
-__device__ __forceinline__ void put(float *p, float v) { *p = v; }
-__device__ __forceinline__ void put(__half *p, float v)
-{
-    *p = __float2half_rn(v);
-}
 
 template <typename T>
 __global__ void bias_kernel(int64_t total, int64_t k,
@@ -29,8 +22,8 @@ __global__ void bias_kernel(int64_t total, int64_t k,
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (; i < total; i += step) {
-        float b = bias ? to_f(bias[i % k]) : 0.0f;
-        put(&y[i], assign ? b : to_f(y[i]) + b);
+        float b = bias ? mica__to_f(bias[i % k]) : 0.0f;
+        mica__put_f(&y[i], assign ? b : mica__to_f(y[i]) + b);
     }
 }
 

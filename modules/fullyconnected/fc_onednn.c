@@ -10,19 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mica/kit_half.h"
+#include "kit_nn.h"
 #include "fc.h"
 #include "kit_onednn.h"
 
-struct mica__fc_dnnl {
-    mica__dnnl_run_t run;
-    int made;
-    int64_t rows;
-};
-
-static mica_status_t make(mica__fc_dnnl_t *s, const mica__fc_problem_t *pb,
+/* Make the runner for `problem` (a mica__fc_problem_t). */
+static mica_status_t make(mica__dnnl_run_t *run, const void *problem,
                           mica_error_t *err)
 {
+    const mica__fc_problem_t *pb = problem;
     dnnl_dims_t xd, yd, wd, bd;
     dnnl_memory_desc_t x_md, y_md, w_plain, w_any, b_md;
     dnnl_inner_product_desc_t desc;
@@ -53,11 +49,9 @@ static mica_status_t make(mica__fc_dnnl_t *s, const mica__fc_problem_t *pb,
         st = MICA_KIT_FAIL(err, "out of host memory");
         goto fail;
     }
-    st = mica__dnnl_run_make(&s->run, pd, &x_md, &y_md, &w_plain, wf, bf,
-                             pb->k, err);
+    st = mica__dnnl_run_make(run, pd, &x_md, &y_md, &w_plain, wf, bf, pb->k,
+                             err);
     pd = NULL;
-    s->made = st == MICA_OK;
-    s->rows = pb->rows;
 fail:
     if (pd)
         mica__dnnl.pd_destroy(pd);
@@ -71,51 +65,32 @@ static void bias_only(const mica__fc_problem_t *pb, void *y)
 {
     int64_t r, j;
     for (r = 0; r < pb->rows; r++)
-        for (j = 0; j < pb->k; j++) {
-            float v = 0.0f;
-            if (pb->bias)
-                v = pb->bias->dtype == MICA_FLOAT16
-                        ? mica_kit_half_to_float(
-                              ((const uint16_t *)pb->bias->values)[j])
-                        : ((const float *)pb->bias->values)[j];
-            if (pb->dtype == MICA_FLOAT16)
-                ((uint16_t *)y)[r * pb->k + j] = mica_kit_float_to_half(v);
-            else
-                ((float *)y)[r * pb->k + j] = v;
-        }
+        for (j = 0; j < pb->k; j++)
+            mica__nn_put(y, pb->dtype, r * pb->k + j,
+                         pb->bias ? mica__nn_get(pb->bias->values,
+                                                 pb->bias->dtype, j)
+                                  : 0.0);
 }
 
 mica_status_t mica__fc_dnnl_run(mica__fc_dnnl_t **state,
                                 const mica__fc_problem_t *pb, const void *x,
                                 void *y, mica_error_t *err)
 {
-    mica__fc_dnnl_t *s = *state;
+    mica__dnnl_run_t *run;
     mica_status_t st;
 
     if (pb->cols == 0) {
         bias_only(pb, y);
         return MICA_OK;
     }
-    if (!s) {
-        if ((st = mica__dnnl_open(err)) != MICA_OK)
-            return st;
-        if (!(s = *state = calloc(1, sizeof *s)))
-            return MICA_KIT_FAIL(err, "out of host memory");
-    }
-    if (s->made && s->rows != pb->rows) {
-        mica__dnnl_run_free(&s->run);
-        s->made = 0;
-    }
-    if (!s->made && (st = make(s, pb, err)) != MICA_OK)
+    /* one primitive per batch size */
+    if ((st = mica__dnnl_cached(state, &pb->rows, sizeof pb->rows, make, pb,
+                                &run, err)) != MICA_OK)
         return st;
-    return mica__dnnl_run_exec(&s->run, pb->dtype, x, y, err);
+    return mica__dnnl_run_exec(run, pb->dtype, x, y, err);
 }
 
 void mica__fc_dnnl_free(mica__fc_dnnl_t *s)
 {
-    if (!s)
-        return;
-    if (s->made)
-        mica__dnnl_run_free(&s->run);
-    free(s);
+    mica__dnnl_cache_free(s);
 }

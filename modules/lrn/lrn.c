@@ -21,7 +21,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "mica/kit_half.h"
+#include "kit_nn.h"
 #include "lrn.h"
 
 typedef struct lrn_layer {
@@ -62,13 +62,6 @@ static void problem(const lrn_layer_t *l, const mica_tensor_desc_t *x,
     pb->hw = x->dims.d[r - 2] * x->dims.d[r - 1];
 }
 
-static double get(const void *p, mica_dtype_t t, int64_t i)
-{
-    if (t == MICA_FLOAT16)
-        return mica_kit_half_to_float(((const uint16_t *)p)[i]);
-    return ((const float *)p)[i];
-}
-
 static void lrn_reference(const mica__lrn_problem_t *pb, const void *x,
                           void *y)
 {
@@ -81,35 +74,16 @@ static void lrn_reference(const mica__lrn_problem_t *pb, const void *x,
                 double sum = 0.0, v;
                 for (j = c - half; j <= c + half; j++)
                     if (j >= 0 && j < pb->c) {
-                        double e =
-                            get(x, pb->dtype, (n * pb->c + j) * pb->hw + s);
+                        double e = mica__nn_get(
+                            x, pb->dtype, (n * pb->c + j) * pb->hw + s);
                         sum += e * e;
                     }
-                v = get(x, pb->dtype, at) /
+                v = mica__nn_get(x, pb->dtype, at) /
                     pow((double)pb->p.k +
                             (double)pb->p.alpha / pb->p.window * sum,
                         (double)pb->p.beta);
-                if (pb->dtype == MICA_FLOAT16)
-                    ((uint16_t *)y)[at] = mica_kit_float_to_half((float)v);
-                else
-                    ((float *)y)[at] = (float)v;
+                mica__nn_put(y, pb->dtype, at, v);
             }
-}
-
-static mica_status_t lrn_output_dtypes(const mica_layer_t *layer,
-                                       const mica_dtype_t *in, int32_t nb_in,
-                                       mica_dtype_t *out, int32_t nb_out,
-                                       mica_error_t *err)
-{
-    (void)layer;
-    if (nb_in != 1 || nb_out != 1)
-        return MICA_KIT_FAIL(err, "takes 1 input and has 1 output, got %d "
-                             "and %d", (int)nb_in, (int)nb_out);
-    if (in[0] != MICA_FLOAT32 && in[0] != MICA_FLOAT16)
-        return MICA_KIT_FAIL(err, "takes float32 or float16 input, got %s",
-                             mica_kit_host->dtype_name(in[0]));
-    out[0] = in[0];
-    return MICA_OK;
 }
 
 static mica_status_t lrn_output_dims(const mica_layer_t *layer, int32_t index,
@@ -236,43 +210,34 @@ static mica_layer_t *lrn_create(const mica_layer_creator_t *creator,
     return &l->base.layer;
 }
 
-#define LRN_OPS(enqueue_)                                                   \
-    MICA_KIT_OPS(enqueue_, .nb_outputs = mica_kit_one_output,               \
-                 .output_dtypes = lrn_output_dtypes,                        \
-                 .output_dims = lrn_output_dims,                            \
-                 .supports_format = mica_kit_float_linear)
-#define LRN_CREATOR(impl_, dev_, prio_, ops_)                               \
-    MICA_KIT_CREATOR("LRN", impl_, dev_, prio_, MICA_ROLE_NONE, lrn_fields, \
-                     MICA_KIT_COUNT(lrn_fields), lrn_create, &(ops_))
+/* One implementation: its ops ops_<id_> (the enqueue and any other
+ * members after it) and its creator creator_<id_>. */
+#define LRN_IMPL(id_, impl_, dev_, prio_, ...)                              \
+    static const mica_layer_ops_t ops_##id_ =                               \
+        MICA_KIT_OPS(__VA_ARGS__, .nb_outputs = mica_kit_one_output,        \
+                     .output_dtypes = mica__nn_float_dtypes,                \
+                     .output_dims = lrn_output_dims,                        \
+                     .supports_format = mica_kit_float_linear);             \
+    static const mica_layer_creator_t creator_##id_ = MICA_KIT_CREATOR(     \
+        "LRN", impl_, dev_, prio_, MICA_ROLE_NONE, lrn_fields,              \
+        MICA_KIT_COUNT(lrn_fields), lrn_create, &ops_##id_)
 
-static const mica_layer_ops_t ops_ref = LRN_OPS(lrn_enqueue_ref);
-static const mica_layer_creator_t creator_ref =
-    LRN_CREATOR("reference", MICA_DEVICE_CPU, 0, ops_ref);
+LRN_IMPL(ref, "reference", MICA_DEVICE_CPU, 0, lrn_enqueue_ref);
 #ifdef MICA_HAVE_ONEDNN
-static const mica_layer_ops_t ops_dnnl = LRN_OPS(lrn_enqueue_dnnl);
-static const mica_layer_creator_t creator_dnnl =
-    LRN_CREATOR("onednn", MICA_DEVICE_CPU, 5, ops_dnnl);
+LRN_IMPL(dnnl, "onednn", MICA_DEVICE_CPU, 5, lrn_enqueue_dnnl);
 #define DNNL_CREATOR , &creator_dnnl
 #else
 #define DNNL_CREATOR
 #endif
 #if MICA_KIT_CUDA
-static const mica_layer_ops_t ops_cuda = LRN_OPS(lrn_enqueue_cuda);
-static const mica_layer_creator_t creator_cuda =
-    LRN_CREATOR("cuda", MICA_DEVICE_CUDA, 10, ops_cuda);
+LRN_IMPL(cuda, "cuda", MICA_DEVICE_CUDA, 10, lrn_enqueue_cuda);
 #define CUDA_CREATOR , &creator_cuda
 #else
 #define CUDA_CREATOR
 #endif
 #if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
-static const mica_layer_ops_t ops_cudnn =
-    MICA_KIT_OPS(lrn_enqueue_cudnn, .nb_outputs = mica_kit_one_output,
-                 .output_dtypes = lrn_output_dtypes,
-                 .output_dims = lrn_output_dims,
-                 .supports_format = mica_kit_float_linear,
-                 .configure = lrn_configure_cudnn);
-static const mica_layer_creator_t creator_cudnn =
-    LRN_CREATOR("cudnn", MICA_DEVICE_CUDA, 20, ops_cudnn);
+LRN_IMPL(cudnn, "cudnn", MICA_DEVICE_CUDA, 20, lrn_enqueue_cudnn,
+         .configure = lrn_configure_cudnn);
 #define CUDNN_CREATOR , &creator_cudnn
 #else
 #define CUDNN_CREATOR

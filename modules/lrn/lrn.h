@@ -35,8 +35,8 @@ MICA_KIT_HD float mica__lrn_value(float x, float sumsq,
     return x / powf(p.k + p.alpha / (float)p.window * sumsq, p.beta);
 }
 
-/* oneDNN (lrn_onednn.c). */
-typedef struct mica__lrn_dnnl mica__lrn_dnnl_t;
+/* oneDNN (lrn_onednn.c): kit_onednn.h's cache of the last shape. */
+typedef struct mica__dnnl_cache mica__lrn_dnnl_t;
 mica_status_t mica__lrn_dnnl_run(mica__lrn_dnnl_t **state,
                                  const mica__lrn_problem_t *pb, const void *x,
                                  void *y, mica_error_t *err);

@@ -10,17 +10,10 @@
 #include <stdint.h>
 
 #include "mica/kit_cuda.h"
+#include "kit_nn_cuda.h"
 #include "lrn.h"
 
 namespace {
-
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
-__device__ __forceinline__ void put(float *p, float v) { *p = v; }
-__device__ __forceinline__ void put(__half *p, float v)
-{
-    *p = __float2half_rn(v);
-}
 
 template <typename T>
 __global__ void lrn_kernel(mica__lrn_params_t p, int64_t c, int64_t hw,
@@ -37,10 +30,10 @@ __global__ void lrn_kernel(mica__lrn_params_t p, int64_t c, int64_t hw,
         int64_t hi = ch + half >= c ? c - 1 : ch + half;
         float sum = 0.0f;
         for (j = lo; j <= hi; j++) {
-            float e = to_f(x[(n * c + j) * hw + s]);
+            float e = mica__to_f(x[(n * c + j) * hw + s]);
             sum += e * e;
         }
-        put(&y[i], mica__lrn_value(to_f(x[i]), sum, p));
+        mica__put_f(&y[i], mica__lrn_value(mica__to_f(x[i]), sum, p));
     }
 }
 

@@ -11,15 +11,11 @@
 #include "kit_onednn.h"
 #include "lrn.h"
 
-struct mica__lrn_dnnl {
-    mica__dnnl_run_t run;
-    int made;
-    int64_t n, c, hw;
-};
-
-static mica_status_t make(mica__lrn_dnnl_t *s, const mica__lrn_problem_t *pb,
+/* Make the runner for `problem` (a mica__lrn_problem_t). */
+static mica_status_t make(mica__dnnl_run_t *run, const void *problem,
                           mica_error_t *err)
 {
+    const mica__lrn_problem_t *pb = problem;
     int64_t d[4];
     dnnl_memory_desc_t md;
     dnnl_lrn_desc_t desc;
@@ -38,11 +34,7 @@ static mica_status_t make(mica__lrn_dnnl_t *s, const mica__lrn_problem_t *pb,
                                        pb->p.k));
     MICA__DNNL_TRY(
         mica__dnnl.pd_create(&pd, &desc, NULL, mica__dnnl_engine(), NULL));
-    st = mica__dnnl_run_make(&s->run, pd, &md, &md, NULL, NULL, NULL, 0, err);
-    s->made = st == MICA_OK;
-    s->n = pb->n;
-    s->c = pb->c;
-    s->hw = pb->hw;
+    st = mica__dnnl_run_make(run, pd, &md, &md, NULL, NULL, NULL, 0, err);
 fail:
     return st;
 }
@@ -51,29 +43,17 @@ mica_status_t mica__lrn_dnnl_run(mica__lrn_dnnl_t **state,
                                  const mica__lrn_problem_t *pb, const void *x,
                                  void *y, mica_error_t *err)
 {
-    mica__lrn_dnnl_t *s = *state;
+    int64_t key[3] = {pb->n, pb->c, pb->hw};
+    mica__dnnl_run_t *run;
     mica_status_t st;
 
-    if (!s) {
-        if ((st = mica__dnnl_open(err)) != MICA_OK)
-            return st;
-        if (!(s = *state = calloc(1, sizeof *s)))
-            return MICA_KIT_FAIL(err, "out of host memory");
-    }
-    if (s->made && (s->n != pb->n || s->c != pb->c || s->hw != pb->hw)) {
-        mica__dnnl_run_free(&s->run);
-        s->made = 0;
-    }
-    if (!s->made && (st = make(s, pb, err)) != MICA_OK)
+    if ((st = mica__dnnl_cached(state, key, sizeof key, make, pb, &run,
+                                err)) != MICA_OK)
         return st;
-    return mica__dnnl_run_exec(&s->run, pb->dtype, x, y, err);
+    return mica__dnnl_run_exec(run, pb->dtype, x, y, err);
 }
 
 void mica__lrn_dnnl_free(mica__lrn_dnnl_t *s)
 {
-    if (!s)
-        return;
-    if (s->made)
-        mica__dnnl_run_free(&s->run);
-    free(s);
+    mica__dnnl_cache_free(s);
 }

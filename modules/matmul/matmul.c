@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "mica/kit.h"
-#include "mica/kit_half.h"
+#include "kit_nn.h"
 #include "matmul.h"
 
 enum { OP_NONE = 0, OP_TRANSPOSE = 1, OP_VECTOR = 2 };
@@ -187,12 +187,6 @@ static void make_problem(const matmul_layer_t *l,
 
 /* ---- the CPU reference -------------------------------------------------- */
 
-static double elem(const void *p, mica_dtype_t t, int64_t i)
-{
-    return t == MICA_FLOAT16 ? mica_kit_half_to_float(((const uint16_t *)p)[i])
-                             : ((const float *)p)[i];
-}
-
 static mica_status_t matmul_enqueue_cpu(mica_layer_t *layer,
                                         const mica_tensor_desc_t *in,
                                         int32_t nb_in,
@@ -234,14 +228,10 @@ static mica_status_t matmul_enqueue_cpu(mica_layer_t *layer,
                 for (k = 0; k < p.K; k++) {
                     int64_t ia = aoff + (p.trans_a ? k * p.M + m : m * p.K + k);
                     int64_t ib = boff + (p.trans_b ? n * p.K + k : k * p.N + n);
-                    acc += elem(inputs[0], p.dtype, ia) *
-                           elem(inputs[1], p.dtype, ib);
+                    acc += mica__nn_get(inputs[0], p.dtype, ia) *
+                           mica__nn_get(inputs[1], p.dtype, ib);
                 }
-                if (p.dtype == MICA_FLOAT16)
-                    ((uint16_t *)outputs[0])[coff + m * p.N + n] =
-                        mica_kit_float_to_half((float)acc);
-                else
-                    ((float *)outputs[0])[coff + m * p.N + n] = (float)acc;
+                mica__nn_put(outputs[0], p.dtype, coff + m * p.N + n, acc);
             }
     }
     return MICA_OK;

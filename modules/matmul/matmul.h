@@ -28,8 +28,8 @@ typedef struct mica__mm_problem {
 } mica__mm_problem_t;
 
 /* oneDNN (matmul_onednn.c): the state of one instance, remade when the
- * shapes change; c = op(a) op(b) on the CPU. */
-typedef struct mica__mm_dnnl mica__mm_dnnl_t;
+ * shapes change (kit_onednn.h's cache); c = op(a) op(b) on the CPU. */
+typedef struct mica__dnnl_cache mica__mm_dnnl_t;
 mica_status_t mica__matmul_dnnl_run(mica__mm_dnnl_t **state,
                                     const mica__mm_problem_t *p,
                                     const void *a, const void *b, void *c,

@@ -16,12 +16,6 @@
 #include "kit_onednn.h"
 #include "matmul.h"
 
-struct mica__mm_dnnl {
-    mica__dnnl_run_t run;
-    int made;
-    mica__mm_problem_t key; /* the problem the primitive was made for */
-};
-
 /* A descriptor of nb batch dims b then a rows x cols matrix stored
  * row-major, or transposed (stored cols x rows) with `trans`. */
 static mica_status_t operand(dnnl_memory_desc_t *md, int32_t nb,
@@ -50,9 +44,11 @@ fail:
     return st;
 }
 
-static mica_status_t make(mica__mm_dnnl_t *s, const mica__mm_problem_t *p,
+/* Make the runner for `problem` (a mica__mm_problem_t). */
+static mica_status_t make(mica__dnnl_run_t *run, const void *problem,
                           mica_error_t *err)
 {
+    const mica__mm_problem_t *p = problem;
     dnnl_memory_desc_t a, b, c;
     dnnl_matmul_desc_t desc;
     dnnl_primitive_desc_t pd = NULL;
@@ -68,9 +64,7 @@ static mica_status_t make(mica__mm_dnnl_t *s, const mica__mm_problem_t *p,
     MICA__DNNL_TRY(
         mica__dnnl.pd_create(&pd, &desc, NULL, mica__dnnl_engine(), NULL));
     /* b is oneDNN's weights, given at each run in its own layout. */
-    st = mica__dnnl_run_make(&s->run, pd, &a, &c, &b, NULL, NULL, 0, err);
-    s->made = st == MICA_OK;
-    s->key = *p;
+    st = mica__dnnl_run_make(run, pd, &a, &c, &b, NULL, NULL, 0, err);
 fail:
     return st;
 }
@@ -80,7 +74,7 @@ mica_status_t mica__matmul_dnnl_run(mica__mm_dnnl_t **state,
                                     const void *a, const void *b, void *c,
                                     mica_error_t *err)
 {
-    mica__mm_dnnl_t *s = *state;
+    mica__dnnl_run_t *run;
     mica_status_t st;
 
     if (p->K == 0) {
@@ -91,26 +85,14 @@ mica_status_t mica__matmul_dnnl_run(mica__mm_dnnl_t **state,
         memset(c, 0, (size_t)n * (p->dtype == MICA_FLOAT16 ? 2 : 4));
         return MICA_OK;
     }
-    if (!s) {
-        if ((st = mica__dnnl_open(err)) != MICA_OK)
-            return st;
-        if (!(s = *state = calloc(1, sizeof *s)))
-            return MICA_KIT_FAIL(err, "out of host memory");
-    }
-    if (s->made && memcmp(&s->key, p, sizeof *p) != 0) {
-        mica__dnnl_run_free(&s->run);
-        s->made = 0;
-    }
-    if (!s->made && (st = make(s, p, err)) != MICA_OK)
+    /* the problem the primitive is made for */
+    if ((st = mica__dnnl_cached(state, p, sizeof *p, make, p, &run, err)) !=
+        MICA_OK)
         return st;
-    return mica__dnnl_run_exec2(&s->run, p->dtype, a, b, c, err);
+    return mica__dnnl_run_exec2(run, p->dtype, a, b, c, err);
 }
 
 void mica__matmul_dnnl_free(mica__mm_dnnl_t *s)
 {
-    if (!s)
-        return;
-    if (s->made)
-        mica__dnnl_run_free(&s->run);
-    free(s);
+    mica__dnnl_cache_free(s);
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "mica/kit_cuda.h"
+#include "kit_nn_cuda.h"
 #include "pooling.h"
 
 namespace {
@@ -24,14 +25,6 @@ struct pool_args {
     int type, exclude;
     float blend;
 };
-
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
-__device__ __forceinline__ void put(float *p, float v) { *p = v; }
-__device__ __forceinline__ void put(__half *p, float v)
-{
-    *p = __float2half_rn(v);
-}
 
 template <typename T>
 __global__ void pool_kernel(pool_args a, const T *__restrict__ x,
@@ -63,8 +56,8 @@ __global__ void pool_kernel(pool_args a, const T *__restrict__ x,
         for (p0 = lo[0]; p0 < hi[0]; p0++)
             for (p1 = lo[1]; p1 < hi[1]; p1++)
                 for (p2 = lo[2]; p2 < hi[2]; p2++) {
-                    v = to_f(xp[((p0 * a.in[1] + p1) * a.in[2] + p2) *
-                                a.chans]);
+                    v = mica__to_f(
+                        xp[((p0 * a.in[1] + p1) * a.in[2] + p2) * a.chans]);
                     mx = v > mx ? v : mx;
                     sum += v;
                 }
@@ -82,7 +75,7 @@ __global__ void pool_kernel(pool_args a, const T *__restrict__ x,
         else
             v = (a.blend == 1.0f ? 0.0f : (1.0f - a.blend) * mx) +
                 a.blend * avg;
-        put(&y[i], v);
+        mica__put_f(&y[i], v);
     }
 }
 

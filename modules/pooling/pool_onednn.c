@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mica/kit_half.h"
+#include "kit_nn.h"
 #include "kit_onednn.h"
 #include "pooling.h"
 
@@ -123,7 +123,7 @@ static mica_status_t blend(mica__pool_dnnl_t *s, const mica__pool_problem_t *pb,
 
     if (pb->dtype == MICA_FLOAT16) {
         for (i = 0; i < nx; i++)
-            s->x32[i] = mica_kit_half_to_float(((const uint16_t *)x)[i]);
+            s->x32[i] = (float)mica__nn_get(x, MICA_FLOAT16, i);
         xf = s->x32;
     }
     if ((st = mica__dnnl_run_exec(&s->max, MICA_FLOAT32, xf, mx, err)) !=
@@ -133,10 +133,7 @@ static mica_status_t blend(mica__pool_dnnl_t *s, const mica__pool_problem_t *pb,
         return st;
     for (i = 0; i < ny; i++) {
         float v = (b == 1.0f ? 0.0f : (1.0f - b) * mx[i]) + b * av[i];
-        if (pb->dtype == MICA_FLOAT16)
-            ((uint16_t *)y)[i] = mica_kit_float_to_half(v);
-        else
-            ((float *)y)[i] = v;
+        mica__nn_put(y, pb->dtype, i, v);
     }
     return MICA_OK;
 }

@@ -28,7 +28,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "mica/kit_half.h"
+#include "kit_nn.h"
 #include "pooling.h"
 
 typedef struct pool_layer {
@@ -95,13 +95,6 @@ int mica__pool_has_empty_window(const mica__pool_problem_t *pb)
     return 0;
 }
 
-static double get(const void *p, mica_dtype_t t, int64_t i)
-{
-    if (t == MICA_FLOAT16)
-        return mica_kit_half_to_float(((const uint16_t *)p)[i]);
-    return ((const float *)p)[i];
-}
-
 /* One output element of plane `plane` at z[3]. */
 static double pool_at(const mica__pool_problem_t *pb, const void *x,
                       int64_t plane, const int64_t *z)
@@ -125,10 +118,11 @@ static double pool_at(const mica__pool_problem_t *pb, const void *x,
                 }
                 if (!inside)
                     continue;
-                v = get(x, pb->dtype,
-                        ((plane * pb->in[0] + pos[0]) * pb->in[1] + pos[1]) *
-                                pb->in[2] +
-                            pos[2]);
+                v = mica__nn_get(
+                    x, pb->dtype,
+                    ((plane * pb->in[0] + pos[0]) * pb->in[1] + pos[1]) *
+                            pb->in[2] +
+                        pos[2]);
                 mx = v > mx ? v : mx;
                 sum += v;
                 valid++;
@@ -154,32 +148,11 @@ void mica__pool_reference(const mica__pool_problem_t *pb, const void *x,
     for (plane = 0; plane < pb->planes; plane++)
         for (z[0] = 0; z[0] < pb->out[0]; z[0]++)
             for (z[1] = 0; z[1] < pb->out[1]; z[1]++)
-                for (z[2] = 0; z[2] < pb->out[2]; z[2]++, i++) {
-                    double v = pool_at(pb, x, plane, z);
-                    if (pb->dtype == MICA_FLOAT16)
-                        ((uint16_t *)y)[i] = mica_kit_float_to_half((float)v);
-                    else
-                        ((float *)y)[i] = (float)v;
-                }
+                for (z[2] = 0; z[2] < pb->out[2]; z[2]++, i++)
+                    mica__nn_put(y, pb->dtype, i, pool_at(pb, x, plane, z));
 }
 
 /* ---- shapes ------------------------------------------------------------- */
-
-static mica_status_t pool_output_dtypes(const mica_layer_t *layer,
-                                        const mica_dtype_t *in, int32_t nb_in,
-                                        mica_dtype_t *out, int32_t nb_out,
-                                        mica_error_t *err)
-{
-    (void)layer;
-    if (nb_in != 1 || nb_out != 1)
-        return MICA_KIT_FAIL(err, "takes 1 input and has 1 output, got %d "
-                             "and %d", (int)nb_in, (int)nb_out);
-    if (in[0] != MICA_FLOAT32 && in[0] != MICA_FLOAT16)
-        return MICA_KIT_FAIL(err, "takes float32 or float16 input, got %s",
-                             mica_kit_host->dtype_name(in[0]));
-    out[0] = in[0];
-    return MICA_OK;
-}
 
 static mica_status_t pool_output_dims(const mica_layer_t *layer,
                                       int32_t index,
@@ -323,42 +296,36 @@ static mica_layer_t *pool_create(const mica_layer_creator_t *creator,
 
 #define POOL_OPS(enqueue_, formats_)                                        \
     MICA_KIT_OPS(enqueue_, .nb_outputs = mica_kit_one_output,               \
-                 .output_dtypes = pool_output_dtypes,                       \
+                 .output_dtypes = mica__nn_float_dtypes,                    \
                  .output_dims = pool_output_dims,                           \
                  .supports_format = (formats_),                             \
                  .configure = pool_configure)
-#define POOL_CREATOR(impl_, dev_, prio_, ops_)                              \
-    MICA_KIT_CREATOR("Pooling", impl_, dev_, prio_, MICA_ROLE_NONE,         \
-                     pool_fields, MICA_KIT_COUNT(pool_fields), pool_create, \
-                     &(ops_))
+/* One implementation: its ops ops_<id_> and its creator creator_<id_>. */
+#define POOL_IMPL(id_, impl_, dev_, prio_, enqueue_, formats_)              \
+    static const mica_layer_ops_t ops_##id_ = POOL_OPS(enqueue_, formats_); \
+    static const mica_layer_creator_t creator_##id_ = MICA_KIT_CREATOR(     \
+        "Pooling", impl_, dev_, prio_, MICA_ROLE_NONE, pool_fields,         \
+        MICA_KIT_COUNT(pool_fields), pool_create, &ops_##id_)
 
-static const mica_layer_ops_t ops_ref =
-    POOL_OPS(pool_enqueue_ref, mica_kit_float_linear);
-static const mica_layer_creator_t creator_ref =
-    POOL_CREATOR("reference", MICA_DEVICE_CPU, 0, ops_ref);
+POOL_IMPL(ref, "reference", MICA_DEVICE_CPU, 0, pool_enqueue_ref,
+          mica_kit_float_linear);
 #ifdef MICA_HAVE_ONEDNN
-static const mica_layer_ops_t ops_dnnl =
-    POOL_OPS(pool_enqueue_dnnl, mica_kit_float_linear);
-static const mica_layer_creator_t creator_dnnl =
-    POOL_CREATOR("onednn", MICA_DEVICE_CPU, 5, ops_dnnl);
+POOL_IMPL(dnnl, "onednn", MICA_DEVICE_CPU, 5, pool_enqueue_dnnl,
+          mica_kit_float_linear);
 #define DNNL_CREATOR , &creator_dnnl
 #else
 #define DNNL_CREATOR
 #endif
 #if MICA_KIT_CUDA
-static const mica_layer_ops_t ops_cuda =
-    POOL_OPS(pool_enqueue_cuda, pool_formats_gpu);
-static const mica_layer_creator_t creator_cuda =
-    POOL_CREATOR("cuda", MICA_DEVICE_CUDA, 10, ops_cuda);
+POOL_IMPL(cuda, "cuda", MICA_DEVICE_CUDA, 10, pool_enqueue_cuda,
+          pool_formats_gpu);
 #define CUDA_CREATOR , &creator_cuda
 #else
 #define CUDA_CREATOR
 #endif
 #if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
-static const mica_layer_ops_t ops_cudnn =
-    POOL_OPS(pool_enqueue_cudnn, pool_formats_gpu);
-static const mica_layer_creator_t creator_cudnn =
-    POOL_CREATOR("cudnn", MICA_DEVICE_CUDA, 20, ops_cudnn);
+POOL_IMPL(cudnn, "cudnn", MICA_DEVICE_CUDA, 20, pool_enqueue_cudnn,
+          pool_formats_gpu);
 #define CUDNN_CREATOR , &creator_cudnn
 #else
 #define CUDNN_CREATOR

@@ -1,0 +1,430 @@
+/*
+ * core/exec_graph.c - CUDA graphs of an execution context's enqueue
+ * (mica_exec_set_cuda_graph): a small cache of instantiated graphs, one
+ * per key, each the whole program of one enqueue captured on the
+ * context's stream and replayed with one launch.
+ *
+ * The key is what the recorded launches depend on: the profile, the
+ * arena, every input's dims, the values of shape-tensor inputs, every
+ * bound pointer and every pointer handed to a layer (the arena's offsets,
+ * the host copies of shape tensors).  Every tensor's dims follow from the
+ * profile, the input dims and the shape values (phase 1), so they need
+ * no place of their own.  The key changes only when phase 1 runs again
+ * (x->shapes_gen), so a steady enqueue looks nothing up.
+ *
+ * A key's first enqueue runs layer by layer: modules load libraries,
+ * allocate and pick algorithms on first use, none of which may happen
+ * while capturing.  Its second is captured (thread-local mode: another
+ * thread's work is not affected) and launched; later ones are replayed.
+ * A capture that fails (a layer waits for the host, allocates, or fails
+ * for any reason) is ended, its error cleared, and the key marked to run
+ * layer by layer from then on with the reason; that enqueue then runs
+ * layer by layer, so a failed capture never costs a result.  Every graph
+ * is forgotten when layers are configured for another profile or told
+ * new shapes (exec_run.c): either may move memory of their own.
+ *
+ * What never runs as a graph is known from the engine (loops and
+ * conditionals read values on the host: CUDA's conditional nodes are not
+ * used; data-dependent sizes are read back) or from the timing asked for
+ * (a marker after every layer); such enqueues run layer by layer.
+ */
+#include <config.h>
+
+#include "exec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CACHE 8 /* graphs kept per context */
+
+enum { NEW, WARM, READY, FALLBACK };
+
+typedef struct entry {
+    unsigned char *key;
+    size_t key_len;
+    uint64_t hash;
+    void *graph;            /* READY: the instantiated graph */
+    int32_t state;
+    uint64_t used;          /* LRU: the tick of its last enqueue */
+    char why[512];          /* FALLBACK: the reason */
+} entry_t;
+
+typedef struct mica__graphs {
+    int32_t on;
+    char fixed_why[512];    /* a reason of the engine's, "" if none */
+    entry_t e[CACHE];
+    int32_t n;
+    int32_t last;           /* the entry of the last enqueue, -1 none */
+    uint64_t gen;           /* x->shapes_gen when `last` was looked up */
+    int32_t looked;         /* gen is valid */
+    unsigned char *scratch; /* the key being built */
+    size_t scratch_cap, scratch_len;
+    uint64_t tick;
+    mica_cuda_graph_counts_t counts;
+} mica__graphs_t;
+
+/* ---- the key ---------------------------------------------------------- */
+
+static int put(mica__graphs_t *g, const void *p, size_t n)
+{
+    if (g->scratch_len + n > g->scratch_cap) {
+        size_t cap = g->scratch_cap ? g->scratch_cap : 1024;
+        unsigned char *grown;
+        while (cap < g->scratch_len + n)
+            cap *= 2;
+        if (!(grown = realloc(g->scratch, cap)))
+            return 0;
+        g->scratch = grown;
+        g->scratch_cap = cap;
+    }
+    if (n)
+        memcpy(g->scratch + g->scratch_len, p, n);
+    g->scratch_len += n;
+    return 1;
+}
+
+/* Build the key of the inputs as phase 1 left them in g->scratch. */
+static mica_status_t build_key(mica_exec_t *x, mica__graphs_t *g)
+{
+    const mica_engine_t *e = x->e;
+    int32_t i, total = 0;
+    int ok;
+
+    for (i = 0; i < e->nb_layers; i++)
+        total += e->layers[i].nb_inputs + e->layers[i].nb_outputs;
+    g->scratch_len = 0;
+    ok = put(g, &x->profile, sizeof x->profile) &&
+         put(g, &x->arena, sizeof x->arena);
+    for (i = 0; ok && i < e->nb_inputs; i++) {
+        const mica_dims_t *d = &x->in_dims[i];
+        int32_t t = e->input_index[i];
+        ok = put(g, &d->nb_dims, sizeof d->nb_dims) &&
+             put(g, d->d, sizeof d->d[0] * (size_t)d->nb_dims);
+        if (ok && e->tensors[t].is_shape_input && x->shapes.host[t])
+            ok = put(g, x->shapes.host[t],
+                     sizeof(int32_t) * (size_t)mica_dims_volume(d));
+    }
+    ok = ok && put(g, x->bound, sizeof *x->bound * (size_t)e->nb_tensors) &&
+         put(g, x->ptrs, sizeof *x->ptrs * (size_t)total) &&
+         put(g, x->skip, sizeof *x->skip * (size_t)e->nb_layers);
+    return ok ? MICA_OK
+              : mica__fail(x->ctx, MICA_ERR_NOMEM, "out of host memory");
+}
+
+/* FNV-1a over the key. */
+static uint64_t hash(const unsigned char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    size_t i;
+    for (i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+static void drop(mica_exec_t *x, entry_t *en)
+{
+    if (en->graph)
+        x->dev->graph_destroy(en->graph); /* in flight: freed when done */
+    free(en->key);
+    memset(en, 0, sizeof *en);
+}
+
+/* The entry of the key now: found, or made NEW in place of the least
+ * recently used one. */
+static mica_status_t lookup(mica_exec_t *x, mica__graphs_t *g, entry_t **out)
+{
+    entry_t *en = NULL;
+    uint64_t h;
+    int32_t i, victim = 0;
+    mica_status_t st;
+
+    if (g->looked && g->gen == x->shapes_gen && g->last >= 0) {
+        *out = &g->e[g->last];
+        return MICA_OK;
+    }
+    if ((st = build_key(x, g)) != MICA_OK)
+        return st;
+    h = hash(g->scratch, g->scratch_len);
+    for (i = 0; i < g->n && !en; i++)
+        if (g->e[i].hash == h && g->e[i].key_len == g->scratch_len &&
+            memcmp(g->e[i].key, g->scratch, g->scratch_len) == 0)
+            en = &g->e[i];
+    if (!en) {
+        if (g->n < CACHE) {
+            victim = g->n++;
+        } else {
+            for (i = 1; i < CACHE; i++)
+                if (g->e[i].used < g->e[victim].used)
+                    victim = i;
+            if (g->e[victim].graph)
+                g->counts.evictions++;
+            drop(x, &g->e[victim]);
+        }
+        en = &g->e[victim];
+        if (!(en->key = malloc(g->scratch_len ? g->scratch_len : 1))) {
+            g->n--;
+            if (victim != g->n)
+                g->e[victim] = g->e[g->n];
+            memset(&g->e[g->n], 0, sizeof g->e[g->n]);
+            g->last = -1;
+            g->looked = 0;
+            return mica__fail(x->ctx, MICA_ERR_NOMEM, "out of host memory");
+        }
+        memcpy(en->key, g->scratch, g->scratch_len);
+        en->key_len = g->scratch_len;
+        en->hash = h;
+        en->state = NEW;
+    }
+    g->last = (int32_t)(en - g->e);
+    g->gen = x->shapes_gen;
+    g->looked = 1;
+    *out = en;
+    return MICA_OK;
+}
+
+/* ---- why not ---------------------------------------------------------- */
+
+/* The reason of the engine's, if any: the first live loop or
+ * conditional, else the first layer that makes a data-dependent size. */
+static void fixed_reason(const mica_engine_t *e, char *buf, size_t len)
+{
+    int32_t k, s;
+
+    buf[0] = '\0';
+    for (k = 0; k < e->nb_constructs; k++) {
+        const mica__construct_t *c = &e->constructs[k];
+        if (!c->live)
+            continue;
+        if (c->kind == MICA_CONSTRUCT_CONDITIONAL)
+            snprintf(buf, len, "the network has a conditional (layer '%s'): "
+                     "its condition is read on the host",
+                     e->layers[c->condition].name);
+        else if (c->trip_limit >= 0 && !c->read_at_entry)
+            snprintf(buf, len, "the network has a while loop (layer '%s'): "
+                     "its predicate is read on the host every trip",
+                     e->layers[c->trip_limit].name);
+        else if (c->trip_limit >= 0)
+            snprintf(buf, len, "the network has a loop (layer '%s'): its "
+                     "trip count is read on the host",
+                     e->layers[c->trip_limit].name);
+        else
+            snprintf(buf, len, "the network has a loop (layer '%s'): its "
+                     "trip count is read on the host",
+                     c->nb_iterators ? e->layers[c->iterators[0]].name
+                                     : c->name);
+        return;
+    }
+    for (s = 0; s < e->nb_layers; s++)
+        if (e->layers[s].makes_sizes && e->layers[s].run_device) {
+            snprintf(buf, len, "layer '%s' (%s) makes a data-dependent "
+                     "output size, read back on the host",
+                     e->layers[s].name, e->layers[s].info.type);
+            return;
+        }
+}
+
+/* Why enqueues cannot use graphs whatever the key, or NULL. */
+static const char *always_why(const mica_exec_t *x)
+{
+    const mica__graphs_t *g = x->graphs;
+    if (g->fixed_why[0])
+        return g->fixed_why;
+    if (mica__timing_layers(x))
+        return "per-layer timing is on";
+    return NULL;
+}
+
+const char *mica_exec_cuda_graph_why(const mica_exec_t *x)
+{
+    const mica__graphs_t *g = x->graphs;
+    const char *why;
+
+    if (!x->dev->capture_begin)
+        return x->e->device == MICA_DEVICE_CPU
+                   ? "the engine runs on the CPU"
+                   : "the engine's device has no CUDA graphs";
+    if (!g || !g->on)
+        return "CUDA graphs are off";
+    if ((why = always_why(x)) != NULL)
+        return why;
+    if (g->last >= 0 && g->e[g->last].state == FALLBACK)
+        return g->e[g->last].why;
+    return NULL;
+}
+
+/* ---- on, off, counts -------------------------------------------------- */
+
+void mica__graph_forget(mica_exec_t *x)
+{
+    mica__graphs_t *g = x->graphs;
+    int32_t i;
+
+    if (!g)
+        return;
+    for (i = 0; i < g->n; i++)
+        drop(x, &g->e[i]);
+    g->n = 0;
+    g->last = -1;
+    g->looked = 0;
+}
+
+void mica__graph_free(mica_exec_t *x)
+{
+    if (!x->graphs)
+        return;
+    mica__graph_forget(x);
+    free(x->graphs->scratch);
+    free(x->graphs);
+    x->graphs = NULL;
+}
+
+mica_status_t mica_exec_set_cuda_graph(mica_exec_t *x, int32_t on)
+{
+    mica__graphs_t *g = x->graphs;
+
+    if (!on) {
+        mica__graph_forget(x);
+        if (g)
+            g->on = 0;
+        return MICA_OK;
+    }
+    if (!x->dev->capture_begin)
+        return mica__fail(x->ctx, MICA_ERR_INVALID, "CUDA graphs are for an "
+                          "engine on the cuda device; this one runs on the "
+                          "%s", mica__device_desc(x->e->device)->title);
+    if (!g) {
+        if (!(g = calloc(1, sizeof *g)))
+            return mica__fail(x->ctx, MICA_ERR_NOMEM, "out of host memory");
+        g->last = -1;
+        g->counts.struct_size = sizeof g->counts;
+        fixed_reason(x->e, g->fixed_why, sizeof g->fixed_why);
+        x->graphs = g;
+    }
+    g->on = 1;
+    return MICA_OK;
+}
+
+mica_status_t mica_exec_cuda_graph_counts(const mica_exec_t *x,
+                                          mica_cuda_graph_counts_t *out)
+{
+    mica_cuda_graph_counts_t r;
+
+    if (!out)
+        return mica__fail(x->ctx, MICA_ERR_INVALID,
+                          "mica_exec_cuda_graph_counts: no struct given");
+    memset(&r, 0, sizeof r);
+    if (x->graphs)
+        r = x->graphs->counts;
+    r.struct_size = sizeof r;
+    r.cached = 0;
+    if (x->graphs) {
+        int32_t i;
+        for (i = 0; i < x->graphs->n; i++)
+            r.cached += x->graphs->e[i].graph != NULL;
+    }
+    mica__fill_out(out, &r, sizeof r, sizeof r);
+    return MICA_OK;
+}
+
+/* ---- enqueue ---------------------------------------------------------- */
+
+mica_status_t mica__graph_check(mica_exec_t *x, int32_t s)
+{
+    const mica__layer_t *l = &x->e->layers[s];
+    if (x->dev->capture_ok(x->stream))
+        return MICA_OK;
+    return mica__fail(x->ctx, MICA_ERR_DEVICE, "layer '%s' (%s) waits for "
+                      "the host or allocates memory while enqueuing",
+                      l->name, l->info.type);
+}
+
+/* The capture or launch of en failed (`what`: `why`): the key runs layer
+ * by layer from now on, this enqueue first. */
+static mica_status_t fall_back(mica_exec_t *x, mica__graphs_t *g,
+                               entry_t *en, const char *what,
+                               const char *why)
+{
+    snprintf(en->why, sizeof en->why, "%s: %s", what, why);
+    en->state = FALLBACK;
+    g->counts.failures++;
+    g->counts.fallbacks++;
+    return mica__flow_run(x);
+}
+
+/* Launch en's graph; a launch refused (not a device fault: that fails
+ * the layer-by-layer run too) drops it, and the key falls back. */
+static mica_status_t launch(mica_exec_t *x, mica__graphs_t *g, entry_t *en)
+{
+    char why[480];
+
+    g->counts.replays++;
+    if (x->dev->graph_launch(x->ctx, en->graph, x->stream) == MICA_OK)
+        return MICA_OK;
+    g->counts.replays--;
+    snprintf(why, sizeof why, "%s", mica_context_error(x->ctx));
+    x->dev->graph_destroy(en->graph);
+    en->graph = NULL;
+    return fall_back(x, g, en, "the graph's launch failed", why);
+}
+
+/* Capture the program into a graph for en and launch it. */
+static mica_status_t capture(mica_exec_t *x, mica__graphs_t *g, entry_t *en)
+{
+    char why[480];
+    void *graph = NULL;
+    mica_status_t st;
+
+    if (x->dev->capture_begin(x->ctx, x->stream) != MICA_OK)
+        return fall_back(x, g, en, "capture failed",
+                         mica_context_error(x->ctx));
+    x->capturing = 1;
+    st = mica__flow_run(x);
+    x->capturing = 0;
+    if (st != MICA_OK) {
+        /* The layer's error is the reason; the end's is not kept. */
+        snprintf(why, sizeof why, "%s", mica_context_error(x->ctx));
+        if (x->dev->capture_end(x->ctx, x->stream, &graph) == MICA_OK)
+            x->dev->graph_destroy(graph);
+        return fall_back(x, g, en, "capture failed", why);
+    }
+    if (x->dev->capture_end(x->ctx, x->stream, &graph) != MICA_OK) {
+        snprintf(why, sizeof why, "%s", mica_context_error(x->ctx));
+        return fall_back(x, g, en, "capture failed", why);
+    }
+    en->graph = graph;
+    en->state = READY;
+    g->counts.captures++;
+    return launch(x, g, en);
+}
+
+mica_status_t mica__graph_enqueue(mica_exec_t *x)
+{
+    mica__graphs_t *g = x->graphs;
+    entry_t *en = NULL;
+    mica_status_t st;
+
+    if (!g || !g->on)
+        return mica__flow_run(x);
+    if (always_why(x)) {
+        g->counts.fallbacks++;
+        return mica__flow_run(x);
+    }
+    if ((st = lookup(x, g, &en)) != MICA_OK)
+        return st;
+    en->used = ++g->tick;
+    switch (en->state) {
+    case READY:
+        return launch(x, g, en);
+    case WARM:
+        return capture(x, g, en);
+    case FALLBACK:
+        g->counts.fallbacks++;
+        return mica__flow_run(x);
+    default:
+        g->counts.warmups++;
+        if ((st = mica__flow_run(x)) == MICA_OK)
+            en->state = WARM;
+        return st;
+    }
+}
