@@ -74,7 +74,8 @@ EXTRA_DIST += bench/README.md bench/startup.py bench/bench_rnn.py \
 	bench/resnet50_convs.txt bench/conv_torch.py \
 	bench/resnet50_gen.py bench/resnet50_torch.py bench/resnet50_cpu.py \
 	bench/resnet50_parts.py bench/run_gpu.sh bench/mica_bench.sh \
-	bench/gen_mlp.py bench/onnx_torch_models.py
+	bench/gen_mlp.py bench/onnx_torch_models.py bench/fusion.sh \
+	bench/gen_convchain.py
 
 bench: $(MICA_BENCHES) $(MICA_BENCH_RUNS)
 	@for b in $(MICA_BENCHES); do \
@@ -87,6 +88,12 @@ bench-rnn: bench/bench_rnn tools/mica $(pkgmodule_LTLIBRARIES)
 	-$(PYTHON3) $(srcdir)/bench/bench_rnn.py \
 	  --build $(abs_top_builddir)
 .PHONY: bench-rnn
+bench-fusion: tools/mica $(pkgmodule_LTLIBRARIES)
+	-MICA_MODULE_DIR=$(abs_top_builddir)/modules/.libs \
+	  MICA_DEVICE_DIR=$(abs_top_builddir)/core/.libs \
+	  $(SHELL) $(srcdir)/bench/fusion.sh $(abs_top_builddir)/tools/mica \
+	  $(abs_top_srcdir) $(abs_top_builddir)/bench-fusion-out
+.PHONY: bench-fusion
 bench-mica: tools/mica $(pkgmodule_LTLIBRARIES)
 	-MICA_MODULE_DIR=$(abs_top_builddir)/modules/.libs \
 	  MICA_DEVICE_DIR=$(abs_top_builddir)/core/.libs \

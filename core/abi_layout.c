@@ -61,6 +61,12 @@ static_assert(offsetof(mica_layer_creator_t, deserialize_ex) == 88,
  * library writes only what the caller's struct_size declares. */
 static_assert(offsetof(mica_layer_info_t, choice) == 88,
               "layer info: first layout");
+static_assert(offsetof(mica_layer_info_t, fused) == 112,
+              "layer info: fused appended");
+static_assert(offsetof(mica_fusion_rule_info_t, module_file) == 32,
+              "fusion rule info v1");
+static_assert(offsetof(mica_build_config_t, no_fusion) == 40,
+              "build config: no_fusion appended");
 static_assert(offsetof(mica_layer_info_t, tactic) == 104,
               "layer info: tactic appended");
 static_assert(offsetof(mica_creator_info_t, module_license) == 80,
@@ -81,6 +87,22 @@ static_assert(offsetof(mica_host_t, expr_size) == 72,
 static_assert(offsetof(mica_module_desc_t, name) == 8, "module desc v1");
 static_assert(offsetof(mica_module_desc_t, creators) == 40, "module desc v1");
 static_assert(offsetof(mica_module_desc_t, fini) == 56, "module desc v1");
+static_assert(offsetof(mica_module_desc_t, fusion_rules) == 96,
+              "module desc: fusion rules appended");
+static_assert(offsetof(mica_module_desc_t, nb_fusion_rules) == 104,
+              "module desc: fusion rules appended");
+static_assert(sizeof(mica_fusion_cond_t) == 24, "mica_fusion_cond_t is frozen");
+static_assert(sizeof(mica_fusion_step_t) == 32, "mica_fusion_step_t is frozen");
+static_assert(offsetof(mica_fusion_step_t, conds) == 16,
+              "mica_fusion_step_t is frozen");
+static_assert(sizeof(mica_fusion_ref_t) == 8, "mica_fusion_ref_t is frozen");
+static_assert(sizeof(mica_fusion_param_t) == 24,
+              "mica_fusion_param_t is frozen");
+static_assert(offsetof(mica_fusion_rule_t, steps) == 24, "fusion rule v1");
+static_assert(offsetof(mica_fusion_rule_t, inputs) == 40, "fusion rule v1");
+static_assert(offsetof(mica_fusion_rule_t, params) == 48, "fusion rule v1");
+static_assert(offsetof(mica_fusion_rule_t, constants) == 64, "fusion rule v1");
+static_assert(sizeof(mica_fusion_rule_t) == 88, "fusion rule v1");
 #endif
 
 /* Gives the translation unit an external definition (ISO C wants one). */

@@ -53,6 +53,8 @@ static mica_status_t setup_layers(build_t *b)
         l->name = mica__strdup(nl->name);
         l->origin = mica__strdup(nl->origin);
         l->construct = b->step_construct[s];
+        if (nl->fused && !(l->fused = mica__strdup(nl->fused)))
+            return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
         l->branch = b->step_branch[s];
         l->nb_inputs = nl->nb_inputs;
         l->nb_outputs = nl->nb_outputs;
@@ -220,6 +222,15 @@ mica_status_t mica_network_validate(mica_network_t *net)
     return build(net, NULL, 1, 0, 0, NULL, NULL);
 }
 
+/* Whether cfg turns fusion off. */
+static int no_fusion(const mica_build_config_t *cfg)
+{
+    return cfg && cfg->struct_size >= offsetof(mica_build_config_t,
+                                               no_fusion) +
+                                          sizeof cfg->no_fusion &&
+           cfg->no_fusion;
+}
+
 /* The precisions cfg allows, as bits; float32 always. */
 static uint32_t precisions(const mica_build_config_t *cfg)
 {
@@ -230,24 +241,20 @@ static uint32_t precisions(const mica_build_config_t *cfg)
     return bits;
 }
 
-mica_status_t mica_engine_build(mica_network_t *net,
-                                const mica_build_config_t *cfg,
-                                mica_engine_t **out)
+/*
+ * The builds of net for `device`: the network as it is, then rewritten
+ * in float16 where allowed and asked, then for memory formats, each from
+ * what the build before knows.
+ */
+static mica_status_t build_all(mica_network_t *net,
+                               const mica_build_config_t *cfg, int asked,
+                               uint32_t device, const mica__device_t *dev,
+                               mica_engine_t **out)
 {
-    uint32_t allowed = precisions(cfg), device;
-    const mica__device_t *dev;
+    uint32_t allowed = precisions(cfg);
     mica_network_t *half = NULL, *formats = NULL;
-    mica_status_t st = MICA_OK;
-    int32_t i, asked = 0;
-    double t0 = now_ms();
+    mica_status_t st;
 
-    *out = NULL;
-    if ((st = mica__deploy_check(net->ctx)) != MICA_OK ||
-        (st = mica__device_pick(net->ctx, cfg ? cfg->device : 0, &device,
-                                &dev)) != MICA_OK)
-        return st;
-    for (i = 0; i < net->nb_layers; i++)
-        asked |= net->layers[i].precision == MICA_FLOAT16 + 1;
     if ((st = build(net, cfg, 0, 0, device, dev, out)) != MICA_OK)
         return st;
     /* Float16: rewrite the network with what the float32 build knows of
@@ -272,9 +279,55 @@ mica_status_t mica_engine_build(mica_network_t *net,
     if (st != MICA_OK) {
         mica_engine_destroy(*out);
         *out = NULL;
-        return st;
     }
-    mica__log(net->ctx, MICA_LOG_INFO, "engine built for %s in %.1f ms: %d "
+    return st;
+}
+
+mica_status_t mica_engine_build(mica_network_t *net,
+                                const mica_build_config_t *cfg,
+                                mica_engine_t **out)
+{
+    uint32_t device;
+    const mica__device_t *dev;
+    mica_network_t *fused = NULL;
+    mica_context_t *ctx = net->ctx;
+    mica_status_t st = MICA_OK;
+    int32_t i, asked = 0;
+    double t0 = now_ms();
+
+    *out = NULL;
+    if ((st = mica__deploy_check(net->ctx)) != MICA_OK ||
+        (st = mica__device_pick(net->ctx, cfg ? cfg->device : 0, &device,
+                                &dev)) != MICA_OK)
+        return st;
+    for (i = 0; i < net->nb_layers; i++)
+        asked |= net->layers[i].precision == MICA_FLOAT16 + 1;
+    /* Fusion first: the rest sees the fused layers (core/fusion.c).  A
+     * fused network the builder refuses (a fused layer's implementation
+     * that does not take the chain's types, say) is built as written:
+     * fusion never fails a build that would succeed without it. */
+    if (!no_fusion(cfg) &&
+        (st = mica__fusion_rewrite(net, cfg, device, &fused)) != MICA_OK)
+        return st;
+    if (fused) {
+        st = build_all(fused, cfg, asked, device, dev, out);
+        mica_network_destroy(fused);
+        if (st == MICA_ERR_NOMEM)
+            return st;
+        if (st != MICA_OK) {
+            char why[MICA_ERROR_MAX];
+            snprintf(why, sizeof why, "%s", mica_context_error(ctx));
+            st = build_all(net, cfg, asked, device, dev, out);
+            if (st == MICA_OK)
+                mica__log(ctx, MICA_LOG_WARNING, "fusion: the fused network "
+                          "does not build (%s); built without fusion", why);
+        }
+    } else {
+        st = build_all(net, cfg, asked, device, dev, out);
+    }
+    if (st != MICA_OK)
+        return st;
+    mica__log(ctx, MICA_LOG_INFO, "engine built for %s in %.1f ms: %d "
               "layers, %d profile%s, %lld arena bytes",
               mica__device_desc(device)->name, now_ms() - t0,
               (int)(*out)->nb_layers, (int)(*out)->nb_profiles,

@@ -95,6 +95,7 @@ void mica__engine_free(mica_engine_t *e)
         free(l->input_kinds);
         free(l->device_error);
         free(l->why);
+        free(l->fused);
     }
     free(e->layers);
     for (i = 0; e->tensors && i < e->nb_tensors; i++) {
@@ -215,6 +216,7 @@ mica_status_t mica_engine_layer(const mica_engine_t *engine, int32_t index,
     full.construct = l->construct;
     full.branch = l->branch;
     full.tactic = l->tactic;
+    full.fused = l->fused;
     mica__fill_out(info, &full, sizeof full,
                    offsetof(mica_layer_info_t, choice));
     return MICA_OK;

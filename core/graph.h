@@ -64,6 +64,8 @@ typedef struct mica__net_layer {
     int32_t version;          /* as asked: 0 = highest */
     int32_t precision;        /* 1 + mica_dtype_t asked for, 0: any */
     char *note;               /* added to why its implementation was chosen */
+    char *fused;              /* made by a fusion rule: "RULE: NAME (TYPE),
+                                 ..." (core/fusion.c), else NULL */
     int32_t nb_inputs, nb_outputs;
     char **inputs;            /* NULL entries: omitted optional inputs */
     char **input_origins;     /* entries may be NULL */
@@ -175,6 +177,18 @@ mica_status_t mica__rewrite_identity(mica_network_t *out, const char *name,
 mica_status_t mica__formats_rewrite(mica_network_t *net,
                                     const mica_engine_t *e,
                                     mica_network_t **out);
+
+/*
+ * The network with the fusion rules of the loaded modules applied, for
+ * the device `device` (a bit; core/fusion.c), leaving alone the layers
+ * of the types cfg (or the deploy-time choice) prefers an implementation
+ * for.  *out is NULL when no rule
+ * matches, or when a fused layer's params do not pass its schema (said
+ * as a warning).
+ */
+mica_status_t mica__fusion_rewrite(mica_network_t *net,
+                                   const mica_build_config_t *cfg,
+                                   uint32_t device, mica_network_t **out);
 
 /*
  * The network rewritten so that layers run in float16 where `allowed`
@@ -342,6 +356,7 @@ typedef struct mica__layer {
                                   1 false; -1 otherwise */
     int32_t tactic;            /* told to its instances, 0: none */
     int32_t makes_sizes;       /* some output is a data-dependent size */
+    char *fused;               /* what a fusion rule replaced, NULL */
 } mica__layer_t;
 
 /*

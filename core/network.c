@@ -52,6 +52,7 @@ static void layer_free(mica__net_layer_t *l)
     free(l->host_impl);
     free(l->saved_why);
     free(l->note);
+    free(l->fused);
     free(l->formats);
 }
 

@@ -101,6 +101,10 @@ mica_status_t mica__rewrite_layer(mica_network_t *out,
     spec.conditional = nl->conditional;
     if ((st = mica_network_add_layer(out, &spec)) != MICA_OK)
         return st;
+    out->layers[out->nb_layers - 1].precision = nl->precision;
+    if (nl->fused && !(out->layers[out->nb_layers - 1].fused =
+                           mica__strdup(nl->fused)))
+        return mica__fail(out->ctx, MICA_ERR_NOMEM, "out of host memory");
     return finish(out, formats, nl->nb_inputs + nl->nb_outputs,
                   note ? note : nl->note);
 }

@@ -133,7 +133,7 @@ static mica_status_t register_creators(mica_context_t *ctx,
               "creators registered", desc->name ? desc->name : "?",
               desc->version ? desc->version : "?", module->path, (int)n,
               (int)desc->nb_creators);
-    return MICA_OK;
+    return mica__rules_collect(ctx, module);
 }
 
 mica_status_t mica_context_load_file(mica_context_t *ctx, const char *path)

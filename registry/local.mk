@@ -5,7 +5,7 @@
 
 libmica_la_SOURCES += registry/registry.c registry/registry.h \
 	registry/load.c registry/module.c registry/check.c registry/host.h \
-	registry/host.c registry/peek.c registry/scan.c
+	registry/host.c registry/peek.c registry/scan.c registry/rules.c
 
 # The scanner: loads new or changed module files in a process of its own
 # (registry/scan.c), from $(pkglibexecdir).  Uninstalled, the tests name
@@ -109,3 +109,14 @@ TESTS += tests/test_hostile tests/test_cli_hostile.sh
 tests_test_hostile_SOURCES = tests/test_hostile.c
 tests_test_hostile_LDADD = $(MICA_TEST_LIBS)
 EXTRA_DIST += tests/test_cli_hostile.sh
+
+# Out-of-tree fusion rules (tests/test_cli_fusion.sh): a module with a
+# rule and a layer type of its own (tests/fusion/), and one whose rules
+# are refused at load (tests/fusion/bad/), each in a folder of its own.
+check_LTLIBRARIES += tests/fusion/addrelu.la tests/fusion/bad/badrules.la
+tests_fusion_addrelu_la_SOURCES = tests/fusion/addrelu.c
+tests_fusion_addrelu_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_fusion_addrelu_la_LIBADD = modules/common/libmicamodkit.la
+tests_fusion_bad_badrules_la_SOURCES = tests/fusion/bad/badrules.c
+tests_fusion_bad_badrules_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_fusion_bad_badrules_la_LIBADD = modules/common/libmicamodkit.la

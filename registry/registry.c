@@ -171,6 +171,10 @@ static void registry_free(mica__registry_t *reg)
         if (m->handle && close_them)
             dlclose(m->handle);
         free(m->path);
+        while (m->nb_rules > 0)
+            free(m->patterns[--m->nb_rules]);
+        free(m->patterns);
+        free(m->rules);
         free(m);
     }
     free(reg->modules);

@@ -19,6 +19,10 @@ typedef struct mica__module {
     /* desc->creators as the host copied them (registry/module.c): read
      * these, never the module's array, which may hold fewer */
     const mica_layer_creator_t *const *creators;
+    /* its fusion rules that passed the checks (registry/rules.c) */
+    const mica_fusion_rule_t **rules;
+    char **patterns;         /* each rule's pattern as text */
+    int32_t nb_rules;
 } mica__module_t;
 
 typedef struct mica__entry {
@@ -134,6 +138,18 @@ int mica__scan_bad(const char *real, char *why, size_t len);
 /* The real path of the module file that registered c in ctx, or NULL. */
 const char *mica__creator_file(const mica_context_t *ctx,
                                const mica_layer_creator_t *c);
+
+/* ---- fusion rules (registry/rules.c) ---------------------------------- */
+
+/*
+ * Check the fusion rules of `module` (its creators registered): a rule
+ * that is malformed (no name, no steps, a step without a type, an input,
+ * step or param out of range) or whose type is not one of the module's
+ * own registered types is skipped with the load problem "FILE: fusion
+ * rule 'NAME': WHY; skipped"; the others are kept in module->rules.  A
+ * descriptor too small to hold rules has none.  MICA_ERR_NOMEM only.
+ */
+mica_status_t mica__rules_collect(mica_context_t *ctx, mica__module_t *module);
 
 /* The namespace of a creator: "" when the module left it NULL. */
 const char *mica__creator_ns(const mica_layer_creator_t *c);

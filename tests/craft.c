@@ -234,6 +234,17 @@ int craft_map(const unsigned char *data, size_t size, craft_map_t *m)
             m->arena = w.pos;
         skip(&w, 8);
     }
+    m->fusion = 0;
+    if (!w.bad && w.pos < size) {
+        uint32_t n, i;
+        m->fusion = w.pos;
+        n = u32(&w);
+        for (i = 0; i < n && !w.bad; i++) {
+            note(m->fusion_layer, i, w.pos);
+            skip(&w, 4);
+            str(&w);
+        }
+    }
     m->end = w.pos;
     return w.bad || w.pos != size ? -1 : 0;
 }

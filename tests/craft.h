@@ -55,6 +55,9 @@ typedef struct craft_map {
     size_t plan_bytes[CRAFT_MAX];  /* profile 0, per tensor: i64 bytes,
                                       i64 offset */
     size_t arena;                  /* profile 0's i64 arena bytes */
+    size_t fusion;                 /* the fusion records' u32 count, 0:
+                                      none (an engine nothing fused) */
+    size_t fusion_layer[CRAFT_MAX]; /* each record's i32 layer */
     size_t end;                    /* where the walk stopped */
 } craft_map_t;
 

@@ -93,12 +93,13 @@ if "$mica" run "$net" --device cuda --input "x=$dir/x2.npy" \
     built "cuda float16" "$tmp/fp16.mica" --device cuda --fp16
     check "cuda float16 engine" 3e-2 "$tmp/fp16.mica"
     # Channels last end to end: the cast of x makes it NHWC, every
-    # convolution, activation and pooling keeps it, one reorder before
-    # FullyConnected (linear only); none in between.
+    # convolution (fused with its relu: FusedConvolution 'relu1', ...),
+    # activation and pooling keeps it, one reorder before FullyConnected
+    # (linear only); none in between.
     run "$mica" inspect "$tmp/fp16.mica"
     has "$tmp/out" "^memory formats: .* 2 layers change a tensor's format" \
         "cuda float16: formats change at the edges only (2 layers)"
-    has "$tmp/out" "^  cast:x.*(float32, linear, network input) .*(float16, hwc), read by 'conv1'$" \
+    has "$tmp/out" "^  cast:x.*(float32, linear, network input) .*(float16, hwc), read by 'relu1'$" \
         "  the cast of x makes it channels last"
     has "$tmp/out" "^  reorder:.*(float16, hwc, made by 'gap') .*(float16, linear), read by 'fc'$" \
         "  one reorder, between the pooling and FullyConnected"

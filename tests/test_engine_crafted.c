@@ -5,7 +5,10 @@
  * file cannot hold, or runs anything.  The engine crafted from is
  * tests/manifests/control/dynamic_rows.yaml's (a loop over a runtime
  * number of rows: symbols, expressions, shape tensors on the host,
- * weights); then every byte of it changed in turn.
+ * weights); then every byte of it changed in turn.  Then the engine of
+ * tests/manifests/fusion/fusion.yaml, where fusion rules fired: its
+ * fusion records broken, then left out (as files written before fusion
+ * hold none), and every byte of it changed in turn.
  *
  * Issue 15's reproducers are among them: a saved field's count that asks
  * for 206 GB (refused by the host before any module reads it, and by
@@ -279,6 +282,48 @@ static void test_every_byte(void)
     free(c);
 }
 
+/*
+ * The fusion records of an engine where fusion rules fired (format.h):
+ * each checked; a file without them, as written before fusion existed,
+ * loads, with no layer saying it was fused.
+ */
+static void test_fusion(void)
+{
+    mica_engine_t *e = NULL;
+    mica_status_t st;
+    unsigned char *c;
+    int32_t i, fused = 0;
+
+    ok(map.fusion != 0 && craft_get_u32(orig, map.fusion) == 2,
+       "fusion.yaml's engine holds 2 fusion records");
+    c = copy();
+    craft_put_u32(c, map.fusion, map.nb_layers + 1);
+    refused(c, "is corrupt: bad fusion records", "more records than layers");
+    c = copy();
+    craft_put_u32(c, map.fusion_layer[0], map.nb_layers);
+    refused(c, "is corrupt: bad fusion records", "a record of a layer past "
+            "the last");
+    c = copy();
+    craft_put_u32(c, map.fusion_layer[1],
+                  craft_get_u32(orig, map.fusion_layer[0]));
+    refused(c, "is corrupt: bad fusion records", "two records of one layer");
+    c = copy();
+    craft_reseal(c, map.fusion);
+    st = mica_engine_deserialize(ctx, c, map.fusion, &e);
+    ok(st == MICA_OK && e, "without its fusion records: loads (%s)",
+       st == MICA_OK ? "ok" : err());
+    for (i = 0; e && i < mica_engine_nb_layers(e); i++) {
+        mica_layer_info_t li;
+        memset(&li, 0, sizeof li);
+        li.struct_size = sizeof li;
+        if (mica_engine_layer(e, i, &li) == MICA_OK && li.fused)
+            fused++;
+    }
+    ok(e && fused == 0, "  and no layer has a record (%d)", (int)fused);
+    mica_engine_destroy(e);
+    free(c);
+}
+
 /* The engine of manifest `rel` (under the source tree) to craft from. */
 static void use(const char *top, const char *rel)
 {
@@ -309,7 +354,7 @@ int main(void)
 
     if (!top)
         skip_all("MICA_TOP_SRCDIR not set");
-    plan(2 * 5 + 1 + 2 * 11 + 2 * 7 + 1 + 2 * 3);
+    plan(2 * 5 + 1 + 2 * 11 + 2 * 7 + 1 + 2 * 3 + 1 + 2 * 3 + 2 + 1);
     ctx = th_context();
     use(top, "tests/manifests/control/dynamic_rows.yaml");
     test_fields();
@@ -319,6 +364,9 @@ int main(void)
     test_every_byte();
     use(top, "tests/manifests/dynamic/empty_shuffle.yaml");
     test_operation();
+    use(top, "tests/manifests/fusion/fusion.yaml");
+    test_fusion();
+    test_every_byte();
     mica_free(orig);
     return 0;
 }

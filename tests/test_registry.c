@@ -258,7 +258,8 @@ static void test_refusals(mica_context_t *ctx)
             "init failed: unsupported");
     snprintf(line, sizeof(line),
              "module descriptor struct_size 8 is smaller than ABI version "
-             "1's (%u)", (unsigned)sizeof(mica_module_desc_t));
+             "1's (%u)",
+             (unsigned)offsetof(mica_module_desc_t, fusion_rules));
     refused(ctx, "small_desc", MICA_ERR_ABI, line);
     refused(ctx, "missing", MICA_ERR_NOT_FOUND,
             "cannot load: No such file or directory");

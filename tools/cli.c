@@ -122,6 +122,8 @@ const char *cli_dims_str(const mica_dims_t *d, char *buf, size_t len)
 static char prefer[1024];
 /* mica build --autotune and --fp16. */
 static int autotune, fp16;
+/* --no-fusion */
+static int no_fusion;
 /* --allow-manifest-modules */
 static int manifest_modules;
 
@@ -133,6 +135,11 @@ void cli_set_allow_manifest_modules(int on)
 void cli_set_autotune(int on)
 {
     autotune = on;
+}
+
+void cli_set_no_fusion(int on)
+{
+    no_fusion = on;
 }
 
 void cli_set_fp16(int on)
@@ -216,6 +223,7 @@ int cli_build(mica_context_t *ctx, const char *manifest, uint32_t device,
         cfg.device = device;
     cfg.struct_size = sizeof cfg;
     cfg.autotune = autotune;
+    cfg.no_fusion = no_fusion;
     if (fp16)
         cfg.precisions |= 1u << MICA_FLOAT16;
     st = mica_engine_build(mica_manifest_network(*m), &cfg, engine);

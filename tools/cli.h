@@ -72,6 +72,8 @@ void cli_set_allow_manifest_modules(int on);
 void cli_set_autotune(int on);
 /* Builds from manifests may run layers in float16 (--fp16). */
 void cli_set_fp16(int on);
+/* Builds from manifests apply no fusion rule (--no-fusion). */
+void cli_set_no_fusion(int on);
 /* What cli_set_fp16 and cli_set_autotune set. */
 int cli_fp16(void);
 int cli_autotune(void);

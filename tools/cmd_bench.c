@@ -38,7 +38,8 @@ static void usage(FILE *f)
         "                  [--export-times FILE.json] [--export-profile FILE.json]\n"
         "                  [--input NAME=FILE.npy|NAME=random]... [--seed N]\n"
         "                  [--device auto|cpu|cuda] [--profile K] [--prefer T=I]...\n"
-        "                  [--fp16] [--module-path DIR]... [--verbose]\n\n"
+        "                  [--fp16] [--no-fusion] [--module-path DIR]...\n"
+        "                  [--verbose]\n\n"
         "Time repeated runs of the network, as trtexec does: throughput, then\n"
         "min, max, mean, median and percentiles 90, 95 and 99 of the latency,\n"
         "the enqueue time, the H2D copies, the compute and the D2H copies.\n"
@@ -69,6 +70,7 @@ static void usage(FILE *f)
         "                          that admits the shapes)\n"
         "  --prefer TYPE=IMPL      implementation IMPL for layers of TYPE\n"
         "  --fp16                  let layers run in float16\n"
+        "  --no-fusion             apply no fusion rule\n"
         "  --module-path DIR       another folder of modules (repeatable)\n"
         "  --verbose               a progress line, and what each metric means\n\n"
         "A progress line goes to standard error when it is a terminal (or\n"
@@ -140,6 +142,8 @@ static int parse(bench_t *b, int argc, char **argv, int *help)
             b->profile_layers = 1;
         } else if (!strcmp(a, "--verbose")) {
             b->verbose = 1;
+        } else if (!strcmp(a, "--no-fusion")) {
+            cli_set_no_fusion(1);
         } else if (!strcmp(a, "--fp16")) {
             cli_set_fp16(1);
         } else if (cli_is_opt(a, "--export-times")) {

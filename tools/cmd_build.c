@@ -20,7 +20,7 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: mica build MANIFEST -o ENGINE [--device auto|cpu|cuda] [--fp16]\n"
         "                  [--autotune] [--prefer T=I]... [--module-path DIR]...\n"
-        "                  [--allow-manifest-modules]\n"
+        "                  [--allow-manifest-modules] [--no-fusion]\n"
         "                  [--shapes NAME:AxB,...] (MANIFEST may be an ONNX model:\n"
         "                  its profile; also --min/--opt/--max-shapes)\n\n"
         "Build the engine of MANIFEST (choose an implementation for every\n"
@@ -33,6 +33,8 @@ static void usage(FILE *f)
         "  --device D             auto, cpu or cuda (default: the manifest's)\n"
         "  --fp16                 let layers run in float16 where their\n"
         "                         implementations take it (casts are added)\n"
+        "  --no-fusion            apply no fusion rule: every layer is built\n"
+        "                         as the manifest has it\n"
         "  --autotune             time every implementation a layer may take\n"
         "                         and keep the fastest (else: by priority)\n"
         "  --prefer TYPE=IMPL     use implementation IMPL for layers of TYPE\n"
@@ -97,6 +99,8 @@ int cmd_build(int argc, char **argv)
                 paths[nb_paths++] = (char *)v;
         } else if (cli_is_opt(a, "--autotune")) {
             cli_set_autotune(1);
+        } else if (cli_is_opt(a, "--no-fusion")) {
+            cli_set_no_fusion(1);
         } else if (cli_is_opt(a, "--fp16")) {
             cli_set_fp16(1);
         } else if (cli_is_opt(a, "--device")) {

@@ -6,7 +6,7 @@
  * against A (tools/compare_diff.c); status 1 on a mismatch.
  *
  * A configuration is a comma-separated list: device=auto|cpu|cuda,
- * prefer=TYPE=IMPL (repeatable), fp16, autotune.  A defaults to
+ * prefer=TYPE=IMPL (repeatable), fp16, autotune, no-fusion.  A defaults to
  * "device=cpu" (the CPU reference), B to "" (the manifest's own choices).
  *
  * --all-layers compares every intermediate tensor too, and names the
@@ -47,6 +47,7 @@ static void usage(FILE *f)
         "                    not pin one (repeatable)\n"
         "  fp16              let layers run in float16\n"
         "  autotune          time the implementations and keep the fastest\n"
+        "  no-fusion         apply no fusion rule\n"
         "A is 'device=cpu' unless given (the reference), B '' (the\n"
         "manifest's own choices).\n\n"
         "  --atol X          absolute tolerance (default 1e-5)\n"
@@ -64,7 +65,7 @@ typedef struct config {
     int device_set;
     uint32_t device;
     char prefer[1024];          /* "Type=impl,..." */
-    int fp16, autotune;
+    int fp16, autotune, no_fusion;
 } config_t;
 
 typedef struct compare {
@@ -115,10 +116,12 @@ static int parse_config(const char *opt, const char *v, config_t *c)
             c->fp16 = 1;
         } else if (!strcmp(item, "autotune")) {
             c->autotune = 1;
+        } else if (!strcmp(item, "no-fusion")) {
+            c->no_fusion = 1;
         } else if (n) {
             return cli_usage_error("compare", "%s: unknown item '%s' "
                                    "(device=D, prefer=TYPE=IMPL, fp16, "
-                                   "autotune)", opt, item);
+                                   "autotune, no-fusion)", opt, item);
         }
         p = end ? end + 1 : NULL;
     }
@@ -215,6 +218,7 @@ static int build(mica_context_t *ctx, mica_manifest_t *m, const config_t *c,
     if (c->device_set)
         cfg.device = c->device;
     cfg.autotune = c->autotune;
+    cfg.no_fusion = c->no_fusion;
     if (c->fp16)
         cfg.precisions |= 1u << MICA_FLOAT16;
     if (mica_context_set_prefer(ctx, c->prefer[0] ? c->prefer : NULL) !=

@@ -21,7 +21,7 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: mica inspect MANIFEST|ENGINE|MODEL.onnx [--device auto|cpu|cuda]\n"
         "                    [--prefer T=I]... [--module-path DIR]...\n"
-        "                    [--allow-manifest-modules]\n"
+        "                    [--allow-manifest-modules] [--no-fusion]\n"
         "                    [--shapes NAME:AxB,...] (an ONNX model's profile;\n"
         "                    also --min-shapes, --opt-shapes, --max-shapes)\n\n"
         "Build the engine of MANIFEST, or load ENGINE (an engine file that\n"
@@ -35,9 +35,29 @@ static void usage(FILE *f)
         "branch for a conditional), and the\n"
         "optimization profiles with the min/opt/max dimensions (or values,\n"
         "for a shape-tensor input) of every input and the arena each needs.\n"
+        "A layer a fusion rule made says which layers it replaced;\n"
+        "--no-fusion builds a manifest without fusion.\n"
         "--allow-manifest-modules lets the manifest load the modules its\n"
         "modules.paths and modules.load name (native code: only for trusted\n"
         "manifests).\n");
+}
+
+/* The layers fusion rules made, each with what it replaced. */
+static void print_fused(mica_engine_t *engine)
+{
+    int32_t n = mica_engine_nb_layers(engine), i, nb = 0;
+
+    for (i = 0; i < n; i++) {
+        mica_layer_info_t li;
+        memset(&li, 0, sizeof(li));
+        li.struct_size = sizeof(li);
+        if (mica_engine_layer(engine, i, &li) != MICA_OK || !li.fused)
+            continue;
+        if (nb++ == 0)
+            printf("\nfused layers:\n");
+        printf("  %s (%s) replaces, by rule %s\n", li.name, li.type,
+               li.fused);
+    }
 }
 
 static const char *role_name(uint32_t role)
@@ -145,6 +165,7 @@ static int print_layers(mica_engine_t *engine)
     printf("layers (%d, in execution order):\n", (int)n);
     cli_table_print(t, stdout, "  ");
     cli_table_free(t);
+    print_fused(engine);
     return CLI_OK;
 }
 
@@ -383,6 +404,8 @@ int cmd_inspect(int argc, char **argv)
             if (!(v = cli_opt_value("inspect", argc, argv, &i, "--prefer")) ||
                 cli_add_prefer("inspect", v) != CLI_OK)
                 rc = CLI_USAGE;
+        } else if (cli_is_opt(a, "--no-fusion")) {
+            cli_set_no_fusion(1);
         } else if (cli_is_opt(a, "--allow-manifest-modules")) {
             cli_set_allow_manifest_modules(1);
         } else if (cli_is_opt(a, "--module-path")) {

@@ -162,8 +162,45 @@ static int print_fields(const mica_creator_info_t *info)
     return CLI_OK;
 }
 
+/* The fusion rules of the modules loaded, one line each. */
+static int print_rules(mica_context_t *ctx)
+{
+    const char *head[4] = {"RULE", "TYPE", "PATTERN", "MODULE"};
+    int32_t n = mica_registry_nb_fusion_rules(ctx), k;
+    cli_table_t *t;
+
+    if (n == 0)
+        return CLI_OK;
+    t = cli_table_new(4);
+    if (!t || cli_table_add(t, head)) {
+        cli_table_free(t);
+        return cli_error("out of memory");
+    }
+    for (k = 0; k < n; k++) {
+        mica_fusion_rule_info_t r;
+        const char *row[4];
+        memset(&r, 0, sizeof r);
+        r.struct_size = sizeof r;
+        if (mica_registry_fusion_rule(ctx, k, &r) != MICA_OK)
+            continue;
+        row[0] = r.name;
+        row[1] = r.type;
+        row[2] = r.pattern;
+        row[3] = r.module_file;
+        if (cli_table_add(t, row)) {
+            cli_table_free(t);
+            return cli_error("out of memory");
+        }
+    }
+    printf("\nfusion rules (%d; the builder tries the longest first):\n",
+           (int)n);
+    cli_table_print(t, stdout, "  ");
+    cli_table_free(t);
+    return CLI_OK;
+}
+
 /* The list view: one line per creator, with `fields` each type's params,
- * then the load problems. */
+ * then the fusion rules and the load problems. */
 static int list_view(mica_context_t *ctx, int fields)
 {
     const char *head[8] = {"TYPE", "VERSION", "NAMESPACE", "IMPLEMENTATION",
@@ -214,6 +251,8 @@ static int list_view(mica_context_t *ctx, int fields)
             && print_fields(&info) != CLI_OK)
             return CLI_ERROR;
     }
+    if (print_rules(ctx) != CLI_OK)
+        return CLI_ERROR;
     n = mica_context_nb_load_problems(ctx);
     if (n) {
         printf("\nload problems:\n");

@@ -57,6 +57,11 @@ EXTRA_DIST += tests/test_cli_cnn.sh tests/gen/small_cnn.py \
 	tests/manifests/cnn/x2.npy tests/manifests/cnn/x3.npy \
 	tests/manifests/cnn/y2.npy tests/manifests/cnn/y3.npy
 
+# Fusion rules through the command: in-tree and a third party's
+# (tests/fusion/, built in registry/local.mk), --no-fusion, engines.
+TESTS += tests/test_cli_fusion.sh
+EXTRA_DIST += tests/test_cli_fusion.sh tests/manifests/fusion/fusion.yaml
+
 # Loops and conditionals through the command (tests/manifests/control/).
 TESTS += tests/test_cli_control.sh
 

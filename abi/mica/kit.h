@@ -603,6 +603,38 @@ MICA_KIT_API const char *mica_kit_exprs_text(const mica_expr_t *const *v,
  * be NULL.
  */
 #define MICA_KIT_ENTRY(name_, version_, license_, description_, creators_)  \
+    MICA_KIT_ENTRY_WITH_(name_, version_, license_, description_,           \
+                         creators_, .nb_fusion_rules = 0)
+
+/*
+ * MICA_KIT_ENTRY for a module that also declares fusion rules
+ * (<mica/module.h>): `rules_` a static const mica_fusion_rule_t
+ * *const [], each rule written with MICA_KIT_FUSION_RULE (the fused
+ * layer's inputs: input 0 and 1 of the ElementWise):
+ *
+ *     static const char *const sum[] = {"sum"}, *const relu[] = {"relu"};
+ *     static const mica_fusion_cond_t is_sum[] = {{"op", sum, 1, 0}};
+ *     static const mica_fusion_cond_t is_relu[] = {{"type", relu, 1, 0}};
+ *     static const mica_fusion_step_t add_relu_steps[] = {
+ *         MICA_KIT_FUSION_STEP("ElementWise", 0, is_sum),
+ *         MICA_KIT_FUSION_STEP("Activation", 0, is_relu)};
+ *     static const mica_fusion_ref_t add_relu_inputs[] = {{0, 0}, {0, 1}};
+ *     static const mica_fusion_rule_t add_relu = MICA_KIT_FUSION_RULE(
+ *         "add_relu", "AddRelu", add_relu_steps, add_relu_inputs);
+ *     static const mica_fusion_rule_t *const rules[] = {&add_relu};
+ *     MICA_KIT_ENTRY_FUSION("addrelu", "1.0.0", "MIT", "AddRelu", creators,
+ *                           rules)
+ */
+#define MICA_KIT_ENTRY_FUSION(name_, version_, license_, description_,     \
+                              creators_, rules_)                            \
+    MICA_KIT_ENTRY_WITH_(name_, version_, license_, description_,           \
+                         creators_, .fusion_rules = (rules_),               \
+                         .nb_fusion_rules = MICA_KIT_COUNT(rules_))
+
+/* What both entries expand to: the descriptor, with the members given
+ * after `creators_` (designated initializers), and the entry point. */
+#define MICA_KIT_ENTRY_WITH_(name_, version_, license_, description_,      \
+                             creators_, ...)                                \
     static const mica_module_desc_t mica_kit_desc_ = {                      \
         .struct_size = sizeof(mica_module_desc_t),                          \
         .abi_version = MICA_ABI_VERSION,                                    \
@@ -613,7 +645,7 @@ MICA_KIT_API const char *mica_kit_exprs_text(const mica_expr_t *const *v,
         .creators = (creators_),                                            \
         .nb_creators = MICA_KIT_COUNT(creators_),                           \
         .fini = mica_kit_fini,                                              \
-    };                                                                      \
+        __VA_ARGS__};                                                       \
     MICA_EXPORT mica_status_t mica_module_init(                             \
         const mica_host_t *host, const mica_module_desc_t **desc,           \
         mica_error_t *err)                                                  \
@@ -623,6 +655,32 @@ MICA_KIT_API const char *mica_kit_exprs_text(const mica_expr_t *const *v,
             *desc = &mica_kit_desc_;                                        \
         return st_;                                                         \
     }
+
+/* A step of a fusion pattern: `type_`, fed at input `input_` (or
+ * MICA_FUSION_ANY_INPUT) by the step before, with the conditions of the
+ * array `conds_`; MICA_KIT_FUSION_STEP_ANY: without conditions. */
+#define MICA_KIT_FUSION_STEP(type_, input_, conds_)                         \
+    {.type = (type_), .input = (input_), .conds = (conds_),                 \
+     .nb_conds = MICA_KIT_COUNT(conds_)}
+#define MICA_KIT_FUSION_STEP_ANY(type_, input_)                             \
+    {.type = (type_), .input = (input_)}
+
+/* A fusion rule of the arrays `steps_` and `inputs_` (the fused layer's
+ * inputs); MICA_KIT_FUSION_RULE_PARAMS: with the params copied from the
+ * steps, the array `params_`; MICA_KIT_FUSION_RULE_WITH: with the other
+ * members given (designated initializers: `.constants = ...`). */
+#define MICA_KIT_FUSION_RULE(name_, type_, steps_, inputs_)                 \
+    MICA_KIT_FUSION_RULE_WITH(name_, type_, steps_, inputs_, .params = NULL)
+#define MICA_KIT_FUSION_RULE_PARAMS(name_, type_, steps_, inputs_, params_) \
+    MICA_KIT_FUSION_RULE_WITH(name_, type_, steps_, inputs_,                \
+                              .params = (params_),                          \
+                              .nb_params = MICA_KIT_COUNT(params_))
+#define MICA_KIT_FUSION_RULE_WITH(name_, type_, steps_, inputs_, ...)       \
+    {.struct_size = sizeof(mica_fusion_rule_t), .name = (name_),            \
+     .type = (type_), .steps = (steps_),                                    \
+     .nb_steps = MICA_KIT_COUNT(steps_),                                    \
+     .nb_inputs = MICA_KIT_COUNT(inputs_), .inputs = (inputs_),             \
+     __VA_ARGS__}
 
 /* ---- libraries opened on first use --------------------------------------- */
 

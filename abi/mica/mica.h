@@ -166,6 +166,27 @@ MICA_EXPORT mica_status_t mica_registry_get(const mica_context_t *ctx,
                                             mica_creator_info_t *info);
 
 /*
+ * The fusion rules of the loaded modules that passed the registry's
+ * checks (mica/module.h), in load order: rule `index`'s name, the layer
+ * type it makes, its pattern as text ("Convolution -> Activation[type=
+ * relu]": each step's type and conditions, "!field" for a param that
+ * must not be given) and the module file.  The strings live as long as
+ * the context.  MICA_ERR_INVALID when index is out of range.
+ */
+typedef struct mica_fusion_rule_info {
+    uint32_t struct_size;
+    int32_t nb_steps;
+    const char *name;
+    const char *type;
+    const char *pattern;
+    const char *module_file;
+} mica_fusion_rule_info_t;
+
+MICA_EXPORT int32_t mica_registry_nb_fusion_rules(const mica_context_t *ctx);
+MICA_EXPORT mica_status_t mica_registry_fusion_rule(
+    const mica_context_t *ctx, int32_t index, mica_fusion_rule_info_t *info);
+
+/*
  * Find a creator.  ns NULL means "".  version 0 means the highest
  * registered version of the type.  implementation NULL means any; among
  * several, the one whose devices include `device` with the highest
@@ -360,6 +381,11 @@ typedef struct mica_build_config {
      * tensors meet (manifest `precision`, mica build --fp16).  0: float32
      * only.  Read only when struct_size covers it. */
     uint32_t precisions;
+    /* Non-zero: apply no fusion rule (mica/module.h; mica build
+     * --no-fusion); every layer is built as the network has it.  Read
+     * only when struct_size covers it. */
+    int32_t no_fusion;
+    int32_t reserved2_;
 } mica_build_config_t;
 
 /*
@@ -435,6 +461,9 @@ typedef struct mica_layer_info {
      * tactics), 0 if it offers none. */
     int32_t tactic;
     int32_t reserved_;
+    /* Appended: for a layer a fusion rule made, the rule and the layers
+     * it replaced, "RULE: NAME (TYPE), NAME (TYPE), ..."; NULL otherwise. */
+    const char *fused;
 } mica_layer_info_t;
 
 /*

@@ -111,6 +111,82 @@ typedef struct mica_host {
 #define MICA_HOST_HAS(h, m) \
     ((h)->struct_size >= offsetof(mica_host_t, m) + sizeof((h)->m) && (h)->m)
 
+/* ---- fusion rules ------------------------------------------------------
+ *
+ * A module may declare rules that replace a chain of layers by one layer
+ * of a type it implements (TensorRT's fusions, as modules).  The builder
+ * (core/fusion.c) matches every rule on the network before it chooses
+ * implementations, unless fusion is off (mica_build_config_t's no_fusion,
+ * `mica build --no-fusion`).  A chain is steps[0] -> steps[1] -> ...: each
+ * step after the first reads the output of the step before it; every
+ * step but the last has one output, read by the next step alone and not
+ * a network output; all steps are in the same loop and conditional (or
+ * none).  The rule fires only where its type has an implementation for
+ * the build's device; its layer then takes the name of the last step and
+ * its outputs, and `mica inspect` shows what it replaced.  The longest
+ * rules are tried first, then in the order modules were loaded.
+ */
+
+/* A test on a param of a matched layer: the param's value, as text (an
+ * int, float, bool 0/1, string or enum name, a param of one value), is
+ * one of values[0..nb_values); nb_values 0: the param is not given. */
+typedef struct mica_fusion_cond {
+    const char *field;
+    const char *const *values;
+    int32_t nb_values;
+    int32_t reserved_;
+} mica_fusion_cond_t;
+
+/* Which input of the step before feeds this one: any input, or one. */
+#define MICA_FUSION_ANY_INPUT (-1)
+
+/* One layer of a pattern. */
+typedef struct mica_fusion_step {
+    const char *type;             /* the layer type (default namespace) */
+    int32_t input;                /* steps after the first: the input the
+                                     step before feeds, or
+                                     MICA_FUSION_ANY_INPUT */
+    int32_t nb_inputs;            /* the inputs it must have (given or
+                                     omitted), 0: any number */
+    const mica_fusion_cond_t *conds;
+    int32_t nb_conds;
+    int32_t reserved_;
+} mica_fusion_step_t;
+
+/* An input of a step, as the fused layer's input: `input` of steps[step];
+ * MICA_FUSION_OTHER_INPUT: the one input of a two-input step that the
+ * step before does not feed. */
+#define MICA_FUSION_OTHER_INPUT (-2)
+typedef struct mica_fusion_ref {
+    int32_t step;
+    int32_t input;
+} mica_fusion_ref_t;
+
+/* A param of the fused layer: `from`, a param of steps[step], copied as
+ * `field` when that layer has it. */
+typedef struct mica_fusion_param {
+    const char *field;
+    int32_t step;
+    int32_t reserved_;
+    const char *from;
+} mica_fusion_param_t;
+
+typedef struct mica_fusion_rule {
+    uint32_t struct_size;         /* sizeof(mica_fusion_rule_t) */
+    int32_t reserved_;
+    const char *name;             /* "conv_bias_relu", unique in the module */
+    const char *type;             /* the fused layer's type: the module's */
+    const mica_fusion_step_t *steps;
+    int32_t nb_steps;             /* 1 or more */
+    int32_t nb_inputs;            /* the fused layer's inputs ... */
+    const mica_fusion_ref_t *inputs;  /* ... each a step's input */
+    const mica_fusion_param_t *params; /* its params, from the steps' */
+    int32_t nb_params;
+    int32_t nb_constants;
+    const mica_field_t *constants;    /* and these, as they are */
+    void *reserved2_[2];
+} mica_fusion_rule_t;
+
 /* What the module tells the host about itself. Static data, normally. */
 typedef struct mica_module_desc {
     uint32_t struct_size;  /* sizeof(mica_module_desc_t) as the module saw it */
@@ -129,6 +205,14 @@ typedef struct mica_module_desc {
     void (*fini)(void);
 
     void *reserved2_[4];
+
+    /* ---- appended after version 1's first layout: the host reads them
+     * only when struct_size covers them ---- */
+
+    /* Fusion rules (above); NULL and 0: none. */
+    const mica_fusion_rule_t *const *fusion_rules;
+    int32_t nb_fusion_rules;
+    int32_t reserved3_;
 } mica_module_desc_t;
 
 /* The type of the entry symbol. */

@@ -52,6 +52,9 @@
  *             u32 nb_values, i32 values min/opt/max]; per tensor: dims
  *             min/opt/max, i64 bytes, i64 offset; per layer: i64
  *             workspace, i64 workspace offset; then i64 arena bytes
+ *   fusions (written only where some layer was made by a fusion rule;
+ *             a file without them reads as before): u32 n, then per
+ *             record i32 layer, its record ("RULE: NAME (TYPE), ...")
  *
  * Formats 1 and 2 (read, no longer written) hold the network, not the
  * engine, and are built again when they load:

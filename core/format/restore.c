@@ -321,6 +321,31 @@ static mica_status_t read_profiles(mica__restore_t *x)
     return MICA_OK;
 }
 
+/* The fusion records, if the file has them (format.h): each layer's at
+ * most once. */
+static mica_status_t read_fusions(mica__restore_t *x)
+{
+    mica_engine_t *e = x->e;
+    mica__in_t *r = x->r;
+    uint32_t n, i;
+
+    if (r->pos == r->len)
+        return MICA_OK; /* none, or written before fusion */
+    n = mica__in_count(r, 8);
+    if (r->bad || n > (uint32_t)e->nb_layers)
+        return mica__load_corrupt(x->l, "fusion records");
+    for (i = 0; i < n; i++) {
+        int32_t s = mica__in_index(r, e->nb_layers, 0);
+        char *text = mica__in_str(r);
+        if (r->bad || !text || !text[0] || e->layers[s].fused) {
+            free(text);
+            return mica__load_corrupt(x->l, "fusion records");
+        }
+        e->layers[s].fused = text;
+    }
+    return MICA_OK;
+}
+
 /* The payload, read and checked, into x->e. */
 static mica_status_t read_engine(mica__restore_t *x)
 {
@@ -356,7 +381,8 @@ static mica_status_t read_engine(mica__restore_t *x)
         if ((st = mica__restore_layer(x, i)) != MICA_OK)
             return st;
     if ((st = read_constructs(x)) != MICA_OK ||
-        (st = read_profiles(x)) != MICA_OK)
+        (st = read_profiles(x)) != MICA_OK ||
+        (st = read_fusions(x)) != MICA_OK)
         return st;
     if (r->pos != r->len)
         return mica__restore_bad(x, "end", "%zu bytes after the memory plan",

@@ -206,6 +206,22 @@ static void put_profiles(const mica_engine_t *e, mica__out_t *o)
     }
 }
 
+/* The fusion records, where some layer has one (format.h). */
+static void put_fusions(const mica_engine_t *e, mica__out_t *o)
+{
+    int32_t s, n = 0;
+    for (s = 0; s < e->nb_layers; s++)
+        n += e->layers[s].fused != NULL;
+    if (!n)
+        return;
+    mica__out_u32(o, (uint32_t)n);
+    for (s = 0; s < e->nb_layers; s++)
+        if (e->layers[s].fused) {
+            mica__out_i32(o, s);
+            mica__out_str(o, e->layers[s].fused);
+        }
+}
+
 /* The payload of format 3 after the header. */
 static mica_status_t put_engine(const mica_engine_t *e, mica__out_t *o)
 {
@@ -242,6 +258,7 @@ static mica_status_t put_engine(const mica_engine_t *e, mica__out_t *o)
             return st;
     put_constructs(e, o);
     put_profiles(e, o);
+    put_fusions(e, o);
     return MICA_OK;
 }
 

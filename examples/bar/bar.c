@@ -309,6 +309,7 @@ static const mica_module_desc_t bar_module = {
     1, 0,
     NULL, /* fini */
     {NULL, NULL, NULL, NULL},
+    NULL, 0, 0, /* no fusion rules */
 };
 
 MICA_EXPORT mica_status_t mica_module_init(const mica_host_t *h,

@@ -45,6 +45,10 @@ static const mica_kit_sym_t cudnn_syms[] = {
     SYM(set_lrn, "cudnnSetLRNDescriptor"),
     SYM(destroy_lrn, "cudnnDestroyLRNDescriptor"),
     SYM(lrn, "cudnnLRNCrossChannelForward"),
+    SYM(create_act, "cudnnCreateActivationDescriptor"),
+    SYM(set_act, "cudnnSetActivationDescriptor"),
+    SYM(destroy_act, "cudnnDestroyActivationDescriptor"),
+    SYM(fwd_bias_act, "cudnnConvolutionBiasActivationForward"),
 };
 #undef SYM
 

@@ -51,6 +51,11 @@ typedef struct mica__cudnn_table {
     MICA_KIT_FN(cudnnSetLRNDescriptor) set_lrn;
     MICA_KIT_FN(cudnnDestroyLRNDescriptor) destroy_lrn;
     MICA_KIT_FN(cudnnLRNCrossChannelForward) lrn;
+    /* FusedConvolution (modules/convolution/conv_cudnn.c) */
+    MICA_KIT_FN(cudnnCreateActivationDescriptor) create_act;
+    MICA_KIT_FN(cudnnSetActivationDescriptor) set_act;
+    MICA_KIT_FN(cudnnDestroyActivationDescriptor) destroy_act;
+    MICA_KIT_FN(cudnnConvolutionBiasActivationForward) fwd_bias_act;
 } mica__cudnn_table_t;
 
 extern MICA_KIT_API mica__cudnn_table_t mica__cudnn;

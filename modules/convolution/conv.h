@@ -207,6 +207,40 @@ mica_status_t mica__conv_dnn_run(mica__conv_dnn_t *d,
                                  size_t ws_bytes, void *stream,
                                  mica_error_t *err);
 
+/* ---- FusedConvolution on cuDNN's fused engine (fused_conv.c) ----------- */
+
+/*
+ * What mica__conv_gpu_run would run pb with (run with or without
+ * workspace): the cuDNN algorithm (MICA__CONV_DIRECT: the hand-written
+ * kernel), cuDNN's descriptors *dnn, the device weights *w and bias *b
+ * (NULL: none), the workspace bytes *ws it takes and whether the layout
+ * is channels last (*nhwc).  With cuDNN only (conv_gpu.c).
+ */
+int32_t mica__conv_gpu_cudnn(mica__conv_gpu_t *g,
+                             const mica__conv_problem_t *pb,
+                             int have_workspace, mica__conv_dnn_t **dnn,
+                             const void **w, const void **b, size_t *ws,
+                             int *nhwc, mica_error_t *err);
+
+/*
+ * y = act(conv(x) + z + bias) in one call (cudnnConvolutionBias-
+ * ActivationForward; conv_cudnn.c): a Convolution (NCHW, or NHWC with
+ * `nhwc`, z in the same layout) with
+ * algorithm `algo`, `bias` of M values (required), z of y's shape (NULL:
+ * none), act ReLU (`relu`) or nothing.  MICA_ERR_UNSUPPORTED, err
+ * untouched, where cuDNN's fused engine does not take it (no bias, a
+ * Deconvolution, no ReLU with another algorithm than implicit precomp
+ * GEMM, or cuDNN refuses the call: not supported, or a bad param): the
+ * caller runs the convolution and its epilogue apart.
+ */
+mica_status_t mica__conv_dnn_run_fused(mica__conv_dnn_t *d,
+                                       const mica__conv_problem_t *pb,
+                                       int nhwc, int32_t algo, const void *x,
+                                       const void *w, const void *bias,
+                                       const void *z, int relu, void *y,
+                                       void *workspace, size_t ws_bytes,
+                                       void *stream, mica_error_t *err);
+
 #ifdef __cplusplus
 }
 #endif

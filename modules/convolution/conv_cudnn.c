@@ -508,3 +508,86 @@ mica_status_t mica__conv_dnn_run(mica__conv_dnn_t *d,
 fail:
     return st;
 }
+
+/* ---- FusedConvolution: cuDNN's fused engine ------------------------------ */
+
+/* The activation descriptors of the fused call, made once per process
+ * (read-only once set): [0] identity, [1] ReLU (NaN propagated, as
+ * Activation's relu keeps NaN). */
+static pthread_mutex_t act_lock = PTHREAD_MUTEX_INITIALIZER;
+static cudnnActivationDescriptor_t acts[2];
+
+static mica_status_t act_desc(int relu, cudnnActivationDescriptor_t *out,
+                              mica_error_t *err)
+{
+    cudnnActivationDescriptor_t a = NULL;
+    mica_status_t st = MICA_OK;
+
+    pthread_mutex_lock(&act_lock);
+    if (!acts[relu]) {
+        MICA__CUDNN_TRY(mica__cudnn.create_act(&a));
+        MICA__CUDNN_TRY(mica__cudnn.set_act(
+            a, relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
+            CUDNN_PROPAGATE_NAN, 0.0));
+        acts[relu] = a;
+        a = NULL;
+    }
+    *out = acts[relu];
+fail:
+    if (a)
+        mica__cudnn.destroy_act(a);
+    pthread_mutex_unlock(&act_lock);
+    return st;
+}
+
+/* Whether status s says cuDNN does not take the call (a refusal before
+ * any work), not that running it failed. */
+static int refused(cudnnStatus_t s)
+{
+#if CUDNN_MAJOR >= 9
+    return (int)s / 1000 == CUDNN_STATUS_BAD_PARAM / 1000 ||
+           (int)s / 1000 == CUDNN_STATUS_NOT_SUPPORTED / 1000;
+#else
+    return s == CUDNN_STATUS_BAD_PARAM || s == CUDNN_STATUS_NOT_SUPPORTED;
+#endif
+}
+
+mica_status_t mica__conv_dnn_run_fused(mica__conv_dnn_t *d,
+                                       const mica__conv_problem_t *pb,
+                                       int nhwc, int32_t algo, const void *x,
+                                       const void *w, const void *bias,
+                                       const void *z, int relu, void *y,
+                                       void *workspace, size_t ws_bytes,
+                                       void *stream, mica_error_t *err)
+{
+    const float one = 1.0f, zero = 0.0f;
+    cudnnActivationDescriptor_t act;
+    cudnnHandle_t h;
+    cudnnStatus_t s;
+    mica_status_t st;
+
+    /* cuDNN's documented limits: a bias; identity only with implicit
+     * precomp GEMM. */
+    if (pb->p->deconv || !bias ||
+        (!relu && algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM))
+        return MICA_ERR_UNSUPPORTED;
+    if ((st = mica__cudnn_handle(&h, stream, err)) != MICA_OK ||
+        (st = describe(d, pb, nhwc, err)) != MICA_OK ||
+        (st = act_desc(relu != 0, &act, err)) != MICA_OK)
+        return st;
+    /* Without z: alpha2 0, and z is y (which cuDNN allows). */
+    s = mica__cudnn.fwd_bias_act(h, &one, d->x, x, d->w, w, d->conv,
+                                 (cudnnConvolutionFwdAlgo_t)algo, workspace,
+                                 ws_bytes, z ? &one : &zero, d->y,
+                                 z ? z : y, d->b, bias, act, d->y, y);
+    if (refused(s))
+        return MICA_ERR_UNSUPPORTED;
+    if (s != CUDNN_STATUS_SUCCESS) {
+        mica_kit_host->set_error(err, "cudnnConvolutionBiasActivationForward "
+                                 "failed: %s (%s:%d)",
+                                 mica__cudnn.error_string(s), __FILE__,
+                                 __LINE__);
+        return MICA_ERR_DEVICE;
+    }
+    return MICA_OK;
+}

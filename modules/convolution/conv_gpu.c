@@ -322,3 +322,21 @@ mica_status_t mica__conv_gpu_run(mica__conv_gpu_t *g,
 #endif
     return mica__conv_cuda(pb, g->nhwc, x, g->w, g->b, y, stream, err);
 }
+
+#ifdef MICA_HAVE_CUDNN
+int32_t mica__conv_gpu_cudnn(mica__conv_gpu_t *g,
+                             const mica__conv_problem_t *pb,
+                             int have_workspace, mica__conv_dnn_t **dnn,
+                             const void **w, const void **b, size_t *ws,
+                             int *nhwc, mica_error_t *err)
+{
+    if (!same_problem(g, pb, have_workspace))
+        decide(g, pb, have_workspace, err);
+    *dnn = g->dnn;
+    *w = g->w;
+    *b = g->b;
+    *ws = g->run_need;
+    *nhwc = g->nhwc;
+    return g->run_algo;
+}
+#endif

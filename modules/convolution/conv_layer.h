@@ -36,6 +36,22 @@ extern const mica_layer_ops_t mica__conv_ops_dnnl;
 extern const mica_layer_ops_t mica__conv_ops_gpu;
 extern const mica_layer_ops_t mica__conv_ops_cudnn;
 
+/* The schema entries of Convolution and Deconvolution (and of
+ * FusedConvolution): `one_` points at an int64_t 1, `kernel_doc_` says
+ * the kernel's layout. */
+#define MICA__CONV_FIELDS(one_, kernel_doc_)                                \
+    {"num_output_maps", MICA_FIELD_INT, 1, 1, 0, NULL, NULL,                \
+     "output channels M"},                                                  \
+    MICA__WINDOW_FIELDS("kernel_size",                                      \
+                        "kernel size: 2 values (2D) or 3 (3D)"),            \
+    MICA__WINDOW_FIELD("dilation", "kernel dilation per spatial dimension " \
+                       "(default 1)"),                                      \
+    {"groups", MICA_FIELD_INT, 1, 0, 1, (one_), NULL,                       \
+     "groups of channels (default 1; C for a depthwise convolution)"},      \
+    {"kernel", MICA_FIELD_WEIGHTS, 1, 1, 0, NULL, NULL, (kernel_doc_)},     \
+    {"bias", MICA_FIELD_WEIGHTS, 1, 0, 0, NULL, NULL,                       \
+     "M values added to the output maps (optional)"}
+
 /* Read and check the params (convolution.c). */
 mica_status_t mica__conv_params_read(const mica_fields_t *f, int deconv,
                                      mica__conv_params_t *p,

@@ -22,6 +22,7 @@
 
 #include "conv.h"
 #include "conv_layer.h"
+#include "fused_conv.h"
 
 mica_status_t mica__conv_params_read(const mica_fields_t *f, int deconv,
                                      mica__conv_params_t *p,
@@ -112,23 +113,12 @@ mica_status_t mica__conv_check_input(const mica__conv_params_t *p,
 
 static const int64_t one = 1;
 
-#define CONV_FIELDS(kernel_doc_)                                            \
-    {"num_output_maps", MICA_FIELD_INT, 1, 1, 0, NULL, NULL,                \
-     "output channels M"},                                                  \
-    MICA__WINDOW_FIELDS("kernel_size",                                      \
-                        "kernel size: 2 values (2D) or 3 (3D)"),            \
-    MICA__WINDOW_FIELD("dilation", "kernel dilation per spatial dimension " \
-                       "(default 1)"),                                      \
-    {"groups", MICA_FIELD_INT, 1, 0, 1, &one, NULL,                         \
-     "groups of channels (default 1; C for a depthwise convolution)"},      \
-    {"kernel", MICA_FIELD_WEIGHTS, 1, 1, 0, NULL, NULL, (kernel_doc_)},     \
-    {"bias", MICA_FIELD_WEIGHTS, 1, 0, 0, NULL, NULL,                       \
-     "M values added to the output maps (optional)"}
-
 static const mica_field_schema_t conv_fields[] = {
-    CONV_FIELDS("weights [M, C/groups, (kD,) kH, kW], float32 or float16")};
+    MICA__CONV_FIELDS(&one, "weights [M, C/groups, (kD,) kH, kW], float32 "
+                            "or float16")};
 static const mica_field_schema_t deconv_fields[] = {
-    CONV_FIELDS("weights [C, M/groups, (kD,) kH, kW], float32 or float16")};
+    MICA__CONV_FIELDS(&one, "weights [C, M/groups, (kD,) kH, kW], float32 "
+                            "or float16")};
 
 #define CREATOR(type_, impl_, dev_, prio_, fields_, info_)                  \
     MICA_KIT_CREATOR(type_, impl_, dev_, prio_, MICA_ROLE_NONE, fields_,    \
@@ -172,8 +162,9 @@ IMPL(cudnn, mica__conv_ops_cudnn, MICA__CONV_CUDNN, "cudnn", MICA_DEVICE_CUDA,
 
 static const mica_layer_creator_t *const conv_creators[] = {
     &creator_conv_ref, &creator_deconv_ref DNNL_CREATORS CUDA_CREATORS
-        CUDNN_CREATORS};
+        CUDNN_CREATORS MICA__FUSED_CONV_CREATORS};
 
-MICA_KIT_ENTRY("convolution", PACKAGE_VERSION, "MIT",
-               "Convolution and Deconvolution, 2D and 3D",
-               conv_creators)
+MICA_KIT_ENTRY_FUSION("convolution", PACKAGE_VERSION, "MIT",
+                      "Convolution and Deconvolution, 2D and 3D; "
+                      "FusedConvolution and its fusion rules",
+                      conv_creators, mica__fused_conv_rules)

@@ -31,6 +31,6 @@ static mica_layer_t *fake_create(const mica_layer_creator_t *creator,
     { sizeof(mica_module_desc_t), MICA_ABI_VERSION, name, "1.2.3", "MIT", \
       "a fake module for test_registry", creators, \
       (int32_t)(sizeof(creators) / sizeof(creators[0])), 0, fini, \
-      { NULL, NULL, NULL, NULL } }
+      { NULL, NULL, NULL, NULL }, NULL, 0, 0 }
 
 #endif
