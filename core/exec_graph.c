@@ -151,6 +151,10 @@ static mica_status_t lookup(mica_exec_t *x, mica__graphs_t *g, entry_t **out)
             memcmp(g->e[i].key, g->scratch, g->scratch_len) == 0)
             en = &g->e[i];
     if (!en) {
+        /* The key's copy first: a failure leaves the cache as it was. */
+        unsigned char *key = malloc(g->scratch_len ? g->scratch_len : 1);
+        if (!key)
+            return mica__fail(x->ctx, MICA_ERR_NOMEM, "out of host memory");
         if (g->n < CACHE) {
             victim = g->n++;
         } else {
@@ -162,16 +166,8 @@ static mica_status_t lookup(mica_exec_t *x, mica__graphs_t *g, entry_t **out)
             drop(x, &g->e[victim]);
         }
         en = &g->e[victim];
-        if (!(en->key = malloc(g->scratch_len ? g->scratch_len : 1))) {
-            g->n--;
-            if (victim != g->n)
-                g->e[victim] = g->e[g->n];
-            memset(&g->e[g->n], 0, sizeof g->e[g->n]);
-            g->last = -1;
-            g->looked = 0;
-            return mica__fail(x->ctx, MICA_ERR_NOMEM, "out of host memory");
-        }
-        memcpy(en->key, g->scratch, g->scratch_len);
+        memcpy(key, g->scratch, g->scratch_len);
+        en->key = key;
         en->key_len = g->scratch_len;
         en->hash = h;
         en->state = NEW;
@@ -204,15 +200,12 @@ static void fixed_reason(const mica_engine_t *e, char *buf, size_t len)
             snprintf(buf, len, "the network has a while loop (layer '%s'): "
                      "its predicate is read on the host every trip",
                      e->layers[c->trip_limit].name);
-        else if (c->trip_limit >= 0)
-            snprintf(buf, len, "the network has a loop (layer '%s'): its "
-                     "trip count is read on the host",
-                     e->layers[c->trip_limit].name);
         else
             snprintf(buf, len, "the network has a loop (layer '%s'): its "
                      "trip count is read on the host",
-                     c->nb_iterators ? e->layers[c->iterators[0]].name
-                                     : c->name);
+                     c->trip_limit >= 0 ? e->layers[c->trip_limit].name
+                     : c->nb_iterators ? e->layers[c->iterators[0]].name
+                                       : c->name);
         return;
     }
     for (s = 0; s < e->nb_layers; s++)

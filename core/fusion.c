@@ -54,11 +54,7 @@ static int same(const char *a, const char *b)
 static const mica_field_t *field_of(const mica__net_layer_t *nl,
                                     const char *name)
 {
-    int32_t i;
-    for (i = 0; i < nl->fields.view.nb_fields; i++)
-        if (strcmp(nl->fields.view.fields[i].name, name) == 0)
-            return &nl->fields.view.fields[i];
-    return NULL;
+    return mica_fields_find(&nl->fields.view, name);
 }
 
 /* The enum names of field `name` in the schema nl was checked with. */
@@ -318,10 +314,8 @@ done:
 static mica_status_t gather(fuse_t *x, uint32_t device)
 {
     const mica__registry_t *reg = mica__registry_peek(x->net->ctx);
-    int32_t i, j, n = 0, len;
+    int32_t i, j, n = mica_registry_nb_fusion_rules(x->net->ctx), len;
 
-    for (i = 0; reg && i < reg->nb_modules; i++)
-        n += reg->modules[i]->nb_rules;
     if (!(x->rules = calloc((size_t)n + 1, sizeof *x->rules)))
         return mica__fail(x->net->ctx, MICA_ERR_NOMEM, "out of host memory");
     for (len = 16; len >= 1; len--)

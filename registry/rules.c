@@ -217,12 +217,9 @@ mica_status_t mica__rules_collect(mica_context_t *ctx, mica__module_t *m)
         return mica__fail(ctx, MICA_ERR_NOMEM, "%s: out of memory", m->path);
     for (i = 0; i < n; i++) {
         const mica_fusion_rule_t *r = d->fusion_rules[i];
-        char why[512], name[128];
+        char why[512];
         int32_t j;
 
-        snprintf(name, sizeof name, "%s", r && !bad_name(r->name) &&
-                                              r->struct_size >= RULE_V1_SIZE
-                                              ? r->name : "?");
         if (!r || r->struct_size < RULE_V1_SIZE || bad_name(r->name)) {
             mica__problem(ctx, "%s: fusion rule %d: no name, or struct_size "
                           "too small; skipped", m->path, (int)i);
@@ -230,7 +227,7 @@ mica_status_t mica__rules_collect(mica_context_t *ctx, mica__module_t *m)
         }
         if (bad_rule(ctx, m, r, why, sizeof why)) {
             mica__problem(ctx, "%s: fusion rule '%s': %s; skipped", m->path,
-                          name, why);
+                          r->name, why);
             continue;
         }
         for (j = 0; j < m->nb_rules; j++)
@@ -238,7 +235,7 @@ mica_status_t mica__rules_collect(mica_context_t *ctx, mica__module_t *m)
                 break;
         if (j < m->nb_rules) {
             mica__problem(ctx, "%s: fusion rule '%s' is declared twice; "
-                          "skipped", m->path, name);
+                          "skipped", m->path, r->name);
             continue;
         }
         if (!(m->patterns[m->nb_rules] = pattern(r)))
