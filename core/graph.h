@@ -116,6 +116,12 @@ const mica__device_t *mica__device_cpu_entry(const mica__device_host_t *h);
 mica_status_t mica__device_pick(mica_context_t *ctx, uint32_t asked,
                                 uint32_t *bit, const mica__device_t **dev);
 
+/* Whether s names a tensor or a layer: given and not empty. */
+static inline int mica__valid_name(const char *s)
+{
+    return s && *s;
+}
+
 /*
  * Add a layer whose params the caller checked (mica__fields_validate)
  * against `creator`: the network takes `fields` over (also on failure).

@@ -14,7 +14,8 @@ libmica_la_SOURCES = \
 	core/base/npy.h core/base/npy.c
 libmica_la_SOURCES += \
 	core/graph.h core/build.h core/exec.h core/control.h \
-	core/abi_layout.c core/network.c core/network_profile.c \
+	core/abi_layout.c core/network.c core/network_io.c \
+	core/network_profile.c \
 	core/network_format.c core/formats.c \
 	core/build.c core/graph_order.c core/choose.c core/instance.c \
 	core/device.c core/device_pick.c \
