@@ -483,6 +483,29 @@ int main(void)
                        "on an input axis of length 0");
         th_free(&x);
     }
+    for (m = DEFAULT; m <= REFLECT; m++) {
+        /* the fuzzer's engine: start + 2 * stride past INT64_MAX */
+        static const int64_t st[] = {INT64_MAX - 5}, sz[] = {3};
+        static const int64_t sd[] = {INT64_MAX / 2};
+        char label[96];
+        th_tensor_t x = th_t(MICA_FLOAT32, seq, 1, 3);
+        snprintf(label, sizeof label, "mode %s: start + (size - 1) * stride "
+                 "beyond 64 bits", modes[m]);
+        th_check_error(label, "Slice", slice_f(1, st, sz, sd, m), 1, &x, 1,
+                       "is beyond 64 bits");
+        th_free(&x);
+    }
+    {
+        /* reflect of INT64_MIN (its magnitude has no int64) */
+        static const double want[] = {1, 2};
+        static const int64_t st[] = {INT64_MIN}, sz[] = {2}, sd[] = {1};
+        th_tensor_t x = th_t(MICA_FLOAT32, seq, 1, 3);
+        th_tensor_t e = th_t(MICA_FLOAT32, want, 1, 2);
+        th_check("mode reflect from INT64_MIN", "Slice",
+                 slice_f(1, st, sz, sd, REFLECT), 1, &x, 1, &e, 0);
+        th_free(&x);
+        th_free(&e);
+    }
     {
         static const int64_t st[] = {0}, sz[] = {2};
         th_tensor_t x = th_t(MICA_FLOAT32, seq, 2, 2, 2);

@@ -172,7 +172,19 @@ static mica_status_t check_axis(int mode, int32_t a, int64_t d, int64_t start,
                                  (int)a, (long long)size);
         return fail;
     }
-    if (size == 0 || mode == MICA__SLICE_FILL)
+    if (size == 0)
+        return MICA_OK;
+    /* start + i * stride for i < size, in every mode: its ends in 64 bits
+     * (the values between lie between them) */
+    if (__builtin_mul_overflow(size - 1, stride, &last) ||
+        __builtin_add_overflow(start, last, &last)) {
+        mica_kit_host->set_error(err, "axis %d: start %lld + (size %lld - 1) "
+                                 "* stride %lld is beyond 64 bits",
+                                 (int)a, (long long)start, (long long)size,
+                                 (long long)stride);
+        return fail;
+    }
+    if (mode == MICA__SLICE_FILL)
         return MICA_OK;
     if (d == 0) {
         mica_kit_host->set_error(err, "axis %d: size %lld on an input axis "
@@ -182,7 +194,6 @@ static mica_status_t check_axis(int mode, int32_t a, int64_t d, int64_t start,
     }
     if (mode != MICA__SLICE_DEFAULT)
         return MICA_OK;
-    last = start + (size - 1) * stride;
     if (start < 0 || start >= d || last < 0 || last >= d) {
         mica_kit_host->set_error(err,
                                  "axis %d: start %lld, size %lld, stride %lld "

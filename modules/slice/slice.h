@@ -49,7 +49,9 @@ MICA_KIT_HD int64_t mica__slice_map(int64_t x, int64_t d, int mode)
         if (d == 1)
             return 0;
         p = 2 * d - 2;
-        m = (x < 0 ? -x : x) % p;
+        m = x % p; /* |x| % p, without negating INT64_MIN */
+        if (m < 0)
+            m = -m;
         return m >= d ? p - m : m;
     default: /* default and fill */
         return x >= 0 && x < d ? x : -1;
