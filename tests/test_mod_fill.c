@@ -116,6 +116,19 @@ static void linspace_tests(void)
         th_free(&e);
     }
     {
+        /* params beyond int64 (an int64 copy of them would be undefined) */
+        static const int64_t d[] = {3};
+        static const double bd[] = {-3e19};
+        th_tensor_t e = linspace_ref(MICA_FLOAT32, 1, d, 1e20, bd);
+        th_check("linspace float32 [3] alpha 1e20 beta -3e19", "Fill",
+                 th_f_float(th_f_float(th_f_ints(op_f("linspace", NULL),
+                                                 "shape", 1, d),
+                                       "alpha", 1e20),
+                            "beta", -3e19),
+                 0, NULL, 1, &e, 0);
+        th_free(&e);
+    }
+    {
         static const int64_t d[] = {5};
         static const double bd[] = {-0.25};
         th_tensor_t e = linspace_ref(MICA_FLOAT16, 1, d, 1.5, bd);

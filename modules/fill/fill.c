@@ -332,11 +332,15 @@ static mica_status_t make_args(const fill_layer_t *l,
                              "linspace: 'beta' has %d values but the output "
                              "has rank %d: give one step per axis",
                              (int)l->nbeta, (int)a->rank);
+    /* an int32 output's params are int32 values (fill_parse); a float
+     * output's may be any double, which no int64 holds */
     a->alpha = l->alpha;
-    a->ialpha = (int64_t)l->alpha;
+    if (a->dtype == MICA_INT32)
+        a->ialpha = (int64_t)l->alpha;
     for (k = 0; k < l->nbeta; k++) {
         a->beta[k] = l->beta[k];
-        a->ibeta[k] = (int64_t)l->beta[k];
+        if (a->dtype == MICA_INT32)
+            a->ibeta[k] = (int64_t)l->beta[k];
     }
     return MICA_OK;
 }
