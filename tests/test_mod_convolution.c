@@ -443,6 +443,14 @@ static void errors(void)
     th_f_ints(f, "padding", 2, neg);
     error("negative padding", "Convolution", f, 4, x4, MICA_FLOAT32,
           "padding [-1, 0]: every value must be >= 0");
+    {
+        static const int64_t huge[] = {1, (int64_t)1 << 33};
+        f = conv_n(2, 36, MICA_FLOAT32);
+        th_f_ints(f, "dilation", 2, huge);
+        error("a dilation of 2^33", "Convolution", f, 4, x4, MICA_FLOAT32,
+              "dilation [1, 8589934592]: every value must be >= 1 and <= "
+              "2147483647");
+    }
     f = conv_n(2, 36, MICA_FLOAT32);
     th_f_ints(f, "padding", 2, pad);
     th_f_ints(f, "post_padding", 2, pad);

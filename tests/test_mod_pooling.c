@@ -226,6 +226,15 @@ static void errors(void)
           "window (3)");
     error("int32 input", pool2d("max", 2, 2), 4, x4, MICA_INT32,
           "takes float32 or float16 input, got int32");
+    {
+        /* window and stride past int32, whose product would leave int64 */
+        static const int64_t big[] = {(int64_t)1 << 40, 1};
+        f = pool2d("max", (int64_t)1 << 40, 1);
+        th_f_ints(f, "stride", 2, big);
+        error("a window of 2^40", f, 4, x4, MICA_FLOAT32,
+              "window_size [1099511627776, 1]: every value must be >= 1 and "
+              "<= 2147483647");
+    }
     th_dynamic(0, (int)(sizeof lo / sizeof lo[0]), lo, hi);
     error("a profile whose smallest input is below the window",
           pool2d("max", 2, 2), 4, x4, MICA_FLOAT32,

@@ -9,8 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Read list `name` (nd values, each >= lo) into v[3 - nd ...]; absent:
- * v keeps its defaults. */
+/* Read list `name` (nd values, each >= lo and at most INT32_MAX, so that
+ * the window's extent and sums stay far inside 64 bits) into
+ * v[3 - nd ...]; absent: v keeps its defaults. */
 static mica_status_t read_list(const mica_fields_t *f, const char *name,
                                int32_t nd, int64_t lo, int64_t *v,
                                mica_error_t *err)
@@ -25,11 +26,12 @@ static mica_status_t read_list(const mica_fields_t *f, const char *name,
         return MICA_KIT_FAIL(err, "%s has %d values but the window has %d "
                              "spatial dimensions", name, (int)n, (int)nd);
     for (i = 0; i < nd; i++)
-        if (x[i] < lo)
-            return MICA_KIT_FAIL(err, "%s %s: every value must be >= %lld",
+        if (x[i] < lo || x[i] > INT32_MAX)
+            return MICA_KIT_FAIL(err, "%s %s: every value must be >= %lld "
+                                 "and <= %ld",
                                  name, mica_kit_ints_text(x, n, buf,
                                                           sizeof buf),
-                                 (long long)lo);
+                                 (long long)lo, (long)INT32_MAX);
     for (i = 0; i < nd; i++)
         v[3 - nd + i] = x[i];
     return MICA_OK;
@@ -78,7 +80,12 @@ int64_t mica__window_out(const mica__window_t *w, int i, int64_t in)
     int64_t ext = mica__window_extent(w, i), out;
 
     if (w->transposed) {
-        out = (in - 1) * w->stride[i] + ext - w->pre[i] - w->post[i];
+        /* in is a dimension (below 2^48), the rest below 2^62: only the
+         * product can leave 64 bits, and such an output is refused as
+         * too large later */
+        if (__builtin_mul_overflow(in - 1, w->stride[i], &out))
+            return INT64_MAX;
+        out += ext - w->pre[i] - w->post[i];
         return out < 0 ? -1 : out;
     }
     if (in + w->pre[i] + w->post[i] < ext)
