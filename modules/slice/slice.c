@@ -248,6 +248,52 @@ static mica_status_t slice_output_dims(const mica_layer_t *layer,
     return MICA_OK;
 }
 
+/* The fill value `v` as the bits of one element of type t. */
+static uint32_t fill_bits_of(mica_dtype_t t, double v)
+{
+    uint32_t bits = 0;
+    float f = (float)v;
+    double c;
+    switch (t) {
+    case MICA_FLOAT32:
+        memcpy(&bits, &f, sizeof f);
+        break;
+    case MICA_FLOAT16:
+        bits = mica_kit_float_to_half(f);
+        break;
+    case MICA_BOOL:
+        bits = v != 0;
+        break;
+    case MICA_INT8: case MICA_UINT8: case MICA_INT32: {
+        int64_t lo = t == MICA_INT8 ? -128 : t == MICA_UINT8 ? 0 : INT32_MIN;
+        int64_t hi = t == MICA_INT8 ? 127 : t == MICA_UINT8 ? 255 : INT32_MAX;
+        c = isnan(v) ? 0 : nearbyint(v);
+        c = c < (double)lo ? (double)lo : c > (double)hi ? (double)hi : c;
+        if (t == MICA_INT32) {
+            int32_t x = (int32_t)c;
+            memcpy(&bits, &x, sizeof x);
+        } else {
+            bits = (uint8_t)(int64_t)c; /* two's complement for int8 */
+        }
+        break;
+    }
+    default: /* other 2-byte types: through float16's neighbour, bf16 */
+        memcpy(&bits, &f, sizeof f);
+        bits >>= 16;
+        break;
+    }
+    return bits;
+}
+
+/* fill_value as an int32 fill writes it (rounded, saturated, NaN 0). */
+static int32_t fill_int32(double v)
+{
+    uint32_t bits = fill_bits_of(MICA_INT32, v);
+    int32_t x;
+    memcpy(&x, &bits, sizeof x);
+    return x;
+}
+
 /*
  * Values of a 1-D integer shape-tensor output: x's values picked by
  * constant start/size/stride.  Unsupported when anything is unknown.
@@ -290,7 +336,7 @@ static mica_status_t slice_output_values(const mica_layer_t *layer,
             if (!in[4].values || in[4].nb_values != 1)
                 return MICA_ERR_UNSUPPORTED;
             fill = in[4].values[0];
-        } else if (!(fill = EXPR_C((int64_t)nearbyint(l->fill_value)))) {
+        } else if (!(fill = EXPR_C(fill_int32(l->fill_value)))) {
             return MICA_KIT_FAIL(err, "out of host memory");
         }
     }
@@ -326,43 +372,6 @@ static int32_t slice_supports_format(const mica_layer_t *layer, int32_t pos,
 }
 
 /* ---- running ---------------------------------------------------------- */
-
-/* The fill value `v` as the bits of one element of type t. */
-static uint32_t fill_bits_of(mica_dtype_t t, double v)
-{
-    uint32_t bits = 0;
-    float f = (float)v;
-    double c;
-    switch (t) {
-    case MICA_FLOAT32:
-        memcpy(&bits, &f, sizeof f);
-        break;
-    case MICA_FLOAT16:
-        bits = mica_kit_float_to_half(f);
-        break;
-    case MICA_BOOL:
-        bits = v != 0;
-        break;
-    case MICA_INT8: case MICA_UINT8: case MICA_INT32: {
-        int64_t lo = t == MICA_INT8 ? -128 : t == MICA_UINT8 ? 0 : INT32_MIN;
-        int64_t hi = t == MICA_INT8 ? 127 : t == MICA_UINT8 ? 255 : INT32_MAX;
-        c = isnan(v) ? 0 : nearbyint(v);
-        c = c < (double)lo ? (double)lo : c > (double)hi ? (double)hi : c;
-        if (t == MICA_INT32) {
-            int32_t x = (int32_t)c;
-            memcpy(&bits, &x, sizeof x);
-        } else {
-            bits = (uint8_t)(int64_t)c; /* two's complement for int8 */
-        }
-        break;
-    }
-    default: /* other 2-byte types: through float16's neighbour, bf16 */
-        memcpy(&bits, &f, sizeof f);
-        bits >>= 16;
-        break;
-    }
-    return bits;
-}
 
 static int64_t read_int(const void *p, mica_dtype_t t, int32_t i)
 {
