@@ -426,7 +426,7 @@ struct mica_engine {
     int32_t nb_outputs;
     int32_t *shape_output_index;
     int32_t nb_shape_outputs;
-    mica__symbol_t *symbols;
+    mica__symbol_t *symbols;   /* a build's grows by doubling (infer.c) */
     int32_t nb_symbols;
     int32_t *size_syms;        /* the MICA__SYM_SIZE symbols (core/dds.c) */
     int32_t nb_size_syms;

@@ -52,14 +52,20 @@ const mica_expr_t *mica__add_symbol(mica__build_t *b,
                                     const char *name, const char *meaning)
 {
     mica_engine_t *e = b->e;
-    mica__symbol_t *grown = realloc(e->symbols, sizeof *grown *
-                                    (size_t)(e->nb_symbols + 1));
+    int32_t n = e->nb_symbols;
     mica__symbol_t *sym;
 
-    if (!grown)
-        return NULL;
-    e->symbols = grown;
-    sym = &e->symbols[e->nb_symbols];
+    /* The array doubles at 0, 4, 8, 16...: a shape input may have 65536
+     * values, each a symbol, and growing by one each time copied the
+     * array quadratically (seconds, gigabytes of copying). */
+    if (n == 0 || (n >= 4 && (n & (n - 1)) == 0)) {
+        mica__symbol_t *grown = realloc(e->symbols, sizeof *grown *
+                                        (size_t)(n ? 2 * n : 4));
+        if (!grown)
+            return NULL;
+        e->symbols = grown;
+    }
+    sym = &e->symbols[n];
     memset(sym, 0, sizeof *sym);
     sym->kind = kind;
     sym->input = input;
