@@ -4,7 +4,8 @@
  * direct convolution computed here in double, with each part alone and
  * together (bias, a batch norm of M values or of one, a bias tensor
  * broadcast, a residual, ReLU), strides, groups, float16, a runtime
- * batch; the oneDNN and CUDA implementations against the reference; the
+ * batch; oneDNN's post-ops and its host epilogue against the same; the
+ * oneDNN and CUDA implementations against the reference; the
  * formats each takes (channels last on CUDA) and NHWC runs; and the
  * errors.  CUDA runs skip where no GPU is usable.
  */
@@ -379,6 +380,27 @@ int main(void)
     check("bias tensor, runtime batch", &strided, BIAS | ADD_A | RELU, F32,
           1u);
     th_pin(NULL, NULL);
+    /* oneDNN: the sum and the ReLU as its primitive's post-ops (float32,
+     * at most a residual of y's shape), else its convolution and the
+     * epilogue on the host (a broadcast addend, float16, two addends) */
+    if (th_has_impl("FusedConvolution", MICA_DEVICE_CPU, "onednn")) {
+        th_pin("onednn", NULL);
+        check("onednn: convolution alone", &basic, 0, F32, 0);
+        check("onednn: bias and relu", &basic, BIAS | RELU, F32, 0);
+        check("onednn: residual and relu", &basic, BIAS | ADD_B | RELU, F32,
+              0);
+        check("onednn: batch norm and residual, grouped", &grouped,
+              BN | ADD_B, F32, 0);
+        check("onednn: residual and relu, runtime batch", &strided,
+              BIAS | ADD_B | RELU, F32, 1u);
+        check("onednn: bias tensor and relu", &strided, ADD_A | RELU, F32,
+              0);
+        check("onednn: bias tensor, residual, relu", &grouped,
+              BN | ADD_A | ADD_B | RELU, F32, 0);
+        check("onednn: residual and relu", &grouped,
+              BIAS | BN | ADD_B | RELU, F16, 0);
+        th_pin(NULL, NULL);
+    }
     impls();
     channels_last();
     errors();

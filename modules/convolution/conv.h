@@ -66,6 +66,22 @@ mica_status_t mica__conv_dnnl_run(mica__conv_dnnl_t **state,
                                   const void *x, void *y, mica_error_t *err);
 void mica__conv_dnnl_free(mica__conv_dnnl_t *state);
 
+/* Whether mica__conv_dnnl_run_post takes pb: a float32 Convolution with
+ * input channels. */
+int mica__conv_dnnl_post_takes(const mica__conv_problem_t *pb);
+
+/*
+ * As mica__conv_dnnl_run with post-ops in oneDNN's primitive (a
+ * FusedConvolution's epilogue): y = conv(x) + acc (acc NULL: nothing
+ * added; else float32 of y's size and layout, y itself or apart from
+ * it), then with `relu` max(y, 0) (NaN stays NaN).  Float32 only (see
+ * mica__conv_dnnl_post_takes).
+ */
+mica_status_t mica__conv_dnnl_run_post(mica__conv_dnnl_t **state,
+                                       const mica__conv_problem_t *pb,
+                                       const float *x, const float *acc,
+                                       int relu, float *y, mica_error_t *err);
+
 /* ---- CUDA (conv_cuda.cu: hand-written kernels) ------------------------ */
 
 /*

@@ -11,7 +11,10 @@
  * Convolution's kernel [M, C/G, k...] is oneDNN's grouped [G, M/G, C/G,
  * k...] as is; Deconvolution's [C, M/G, k...] is described to oneDNN by
  * strides as [G, M/G, C/G, k...].  No input channel (C = 0) is the
- * reference's case: the bias alone.
+ * reference's case: the bias alone.  FusedConvolution's float32 runs
+ * add post-ops to the primitive (mica__conv_dnnl_run_post): the sum of
+ * a residual (the kit's accumulator, put into the destination before
+ * the primitive runs) and the ReLU; they are part of the cache's key.
  */
 #include <config.h>
 
@@ -74,11 +77,18 @@ fail:
     return st;
 }
 
-/* Make the runner for problem `problem` (a mica__conv_problem_t). */
+/* What a runner is made for: the problem and its post-ops. */
+typedef struct post_problem {
+    const mica__conv_problem_t *pb;
+    int sum, relu;
+} post_problem_t;
+
+/* Make the runner for problem `problem` (a post_problem_t). */
 static mica_status_t make(mica__dnnl_run_t *run, const void *problem,
                           mica_error_t *err)
 {
-    const mica__conv_problem_t *pb = problem;
+    const post_problem_t *pp = problem;
+    const mica__conv_problem_t *pb = pp->pb;
     const mica__conv_params_t *p = pb->p;
     const mica__window_t *w = &p->win;
     dnnl_dims_t xd, yd, wd, bd;
@@ -87,6 +97,7 @@ static mica_status_t make(mica__dnnl_run_t *run, const void *problem,
     dnnl_deconvolution_desc_t dd;
     dnnl_dims_t strides, dil, pre, post;
     dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_attr_t attr = NULL;
     float *wbuf = NULL, *bbuf = NULL;
     const float *wf, *bf = NULL;
     mica_status_t st = MICA_OK;
@@ -116,17 +127,19 @@ static mica_status_t make(mica__dnnl_run_t *run, const void *problem,
     MICA__DNNL_TRY(mica__dnnl.md_by_tag(&w_any, nw, wd, dnnl_f32,
                                         dnnl_format_tag_any));
     MICA__DNNL_TRY(mica__dnnl.md_by_tag(&b_md, 1, bd, dnnl_f32, dnnl_a));
+    if ((st = mica__dnnl_post_ops(&attr, pp->sum, pp->relu, err)) != MICA_OK)
+        goto fail;
     if (p->deconv) {
         MICA__DNNL_TRY(mica__dnnl.deconv_desc(
             &dd, dnnl_forward_inference, dnnl_deconvolution_direct, &x_any,
             &w_any, p->bias ? &b_md : NULL, &y_any, strides, dil, pre, post));
-        MICA__DNNL_TRY(mica__dnnl.pd_create(&pd, &dd, NULL,
+        MICA__DNNL_TRY(mica__dnnl.pd_create(&pd, &dd, attr,
                                             mica__dnnl_engine(), NULL));
     } else {
         MICA__DNNL_TRY(mica__dnnl.conv_desc(
             &cd, dnnl_forward_inference, dnnl_convolution_direct, &x_any,
             &w_any, p->bias ? &b_md : NULL, &y_any, strides, dil, pre, post));
-        MICA__DNNL_TRY(mica__dnnl.pd_create(&pd, &cd, NULL,
+        MICA__DNNL_TRY(mica__dnnl.pd_create(&pd, &cd, attr,
                                             mica__dnnl_engine(), NULL));
     }
     wf = mica__dnnl_floats(p->kernel, &wbuf);
@@ -142,17 +155,33 @@ static mica_status_t make(mica__dnnl_run_t *run, const void *problem,
 fail:
     if (pd)
         mica__dnnl.pd_destroy(pd);
+    if (attr)
+        mica__dnnl.attr_destroy(attr);
     free(wbuf);
     free(bbuf);
     return st;
+}
+
+/* The runner of pb with its post-ops (the key: the shape and them). */
+static mica_status_t runner(mica__conv_dnnl_t **state,
+                            const mica__conv_problem_t *pb, int sum,
+                            int relu, mica__dnnl_run_t **run,
+                            mica_error_t *err)
+{
+    int64_t key[7] = {pb->n, pb->c, pb->in[0], pb->in[1], pb->in[2], sum,
+                      relu};
+    post_problem_t pp;
+
+    pp.pb = pb;
+    pp.sum = sum;
+    pp.relu = relu;
+    return mica__dnnl_cached(state, key, sizeof key, make, &pp, run, err);
 }
 
 mica_status_t mica__conv_dnnl_run(mica__conv_dnnl_t **state,
                                   const mica__conv_problem_t *pb,
                                   const void *x, void *y, mica_error_t *err)
 {
-    /* the shape the primitive is made for */
-    int64_t key[5] = {pb->n, pb->c, pb->in[0], pb->in[1], pb->in[2]};
     mica__dnnl_run_t *run;
     mica_status_t st;
 
@@ -160,10 +189,28 @@ mica_status_t mica__conv_dnnl_run(mica__conv_dnnl_t **state,
         mica__conv_reference(pb, x, y);
         return MICA_OK;
     }
-    if ((st = mica__dnnl_cached(state, key, sizeof key, make, pb, &run,
-                                err)) != MICA_OK)
+    if ((st = runner(state, pb, 0, 0, &run, err)) != MICA_OK)
         return st;
     return mica__dnnl_run_exec(run, pb->dtype, x, y, err);
+}
+
+int mica__conv_dnnl_post_takes(const mica__conv_problem_t *pb)
+{
+    return pb->dtype == MICA_FLOAT32 && pb->c > 0 && !pb->p->deconv;
+}
+
+mica_status_t mica__conv_dnnl_run_post(mica__conv_dnnl_t **state,
+                                       const mica__conv_problem_t *pb,
+                                       const float *x, const float *acc,
+                                       int relu, float *y, mica_error_t *err)
+{
+    mica__dnnl_run_t *run;
+    mica_status_t st;
+
+    if ((st = runner(state, pb, acc != NULL, relu, &run, err)) != MICA_OK)
+        return st;
+    return acc ? mica__dnnl_run_exec_acc(run, x, acc, y, err)
+               : mica__dnnl_run_exec(run, MICA_FLOAT32, x, y, err);
 }
 
 void mica__conv_dnnl_free(mica__conv_dnnl_t *s)

@@ -13,7 +13,10 @@
  *
  * Implementations: "reference" (CPU, 0: Convolution's reference on the
  * folded weights, then the epilogue), "onednn" (CPU, 5, with oneDNN:
- * Convolution's oneDNN primitive, then the epilogue), "cuda" (CUDA, 10:
+ * in float32 with at most one addend of the output's shape, one
+ * convolution primitive with the sum and the ReLU as its post-ops
+ * (conv_onednn.c); else Convolution's oneDNN primitive, then the
+ * epilogue on the host), "cuda" (CUDA, 10:
  * Convolution's kernel, then the epilogue kernel) and "cudnn" (CUDA, 20,
  * with cuDNN: cudnnConvolutionBiasActivationForward, else Convolution's
  * cuDNN algorithm and the epilogue kernel).
@@ -316,10 +319,38 @@ static MICA_KIT_ENQUEUE(fused_enqueue_ref)
 static const mica_layer_ops_t ops_ref = FUSED_OPS(fused_enqueue_ref);
 
 #ifdef MICA_HAVE_ONEDNN
+/* Whether addend `a` is y's shape, type and format: what oneDNN's sum
+ * post-op adds (no broadcast). */
+static int same_as_output(const mica_tensor_desc_t *a,
+                          const mica_tensor_desc_t *y)
+{
+    int32_t i;
+    if (a->dtype != y->dtype || a->format != y->format ||
+        a->dims.nb_dims != y->dims.nb_dims)
+        return 0;
+    for (i = 0; i < a->dims.nb_dims; i++)
+        if (a->dims.d[i] != y->dims.d[i])
+            return 0;
+    return 1;
+}
+
+/* All in oneDNN's primitive (its post-ops: the sum, the ReLU) where it
+ * takes the problem, float32 with at most one addend of the output's
+ * shape; else oneDNN's convolution and the epilogue on the host. */
 static MICA_KIT_ENQUEUE(fused_enqueue_dnnl)
 {
-    mica_status_t st = mica__conv_ops_dnnl.enqueue(
-        layer, in, 1, out, nb_out, inputs, outputs, workspace, stream, err);
+    fused_t *l = (fused_t *)layer;
+    mica__conv_problem_t pb;
+    mica_status_t st;
+
+    mica__conv_problem(&l->conv.p, in[0].dtype, &in[0].dims, &pb);
+    if (mica__conv_dnnl_post_takes(&pb) &&
+        (nb_in == 1 || (nb_in == 2 && same_as_output(&in[1], &out[0]))))
+        return mica__conv_dnnl_run_post(
+            &l->conv.dnnl, &pb, inputs[0], nb_in == 2 ? inputs[1] : NULL,
+            l->act == MICA__FUSED_ACT_RELU, outputs[0], err);
+    st = mica__conv_ops_dnnl.enqueue(layer, in, 1, out, nb_out, inputs,
+                                     outputs, workspace, stream, err);
     return st != MICA_OK ? st
                          : epilogue_host((const fused_t *)layer, in, nb_in,
                                          out, inputs, outputs[0], err);
