@@ -243,9 +243,10 @@ static th_fields_t *four(int depth)
  * supports_format, asked of instances without a GPU: the CUDA
  * implementations of a 2D layer take channels last (HWC) as Convolution
  * does, every input and the output alike; never 3D, nor formats that
- * differ; the CPU ones linear only.  Then, where a GPU is usable, both
- * CUDA implementations run in NHWC against the reference, with a bias
- * tensor and a residual (in NHWC too, reordered by the harness).
+ * differ; on the CPU oneDNN's too, the reference linear only.  Then both
+ * CUDA implementations (where a GPU is usable) and oneDNN's run in NHWC
+ * against the reference, with a bias tensor and a residual (in NHWC
+ * too, reordered by the harness).
  */
 static void channels_last(void)
 {
@@ -295,9 +296,14 @@ static void channels_last(void)
         l->ops->destroy(l);
     }
     th_check_formats("2D", t, cpu, "reference", four(2), F16, 4, x4, H, H, 0);
-    th_check_formats("2D", t, cpu, "onednn", four(2), F16, 4, x4, H, H, 0);
+    th_check_formats("2D", t, cpu, "onednn", four(2), F16, 4, x4, H, H, 1);
+    th_check_formats("2D", t, cpu, "onednn", four(2), F32, 4, x4, H, H, 1);
+    th_check_formats("2D, formats differ", t, cpu, "onednn", four(2), F32, 4,
+                     x4, H, L, 0);
+    th_check_formats("3D", t, cpu, "onednn", four(3), F32, 5, x5, D, D, 0);
 
     th_channels_last(1);
+    th_channels_last_cpu(1);
     in[0] = x;
     in[1] = th_t(F16, NULL, 4, 1, 4, 1, 1);
     in[2] = th_t(F16, NULL, 4, 2, 4, 7, 7);
@@ -315,7 +321,27 @@ static void channels_last(void)
                  "(%s)", gpu[k]);
         th_check_impl(label, t, four(2), 1, in, 1, cu, gpu[k], 2e-2);
     }
+    /* oneDNN in NHWC: float16 through the host epilogue (both
+     * addends), float32 with the residual and the ReLU as post-ops */
+    th_check_impl("channels last float16: bias tensor, residual, relu "
+                  "(onednn)", t, four(2), 3, in, 1, cpu, "onednn", 2e-2);
+    for (k = 0; k < 3; k++) {
+        int64_t i;
+        th_tensor_t f = th_tensor(F32, 4, in[k].dims.d, NULL);
+        for (i = 0; i < th_volume(&f); i++)
+            th_set(&f, i, th_get(&in[k], i));
+        th_free(&in[k]);
+        in[k] = f;
+    }
+    th_free(&in[1]);
+    in[1] = in[2]; /* the residual alone */
+    th_check_impl("channels last float32: residual and relu (onednn)", t,
+                  four(2), 2, in, 1, cpu, "onednn", 1e-4);
+    th_check_impl("channels last float32: relu alone (onednn)", t, four(2),
+                  1, in, 1, cpu, "onednn", 1e-4);
+    in[1] = th_none();
     th_channels_last(0);
+    th_channels_last_cpu(0);
     for (k = 0; k < 3; k++)
         th_free(&in[k]);
 }

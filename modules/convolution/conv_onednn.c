@@ -15,6 +15,9 @@
  * add post-ops to the primitive (mica__conv_dnnl_run_post): the sum of
  * a residual (the kit's accumulator, put into the destination before
  * the primitive runs) and the ReLU; they are part of the cache's key.
+ * A 2D Convolution also takes channels last (NHWC, MICA_FORMAT_HWC):
+ * oneDNN's nhwc source and destination, which its fast kernels on
+ * AVX-512 (brgconv) read and write as they are, with no reorder.
  */
 #include <config.h>
 
@@ -80,7 +83,7 @@ fail:
 /* What a runner is made for: the problem and its post-ops. */
 typedef struct post_problem {
     const mica__conv_problem_t *pb;
-    int sum, relu;
+    int nhwc, sum, relu;
 } post_problem_t;
 
 /* Make the runner for problem `problem` (a post_problem_t). */
@@ -116,9 +119,15 @@ static mica_status_t make(mica__dnnl_run_t *run, const void *problem,
     spatial(pb, w->dil, 1, dil);
     spatial(pb, w->pre, 0, pre);
     spatial(pb, w->post, 0, post);
-    if ((st = mica__dnnl_plain(&x_plain, nx, xd, err)) != MICA_OK ||
-        (st = mica__dnnl_plain(&y_plain, nx, yd, err)) != MICA_OK ||
-        (st = weights_md(pb, &w_plain, err)) != MICA_OK)
+    if (pp->nhwc) { /* x and y channels last: oneDNN's nhwc */
+        MICA__DNNL_TRY(mica__dnnl.md_by_tag(&x_plain, nx, xd, dnnl_f32,
+                                            dnnl_nhwc));
+        MICA__DNNL_TRY(mica__dnnl.md_by_tag(&y_plain, nx, yd, dnnl_f32,
+                                            dnnl_nhwc));
+    } else if ((st = mica__dnnl_plain(&x_plain, nx, xd, err)) != MICA_OK ||
+               (st = mica__dnnl_plain(&y_plain, nx, yd, err)) != MICA_OK)
+        goto fail;
+    if ((st = weights_md(pb, &w_plain, err)) != MICA_OK)
         goto fail;
     MICA__DNNL_TRY(mica__dnnl.md_by_tag(&x_any, nx, xd, dnnl_f32,
                                         dnnl_format_tag_any));
@@ -164,32 +173,33 @@ fail:
 
 /* The runner of pb with its post-ops (the key: the shape and them). */
 static mica_status_t runner(mica__conv_dnnl_t **state,
-                            const mica__conv_problem_t *pb, int sum,
-                            int relu, mica__dnnl_run_t **run,
+                            const mica__conv_problem_t *pb, int nhwc,
+                            int sum, int relu, mica__dnnl_run_t **run,
                             mica_error_t *err)
 {
-    int64_t key[7] = {pb->n, pb->c, pb->in[0], pb->in[1], pb->in[2], sum,
-                      relu};
+    int64_t key[8] = {pb->n, pb->c, pb->in[0], pb->in[1], pb->in[2], nhwc,
+                      sum, relu};
     post_problem_t pp;
 
     pp.pb = pb;
+    pp.nhwc = nhwc;
     pp.sum = sum;
     pp.relu = relu;
     return mica__dnnl_cached(state, key, sizeof key, make, &pp, run, err);
 }
 
 mica_status_t mica__conv_dnnl_run(mica__conv_dnnl_t **state,
-                                  const mica__conv_problem_t *pb,
+                                  const mica__conv_problem_t *pb, int nhwc,
                                   const void *x, void *y, mica_error_t *err)
 {
     mica__dnnl_run_t *run;
     mica_status_t st;
 
-    if (pb->c == 0) { /* nothing to convolve: the bias */
+    if (pb->c == 0) { /* nothing to convolve: the bias (linear alone) */
         mica__conv_reference(pb, x, y);
         return MICA_OK;
     }
-    if ((st = runner(state, pb, 0, 0, &run, err)) != MICA_OK)
+    if ((st = runner(state, pb, nhwc, 0, 0, &run, err)) != MICA_OK)
         return st;
     return mica__dnnl_run_exec(run, pb->dtype, x, y, err);
 }
@@ -201,13 +211,15 @@ int mica__conv_dnnl_post_takes(const mica__conv_problem_t *pb)
 
 mica_status_t mica__conv_dnnl_run_post(mica__conv_dnnl_t **state,
                                        const mica__conv_problem_t *pb,
-                                       const float *x, const float *acc,
-                                       int relu, float *y, mica_error_t *err)
+                                       int nhwc, const float *x,
+                                       const float *acc, int relu, float *y,
+                                       mica_error_t *err)
 {
     mica__dnnl_run_t *run;
     mica_status_t st;
 
-    if ((st = runner(state, pb, acc != NULL, relu, &run, err)) != MICA_OK)
+    if ((st = runner(state, pb, nhwc, acc != NULL, relu, &run, err)) !=
+        MICA_OK)
         return st;
     return acc ? mica__dnnl_run_exec_acc(run, x, acc, y, err)
                : mica__dnnl_run_exec(run, MICA_FLOAT32, x, y, err);

@@ -212,7 +212,8 @@ static mica_status_t fused_output_dims(const mica_layer_t *layer,
 
 /* Every input and the output of one type (float32 or float16) and one
  * format: linear, or with `channels_last` (the CUDA implementations of a
- * 2D FusedConvolution, as Convolution's) channels last (HWC) at rank 4. */
+ * 2D FusedConvolution, as Convolution's; onednn's where it has input
+ * channels) channels last (HWC) at rank 4. */
 static int32_t formats(const mica_layer_t *layer, int channels_last,
                        int32_t pos, const mica_tensor_desc_t *io)
 {
@@ -309,14 +310,15 @@ static MICA_KIT_ENQUEUE(fused_enqueue_ref)
                                          out, inputs, outputs[0], err);
 }
 
-#define FUSED_OPS(enqueue_)                                                 \
+#define FUSED_OPS(enqueue_, formats_)                                       \
     MICA_KIT_OPS(enqueue_, .nb_outputs = mica_kit_one_output,               \
                  .output_dtypes = fused_output_dtypes,                      \
                  .output_dims = fused_output_dims,                          \
-                 .supports_format = fused_formats,                          \
+                 .supports_format = (formats_),                             \
                  .configure = fused_configure)
 
-static const mica_layer_ops_t ops_ref = FUSED_OPS(fused_enqueue_ref);
+static const mica_layer_ops_t ops_ref =
+    FUSED_OPS(fused_enqueue_ref, fused_formats);
 
 #ifdef MICA_HAVE_ONEDNN
 /* Whether addend `a` is y's shape, type and format: what oneDNN's sum
@@ -347,8 +349,9 @@ static MICA_KIT_ENQUEUE(fused_enqueue_dnnl)
     if (mica__conv_dnnl_post_takes(&pb) &&
         (nb_in == 1 || (nb_in == 2 && same_as_output(&in[1], &out[0]))))
         return mica__conv_dnnl_run_post(
-            &l->conv.dnnl, &pb, inputs[0], nb_in == 2 ? inputs[1] : NULL,
-            l->act == MICA__FUSED_ACT_RELU, outputs[0], err);
+            &l->conv.dnnl, &pb, mica__window_channels(&in[0]), inputs[0],
+            nb_in == 2 ? inputs[1] : NULL, l->act == MICA__FUSED_ACT_RELU,
+            outputs[0], err);
     st = mica__conv_ops_dnnl.enqueue(layer, in, 1, out, nb_out, inputs,
                                      outputs, workspace, stream, err);
     return st != MICA_OK ? st
@@ -356,7 +359,17 @@ static MICA_KIT_ENQUEUE(fused_enqueue_dnnl)
                                          out, inputs, outputs[0], err);
 }
 
-static const mica_layer_ops_t ops_dnnl = FUSED_OPS(fused_enqueue_dnnl);
+static int32_t fused_formats_dnnl(const mica_layer_t *layer, int32_t pos,
+                                  const mica_tensor_desc_t *io,
+                                  int32_t nb_in, int32_t nb_out)
+{
+    const mica__conv_params_t *p = &((const fused_t *)layer)->conv.p;
+    (void)nb_in; (void)nb_out;
+    return formats(layer, mica__conv_dnnl_cl(p), pos, io);
+}
+
+static const mica_layer_ops_t ops_dnnl =
+    FUSED_OPS(fused_enqueue_dnnl, fused_formats_dnnl);
 #endif
 
 /* ---- CUDA: cuda and cudnn -------------------------------------------------- */
