@@ -4,13 +4,14 @@
  * direct convolution computed here in double, with each part alone and
  * together (bias, a batch norm of M values or of one, a bias tensor
  * broadcast, a residual, ReLU), strides, groups, float16, a runtime
- * batch; oneDNN's post-ops and its host epilogue against the same; the
+ * batch; oneDNN's sum post-op and its host epilogue against the same; the
  * oneDNN and CUDA implementations against the reference; the
  * formats each takes (channels last on CUDA) and NHWC runs; and the
  * errors.  CUDA runs skip where no GPU is usable.
  */
 #include <config.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -239,6 +240,32 @@ static th_fields_t *four(int depth)
     return f;
 }
 
+/* NaN and infinities through oneDNN's sum post-op and the ReLU as
+ * through the reference: NaN stays NaN, -inf becomes 0. */
+static void special_values(void)
+{
+    th_tensor_t in[2];
+    int64_t i;
+
+    in[0] = th_t(F32, NULL, 4, 2, 4, 7, 7);
+    in[1] = th_t(F32, NULL, 4, 2, 4, 7, 7);
+    for (i = 0; i < th_volume(&in[0]); i++) {
+        th_set(&in[0], i, pat(i, 5, 1));
+        th_set(&in[1], i, i % 29 == 3 ? NAN : i % 31 == 5 ? -INFINITY
+                          : i % 37 == 7 ? INFINITY : pat(i, 2, 3));
+    }
+    th_set(&in[0], 17, NAN);
+    th_set(&in[0], 120, -INFINITY);
+    th_check_impl("onednn: NaN and infinities, residual and relu",
+                  "FusedConvolution", four(2), 2, in, 1, MICA_DEVICE_CPU,
+                  "onednn", 1e-4);
+    th_check_impl("onednn: NaN and infinities, relu alone",
+                  "FusedConvolution", four(2), 1, in, 1, MICA_DEVICE_CPU,
+                  "onednn", 1e-4);
+    th_free(&in[0]);
+    th_free(&in[1]);
+}
+
 /*
  * supports_format, asked of instances without a GPU: the CUDA
  * implementations of a 2D layer take channels last (HWC) as Convolution
@@ -322,7 +349,7 @@ static void channels_last(void)
         th_check_impl(label, t, four(2), 1, in, 1, cu, gpu[k], 2e-2);
     }
     /* oneDNN in NHWC: float16 through the host epilogue (both
-     * addends), float32 with the residual and the ReLU as post-ops */
+     * addends), float32 with the residual as a post-op, the ReLU after */
     th_check_impl("channels last float16: bias tensor, residual, relu "
                   "(onednn)", t, four(2), 3, in, 1, cpu, "onednn", 2e-2);
     for (k = 0; k < 3; k++) {
@@ -406,8 +433,8 @@ int main(void)
     check("bias tensor, runtime batch", &strided, BIAS | ADD_A | RELU, F32,
           1u);
     th_pin(NULL, NULL);
-    /* oneDNN: the sum and the ReLU as its primitive's post-ops (float32,
-     * at most a residual of y's shape), else its convolution and the
+    /* oneDNN: the residual as its primitive's sum post-op (float32, at
+     * most a residual of y's shape), else its convolution and the
      * epilogue on the host (a broadcast addend, float16, two addends) */
     if (th_has_impl("FusedConvolution", MICA_DEVICE_CPU, "onednn")) {
         th_pin("onednn", NULL);
@@ -428,6 +455,7 @@ int main(void)
         th_pin(NULL, NULL);
     }
     impls();
+    special_values();
     channels_last();
     errors();
     return exit_status();

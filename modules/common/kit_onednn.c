@@ -56,8 +56,6 @@ static const mica_kit_sym_t dnnl_syms[] = {
     MICA_KIT_SYM(mica__dnnl, post_ops_create, "dnnl_post_ops_create"),
     MICA_KIT_SYM(mica__dnnl, post_ops_destroy, "dnnl_post_ops_destroy"),
     MICA_KIT_SYM(mica__dnnl, post_ops_append_sum, "dnnl_post_ops_append_sum"),
-    MICA_KIT_SYM(mica__dnnl, post_ops_append_eltwise,
-                 "dnnl_post_ops_append_eltwise"),
 };
 
 static mica_kit_lib_t dnnl_lib =
@@ -128,22 +126,15 @@ fail:
     return st;
 }
 
-mica_status_t mica__dnnl_post_ops(dnnl_primitive_attr_t *attr, int sum,
-                                  int relu, mica_error_t *err)
+mica_status_t mica__dnnl_post_sum(dnnl_primitive_attr_t *attr,
+                                  mica_error_t *err)
 {
     dnnl_post_ops_t ops = NULL;
     mica_status_t st = MICA_OK;
 
     *attr = NULL;
-    if (!sum && !relu)
-        return MICA_OK;
     MICA__DNNL_TRY(mica__dnnl.post_ops_create(&ops));
-    if (sum)
-        MICA__DNNL_TRY(mica__dnnl.post_ops_append_sum(ops, 1.0f));
-    /* relu with alpha 0: x > 0 ? x : x * 0, so NaN stays NaN */
-    if (relu)
-        MICA__DNNL_TRY(mica__dnnl.post_ops_append_eltwise(
-            ops, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
+    MICA__DNNL_TRY(mica__dnnl.post_ops_append_sum(ops, 1.0f));
     MICA__DNNL_TRY(mica__dnnl.attr_create(attr));
     MICA__DNNL_TRY(mica__dnnl.attr_set_post_ops(*attr, ops));
 fail:

@@ -21,12 +21,12 @@
  * their layouts are not plain.  float16 data is converted to float32
  * copies (oneDNN's CPU kernels compute float32 here).
  *
- * Post-ops (mica__dnnl_post_ops): a primitive made with a sum post-op
+ * Post-ops (mica__dnnl_post_sum): a primitive made with a sum post-op
  * adds the destination's prior values to its result; its runner then
  * runs with an accumulator (mica__dnnl_run_exec_acc), a plain float32
  * tensor of the destination's size that is put into the destination
  * (reordered into the primitive's layout where that is not plain)
- * before the primitive runs.  A ReLU post-op follows the sum.
+ * before the primitive runs.
  */
 #ifndef MICA_KIT_ONEDNN_H
 #define MICA_KIT_ONEDNN_H
@@ -79,7 +79,6 @@ typedef struct mica__dnnl_table {
     MICA_KIT_FN(dnnl_post_ops_create) post_ops_create;
     MICA_KIT_FN(dnnl_post_ops_destroy) post_ops_destroy;
     MICA_KIT_FN(dnnl_post_ops_append_sum) post_ops_append_sum;
-    MICA_KIT_FN(dnnl_post_ops_append_eltwise) post_ops_append_eltwise;
 } mica__dnnl_table_t;
 
 extern MICA_KIT_API mica__dnnl_table_t mica__dnnl;
@@ -136,14 +135,13 @@ typedef struct mica__dnnl_run {
 } mica__dnnl_run_t;
 
 /*
- * The attributes of a primitive with post-ops: with `sum`, y = result +
- * y's prior values (the accumulator of mica__dnnl_run_exec_acc); then,
- * with `relu`, y = max(y, 0) (NaN stays NaN).  *attr is NULL when
- * neither is asked (no attributes needed); else the caller passes it to
- * dnnl_primitive_desc_create and destroys it (mica__dnnl.attr_destroy).
+ * The attributes of a primitive with a sum post-op: y = result + y's
+ * prior values (the accumulator of mica__dnnl_run_exec_acc).  The
+ * caller passes *attr to dnnl_primitive_desc_create and destroys it
+ * (mica__dnnl.attr_destroy).  oneDNN's ReLU post-op is not offered: it
+ * makes NaN of -inf (0 * -inf), where Activation's relu gives 0.
  */
-MICA_KIT_API mica_status_t mica__dnnl_post_ops(dnnl_primitive_attr_t *attr,
-                                               int sum, int relu,
+MICA_KIT_API mica_status_t mica__dnnl_post_sum(dnnl_primitive_attr_t *attr,
                                                mica_error_t *err);
 
 /*
@@ -180,7 +178,7 @@ MICA_KIT_API mica_status_t mica__dnnl_run_exec2(mica__dnnl_run_t *run,
 
 /*
  * As mica__dnnl_run_exec, float32 only, for a primitive made with a sum
- * post-op (mica__dnnl_post_ops): `acc` (dst_count float32 values, the
+ * post-op (mica__dnnl_post_sum): `acc` (dst_count float32 values, the
  * caller's plain layout; it may be y itself) is what the primitive adds
  * its result to.  y and acc are the same buffer or do not overlap.
  */

@@ -73,10 +73,10 @@ void mica__conv_dnnl_free(mica__conv_dnnl_t *state);
 int mica__conv_dnnl_post_takes(const mica__conv_problem_t *pb);
 
 /*
- * As mica__conv_dnnl_run with post-ops in oneDNN's primitive (a
- * FusedConvolution's epilogue): y = conv(x) + acc (acc NULL: nothing
- * added; else float32 of y's size and layout, y itself or apart from
- * it), then with `relu` max(y, 0) (NaN stays NaN).  Float32 only (see
+ * As mica__conv_dnnl_run with a FusedConvolution's epilogue: y =
+ * conv(x) + acc (acc NULL: nothing added; else float32 of y's size and
+ * layout, y itself or apart from it; oneDNN's sum post-op), then with
+ * `relu` y < 0 ? 0 : y (NaN stays NaN; on the host).  Float32 only (see
  * mica__conv_dnnl_post_takes).
  */
 mica_status_t mica__conv_dnnl_run_post(mica__conv_dnnl_t **state,

@@ -14,7 +14,7 @@
  * Implementations: "reference" (CPU, 0: Convolution's reference on the
  * folded weights, then the epilogue), "onednn" (CPU, 5, with oneDNN:
  * in float32 with at most one addend of the output's shape, one
- * convolution primitive with the sum and the ReLU as its post-ops
+ * convolution primitive with the sum as its post-op, then the ReLU
  * (conv_onednn.c); else Convolution's oneDNN primitive, then the
  * epilogue on the host), "cuda" (CUDA, 10:
  * Convolution's kernel, then the epilogue kernel) and "cudnn" (CUDA, 20,
@@ -336,9 +336,9 @@ static int same_as_output(const mica_tensor_desc_t *a,
     return 1;
 }
 
-/* All in oneDNN's primitive (its post-ops: the sum, the ReLU) where it
- * takes the problem, float32 with at most one addend of the output's
- * shape; else oneDNN's convolution and the epilogue on the host. */
+/* oneDNN's primitive with its sum post-op where it takes the problem,
+ * float32 with at most one addend of the output's shape (the ReLU
+ * after it); else oneDNN's convolution and the epilogue on the host. */
 static MICA_KIT_ENQUEUE(fused_enqueue_dnnl)
 {
     fused_t *l = (fused_t *)layer;
