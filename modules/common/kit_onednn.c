@@ -56,6 +56,7 @@ static const mica_kit_sym_t dnnl_syms[] = {
     MICA_KIT_SYM(mica__dnnl, post_ops_create, "dnnl_post_ops_create"),
     MICA_KIT_SYM(mica__dnnl, post_ops_destroy, "dnnl_post_ops_destroy"),
     MICA_KIT_SYM(mica__dnnl, post_ops_append_sum, "dnnl_post_ops_append_sum"),
+    MICA_KIT_SYM(mica__dnnl, binary_desc, "dnnl_binary_desc_init"),
 };
 
 static mica_kit_lib_t dnnl_lib =
@@ -381,7 +382,7 @@ fail:
 static mica_status_t run_f32(mica__dnnl_run_t *run, const float *x,
                              const float *acc, float *y, mica_error_t *err)
 {
-    dnnl_exec_arg_t args[4];
+    dnnl_exec_arg_t args[5];
     int n = 0;
     mica_status_t st = MICA_OK;
 
@@ -405,6 +406,10 @@ static mica_status_t run_f32(mica__dnnl_run_t *run, const float *x,
     if (run->has_bias) {
         args[n].arg = DNNL_ARG_BIAS;
         args[n++].memory = run->bias;
+    }
+    if (run->src1_user) {
+        args[n].arg = DNNL_ARG_SRC_1;
+        args[n++].memory = run->src1_user;
     }
     if ((st = execute(run->prim, run->stream, n, args, err)) != MICA_OK)
         goto fail;
@@ -443,10 +448,37 @@ mica_status_t mica__dnnl_run_exec_acc(mica__dnnl_run_t *run, const float *x,
     return run_f32(run, x, acc, y, err);
 }
 
+mica_status_t mica__dnnl_run_src1(mica__dnnl_run_t *run,
+                                  const dnnl_memory_desc_t *md,
+                                  mica_error_t *err)
+{
+    mica_status_t st = MICA_OK;
+
+    MICA__DNNL_TRY(mica__dnnl.memory_create(&run->src1_user, md, engine,
+                                            DNNL_MEMORY_NONE));
+fail:
+    return st;
+}
+
+mica_status_t mica__dnnl_run_exec_binary(mica__dnnl_run_t *run,
+                                         const float *x0, const float *x1,
+                                         float *y, mica_error_t *err)
+{
+    mica_status_t st = MICA_OK;
+
+    assert(run->src1_user);
+    MICA__DNNL_TRY(mica__dnnl.memory_set(run->src1_user,
+                                         (void *)(uintptr_t)x1));
+    st = run_f32(run, x0, NULL, y, err);
+fail:
+    return st;
+}
+
 void mica__dnnl_run_free(mica__dnnl_run_t *run)
 {
     dnnl_memory_t *mems[] = {&run->src_user, &run->dst_user, &run->src,
-                             &run->dst, &run->weights, &run->bias};
+                             &run->dst, &run->weights, &run->bias,
+                             &run->acc_user, &run->src1_user};
     size_t i;
 
     for (i = 0; i < sizeof mems / sizeof mems[0]; i++)
@@ -458,8 +490,6 @@ void mica__dnnl_run_free(mica__dnnl_run_t *run)
         mica__dnnl.primitive_destroy(run->reorder_out);
     if (run->reorder_acc)
         mica__dnnl.primitive_destroy(run->reorder_acc);
-    if (run->acc_user)
-        mica__dnnl.memory_destroy(run->acc_user);
     if (run->prim)
         mica__dnnl.primitive_destroy(run->prim);
     if (run->stream)

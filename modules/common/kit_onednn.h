@@ -79,6 +79,7 @@ typedef struct mica__dnnl_table {
     MICA_KIT_FN(dnnl_post_ops_create) post_ops_create;
     MICA_KIT_FN(dnnl_post_ops_destroy) post_ops_destroy;
     MICA_KIT_FN(dnnl_post_ops_append_sum) post_ops_append_sum;
+    MICA_KIT_FN(dnnl_binary_desc_init) binary_desc;
 } mica__dnnl_table_t;
 
 extern MICA_KIT_API mica__dnnl_table_t mica__dnnl;
@@ -132,6 +133,8 @@ typedef struct mica__dnnl_run {
     dnnl_primitive_t reorder_acc;  /* accumulator into dst, made at its
                                     * first run where dst is not plain */
     dnnl_memory_t acc_user;        /* plain, the accumulator's data */
+    dnnl_memory_t src1_user;       /* a binary primitive's second source
+                                    * (mica__dnnl_run_src1); NULL: none */
 } mica__dnnl_run_t;
 
 /*
@@ -187,6 +190,23 @@ MICA_KIT_API mica_status_t mica__dnnl_run_exec_acc(mica__dnnl_run_t *run,
                                                    const float *acc,
                                                    float *y,
                                                    mica_error_t *err);
+
+/*
+ * A second source for a binary primitive's runner (after run_make, which
+ * is given the first source): described by `md`, the layout of the data
+ * every run passes (mica__dnnl_run_exec_binary), which the primitive
+ * must take as it is (no reorder).
+ */
+MICA_KIT_API mica_status_t mica__dnnl_run_src1(mica__dnnl_run_t *run,
+                                               const dnnl_memory_desc_t *md,
+                                               mica_error_t *err);
+
+/* Run a binary primitive's runner on float32 x0 and x1 into y. */
+MICA_KIT_API mica_status_t mica__dnnl_run_exec_binary(mica__dnnl_run_t *run,
+                                                      const float *x0,
+                                                      const float *x1,
+                                                      float *y,
+                                                      mica_error_t *err);
 
 /* Release everything of run and zero it (a zeroed run: nothing). */
 MICA_KIT_API void mica__dnnl_run_free(mica__dnnl_run_t *run);
