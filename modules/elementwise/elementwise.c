@@ -345,13 +345,7 @@ static mica_status_t ew_enqueue_cpu(mica_layer_t *layer,
 
 #ifdef MICA_HAVE_ONEDNN
 /* oneDNN where it computes the same, else the reference. */
-static mica_status_t ew_enqueue_dnnl(mica_layer_t *layer,
-                                     const mica_tensor_desc_t *in,
-                                     int32_t nb_in,
-                                     const mica_tensor_desc_t *out,
-                                     int32_t nb_out, const void *const *inputs,
-                                     void *const *outputs, void *workspace,
-                                     void *stream, mica_error_t *err)
+static MICA_KIT_ENQUEUE(ew_enqueue_dnnl)
 {
     ew_layer_t *l = (ew_layer_t *)layer;
     mica_status_t st;
