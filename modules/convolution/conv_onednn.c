@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "conv.h"
+#include "kit_nn.h"
 #include "kit_onednn.h"
 
 /* Spatial values of a window array v, nd of them, minus `minus`. */
@@ -210,25 +211,6 @@ int mica__conv_dnnl_post_takes(const mica__conv_problem_t *pb)
     return pb->dtype == MICA_FLOAT32 && pb->c > 0 && !pb->p->deconv;
 }
 
-/* y = y < 0 ? 0 : y over n values, Activation's relu (NaN stays NaN,
- * -inf becomes 0; oneDNN's ReLU post-op makes NaN of -inf): a mask
- * instead of a branch, which would be mispredicted half the time, in
- * blocks of 16 that the compiler vectorizes. */
-static void relu_inplace(float *y, int64_t n)
-{
-    int64_t i = 0, j;
-    uint32_t b[16];
-
-    for (; i + 16 <= n; i += 16) {
-        memcpy(b, y + i, sizeof b);
-        for (j = 0; j < 16; j++)
-            b[j] &= -(uint32_t)!(y[i + j] < 0.0f);
-        memcpy(y + i, b, sizeof b);
-    }
-    for (; i < n; i++)
-        y[i] = y[i] < 0.0f ? 0.0f : y[i];
-}
-
 mica_status_t mica__conv_dnnl_run_post(mica__conv_dnnl_t **state,
                                        const mica__conv_problem_t *pb,
                                        int nhwc, const float *x,
@@ -242,8 +224,10 @@ mica_status_t mica__conv_dnnl_run_post(mica__conv_dnnl_t **state,
         return st;
     st = acc ? mica__dnnl_run_exec_acc(run, x, acc, y, err)
              : mica__dnnl_run_exec(run, MICA_FLOAT32, x, y, err);
+    /* Activation's relu here rather than oneDNN's post-op, which gives
+     * 0 for NaN and NaN for -inf */
     if (st == MICA_OK && relu)
-        relu_inplace(y, run->dst_count);
+        mica__nn_relu_f32(y, y, run->dst_count);
     return st;
 }
 
