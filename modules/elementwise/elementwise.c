@@ -352,8 +352,8 @@ static MICA_KIT_ENQUEUE(ew_enqueue_dnnl)
     int taken = 0;
 
     if (nb_in == 2 && nb_out == 1) {
-        st = mica__ew_dnnl_run(&l->dnnl, l->op, in, out, inputs, outputs[0],
-                               &taken, err);
+        st = mica__ew_dnnl_run(&l->dnnl, l->base.name, l->op, in, out,
+                               inputs, outputs[0], &taken, err);
         if (st != MICA_OK || taken)
             return st;
     }

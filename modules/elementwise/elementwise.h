@@ -164,18 +164,19 @@ mica_status_t mica__elementwise_cuda(int op, const mica_tensor_desc_t *a,
 #endif
 
 #ifdef MICA_HAVE_ONEDNN
-/* oneDNN (elementwise_onednn.c): the primitive of one instance's last
- * problem (kit_onednn.h's cache). */
-typedef struct mica__dnnl_cache mica__ew_dnnl_t;
+/* oneDNN (elementwise_onednn.c): one instance's state, NULL until its
+ * first run (the primitive of its last problem). */
+typedef struct mica__ew_dnnl mica__ew_dnnl_t;
 
 /*
  * y = inputs[0] op inputs[1] through oneDNN where it computes what the
  * reference does: float32 sum, prod, sub and div of rank >= 1, the
- * broadcast within what its binary primitive takes (file comment).
+ * broadcast within what its binary primitive takes (file comment), and
+ * oneDNN can be loaded (else a warning naming layer `name`, once).
  * *taken 0 (and MICA_OK): not done, the caller runs the reference.
  */
-mica_status_t mica__ew_dnnl_run(mica__ew_dnnl_t **state, int op,
-                                const mica_tensor_desc_t *in,
+mica_status_t mica__ew_dnnl_run(mica__ew_dnnl_t **state, const char *name,
+                                int op, const mica_tensor_desc_t *in,
                                 const mica_tensor_desc_t *out,
                                 const void *const *inputs, void *y,
                                 int *taken, mica_error_t *err);

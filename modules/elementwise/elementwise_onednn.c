@@ -15,10 +15,16 @@
  */
 #include <config.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "elementwise.h"
 #include "kit_onednn.h"
+
+struct mica__ew_dnnl {
+    mica__dnnl_cache_t *cache; /* the primitive of the last problem */
+    int off;                   /* oneDNN cannot be loaded: the reference */
+};
 
 /* What a primitive is made for: the op, the descriptors of the first
  * source, the second and the output (inputs swapped where `swap`). */
@@ -81,12 +87,13 @@ fail:
     return st;
 }
 
-mica_status_t mica__ew_dnnl_run(mica__ew_dnnl_t **state, int op,
-                                const mica_tensor_desc_t *in,
+mica_status_t mica__ew_dnnl_run(mica__ew_dnnl_t **state, const char *name,
+                                int op, const mica_tensor_desc_t *in,
                                 const mica_tensor_desc_t *out,
                                 const void *const *inputs, void *y,
                                 int *taken, mica_error_t *err)
 {
+    mica__ew_dnnl_t *s = *state;
     const mica_dims_t *yd = &out[0].dims;
     const mica_tensor_desc_t *d[3];
     mica__dnnl_run_t *run;
@@ -97,6 +104,18 @@ mica_status_t mica__ew_dnnl_run(mica__ew_dnnl_t **state, int op,
 
     *taken = 0;
     if (in[0].dtype != MICA_FLOAT32 || !alg_of(op) || yd->nb_dims < 1)
+        return MICA_OK;
+    if (!s) { /* the first run that oneDNN could take */
+        if (!(s = *state = calloc(1, sizeof *s)))
+            return MICA_KIT_FAIL(err, "out of host memory");
+        if (mica__dnnl_open(err) != MICA_OK) {
+            /* ElementWise runs without it (unlike the CNN layers) */
+            mica_kit_host->log(MICA_LOG_WARNING, name, "oneDNN cannot be "
+                               "loaded: ElementWise runs its reference");
+            s->off = 1;
+        }
+    }
+    if (s->off)
         return MICA_OK;
     /* the runtime checks of the reference, then its case of no work */
     if ((st = mica_kit_broadcast_view(in, 2, yd, 0, &v, err)) != MICA_OK)
@@ -125,7 +144,7 @@ mica_status_t mica__ew_dnnl_run(mica__ew_dnnl_t **state, int op,
             return MICA_KIT_FAIL(err, "input %d: a format ElementWise "
                                  "cannot read", k < 2 ? (k ^ a) : 2);
     }
-    if ((st = mica__dnnl_cached(state, &pb, sizeof pb, make, &pb, &run,
+    if ((st = mica__dnnl_cached(&s->cache, &pb, sizeof pb, make, &pb, &run,
                                 err)) != MICA_OK)
         return st;
     return mica__dnnl_run_exec_binary(run, inputs[a], inputs[1 - a], y, err);
@@ -133,5 +152,8 @@ mica_status_t mica__ew_dnnl_run(mica__ew_dnnl_t **state, int op,
 
 void mica__ew_dnnl_free(mica__ew_dnnl_t *state)
 {
-    mica__dnnl_cache_free(state);
+    if (!state)
+        return;
+    mica__dnnl_cache_free(state->cache);
+    free(state);
 }
