@@ -15,8 +15,11 @@ that mica and ONNX Runtime compute the same logits before timing.  Both
 use N threads (default: the CPUs), OpenMP's and ONNX Runtime's.  Each
 round times mica (bench_model: median of 5 trials of R runs) and ONNX
 Runtime (the same method) one after the other; the table gives each
-round and the medians.  The CPU is shared on some machines: look at the
-spread of the rounds.
+round (with the load average after it) and the medians.  The CPU is
+shared on some machines: look at the spread of the rounds and the load;
+on busy CPUs OpenMP's spinning threads cost mica a time slice per layer
+(docs/mica.md, Environment): OMP_WAIT_POLICY=passive in the environment
+is passed on to mica's runs.
 """
 import argparse
 import json
@@ -144,13 +147,15 @@ def main():
         m = float(re.search(r"ms=([0-9.]+)", line).group(1))
         o = time_ort(sess, x, a.runs)
         rows.append((m, o))
-        print("round %d: mica %.1f ms, onnxruntime %.1f ms" % (r + 1, m, o),
-              flush=True)
+        print("round %d: mica %.1f ms, onnxruntime %.1f ms (load average "
+              "%.2f)" % (r + 1, m, o, os.getloadavg()[0]), flush=True)
     mm = float(np.median([r[0] for r in rows]))
     oo = float(np.median([r[1] for r in rows]))
     print()
     print("ResNet-50 v1.5, float32, batch 1, CPU, %d threads (median of %d "
-          "rounds)" % (a.threads, a.rounds))
+          "rounds)%s" % (a.threads, a.rounds,
+                         ", OMP_WAIT_POLICY=" + os.environ["OMP_WAIT_POLICY"]
+                         if os.environ.get("OMP_WAIT_POLICY") else ""))
     print("%-28s %10s %10s" % ("", "ms/image", "images/s"))
     print("%-28s %10.1f %10.2f" % ("mica (oneDNN)", mm, 1e3 / mm))
     print("%-28s %10.1f %10.2f" % ("ONNX Runtime %s (CPU EP)" % ort.__version__,

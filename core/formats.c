@@ -11,7 +11,11 @@
  * and conditionals, as an ordinary layer.  It prefers channels last when
  * an input it reads as data already is (so that no reorder is needed),
  * or when it has a 4-D or 5-D float16 tensor (where channels-last kernels
- * do best); then each of its tensors, inputs first, takes the first
+ * do best), or a float32 one where its device's table entry names its
+ * implementation (cl_float32: the CPU's "onednn", whose convolutions and
+ * pooling run NHWC as it is, other layouts only through reorders; for
+ * that reason alone its inputs are reordered into channels last rather
+ * than every tensor left linear); then each of its tensors, inputs first, takes the first
  * format its implementation accepts, given the formats before it: an
  * input its current format, else the other; an output the preferred
  * format where a later layer would read it so (the one asked for, for a
@@ -176,12 +180,17 @@ static int try_mode(plan_t *p, int32_t s, int cl)
     return 1;
 }
 
-/* Whether layer s prefers channels last (see the file's comment). */
+/* Whether layer s prefers channels last (see the file's comment): 1 for
+ * a reason of its tensors, 2 for its device's float32 preference alone
+ * (its implementation named in the table's cl_float32), 0 if neither. */
 static int prefers(const plan_t *p, int32_t s)
 {
     const mica_engine_t *e = p->e;
     const mica__layer_t *l = &e->layers[s];
-    int32_t i;
+    const mica__device_desc_t *d = mica__device_desc(e->device);
+    int f32 = d && d->cl_float32 && l->info.implementation &&
+              strcmp(l->info.implementation, d->cl_float32) == 0;
+    int32_t i, dev = 0;
     for (i = 0; i < l->nb_inputs + l->nb_outputs; i++) {
         int32_t t = i < l->nb_inputs ? l->inputs[i]
                                      : l->outputs[i - l->nb_inputs];
@@ -191,7 +200,19 @@ static int prefers(const plan_t *p, int32_t s)
             e->tensors[t].dtype == MICA_FLOAT16 ||
             (i >= l->nb_inputs && e->tensors[t].is_output && p->want[t] != LIN))
             return 1;
+        dev |= f32 && e->tensors[t].dtype == MICA_FLOAT32;
     }
+    return dev ? 2 : 0;
+}
+
+/* Whether the formats of layer s in the plan have channels last. */
+static int has_cl(const plan_t *p, int32_t s)
+{
+    const mica__layer_t *l = &p->e->layers[s];
+    int32_t i;
+    for (i = 0; i < l->nb_inputs + l->nb_outputs; i++)
+        if (p->io[p->first[s] + i] != LIN)
+            return 1;
     return 0;
 }
 
@@ -226,9 +247,13 @@ static mica_status_t decide(plan_t *p)
                                        sizeof at), p->net->format_names[i]);
     for (s = 0; s < e->nb_layers; s++) {
         const mica__layer_t *l = &e->layers[s];
-        int ok = 0;
+        int ok = 0, pref = negotiable(l) ? prefers(p, s) : 0;
+        /* The device's preference alone reorders the inputs rather than
+         * leave every tensor linear. */
         if (negotiable(l))
-            ok = (prefers(p, s) && (try_mode(p, s, 1) || try_mode(p, s, 2))) ||
+            ok = (pref && ((try_mode(p, s, 1) &&
+                            (pref == 1 || has_cl(p, s))) ||
+                           try_mode(p, s, 2))) ||
                  try_mode(p, s, 0);
         for (i = 0; !ok && i < l->nb_inputs + l->nb_outputs; i++)
             p->io[p->first[s] + i] = LIN;

@@ -257,11 +257,16 @@ static char last_error[2048];
 static const char *pin_cpu, *pin_cuda;
 static int dyn_index = -1;
 static mica_dims_t dyn_min, dyn_max;
-static int chans_last;
+static int chans_last, chans_last_cpu;
 
 void th_channels_last(int on)
 {
     chans_last = on != 0;
+}
+
+void th_channels_last_cpu(int on)
+{
+    chans_last_cpu = on != 0;
 }
 
 /* The channels-last format th_channels_last gives a tensor of `dtype`
@@ -479,7 +484,10 @@ mica_status_t th_run(uint32_t device, const char *type, th_fields_t *fields,
     const char *in_names[16], *out_names[16];
     void *moved[16] = {NULL}; /* channels-last copies, read by the run */
     mica_status_t st;
-    int i, cl = chans_last && device == MICA_DEVICE_CUDA;
+    int i, cl = device == MICA_DEVICE_CUDA
+                    ? chans_last
+                    : chans_last_cpu && pin_cpu &&
+                          strcmp(pin_cpu, "reference") != 0;
 
     last_error[0] = '\0';
     for (i = 0; i < nb_out; i++)

@@ -160,6 +160,14 @@ void th_dynamic(int index, int nd, const int64_t *min, const int64_t *max);
  */
 void th_channels_last(int on);
 
+/*
+ * As th_channels_last for the CPU runs that follow (on 1, off 0) of an
+ * implementation pinned other than the reference (th_check_impl's
+ * `impl`, th_pin's): the reference, linear, computes what they are
+ * compared with.  Stays until changed.
+ */
+void th_channels_last_cpu(int on);
+
 /* Whether implementation `impl` of `type` exists for `device` (a
  * MICA_DEVICE_* bit) in the harness's context: 1 or 0. */
 int th_has_impl(const char *type, uint32_t device, const char *impl);

@@ -7,7 +7,9 @@
 #
 # On the CPU: the manifest at batch 2 and 3 against NumPy's outputs, with
 # the default implementations (oneDNN where built) and with the
-# references; an engine built, saved, loaded and run.  On CUDA, where a
+# references; an engine built, saved, loaded and run; with oneDNN a
+# float32 channels-last chain with its format changed at its edges only,
+# with the references none.  On CUDA, where a
 # GPU is usable: the same with the default implementations (cuDNN,
 # cuBLAS), with the hand-written convolution, in float16 (--fp16), and an
 # engine built with --autotune; `mica inspect` shows cuDNN's algorithm as
@@ -81,6 +83,32 @@ check "cpu" 1e-4 "$net" --device cpu
 check "cpu, references" 1e-4 "$net" --device cpu $refs
 built "cpu" "$tmp/cpu.mica" --device cpu
 check "cpu engine loaded" 1e-4 "$tmp/cpu.mica"
+# With oneDNN, float32 channels last on the CPU too (its convolutions
+# and pooling run NHWC): a reorder of x, one before FullyConnected, none
+# in between; with the references every tensor linear.
+run "$mica" inspect "$tmp/cpu.mica"
+if grep -q "FusedConvolution .*onednn" "$tmp/out"; then
+    has "$tmp/out" "^memory formats: .* 2 layers change a tensor's format" \
+        "cpu, oneDNN: formats change at the edges only (2 layers)"
+    has "$tmp/out" "^  reorder:x@hwc .*(float32, linear, network input) .*(float32, hwc), read by 'relu1'$" \
+        "  x reordered into channels last"
+    has "$tmp/out" "^  reorder:.*(float32, hwc, made by 'gap') .*(float32, linear), read by 'fc'$" \
+        "  one reorder, between the pooling and FullyConnected"
+else
+    skip "cpu, oneDNN: formats change at the edges only (2 layers)" \
+        "oneDNN not built"
+    skip "  x reordered into channels last" "oneDNN not built"
+    skip "  one reorder, between the pooling and FullyConnected" \
+        "oneDNN not built"
+fi
+# shellcheck disable=SC2086
+run "$mica" inspect "$net" --device cpu $refs --prefer FusedConvolution=reference
+if [ "$rc" -eq 0 ] && ! grep -q "^memory formats" "$tmp/out"; then
+    ok 0 "cpu, references: every tensor linear"
+else
+    ok 1 "cpu, references: every tensor linear"
+    grep "^memory formats" "$tmp/out" | sed 's/^/#     /'
+fi
 
 rm -rf "$tmp/probe"
 if "$mica" run "$net" --device cuda --input "x=$dir/x2.npy" \

@@ -147,6 +147,29 @@ static void shapes(void)
     check("leaky_relu", 0.125, 0, 1, F16, 1, &n, x, "1003 elements");
     check("scaled_tanh", 2, 0.5, 2, F16, 1, &n, x, "1003 elements");
     check("relu", 0, 0, 0, I8, 1, &n, x, "1003 elements");
+    check("relu", 0, 0, 0, F32, 1, &n, x, "1003 elements");
+}
+
+/* float32 relu on NaN and infinities (a block of 16 and a tail): NaN
+ * stays NaN, -inf gives 0. */
+static void relu_special(void)
+{
+    double x[21], want[21];
+    int64_t n = 21;
+    th_tensor_t in, e;
+    int i;
+
+    for (i = 0; i < 21; i++) {
+        x[i] = i % 5 == 0 ? NAN : i % 5 == 1 ? -INFINITY
+               : i % 5 == 2 ? INFINITY : i % 5 == 3 ? -0.5 * i : 0.25 * i;
+        want[i] = isnan(x[i]) ? NAN : x[i] < 0 ? 0 : x[i];
+    }
+    in = th_tensor(F32, 1, &n, x);
+    e = th_tensor(F32, 1, &n, want);
+    th_check("relu float32 NaN and infinities", "Activation",
+             th_f_str(th_fields(), "type", "relu"), 1, &in, 1, &e, 0);
+    th_free(&in);
+    th_free(&e);
 }
 
 /*
@@ -237,6 +260,7 @@ int main(void)
     every_type();
     defaults_and_edges();
     shapes();
+    relu_special();
     formats();
     errors();
     return exit_status();

@@ -300,7 +300,7 @@ static th_fields_t *conv3d(void)
  * the CUDA implementations take a 2D Convolution's [N, C, H, W] in HWC
  * (float32 and float16), in and out alike; never Deconvolution, 3D,
  * another rank's format or a rank with more than one batch dimension;
- * the CPU ones linear only.
+ * on the CPU oneDNN's a 2D Convolution's too, the reference linear only.
  */
 static void formats(void)
 {
@@ -340,43 +340,54 @@ static void formats(void)
     }
     th_check_formats("2D", c, cpu, "reference", mid3x3(), F16, 4, x4, H, H,
                      0);
-    th_check_formats("2D", c, cpu, "onednn", mid3x3(), F16, 4, x4, H, H, 0);
+    th_check_formats("2D", c, cpu, "onednn", mid3x3(), F16, 4, x4, H, H, 1);
+    th_check_formats("2D", c, cpu, "onednn", mid3x3(), F32, 4, x4, H, H, 1);
+    th_check_formats("2D, formats differ", c, cpu, "onednn", mid3x3(), F32,
+                     4, x4, H, L, 0);
+    th_check_formats("Deconvolution", "Deconvolution", cpu, "onednn",
+                     updeconv(), F32, 4, x4, H, H, 0);
+    th_check_formats("3D", c, cpu, "onednn", conv3d(), F32, 5, d5, D, D, 0);
 }
 
-/* Both CUDA implementations run in NHWC (network input and output in
- * HWC, no reorder) against the reference, float32 and float16. */
+/* Both CUDA implementations and oneDNN's run in NHWC (network input
+ * and output in HWC, no reorder) against the reference, float32 and
+ * float16. */
 static void channels_last(void)
 {
     static const int64_t dims[4] = {2, 6, 14, 14};
     static const mica_dtype_t types[] = {MICA_FLOAT32, MICA_FLOAT16};
     static const double tols[] = {1e-4, 1e-2};
-    const char *const gpu[] = {"cuda", "cudnn"};
+    static const uint32_t devs[] = {MICA_DEVICE_CPU, MICA_DEVICE_CUDA,
+                                    MICA_DEVICE_CUDA};
+    const char *const gpu[] = {"onednn", "cuda", "cudnn"};
     int t, k;
 
     th_channels_last(1);
+    th_channels_last_cpu(1);
     for (t = 0; t < 2; t++) {
         th_tensor_t x = th_tensor(types[t], 4, dims, NULL);
         char label[128];
         int64_t i;
         for (i = 0; i < th_volume(&x); i++)
             th_set(&x, i, (double)((i * 3) % 17 - 8) / 8);
-        for (k = 0; k < 2; k++) {
+        for (k = 0; k < 3; k++) {
             snprintf(label, sizeof label, "channels last %s: 6->8 3x3 "
                      "stride 2", mica_dtype_name(types[t]));
-            th_check_impl(label, "Convolution", mid3x3(), 1, &x, 1,
-                          MICA_DEVICE_CUDA, gpu[k], tols[t]);
+            th_check_impl(label, "Convolution", mid3x3(), 1, &x, 1, devs[k],
+                          gpu[k], tols[t]);
             snprintf(label, sizeof label, "channels last %s: depthwise 3x3",
                      mica_dtype_name(types[t]));
             th_check_impl(label, "Convolution", depthwise(), 1, &x, 1,
-                          MICA_DEVICE_CUDA, gpu[k], tols[t]);
+                          devs[k], gpu[k], tols[t]);
             snprintf(label, sizeof label, "channels last %s: asymmetric "
                      "padding", mica_dtype_name(types[t]));
             th_check_impl(label, "Convolution", asym3x3(), 1, &x, 1,
-                          MICA_DEVICE_CUDA, gpu[k], tols[t]);
+                          devs[k], gpu[k], tols[t]);
         }
         th_free(&x);
     }
     th_channels_last(0);
+    th_channels_last_cpu(0);
 }
 
 /* ---- errors ------------------------------------------------------------- */

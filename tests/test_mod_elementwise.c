@@ -2,7 +2,10 @@
  * tests/test_mod_elementwise.c - the ElementWise module: every op and type
  * against values computed here (double arithmetic, broadcasting done
  * independently), integer edge cases as literals, broadcasting, empty
- * tensors, the vector and strided CUDA paths, and the error messages.
+ * tensors, the vector and strided CUDA paths, each on the CPU's default
+ * implementation (oneDNN's where built) and on the reference; the
+ * formats each takes and oneDNN's in channels last; and the error
+ * messages.
  */
 #include <config.h>
 
@@ -20,6 +23,10 @@
 
 static const char *const arith[] = {"sum", "prod", "max", "min", "sub",
                                     "div", "pow", "floor_div"};
+
+/* The implementation the CPU runs pin (NULL: the highest priority), put
+ * in front of the labels. */
+static const char *pass_pin;
 
 static int is_cmp(const char *op)
 {
@@ -110,7 +117,8 @@ static void check(const char *op, mica_dtype_t t, int nd, const int64_t *da,
         }
         th_set(&want, i, ref(op, t, th_get(&in[0], ia), th_get(&in[1], ib)));
     }
-    snprintf(label, sizeof label, "%s %s %s", op, mica_dtype_name(t), what);
+    snprintf(label, sizeof label, "%s%s%s %s %s", pass_pin ? pass_pin : "",
+             pass_pin ? ": " : "", op, mica_dtype_name(t), what);
     th_check(label, "ElementWise", th_f_str(th_fields(), "op", op), 2, in, 1,
              &want, tol);
     th_free(&in[0]);
@@ -137,7 +145,8 @@ static void literal(const char *op, mica_dtype_t t, mica_dtype_t tw, int n,
     in[0] = th_tensor(t, 1, &d, va);
     in[1] = th_tensor(t, 1, &d, vb);
     want = th_tensor(tw, 1, &d, vw);
-    snprintf(label, sizeof label, "%s %s %s", op, mica_dtype_name(t), what);
+    snprintf(label, sizeof label, "%s%s%s %s %s", pass_pin ? pass_pin : "",
+             pass_pin ? ": " : "", op, mica_dtype_name(t), what);
     th_check(label, "ElementWise", th_f_str(th_fields(), "op", op), 2, in, 1,
              &want, 0);
     th_free(&in[0]);
@@ -277,6 +286,11 @@ static void broadcasting(void)
     check("sum", F32, 8, r8a, big, r8b, big + 50, "rank 8 broadcast");
     check("min", F32, 4, d4a, big, d4b, small, "[2,3,4,5] min [1,3,1,5]");
     check("sum", F16, 4, d4b, small, d4a, big, "[1,3,1,5] + [2,3,4,5]");
+    /* input 0 broadcast: oneDNN swaps sum and prod, leaves sub */
+    check("sum", F32, 4, d4b, small, d4a, big, "[1,3,1,5] + [2,3,4,5]");
+    check("prod", F32, 4, d4b, small, d4a, big, "[1,3,1,5] * [2,3,4,5]");
+    check("sub", F32, 4, d4b, small, d4a, big, "[1,3,1,5] - [2,3,4,5]");
+    check("div", F32, 4, d4a, big, d4b, small, "[2,3,4,5] / [1,3,1,5]");
     /* inner dimensions that are whole vectors: the CUDA vector path */
     check("sub", F32, 3, d438, big, d418, big + 7, "[4,3,8] - [4,1,8]");
     check("div", F16, 2, d616, big, d61, small, "[6,16] / [6,1]");
@@ -340,16 +354,121 @@ static void errors(void)
           "missing required param 'op'");
 }
 
-int main(void)
+/*
+ * Formats, asked of the instances without a GPU: on the CPU channels
+ * last where no input is broadcast (every tensor of the same known dims
+ * and format), never formats that differ; on CUDA linear only.
+ */
+static void formats(void)
 {
-    plan_lazy();
-    th_context();
+    static const struct {
+        uint32_t dev;
+        const char *impl;
+    } v[] = {{MICA_DEVICE_CPU, "reference"},
+             {MICA_DEVICE_CPU, "onednn"},
+             {MICA_DEVICE_CUDA, "cuda"}};
+    const uint32_t L = MICA_FORMAT_LINEAR, H = MICA_FORMAT_HWC;
+    static const int64_t d[4] = {2, 3, 4, 5}, b[4] = {1, 3, 1, 5};
+    size_t k;
+
+    for (k = 0; k < sizeof v / sizeof v[0]; k++) {
+        mica_layer_t *l;
+        mica_tensor_desc_t io[3];
+        int i, same, bcast, mixed, unknown, lin;
+        if (!th_has_impl("ElementWise", v[k].dev, v[k].impl)) {
+            skip("formats: %s: not in this build", v[k].impl);
+            continue;
+        }
+        if (!(l = th_instance("ElementWise", v[k].dev, v[k].impl,
+                              th_f_str(th_fields(), "op", "sum"))))
+            bail("%s: no instance: %s", v[k].impl, th_error());
+        memset(io, 0, sizeof io);
+        for (i = 0; i < 3; i++) {
+            io[i].dtype = F32;
+            io[i].scale = 1.0f;
+            io[i].format = H;
+            io[i].dims.nb_dims = 4;
+            memcpy(io[i].dims.d, d, sizeof d);
+        }
+        same = 1;
+        for (i = 0; i < 3; i++)
+            same &= l->ops->supports_format(l, i, io, 2, 1) != 0;
+        memcpy(io[1].dims.d, b, sizeof b);
+        bcast = l->ops->supports_format(l, 1, io, 2, 1) != 0;
+        memcpy(io[1].dims.d, d, sizeof d);
+        io[1].format = L;
+        mixed = l->ops->supports_format(l, 1, io, 2, 1) != 0;
+        io[1].format = H;
+        io[1].dims.d[0] = -1;
+        unknown = l->ops->supports_format(l, 1, io, 2, 1) != 0;
+        for (i = 0; i < 3; i++)
+            io[i].format = L;
+        lin = 1;
+        for (i = 0; i < 3; i++)
+            lin &= l->ops->supports_format(l, i, io, 2, 1) != 0;
+        ok(lin && same == (v[k].dev == MICA_DEVICE_CPU) && !bcast &&
+               !mixed && !unknown,
+           "formats: %s: linear; HWC %s; never with a broadcast, a "
+           "runtime dimension or formats that differ", v[k].impl,
+           v[k].dev == MICA_DEVICE_CPU ? "for all alike" : "never");
+        l->ops->destroy(l);
+    }
+}
+
+/* oneDNN's ElementWise in NHWC (the network's inputs and output in HWC,
+ * no reorder) against the reference. */
+static void channels_last(void)
+{
+    static const int64_t d[4] = {2, 3, 4, 5};
+    static const char *const ops[] = {"sum", "prod", "sub", "div", "max"};
+    th_tensor_t in[2];
+    size_t k;
+    int64_t i;
+
+    in[0] = th_tensor(F32, 4, d, NULL);
+    in[1] = th_tensor(F32, 4, d, NULL);
+    for (i = 0; i < th_volume(&in[0]); i++) {
+        th_set(&in[0], i, (double)((i * 7) % 23 - 11) / 4);
+        th_set(&in[1], i, (double)((i * 5) % 19 - 9) / 8 + 0.0625);
+    }
+    th_channels_last_cpu(1);
+    for (k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        char label[64];
+        snprintf(label, sizeof label, "channels last: %s [2,3,4,5]", ops[k]);
+        th_check_impl(label, "ElementWise",
+                      th_f_str(th_fields(), "op", ops[k]), 2, in, 1,
+                      MICA_DEVICE_CPU, "onednn", 1e-6);
+    }
+    th_channels_last_cpu(0);
+    th_free(&in[0]);
+    th_free(&in[1]);
+}
+
+/* The cases computed here, on the CPU with `pin` (NULL: the default,
+ * oneDNN's where built, which hands what it does not compute to the
+ * reference). */
+static void cases(const char *pin)
+{
+    pass_pin = pin;
+    th_pin(pin, NULL);
     every_op();
     integer_edges();
     floats();
     broadcasting();
     long_rows();
     empty();
+    th_pin(NULL, NULL);
+    pass_pin = NULL;
+}
+
+int main(void)
+{
+    plan_lazy();
+    th_context();
+    cases(NULL);
+    cases("reference");
+    formats();
+    channels_last();
     errors();
     return exit_status();
 }

@@ -4,12 +4,14 @@
  * direct convolution computed here in double, with each part alone and
  * together (bias, a batch norm of M values or of one, a bias tensor
  * broadcast, a residual, ReLU), strides, groups, float16, a runtime
- * batch; the oneDNN and CUDA implementations against the reference; the
+ * batch; oneDNN's sum post-op and its host epilogue against the same; the
+ * oneDNN and CUDA implementations against the reference; the
  * formats each takes (channels last on CUDA) and NHWC runs; and the
  * errors.  CUDA runs skip where no GPU is usable.
  */
 #include <config.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -238,13 +240,40 @@ static th_fields_t *four(int depth)
     return f;
 }
 
+/* NaN and infinities through oneDNN's sum post-op and the ReLU as
+ * through the reference: NaN stays NaN, -inf becomes 0. */
+static void special_values(void)
+{
+    th_tensor_t in[2];
+    int64_t i;
+
+    in[0] = th_t(F32, NULL, 4, 2, 4, 7, 7);
+    in[1] = th_t(F32, NULL, 4, 2, 4, 7, 7);
+    for (i = 0; i < th_volume(&in[0]); i++) {
+        th_set(&in[0], i, pat(i, 5, 1));
+        th_set(&in[1], i, i % 29 == 3 ? NAN : i % 31 == 5 ? -INFINITY
+                          : i % 37 == 7 ? INFINITY : pat(i, 2, 3));
+    }
+    th_set(&in[0], 17, NAN);
+    th_set(&in[0], 120, -INFINITY);
+    th_check_impl("onednn: NaN and infinities, residual and relu",
+                  "FusedConvolution", four(2), 2, in, 1, MICA_DEVICE_CPU,
+                  "onednn", 1e-4);
+    th_check_impl("onednn: NaN and infinities, relu alone",
+                  "FusedConvolution", four(2), 1, in, 1, MICA_DEVICE_CPU,
+                  "onednn", 1e-4);
+    th_free(&in[0]);
+    th_free(&in[1]);
+}
+
 /*
  * supports_format, asked of instances without a GPU: the CUDA
  * implementations of a 2D layer take channels last (HWC) as Convolution
  * does, every input and the output alike; never 3D, nor formats that
- * differ; the CPU ones linear only.  Then, where a GPU is usable, both
- * CUDA implementations run in NHWC against the reference, with a bias
- * tensor and a residual (in NHWC too, reordered by the harness).
+ * differ; on the CPU oneDNN's too, the reference linear only.  Then both
+ * CUDA implementations (where a GPU is usable) and oneDNN's run in NHWC
+ * against the reference, with a bias tensor and a residual (in NHWC
+ * too, reordered by the harness).
  */
 static void channels_last(void)
 {
@@ -294,9 +323,14 @@ static void channels_last(void)
         l->ops->destroy(l);
     }
     th_check_formats("2D", t, cpu, "reference", four(2), F16, 4, x4, H, H, 0);
-    th_check_formats("2D", t, cpu, "onednn", four(2), F16, 4, x4, H, H, 0);
+    th_check_formats("2D", t, cpu, "onednn", four(2), F16, 4, x4, H, H, 1);
+    th_check_formats("2D", t, cpu, "onednn", four(2), F32, 4, x4, H, H, 1);
+    th_check_formats("2D, formats differ", t, cpu, "onednn", four(2), F32, 4,
+                     x4, H, L, 0);
+    th_check_formats("3D", t, cpu, "onednn", four(3), F32, 5, x5, D, D, 0);
 
     th_channels_last(1);
+    th_channels_last_cpu(1);
     in[0] = x;
     in[1] = th_t(F16, NULL, 4, 1, 4, 1, 1);
     in[2] = th_t(F16, NULL, 4, 2, 4, 7, 7);
@@ -314,7 +348,27 @@ static void channels_last(void)
                  "(%s)", gpu[k]);
         th_check_impl(label, t, four(2), 1, in, 1, cu, gpu[k], 2e-2);
     }
+    /* oneDNN in NHWC: float16 through the host epilogue (both
+     * addends), float32 with the residual as a post-op, the ReLU after */
+    th_check_impl("channels last float16: bias tensor, residual, relu "
+                  "(onednn)", t, four(2), 3, in, 1, cpu, "onednn", 2e-2);
+    for (k = 0; k < 3; k++) {
+        int64_t i;
+        th_tensor_t f = th_tensor(F32, 4, in[k].dims.d, NULL);
+        for (i = 0; i < th_volume(&f); i++)
+            th_set(&f, i, th_get(&in[k], i));
+        th_free(&in[k]);
+        in[k] = f;
+    }
+    th_free(&in[1]);
+    in[1] = in[2]; /* the residual alone */
+    th_check_impl("channels last float32: residual and relu (onednn)", t,
+                  four(2), 2, in, 1, cpu, "onednn", 1e-4);
+    th_check_impl("channels last float32: relu alone (onednn)", t, four(2),
+                  1, in, 1, cpu, "onednn", 1e-4);
+    in[1] = th_none();
     th_channels_last(0);
+    th_channels_last_cpu(0);
     for (k = 0; k < 3; k++)
         th_free(&in[k]);
 }
@@ -379,7 +433,29 @@ int main(void)
     check("bias tensor, runtime batch", &strided, BIAS | ADD_A | RELU, F32,
           1u);
     th_pin(NULL, NULL);
+    /* oneDNN: the residual as its primitive's sum post-op (float32, at
+     * most a residual of y's shape), else its convolution and the
+     * epilogue on the host (a broadcast addend, float16, two addends) */
+    if (th_has_impl("FusedConvolution", MICA_DEVICE_CPU, "onednn")) {
+        th_pin("onednn", NULL);
+        check("onednn: convolution alone", &basic, 0, F32, 0);
+        check("onednn: bias and relu", &basic, BIAS | RELU, F32, 0);
+        check("onednn: residual and relu", &basic, BIAS | ADD_B | RELU, F32,
+              0);
+        check("onednn: batch norm and residual, grouped", &grouped,
+              BN | ADD_B, F32, 0);
+        check("onednn: residual and relu, runtime batch", &strided,
+              BIAS | ADD_B | RELU, F32, 1u);
+        check("onednn: bias tensor and relu", &strided, ADD_A | RELU, F32,
+              0);
+        check("onednn: bias tensor, residual, relu", &grouped,
+              BN | ADD_A | ADD_B | RELU, F32, 0);
+        check("onednn: residual and relu", &grouped,
+              BIAS | BN | ADD_B | RELU, F16, 0);
+        th_pin(NULL, NULL);
+    }
     impls();
+    special_values();
     channels_last();
     errors();
     return exit_status();

@@ -1,12 +1,14 @@
 /*
  * tests/test_mod_identity.c - the Identity layer: copies, and casts among
  * float32, float16, int8, int32, bool, int64, uint8 with TensorRT's rules
- * (truncation toward zero, saturation, NaN to 0, x != 0 to bool).
+ * (truncation toward zero, saturation, NaN to 0, x != 0 to bool), and
+ * reorders on the CPU from channels last into linear.
  */
 #include <config.h>
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "harness.h"
 
@@ -26,6 +28,79 @@ static void cast(const char *label, mica_dtype_t from, const char *to,
     th_check(label, "Identity", f, 1, &x, 1, &e, 0);
     th_free(&x);
     th_free(&e);
+}
+
+/*
+ * A reorder on the CPU: x, a network input of `dtype` and dims d (rank
+ * 4 or 5) in channels last, through an Identity to y, linear: y must be
+ * x in logical order (the values are their logical indices, exact in
+ * every type below).
+ */
+static void reorder(const char *label, mica_dtype_t dtype, int rank,
+                    const int64_t *d)
+{
+    mica_context_t *ctx = th_context();
+    mica_network_t *net = NULL;
+    mica_engine_t *e = NULL;
+    mica_exec_t *exec = NULL;
+    mica_build_config_t cfg = {.struct_size = sizeof cfg,
+                               .device = MICA_DEVICE_CPU};
+    mica_layer_spec_t spec = {.struct_size = sizeof spec};
+    const char *xn = "x", *yn = "y";
+    mica_dims_t dims = {.nb_dims = rank};
+    mica_tensor_desc_t yd;
+    const void *yv;
+    th_tensor_t cl = th_tensor(dtype, rank, d, NULL), got;
+    int64_t sp = 1, i, c = d[1], bad = -1;
+    int k, good;
+
+    for (k = 0; k < rank; k++)
+        dims.d[k] = d[k];
+    for (k = 2; k < rank; k++)
+        sp *= d[k];
+    /* logical i = (n * C + ch) * sp + s lies at (n * sp + s) * C + ch */
+    for (i = 0; i < th_volume(&cl); i++) {
+        int64_t s = i % sp, ch = i / sp % c, n = i / sp / c;
+        th_set(&cl, (n * sp + s) * c + ch, (double)(i % 100));
+    }
+    spec.name = "reorder";
+    spec.type = "Identity";
+    spec.nb_inputs = spec.nb_outputs = 1;
+    spec.inputs = &xn;
+    spec.outputs = &yn;
+    good = mica_network_create(ctx, &net) == MICA_OK &&
+           mica_network_add_input(net, xn, dtype, &dims, NULL) == MICA_OK &&
+           mica_network_set_format(net, xn,
+                                   rank == 4 ? MICA_FORMAT_HWC
+                                             : MICA_FORMAT_DHWC,
+                                   NULL) == MICA_OK &&
+           mica_network_add_layer(net, &spec) == MICA_OK &&
+           mica_network_mark_output(net, yn, NULL) == MICA_OK &&
+           mica_engine_build(net, &cfg, &e) == MICA_OK &&
+           mica_exec_create(e, &exec) == MICA_OK &&
+           mica_exec_set_input(exec, xn, &dims, cl.data) == MICA_OK &&
+           mica_exec_run(exec) == MICA_OK &&
+           mica_exec_get_output(exec, yn, &yd, &yv) == MICA_OK;
+    if (!good)
+        diag("%s: %s", label, mica_context_error(ctx));
+    if (good) {
+        got = th_tensor(dtype, rank, d, NULL);
+        memcpy(got.data, yv,
+               (size_t)th_volume(&got) * mica_dtype_size(dtype));
+        for (i = 0; bad < 0 && i < th_volume(&got); i++)
+            if (th_get(&got, i) != (double)(i % 100))
+                bad = i;
+        if (bad >= 0)
+            diag("%s: element %lld is %g, not %g", label, (long long)bad,
+                 th_get(&got, bad), (double)(bad % 100));
+        good = bad < 0 && yd.format == MICA_FORMAT_LINEAR;
+        th_free(&got);
+    }
+    ok(good, "%s", label);
+    mica_exec_destroy(exec);
+    mica_engine_destroy(e);
+    mica_network_destroy(net);
+    th_free(&cl);
 }
 
 int main(void)
@@ -178,6 +253,18 @@ int main(void)
                  th_f_str(th_fields(), "dtype", "int32"), 1, &x, 1, &e, 0);
         th_free(&x);
         th_free(&e);
+    }
+
+    /* reorders (a copy of each element, no cast) */
+    {
+        static const int64_t d4[] = {2, 3, 4, 5}, d5[] = {2, 3, 2, 3, 4};
+        static const int64_t c1[] = {1, 1, 3, 2};
+        reorder("reorder float32 NHWC to NCHW [2,3,4,5]", MICA_FLOAT32, 4,
+                d4);
+        reorder("reorder float16 NDHWC to NCDHW [2,3,2,3,4]", MICA_FLOAT16,
+                5, d5);
+        reorder("reorder int8 NHWC to NCHW [2,3,4,5]", MICA_INT8, 4, d4);
+        reorder("reorder int32 NHWC to NCHW [1,1,3,2]", MICA_INT32, 4, c1);
     }
 
     /* errors */

@@ -5,7 +5,7 @@
  * asymmetric padding, leading dimensions, empty batches) in float32 and
  * float16 on every implementation against the reference, runtime
  * dimensions within a profile, the formats each implementation takes
- * and the CUDA ones in channels last, and every error.
+ * and the CUDA ones and oneDNN's in channels last, and every error.
  */
 #include <config.h>
 
@@ -114,7 +114,8 @@ static th_fields_t *pool3d(void)
  * What supports_format answers, asked of the instances without a GPU:
  * the CUDA implementations take 2D pooling of [N, C, H, W] in HWC
  * (float32 and float16), in and out alike; not 3D, not [C, H, W] nor a
- * rank with two batch dimensions; the CPU ones linear only.
+ * rank with two batch dimensions; on the CPU oneDNN's as well, the
+ * reference linear only.
  */
 static void formats(void)
 {
@@ -144,22 +145,43 @@ static void formats(void)
         th_check_formats("3D", p, cu, g, pool3d(), F16, 5, x5, L, L, 1);
     }
     th_check_formats("2D", p, cpu, "reference", stem(), F16, 4, x4, H, H, 0);
-    th_check_formats("2D", p, cpu, "onednn", stem(), F16, 4, x4, H, H, 0);
+    th_check_formats("2D", p, cpu, "onednn", stem(), F16, 4, x4, H, H, 1);
+    th_check_formats("2D", p, cpu, "onednn", stem(), F32, 4, x4, H, H, 1);
+    th_check_formats("2D, formats differ", p, cpu, "onednn", stem(), F32, 4,
+                     x4, H, L, 0);
+    th_check_formats("3D", p, cpu, "onednn", pool3d(), F32, 5, x5, D, D, 0);
 }
 
-/* Both CUDA implementations run in NHWC (network input and output in
- * HWC, no reorder) against the reference, float32 and float16: cuDNN's
- * NHWC pooling (stem, global) and the kernel (asymmetric padding,
- * blend). */
+/* A max pooling 2x2 stride 2 with pre-padding 2: its first windows lie
+ * wholly in the padding (oneDNN's then hands the problem to the
+ * reference, which reads channels last too). */
+static th_fields_t *empty_first(void)
+{
+    static const int64_t two[] = {2, 2}, zero[] = {0, 0};
+    th_fields_t *f = pool2d("max", 2, 2);
+    th_f_ints(f, "stride", 2, two);
+    th_f_ints(f, "pre_padding", 2, two);
+    th_f_ints(f, "post_padding", 2, zero);
+    return f;
+}
+
+/* The CUDA implementations and oneDNN's run in NHWC (network input and
+ * output in HWC, no reorder) against the reference, float32 and
+ * float16: cuDNN's NHWC pooling (stem, global) and the kernel
+ * (asymmetric padding, blend); oneDNN's nhwc, and the reference in
+ * channels last for windows wholly in the padding. */
 static void channels_last(void)
 {
     static const int64_t dims[4] = {2, 8, 14, 14}, gdims[4] = {3, 8, 7, 7};
     static const mica_dtype_t types[] = {MICA_FLOAT32, MICA_FLOAT16};
     static const double tols[] = {1e-5, 2e-3};
-    const char *const gpu[] = {"cuda", "cudnn"};
+    static const uint32_t devs[] = {MICA_DEVICE_CPU, MICA_DEVICE_CUDA,
+                                    MICA_DEVICE_CUDA};
+    const char *const gpu[] = {"onednn", "cuda", "cudnn"};
     int t, k;
 
     th_channels_last(1);
+    th_channels_last_cpu(1);
     for (t = 0; t < 2; t++) {
         th_tensor_t x = th_tensor(types[t], 4, dims, NULL);
         th_tensor_t gx = th_tensor(types[t], 4, gdims, NULL);
@@ -170,27 +192,32 @@ static void channels_last(void)
             th_set(&x, i, (double)((i * 3) % 17 - 8) / 8);
         for (i = 0; i < th_volume(&gx); i++)
             th_set(&gx, i, (double)((i * 5) % 13 - 6) / 8);
-        for (k = 0; k < 2; k++) {
+        for (k = 0; k < 3; k++) {
             snprintf(label, sizeof label, "channels last %s: max 3x3 "
                      "stride 2 padding 1", dt);
-            th_check_impl(label, "Pooling", stem(), 1, &x, 1,
-                          MICA_DEVICE_CUDA, gpu[k], tols[t]);
+            th_check_impl(label, "Pooling", stem(), 1, &x, 1, devs[k],
+                          gpu[k], tols[t]);
             snprintf(label, sizeof label, "channels last %s: average "
                      "asymmetric padding counted", dt);
-            th_check_impl(label, "Pooling", avg_pad(), 1, &x, 1,
-                          MICA_DEVICE_CUDA, gpu[k], tols[t]);
+            th_check_impl(label, "Pooling", avg_pad(), 1, &x, 1, devs[k],
+                          gpu[k], tols[t]);
             snprintf(label, sizeof label, "channels last %s: blend", dt);
-            th_check_impl(label, "Pooling", blend(), 1, &x, 1,
-                          MICA_DEVICE_CUDA, gpu[k], tols[t]);
+            th_check_impl(label, "Pooling", blend(), 1, &x, 1, devs[k],
+                          gpu[k], tols[t]);
             snprintf(label, sizeof label, "channels last %s: global "
                      "average", dt);
-            th_check_impl(label, "Pooling", global(), 1, &gx, 1,
-                          MICA_DEVICE_CUDA, gpu[k], tols[t]);
+            th_check_impl(label, "Pooling", global(), 1, &gx, 1, devs[k],
+                          gpu[k], tols[t]);
         }
+        snprintf(label, sizeof label, "channels last %s: windows wholly in "
+                 "the padding", dt);
+        th_check_impl(label, "Pooling", empty_first(), 1, &x, 1,
+                      MICA_DEVICE_CPU, "onednn", tols[t]);
         th_free(&x);
         th_free(&gx);
     }
     th_channels_last(0);
+    th_channels_last_cpu(0);
 }
 
 /* ---- errors ------------------------------------------------------------- */

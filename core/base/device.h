@@ -103,6 +103,11 @@ typedef struct mica__device_desc {
     int32_t linked;
     const char *object;
     const char *missing;
+    /* The implementation (by name; NULL: none) whose layers prefer
+     * channels last for float32 as for float16 (core/formats.c): the
+     * CPU's "onednn", whose convolutions and pooling run NHWC as it is
+     * and their blocked layouts only through reorders. */
+    const char *cl_float32;
 } mica__device_desc_t;
 
 /* The table, `*n` entries, in bit order. */

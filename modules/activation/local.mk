@@ -3,7 +3,8 @@
 pkgmodule_LTLIBRARIES += modules/mica_activation.la
 modules_mica_activation_la_SOURCES = modules/activation/activation.c modules/activation/activation.h
 modules_mica_activation_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
-modules_mica_activation_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
+modules_mica_activation_la_LIBADD = modules/common/libmicamodkit_nn.la \
+	modules/common/libmicamodkit.la $(LIBM)
 if MICA_CUDA
 modules_mica_activation_la_SOURCES += modules/activation/activation_cuda.cu
 modules_mica_activation_la_LIBADD += $(MICA_CUDA_MODULE_LIBS)

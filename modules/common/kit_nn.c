@@ -1,9 +1,11 @@
 /*
  * modules/common/kit_nn.c - the layer glue the CNN modules share: element
- * access of their references, one float input's output_dtypes
- * (kit_nn.h).
+ * access of their references, one float input's output_dtypes, a
+ * vectorized relu (kit_nn.h).
  */
 #include <config.h>
+
+#include <string.h>
 
 #include "mica/kit_half.h"
 #include "kit_nn.h"
@@ -37,4 +39,19 @@ mica_status_t mica__nn_float_dtypes(const mica_layer_t *layer,
                              mica_kit_host->dtype_name(in[0]));
     out[0] = in[0];
     return MICA_OK;
+}
+
+void mica__nn_relu_f32(float *y, const float *x, int64_t n)
+{
+    int64_t i = 0, j;
+    uint32_t b[16];
+
+    for (; i + 16 <= n; i += 16) {
+        memcpy(b, x + i, sizeof b);
+        for (j = 0; j < 16; j++)
+            b[j] &= -(uint32_t)!(x[i + j] < 0.0f);
+        memcpy(y + i, b, sizeof b);
+    }
+    for (; i < n; i++)
+        y[i] = x[i] < 0.0f ? 0.0f : x[i];
 }

@@ -1,8 +1,9 @@
 /*
  * modules/common/kit_nn.h - the layer glue the CNN modules share
- * (Convolution, Deconvolution, Pooling, LRN, FullyConnected): the
- * element access of their float32/float16 references and the
- * output_dtypes callback of a layer with one floating-point input.  Part
+ * (Convolution, Deconvolution, Pooling, LRN, FullyConnected; Activation
+ * for its relu): the element access of their float32/float16 references,
+ * the output_dtypes callback of a layer with one floating-point input,
+ * and a vectorized float32 relu.  Part
  * of the module kit's CNN helpers (libmicamodkit_nn.la), not installed.
  */
 #ifndef MICA_KIT_NN_H
@@ -35,6 +36,14 @@ MICA_KIT_API mica_status_t mica__nn_float_dtypes(const mica_layer_t *layer,
                                                  mica_dtype_t *out,
                                                  int32_t nb_out,
                                                  mica_error_t *err);
+
+/*
+ * Activation's relu on n float32 values, y[i] = x[i] < 0 ? 0 : x[i] (NaN
+ * stays NaN, -inf gives 0, -0 stays -0); y may be x.  A mask rather
+ * than a branch (which random signs mispredict half the time), in
+ * blocks the compiler vectorizes.
+ */
+MICA_KIT_API void mica__nn_relu_f32(float *y, const float *x, int64_t n);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,7 @@ static const mica_kit_sym_t dnnl_syms[] = {
     MICA_KIT_SYM(mica__dnnl, memory_set, "dnnl_memory_set_data_handle"),
     MICA_KIT_SYM(mica__dnnl, memory_get, "dnnl_memory_get_data_handle"),
     MICA_KIT_SYM(mica__dnnl, memory_destroy, "dnnl_memory_destroy"),
+    MICA_KIT_SYM(mica__dnnl, memory_md, "dnnl_memory_get_memory_desc"),
     MICA_KIT_SYM(mica__dnnl, pd_create, "dnnl_primitive_desc_create"),
     MICA_KIT_SYM(mica__dnnl, pd_query_md, "dnnl_primitive_desc_query_md"),
     MICA_KIT_SYM(mica__dnnl, pd_destroy, "dnnl_primitive_desc_destroy"),
@@ -48,6 +49,14 @@ static const mica_kit_sym_t dnnl_syms[] = {
     MICA_KIT_SYM(mica__dnnl, matmul_desc, "dnnl_matmul_desc_init"),
     MICA_KIT_SYM(mica__dnnl, status_text, "dnnl_status2str"),
     MICA_KIT_SYM(mica__dnnl, engine_destroy, "dnnl_engine_destroy"),
+    MICA_KIT_SYM(mica__dnnl, attr_create, "dnnl_primitive_attr_create"),
+    MICA_KIT_SYM(mica__dnnl, attr_destroy, "dnnl_primitive_attr_destroy"),
+    MICA_KIT_SYM(mica__dnnl, attr_set_post_ops,
+                 "dnnl_primitive_attr_set_post_ops"),
+    MICA_KIT_SYM(mica__dnnl, post_ops_create, "dnnl_post_ops_create"),
+    MICA_KIT_SYM(mica__dnnl, post_ops_destroy, "dnnl_post_ops_destroy"),
+    MICA_KIT_SYM(mica__dnnl, post_ops_append_sum, "dnnl_post_ops_append_sum"),
+    MICA_KIT_SYM(mica__dnnl, binary_desc, "dnnl_binary_desc_init"),
 };
 
 static mica_kit_lib_t dnnl_lib =
@@ -115,6 +124,27 @@ mica_status_t mica__dnnl_plain(dnnl_memory_desc_t *md, int n,
     }
     MICA__DNNL_TRY(mica__dnnl.md_by_strides(md, n, d, dnnl_f32, strides));
 fail:
+    return st;
+}
+
+mica_status_t mica__dnnl_post_sum(dnnl_primitive_attr_t *attr,
+                                  mica_error_t *err)
+{
+    dnnl_post_ops_t ops = NULL;
+    mica_status_t st = MICA_OK;
+
+    *attr = NULL;
+    MICA__DNNL_TRY(mica__dnnl.post_ops_create(&ops));
+    MICA__DNNL_TRY(mica__dnnl.post_ops_append_sum(ops, 1.0f));
+    MICA__DNNL_TRY(mica__dnnl.attr_create(attr));
+    MICA__DNNL_TRY(mica__dnnl.attr_set_post_ops(*attr, ops));
+fail:
+    if (ops)
+        mica__dnnl.post_ops_destroy(ops);
+    if (st != MICA_OK && *attr) {
+        mica__dnnl.attr_destroy(*attr);
+        *attr = NULL;
+    }
     return st;
 }
 
@@ -291,35 +321,80 @@ fail:
     return st;
 }
 
-mica_status_t mica__dnnl_run_exec(mica__dnnl_run_t *run, mica_dtype_t dtype,
-                                  const void *x, void *y, mica_error_t *err)
+/* One primitive executed on the run's stream (not waited for). */
+static mica_status_t execute(dnnl_primitive_t prim, dnnl_stream_t stream,
+                             int n, const dnnl_exec_arg_t *args,
+                             mica_error_t *err)
 {
-    dnnl_exec_arg_t args[4], move[2];
-    const float *xs = x;
-    float *ys = y;
-    int n = 0;
-    int64_t i;
     mica_status_t st = MICA_OK;
 
-    if (dtype == MICA_FLOAT16) {
-        if ((st = copies(run, err)) != MICA_OK)
-            return st;
-        for (i = 0; i < run->src_count; i++)
-            run->src32[i] = mica_kit_half_to_float(((const uint16_t *)x)[i]);
-        xs = run->src32;
-        ys = run->dst32;
+    MICA__DNNL_TRY(mica__dnnl.execute(prim, stream, n, args));
+fail:
+    return st;
+}
+
+/* A reorder's execution from `from` to `to`. */
+static mica_status_t move(dnnl_primitive_t reorder, dnnl_stream_t stream,
+                          dnnl_memory_t from, dnnl_memory_t to,
+                          mica_error_t *err)
+{
+    dnnl_exec_arg_t args[2];
+
+    args[0].arg = DNNL_ARG_FROM;
+    args[0].memory = from;
+    args[1].arg = DNNL_ARG_TO;
+    args[1].memory = to;
+    return execute(reorder, stream, 2, args, err);
+}
+
+/* The accumulator `acc` (plain) into the primitive's destination: a
+ * copy into y where that is plain (none when acc is y), else a reorder
+ * into the destination's layout, made at the first call. */
+static mica_status_t accumulator(mica__dnnl_run_t *run, const float *acc,
+                                 float *y, mica_error_t *err)
+{
+    const dnnl_memory_desc_t *plain, *md;
+    mica_status_t st = MICA_OK;
+
+    if (!run->dst) {
+        if (acc != y)
+            memmove(y, acc, (size_t)run->dst_count * sizeof *y);
+        return MICA_OK;
     }
+    if (!run->reorder_acc) {
+        MICA__DNNL_TRY(mica__dnnl.memory_md(run->dst_user, &plain));
+        MICA__DNNL_TRY(mica__dnnl.memory_md(run->dst, &md));
+        MICA__DNNL_TRY(mica__dnnl.memory_create(&run->acc_user, plain,
+                                                engine, DNNL_MEMORY_NONE));
+        if ((st = make_reorder(&run->reorder_acc, plain, md, err)) !=
+            MICA_OK)
+            goto fail;
+    }
+    MICA__DNNL_TRY(mica__dnnl.memory_set(run->acc_user,
+                                         (void *)(uintptr_t)acc));
+    st = move(run->reorder_acc, run->stream, run->acc_user, run->dst, err);
+fail:
+    return st;
+}
+
+/* Run on float32 x into y (acc: see mica__dnnl_run_exec_acc; NULL:
+ * none) and wait. */
+static mica_status_t run_f32(mica__dnnl_run_t *run, const float *x,
+                             const float *acc, float *y, mica_error_t *err)
+{
+    dnnl_exec_arg_t args[5];
+    int n = 0;
+    mica_status_t st = MICA_OK;
+
     MICA__DNNL_TRY(mica__dnnl.memory_set(run->src_user,
-                                         (void *)(uintptr_t)xs));
-    MICA__DNNL_TRY(mica__dnnl.memory_set(run->dst_user, ys));
-    if (run->reorder_in) {
-        move[0].arg = DNNL_ARG_FROM;
-        move[0].memory = run->src_user;
-        move[1].arg = DNNL_ARG_TO;
-        move[1].memory = run->src;
-        MICA__DNNL_TRY(mica__dnnl.execute(run->reorder_in, run->stream, 2,
-                                          move));
-    }
+                                         (void *)(uintptr_t)x));
+    MICA__DNNL_TRY(mica__dnnl.memory_set(run->dst_user, y));
+    if (run->reorder_in &&
+        (st = move(run->reorder_in, run->stream, run->src_user, run->src,
+                   err)) != MICA_OK)
+        goto fail;
+    if (acc && (st = accumulator(run, acc, y, err)) != MICA_OK)
+        goto fail;
     args[n].arg = DNNL_ARG_SRC;
     args[n++].memory = run->src ? run->src : run->src_user;
     args[n].arg = DNNL_ARG_DST;
@@ -332,19 +407,69 @@ mica_status_t mica__dnnl_run_exec(mica__dnnl_run_t *run, mica_dtype_t dtype,
         args[n].arg = DNNL_ARG_BIAS;
         args[n++].memory = run->bias;
     }
-    MICA__DNNL_TRY(mica__dnnl.execute(run->prim, run->stream, n, args));
-    if (run->reorder_out) {
-        move[0].arg = DNNL_ARG_FROM;
-        move[0].memory = run->dst;
-        move[1].arg = DNNL_ARG_TO;
-        move[1].memory = run->dst_user;
-        MICA__DNNL_TRY(mica__dnnl.execute(run->reorder_out, run->stream, 2,
-                                          move));
+    if (run->src1_user) {
+        args[n].arg = DNNL_ARG_SRC_1;
+        args[n++].memory = run->src1_user;
     }
+    if ((st = execute(run->prim, run->stream, n, args, err)) != MICA_OK)
+        goto fail;
+    if (run->reorder_out &&
+        (st = move(run->reorder_out, run->stream, run->dst, run->dst_user,
+                   err)) != MICA_OK)
+        goto fail;
     MICA__DNNL_TRY(mica__dnnl.stream_wait(run->stream));
-    if (dtype == MICA_FLOAT16)
-        for (i = 0; i < run->dst_count; i++)
-            ((uint16_t *)y)[i] = mica_kit_float_to_half(run->dst32[i]);
+fail:
+    return st;
+}
+
+mica_status_t mica__dnnl_run_exec(mica__dnnl_run_t *run, mica_dtype_t dtype,
+                                  const void *x, void *y, mica_error_t *err)
+{
+    mica_status_t st;
+    int64_t i;
+
+    if (dtype != MICA_FLOAT16)
+        return run_f32(run, x, NULL, y, err);
+    if ((st = copies(run, err)) != MICA_OK)
+        return st;
+    for (i = 0; i < run->src_count; i++)
+        run->src32[i] = mica_kit_half_to_float(((const uint16_t *)x)[i]);
+    if ((st = run_f32(run, run->src32, NULL, run->dst32, err)) != MICA_OK)
+        return st;
+    for (i = 0; i < run->dst_count; i++)
+        ((uint16_t *)y)[i] = mica_kit_float_to_half(run->dst32[i]);
+    return MICA_OK;
+}
+
+mica_status_t mica__dnnl_run_exec_acc(mica__dnnl_run_t *run, const float *x,
+                                      const float *acc, float *y,
+                                      mica_error_t *err)
+{
+    return run_f32(run, x, acc, y, err);
+}
+
+mica_status_t mica__dnnl_run_src1(mica__dnnl_run_t *run,
+                                  const dnnl_memory_desc_t *md,
+                                  mica_error_t *err)
+{
+    mica_status_t st = MICA_OK;
+
+    MICA__DNNL_TRY(mica__dnnl.memory_create(&run->src1_user, md, engine,
+                                            DNNL_MEMORY_NONE));
+fail:
+    return st;
+}
+
+mica_status_t mica__dnnl_run_exec_binary(mica__dnnl_run_t *run,
+                                         const float *x0, const float *x1,
+                                         float *y, mica_error_t *err)
+{
+    mica_status_t st = MICA_OK;
+
+    assert(run->src1_user);
+    MICA__DNNL_TRY(mica__dnnl.memory_set(run->src1_user,
+                                         (void *)(uintptr_t)x1));
+    st = run_f32(run, x0, NULL, y, err);
 fail:
     return st;
 }
@@ -352,7 +477,8 @@ fail:
 void mica__dnnl_run_free(mica__dnnl_run_t *run)
 {
     dnnl_memory_t *mems[] = {&run->src_user, &run->dst_user, &run->src,
-                             &run->dst, &run->weights, &run->bias};
+                             &run->dst, &run->weights, &run->bias,
+                             &run->acc_user, &run->src1_user};
     size_t i;
 
     for (i = 0; i < sizeof mems / sizeof mems[0]; i++)
@@ -362,6 +488,8 @@ void mica__dnnl_run_free(mica__dnnl_run_t *run)
         mica__dnnl.primitive_destroy(run->reorder_in);
     if (run->reorder_out)
         mica__dnnl.primitive_destroy(run->reorder_out);
+    if (run->reorder_acc)
+        mica__dnnl.primitive_destroy(run->reorder_acc);
     if (run->prim)
         mica__dnnl.primitive_destroy(run->prim);
     if (run->stream)

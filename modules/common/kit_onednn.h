@@ -20,6 +20,13 @@
  * run the source in and the destination out around the primitive when
  * their layouts are not plain.  float16 data is converted to float32
  * copies (oneDNN's CPU kernels compute float32 here).
+ *
+ * Post-ops (mica__dnnl_post_sum): a primitive made with a sum post-op
+ * adds the destination's prior values to its result; its runner then
+ * runs with an accumulator (mica__dnnl_run_exec_acc), a plain float32
+ * tensor of the destination's size that is put into the destination
+ * (reordered into the primitive's layout where that is not plain)
+ * before the primitive runs.
  */
 #ifndef MICA_KIT_ONEDNN_H
 #define MICA_KIT_ONEDNN_H
@@ -50,6 +57,7 @@ typedef struct mica__dnnl_table {
     MICA_KIT_FN(dnnl_memory_set_data_handle) memory_set;
     MICA_KIT_FN(dnnl_memory_get_data_handle) memory_get;
     MICA_KIT_FN(dnnl_memory_destroy) memory_destroy;
+    MICA_KIT_FN(dnnl_memory_get_memory_desc) memory_md;
     MICA_KIT_FN(dnnl_primitive_desc_create) pd_create;
     MICA_KIT_FN(dnnl_primitive_desc_query_md) pd_query_md;
     MICA_KIT_FN(dnnl_primitive_desc_destroy) pd_destroy;
@@ -65,6 +73,13 @@ typedef struct mica__dnnl_table {
     MICA_KIT_FN(dnnl_matmul_desc_init) matmul_desc;
     MICA_KIT_FN(dnnl_status2str) status_text;
     MICA_KIT_FN(dnnl_engine_destroy) engine_destroy;
+    MICA_KIT_FN(dnnl_primitive_attr_create) attr_create;
+    MICA_KIT_FN(dnnl_primitive_attr_destroy) attr_destroy;
+    MICA_KIT_FN(dnnl_primitive_attr_set_post_ops) attr_set_post_ops;
+    MICA_KIT_FN(dnnl_post_ops_create) post_ops_create;
+    MICA_KIT_FN(dnnl_post_ops_destroy) post_ops_destroy;
+    MICA_KIT_FN(dnnl_post_ops_append_sum) post_ops_append_sum;
+    MICA_KIT_FN(dnnl_binary_desc_init) binary_desc;
 } mica__dnnl_table_t;
 
 extern MICA_KIT_API mica__dnnl_table_t mica__dnnl;
@@ -115,7 +130,22 @@ typedef struct mica__dnnl_run {
     int64_t src_count, dst_count, w_count;    /* elements */
     float *src32, *dst32, *w32;               /* float16 I/O copies */
     int32_t has_weights, has_bias;
+    dnnl_primitive_t reorder_acc;  /* accumulator into dst, made at its
+                                    * first run where dst is not plain */
+    dnnl_memory_t acc_user;        /* plain, the accumulator's data */
+    dnnl_memory_t src1_user;       /* a binary primitive's second source
+                                    * (mica__dnnl_run_src1); NULL: none */
 } mica__dnnl_run_t;
+
+/*
+ * The attributes of a primitive with a sum post-op: y = result + y's
+ * prior values (the accumulator of mica__dnnl_run_exec_acc).  The
+ * caller passes *attr to dnnl_primitive_desc_create and destroys it
+ * (mica__dnnl.attr_destroy).  oneDNN's ReLU post-op is not offered: it
+ * makes NaN of -inf (0 * -inf), where Activation's relu gives 0.
+ */
+MICA_KIT_API mica_status_t mica__dnnl_post_sum(dnnl_primitive_attr_t *attr,
+                                               mica_error_t *err);
 
 /*
  * Make `run` from primitive descriptor `pd` (consumed: destroyed here,
@@ -148,6 +178,35 @@ MICA_KIT_API mica_status_t mica__dnnl_run_exec2(mica__dnnl_run_t *run,
                                                 mica_dtype_t dtype,
                                                 const void *x, const void *w,
                                                 void *y, mica_error_t *err);
+
+/*
+ * As mica__dnnl_run_exec, float32 only, for a primitive made with a sum
+ * post-op (mica__dnnl_post_sum): `acc` (dst_count float32 values, the
+ * caller's plain layout; it may be y itself) is what the primitive adds
+ * its result to.  y and acc are the same buffer or do not overlap.
+ */
+MICA_KIT_API mica_status_t mica__dnnl_run_exec_acc(mica__dnnl_run_t *run,
+                                                   const float *x,
+                                                   const float *acc,
+                                                   float *y,
+                                                   mica_error_t *err);
+
+/*
+ * A second source for a binary primitive's runner (after run_make, which
+ * is given the first source): described by `md`, the layout of the data
+ * every run passes (mica__dnnl_run_exec_binary), which the primitive
+ * must take as it is (no reorder).
+ */
+MICA_KIT_API mica_status_t mica__dnnl_run_src1(mica__dnnl_run_t *run,
+                                               const dnnl_memory_desc_t *md,
+                                               mica_error_t *err);
+
+/* Run a binary primitive's runner on float32 x0 and x1 into y. */
+MICA_KIT_API mica_status_t mica__dnnl_run_exec_binary(mica__dnnl_run_t *run,
+                                                      const float *x0,
+                                                      const float *x1,
+                                                      float *y,
+                                                      mica_error_t *err);
 
 /* Release everything of run and zero it (a zeroed run: nothing). */
 MICA_KIT_API void mica__dnnl_run_free(mica__dnnl_run_t *run);

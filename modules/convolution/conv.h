@@ -61,10 +61,29 @@ void mica__conv_reference(const mica__conv_problem_t *pb, const void *x,
  * seen, the weights in oneDNN's layout (kit_onednn.h's cache). */
 typedef struct mica__dnnl_cache mica__conv_dnnl_t;
 
+/* y from x; with `nhwc`, both channels last (a 2D Convolution with
+ * input channels: mica__conv_dnnl_formats). */
 mica_status_t mica__conv_dnnl_run(mica__conv_dnnl_t **state,
-                                  const mica__conv_problem_t *pb,
+                                  const mica__conv_problem_t *pb, int nhwc,
                                   const void *x, void *y, mica_error_t *err);
 void mica__conv_dnnl_free(mica__conv_dnnl_t *state);
+
+/* Whether mica__conv_dnnl_run_post takes pb: a float32 Convolution with
+ * input channels. */
+int mica__conv_dnnl_post_takes(const mica__conv_problem_t *pb);
+
+/*
+ * As mica__conv_dnnl_run with a FusedConvolution's epilogue: y =
+ * conv(x) + acc (acc NULL: nothing added; else float32 of y's size and
+ * layout, y itself or apart from it; oneDNN's sum post-op), then with
+ * `relu` y < 0 ? 0 : y (NaN stays NaN; on the host).  Float32 only (see
+ * mica__conv_dnnl_post_takes).
+ */
+mica_status_t mica__conv_dnnl_run_post(mica__conv_dnnl_t **state,
+                                       const mica__conv_problem_t *pb,
+                                       int nhwc, const float *x,
+                                       const float *acc, int relu, float *y,
+                                       mica_error_t *err);
 
 /* ---- CUDA (conv_cuda.cu: hand-written kernels) ------------------------ */
 

@@ -97,17 +97,35 @@ const mica_layer_ops_t mica__conv_ops_ref = CONV_OPS(
     conv_enqueue_ref, mica_kit_float_linear, .configure = conv_configure);
 
 #ifdef MICA_HAVE_ONEDNN
+int mica__conv_dnnl_cl(const mica__conv_params_t *p)
+{
+    return !p->deconv && p->win.nd == 2 && p->c > 0;
+}
+
+/* Linear, and channels last (NHWC) for a 2D Convolution with input
+ * channels: oneDNN's nhwc (conv_onednn.c). */
+static int32_t conv_formats_dnnl(const mica_layer_t *layer, int32_t pos,
+                                 const mica_tensor_desc_t *io, int32_t nb_in,
+                                 int32_t nb_out)
+{
+    const mica__conv_params_t *p = &((const mica__conv_layer_t *)layer)->p;
+    return mica__window_formats(&p->win, mica__conv_dnnl_cl(p), io, pos,
+                                nb_in, nb_out);
+}
+
 static MICA_KIT_ENQUEUE(conv_enqueue_dnnl)
 {
     mica__conv_layer_t *l = (mica__conv_layer_t *)layer;
     mica__conv_problem_t pb;
 
     mica__conv_problem(&l->p, in[0].dtype, &in[0].dims, &pb);
-    return mica__conv_dnnl_run(&l->dnnl, &pb, inputs[0], outputs[0], err);
+    return mica__conv_dnnl_run(&l->dnnl, &pb,
+                               mica__window_channels(&in[0]), inputs[0],
+                               outputs[0], err);
 }
 
 const mica_layer_ops_t mica__conv_ops_dnnl = CONV_OPS(
-    conv_enqueue_dnnl, mica_kit_float_linear, .configure = conv_configure);
+    conv_enqueue_dnnl, conv_formats_dnnl, .configure = conv_configure);
 #endif
 
 /* ---- CUDA: cuda and cudnn ---------------------------------------------- */

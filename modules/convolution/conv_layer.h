@@ -61,6 +61,10 @@ mica_status_t mica__conv_check_input(const mica__conv_params_t *p,
                                      int32_t rank, int64_t channels,
                                      int known, mica_error_t *err);
 
+/* Whether the onednn implementation takes channels last for params p:
+ * a 2D Convolution with input channels (conv_layer.c). */
+int mica__conv_dnnl_cl(const mica__conv_params_t *p);
+
 /* The creators' create (conv_layer.c). */
 mica_layer_t *mica__conv_create(const mica_layer_creator_t *creator,
                                 const char *name, const mica_fields_t *fields,

@@ -11,7 +11,14 @@
  * Convolution's kernel [M, C/G, k...] is oneDNN's grouped [G, M/G, C/G,
  * k...] as is; Deconvolution's [C, M/G, k...] is described to oneDNN by
  * strides as [G, M/G, C/G, k...].  No input channel (C = 0) is the
- * reference's case: the bias alone.
+ * reference's case: the bias alone.  FusedConvolution's float32 runs
+ * add a post-op to the primitive (mica__conv_dnnl_run_post): the sum of
+ * a residual (the kit's accumulator, put into the destination before
+ * the primitive runs), part of the cache's key; the ReLU follows on the
+ * host (oneDNN's makes NaN of -inf).
+ * A 2D Convolution also takes channels last (NHWC, MICA_FORMAT_HWC):
+ * oneDNN's nhwc source and destination, which its fast kernels on
+ * AVX-512 (brgconv) read and write as they are, with no reorder.
  */
 #include <config.h>
 
@@ -19,6 +26,7 @@
 #include <string.h>
 
 #include "conv.h"
+#include "kit_nn.h"
 #include "kit_onednn.h"
 
 /* Spatial values of a window array v, nd of them, minus `minus`. */
@@ -74,11 +82,18 @@ fail:
     return st;
 }
 
-/* Make the runner for problem `problem` (a mica__conv_problem_t). */
+/* What a runner is made for: the problem, its layout, its sum. */
+typedef struct post_problem {
+    const mica__conv_problem_t *pb;
+    int nhwc, sum;
+} post_problem_t;
+
+/* Make the runner for problem `problem` (a post_problem_t). */
 static mica_status_t make(mica__dnnl_run_t *run, const void *problem,
                           mica_error_t *err)
 {
-    const mica__conv_problem_t *pb = problem;
+    const post_problem_t *pp = problem;
+    const mica__conv_problem_t *pb = pp->pb;
     const mica__conv_params_t *p = pb->p;
     const mica__window_t *w = &p->win;
     dnnl_dims_t xd, yd, wd, bd;
@@ -87,6 +102,7 @@ static mica_status_t make(mica__dnnl_run_t *run, const void *problem,
     dnnl_deconvolution_desc_t dd;
     dnnl_dims_t strides, dil, pre, post;
     dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_attr_t attr = NULL;
     float *wbuf = NULL, *bbuf = NULL;
     const float *wf, *bf = NULL;
     mica_status_t st = MICA_OK;
@@ -105,9 +121,15 @@ static mica_status_t make(mica__dnnl_run_t *run, const void *problem,
     spatial(pb, w->dil, 1, dil);
     spatial(pb, w->pre, 0, pre);
     spatial(pb, w->post, 0, post);
-    if ((st = mica__dnnl_plain(&x_plain, nx, xd, err)) != MICA_OK ||
-        (st = mica__dnnl_plain(&y_plain, nx, yd, err)) != MICA_OK ||
-        (st = weights_md(pb, &w_plain, err)) != MICA_OK)
+    if (pp->nhwc) { /* x and y channels last: oneDNN's nhwc */
+        MICA__DNNL_TRY(mica__dnnl.md_by_tag(&x_plain, nx, xd, dnnl_f32,
+                                            dnnl_nhwc));
+        MICA__DNNL_TRY(mica__dnnl.md_by_tag(&y_plain, nx, yd, dnnl_f32,
+                                            dnnl_nhwc));
+    } else if ((st = mica__dnnl_plain(&x_plain, nx, xd, err)) != MICA_OK ||
+               (st = mica__dnnl_plain(&y_plain, nx, yd, err)) != MICA_OK)
+        goto fail;
+    if ((st = weights_md(pb, &w_plain, err)) != MICA_OK)
         goto fail;
     MICA__DNNL_TRY(mica__dnnl.md_by_tag(&x_any, nx, xd, dnnl_f32,
                                         dnnl_format_tag_any));
@@ -116,17 +138,19 @@ static mica_status_t make(mica__dnnl_run_t *run, const void *problem,
     MICA__DNNL_TRY(mica__dnnl.md_by_tag(&w_any, nw, wd, dnnl_f32,
                                         dnnl_format_tag_any));
     MICA__DNNL_TRY(mica__dnnl.md_by_tag(&b_md, 1, bd, dnnl_f32, dnnl_a));
+    if (pp->sum && (st = mica__dnnl_post_sum(&attr, err)) != MICA_OK)
+        goto fail;
     if (p->deconv) {
         MICA__DNNL_TRY(mica__dnnl.deconv_desc(
             &dd, dnnl_forward_inference, dnnl_deconvolution_direct, &x_any,
             &w_any, p->bias ? &b_md : NULL, &y_any, strides, dil, pre, post));
-        MICA__DNNL_TRY(mica__dnnl.pd_create(&pd, &dd, NULL,
+        MICA__DNNL_TRY(mica__dnnl.pd_create(&pd, &dd, attr,
                                             mica__dnnl_engine(), NULL));
     } else {
         MICA__DNNL_TRY(mica__dnnl.conv_desc(
             &cd, dnnl_forward_inference, dnnl_convolution_direct, &x_any,
             &w_any, p->bias ? &b_md : NULL, &y_any, strides, dil, pre, post));
-        MICA__DNNL_TRY(mica__dnnl.pd_create(&pd, &cd, NULL,
+        MICA__DNNL_TRY(mica__dnnl.pd_create(&pd, &cd, attr,
                                             mica__dnnl_engine(), NULL));
     }
     wf = mica__dnnl_floats(p->kernel, &wbuf);
@@ -142,28 +166,69 @@ static mica_status_t make(mica__dnnl_run_t *run, const void *problem,
 fail:
     if (pd)
         mica__dnnl.pd_destroy(pd);
+    if (attr)
+        mica__dnnl.attr_destroy(attr);
     free(wbuf);
     free(bbuf);
     return st;
 }
 
+/* The runner of pb with its post-op (the key: the shape, the layout and
+ * the sum). */
+static mica_status_t runner(mica__conv_dnnl_t **state,
+                            const mica__conv_problem_t *pb, int nhwc,
+                            int sum, mica__dnnl_run_t **run,
+                            mica_error_t *err)
+{
+    int64_t key[7] = {pb->n, pb->c, pb->in[0], pb->in[1], pb->in[2], nhwc,
+                      sum};
+    post_problem_t pp;
+
+    pp.pb = pb;
+    pp.nhwc = nhwc;
+    pp.sum = sum;
+    return mica__dnnl_cached(state, key, sizeof key, make, &pp, run, err);
+}
+
 mica_status_t mica__conv_dnnl_run(mica__conv_dnnl_t **state,
-                                  const mica__conv_problem_t *pb,
+                                  const mica__conv_problem_t *pb, int nhwc,
                                   const void *x, void *y, mica_error_t *err)
 {
-    /* the shape the primitive is made for */
-    int64_t key[5] = {pb->n, pb->c, pb->in[0], pb->in[1], pb->in[2]};
     mica__dnnl_run_t *run;
     mica_status_t st;
 
-    if (pb->c == 0) { /* nothing to convolve: the bias */
+    if (pb->c == 0) { /* nothing to convolve: the bias (linear alone) */
         mica__conv_reference(pb, x, y);
         return MICA_OK;
     }
-    if ((st = mica__dnnl_cached(state, key, sizeof key, make, pb, &run,
-                                err)) != MICA_OK)
+    if ((st = runner(state, pb, nhwc, 0, &run, err)) != MICA_OK)
         return st;
     return mica__dnnl_run_exec(run, pb->dtype, x, y, err);
+}
+
+int mica__conv_dnnl_post_takes(const mica__conv_problem_t *pb)
+{
+    return pb->dtype == MICA_FLOAT32 && pb->c > 0 && !pb->p->deconv;
+}
+
+mica_status_t mica__conv_dnnl_run_post(mica__conv_dnnl_t **state,
+                                       const mica__conv_problem_t *pb,
+                                       int nhwc, const float *x,
+                                       const float *acc, int relu, float *y,
+                                       mica_error_t *err)
+{
+    mica__dnnl_run_t *run;
+    mica_status_t st;
+
+    if ((st = runner(state, pb, nhwc, acc != NULL, &run, err)) != MICA_OK)
+        return st;
+    st = acc ? mica__dnnl_run_exec_acc(run, x, acc, y, err)
+             : mica__dnnl_run_exec(run, MICA_FLOAT32, x, y, err);
+    /* Activation's relu here rather than oneDNN's post-op, which gives
+     * 0 for NaN and NaN for -inf */
+    if (st == MICA_OK && relu)
+        mica__nn_relu_f32(y, y, run->dst_count);
+    return st;
 }
 
 void mica__conv_dnnl_free(mica__conv_dnnl_t *s)

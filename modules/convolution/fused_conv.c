@@ -13,7 +13,10 @@
  *
  * Implementations: "reference" (CPU, 0: Convolution's reference on the
  * folded weights, then the epilogue), "onednn" (CPU, 5, with oneDNN:
- * Convolution's oneDNN primitive, then the epilogue), "cuda" (CUDA, 10:
+ * in float32 with at most one addend of the output's shape, one
+ * convolution primitive with the sum as its post-op, then the ReLU
+ * (conv_onednn.c); else Convolution's oneDNN primitive, then the
+ * epilogue on the host), "cuda" (CUDA, 10:
  * Convolution's kernel, then the epilogue kernel) and "cudnn" (CUDA, 20,
  * with cuDNN: cudnnConvolutionBiasActivationForward, else Convolution's
  * cuDNN algorithm and the epilogue kernel).
@@ -209,7 +212,8 @@ static mica_status_t fused_output_dims(const mica_layer_t *layer,
 
 /* Every input and the output of one type (float32 or float16) and one
  * format: linear, or with `channels_last` (the CUDA implementations of a
- * 2D FusedConvolution, as Convolution's) channels last (HWC) at rank 4. */
+ * 2D FusedConvolution, as Convolution's; onednn's where it has input
+ * channels) channels last (HWC) at rank 4. */
 static int32_t formats(const mica_layer_t *layer, int channels_last,
                        int32_t pos, const mica_tensor_desc_t *io)
 {
@@ -306,26 +310,66 @@ static MICA_KIT_ENQUEUE(fused_enqueue_ref)
                                          out, inputs, outputs[0], err);
 }
 
-#define FUSED_OPS(enqueue_)                                                 \
+#define FUSED_OPS(enqueue_, formats_)                                       \
     MICA_KIT_OPS(enqueue_, .nb_outputs = mica_kit_one_output,               \
                  .output_dtypes = fused_output_dtypes,                      \
                  .output_dims = fused_output_dims,                          \
-                 .supports_format = fused_formats,                          \
+                 .supports_format = (formats_),                             \
                  .configure = fused_configure)
 
-static const mica_layer_ops_t ops_ref = FUSED_OPS(fused_enqueue_ref);
+static const mica_layer_ops_t ops_ref =
+    FUSED_OPS(fused_enqueue_ref, fused_formats);
 
 #ifdef MICA_HAVE_ONEDNN
+/* Whether addend `a` is y's shape, type and format: what oneDNN's sum
+ * post-op adds (no broadcast). */
+static int same_as_output(const mica_tensor_desc_t *a,
+                          const mica_tensor_desc_t *y)
+{
+    int32_t i;
+    if (a->dtype != y->dtype || a->format != y->format ||
+        a->dims.nb_dims != y->dims.nb_dims)
+        return 0;
+    for (i = 0; i < a->dims.nb_dims; i++)
+        if (a->dims.d[i] != y->dims.d[i])
+            return 0;
+    return 1;
+}
+
+/* oneDNN's primitive with its sum post-op where it takes the problem,
+ * float32 with at most one addend of the output's shape (the ReLU
+ * after it); else oneDNN's convolution and the epilogue on the host. */
 static MICA_KIT_ENQUEUE(fused_enqueue_dnnl)
 {
-    mica_status_t st = mica__conv_ops_dnnl.enqueue(
-        layer, in, 1, out, nb_out, inputs, outputs, workspace, stream, err);
+    fused_t *l = (fused_t *)layer;
+    mica__conv_problem_t pb;
+    mica_status_t st;
+
+    mica__conv_problem(&l->conv.p, in[0].dtype, &in[0].dims, &pb);
+    if (mica__conv_dnnl_post_takes(&pb) &&
+        (nb_in == 1 || (nb_in == 2 && same_as_output(&in[1], &out[0]))))
+        return mica__conv_dnnl_run_post(
+            &l->conv.dnnl, &pb, mica__window_channels(&in[0]), inputs[0],
+            nb_in == 2 ? inputs[1] : NULL, l->act == MICA__FUSED_ACT_RELU,
+            outputs[0], err);
+    st = mica__conv_ops_dnnl.enqueue(layer, in, 1, out, nb_out, inputs,
+                                     outputs, workspace, stream, err);
     return st != MICA_OK ? st
                          : epilogue_host((const fused_t *)layer, in, nb_in,
                                          out, inputs, outputs[0], err);
 }
 
-static const mica_layer_ops_t ops_dnnl = FUSED_OPS(fused_enqueue_dnnl);
+static int32_t fused_formats_dnnl(const mica_layer_t *layer, int32_t pos,
+                                  const mica_tensor_desc_t *io,
+                                  int32_t nb_in, int32_t nb_out)
+{
+    const mica__conv_params_t *p = &((const fused_t *)layer)->conv.p;
+    (void)nb_in; (void)nb_out;
+    return formats(layer, mica__conv_dnnl_cl(p), pos, io);
+}
+
+static const mica_layer_ops_t ops_dnnl =
+    FUSED_OPS(fused_enqueue_dnnl, fused_formats_dnnl);
 #endif
 
 /* ---- CUDA: cuda and cudnn -------------------------------------------------- */

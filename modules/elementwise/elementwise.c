@@ -36,6 +36,9 @@ static const mica_field_schema_t ew_fields[] = {
 typedef struct ew_layer {
     mica_kit_layer_t base;
     int op;
+#ifdef MICA_HAVE_ONEDNN
+    mica__ew_dnnl_t *dnnl; /* onednn: the primitive of the last problem */
+#endif
 } ew_layer_t;
 
 /* ---- types ------------------------------------------------------------ */
@@ -126,14 +129,40 @@ static mica_status_t ew_output_dims(const mica_layer_t *layer, int32_t index,
     return mica_kit_broadcast_dims(in, 2, eb, out, err);
 }
 
+/* Whether tensor d has dims known and equal to io[0]'s. */
+static int same_known_dims(const mica_tensor_desc_t *d,
+                           const mica_tensor_desc_t *io)
+{
+    int32_t i;
+    if (d->dims.nb_dims != io[0].dims.nb_dims)
+        return 0;
+    for (i = 0; i < d->dims.nb_dims; i++)
+        if (d->dims.d[i] < 0 || d->dims.d[i] != io[0].dims.d[i])
+            return 0;
+    return 1;
+}
+
+/*
+ * Linear; on the CPU also channels last where no input is broadcast
+ * (every tensor of the same known dims and format: then element i of
+ * each lies at the same place, and the reference's and oneDNN's
+ * element-by-element work reads them as they are), so that an
+ * ElementWise in a channels-last chain needs no reorder.
+ */
 static int32_t ew_supports_format(const mica_layer_t *layer, int32_t pos,
                                   const mica_tensor_desc_t *io, int32_t nb_in,
                                   int32_t nb_out)
 {
     const ew_layer_t *l = (const ew_layer_t *)layer;
+    int cpu = (l->base.creator->devices & MICA_DEVICE_CPU) != 0;
 
     if (nb_in != 2 || nb_out != 1 || pos < 0 || pos > 2 ||
-        !mica_kit_linear(io, pos))
+        io[pos].format != io[0].format)
+        return 0;
+    if (!mica_kit_linear(io, pos) &&
+        (!cpu ||
+         io[pos].format != mica_kit_channels_last(io[pos].dims.nb_dims) ||
+         !same_known_dims(&io[pos], io)))
         return 0;
     if (pos == 0)
         return input_ok(l->op, io[0].dtype);
@@ -314,6 +343,25 @@ static mica_status_t ew_enqueue_cpu(mica_layer_t *layer,
     return MICA_OK;
 }
 
+#ifdef MICA_HAVE_ONEDNN
+/* oneDNN where it computes the same, else the reference. */
+static MICA_KIT_ENQUEUE(ew_enqueue_dnnl)
+{
+    ew_layer_t *l = (ew_layer_t *)layer;
+    mica_status_t st;
+    int taken = 0;
+
+    if (nb_in == 2 && nb_out == 1) {
+        st = mica__ew_dnnl_run(&l->dnnl, l->base.name, l->op, in, out,
+                               inputs, outputs[0], &taken, err);
+        if (st != MICA_OK || taken)
+            return st;
+    }
+    return ew_enqueue_cpu(layer, in, nb_in, out, nb_out, inputs, outputs,
+                          workspace, stream, err);
+}
+#endif
+
 #if MICA_KIT_CUDA
 static mica_status_t ew_enqueue_cuda(mica_layer_t *layer,
                                      const mica_tensor_desc_t *in,
@@ -342,6 +390,15 @@ static mica_status_t ew_enqueue_cuda(mica_layer_t *layer,
 
 /* ---- creators --------------------------------------------------------- */
 
+#ifdef MICA_HAVE_ONEDNN
+static void ew_fini(mica_kit_layer_t *self)
+{
+    ew_layer_t *l = (ew_layer_t *)self;
+    mica__ew_dnnl_free(l->dnnl);
+    l->dnnl = NULL;
+}
+#endif
+
 /* Create a layer; the creator carries the ops of its device. */
 static mica_layer_t *ew_create(const mica_layer_creator_t *creator,
                                const char *name, const mica_fields_t *fields,
@@ -352,18 +409,34 @@ static mica_layer_t *ew_create(const mica_layer_creator_t *creator,
     if (!l)
         return NULL;
     l->op = (int)mica_kit_int(fields, "op", 0); /* required */
+#ifdef MICA_HAVE_ONEDNN
+    l->base.fini = ew_fini;
+#endif
     return &l->base.layer;
 }
 
+#define EW_OPS_MEMBERS                                                      \
+    .nb_outputs = mica_kit_one_output, .output_dtypes = ew_output_dtypes,   \
+    .output_dims = ew_output_dims, .supports_format = ew_supports_format,   \
+    .output_values = ew_output_values
+
 MICA_KIT_LAYER_PAIR(ew, "ElementWise", ew_fields, MICA_KIT_COUNT(ew_fields),
                     ew_create, ew_enqueue_cpu, ew_enqueue_cuda,
-                    .nb_outputs = mica_kit_one_output,
-                    .output_dtypes = ew_output_dtypes,
-                    .output_dims = ew_output_dims,
-                    .supports_format = ew_supports_format,
-                    .output_values = ew_output_values)
+                    EW_OPS_MEMBERS)
 
-static const mica_layer_creator_t *const creators[] = {MICA_KIT_PAIR(ew)};
+#ifdef MICA_HAVE_ONEDNN
+static const mica_layer_ops_t ew_ops_dnnl =
+    MICA_KIT_OPS(ew_enqueue_dnnl, EW_OPS_MEMBERS);
+static const mica_layer_creator_t ew_creator_dnnl = MICA_KIT_CREATOR(
+    "ElementWise", "onednn", MICA_DEVICE_CPU, 5, MICA_ROLE_NONE, ew_fields,
+    MICA_KIT_COUNT(ew_fields), ew_create, &ew_ops_dnnl);
+#define EW_DNNL_CREATOR , &ew_creator_dnnl
+#else
+#define EW_DNNL_CREATOR
+#endif
+
+static const mica_layer_creator_t *const creators[] = {
+    MICA_KIT_PAIR(ew) EW_DNNL_CREATOR};
 
 MICA_KIT_ENTRY("elementwise", PACKAGE_VERSION, "MIT",
                "ElementWise: binary operations with broadcasting",

@@ -163,6 +163,26 @@ mica_status_t mica__elementwise_cuda(int op, const mica_tensor_desc_t *a,
                                      void *stream, mica_error_t *err);
 #endif
 
+#ifdef MICA_HAVE_ONEDNN
+/* oneDNN (elementwise_onednn.c): one instance's state, NULL until its
+ * first run (the primitive of its last problem). */
+typedef struct mica__ew_dnnl mica__ew_dnnl_t;
+
+/*
+ * y = inputs[0] op inputs[1] through oneDNN where it computes what the
+ * reference does: float32 sum, prod, sub and div of rank >= 1, the
+ * broadcast within what its binary primitive takes (file comment), and
+ * oneDNN can be loaded (else a warning naming layer `name`, once).
+ * *taken 0 (and MICA_OK): not done, the caller runs the reference.
+ */
+mica_status_t mica__ew_dnnl_run(mica__ew_dnnl_t **state, const char *name,
+                                int op, const mica_tensor_desc_t *in,
+                                const mica_tensor_desc_t *out,
+                                const void *const *inputs, void *y,
+                                int *taken, mica_error_t *err);
+void mica__ew_dnnl_free(mica__ew_dnnl_t *state);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

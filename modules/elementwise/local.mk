@@ -3,7 +3,14 @@
 pkgmodule_LTLIBRARIES += modules/mica_elementwise.la
 modules_mica_elementwise_la_SOURCES = modules/elementwise/elementwise.c modules/elementwise/elementwise.h
 modules_mica_elementwise_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
-modules_mica_elementwise_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
+modules_mica_elementwise_la_CPPFLAGS = $(AM_CPPFLAGS)
+modules_mica_elementwise_la_LIBADD = modules/common/libmicamodkit_nn.la \
+	modules/common/libmicamodkit.la $(LIBM)
+if MICA_ONEDNN
+modules_mica_elementwise_la_SOURCES += modules/elementwise/elementwise_onednn.c
+modules_mica_elementwise_la_CPPFLAGS += $(MICA_ONEDNN_CPPFLAGS)
+modules_mica_elementwise_la_LDFLAGS += $(MICA_ONEDNN_LDFLAGS)
+endif
 if MICA_CUDA
 modules_mica_elementwise_la_SOURCES += modules/elementwise/elementwise_cuda.cu
 modules_mica_elementwise_la_LIBADD += $(MICA_CUDA_MODULE_LIBS)

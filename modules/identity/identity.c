@@ -169,6 +169,49 @@ static mica_status_t identity_output_values(const mica_layer_t *layer,
     return MICA_OK;
 }
 
+/* A reorder without a cast on the host: the elements in logical order,
+ * each es bytes, the offsets stepped along the innermost dimension and
+ * carried over the others (no division per element). */
+static void reorder_copy(const mica__identity_reorder_t *r, size_t es,
+                         const void *src, void *dst)
+{
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+    int64_t idx[MICA_MAX_DIMS] = {0}, so = 0, dof = 0, j, n;
+    int32_t last = r->rank - 1, k;
+
+    if (r->rank == 0) {
+        memcpy(d, s, es);
+        return;
+    }
+    for (k = 0; k < r->rank; k++)
+        if (r->d[k] == 0)
+            return;
+    n = r->d[last];
+    for (;;) {
+        const unsigned char *sp = s + (size_t)so * es;
+        unsigned char *dp = d + (size_t)dof * es;
+        size_t ss = (size_t)r->in[last] * es, ds = (size_t)r->out[last] * es;
+        if (es == 4)
+            for (j = 0; j < n; j++, sp += ss, dp += ds)
+                memcpy(dp, sp, 4);
+        else
+            for (j = 0; j < n; j++, sp += ss, dp += ds)
+                memcpy(dp, sp, es);
+        for (k = last - 1; k >= 0; k--) {
+            so += r->in[k];
+            dof += r->out[k];
+            if (++idx[k] < r->d[k])
+                break;
+            so -= r->in[k] * r->d[k];
+            dof -= r->out[k] * r->d[k];
+            idx[k] = 0;
+        }
+        if (k < 0)
+            return;
+    }
+}
+
 static mica_status_t identity_enqueue_cpu(mica_layer_t *layer,
                                           const mica_tensor_desc_t *in,
                                           int32_t nb_in,
@@ -185,6 +228,11 @@ static mica_status_t identity_enqueue_cpu(mica_layer_t *layer,
     if (in[0].format != out[0].format) {
         mica__identity_reorder_t r;
         reorder_strides(&in[0], &out[0], &r);
+        if (in[0].dtype == out[0].dtype) {
+            reorder_copy(&r, mica_dtype_size(in[0].dtype), inputs[0],
+                         outputs[0]);
+            return MICA_OK;
+        }
         for (i = 0; i < n; i++) {
             int64_t src, dst;
             mica__identity_offsets(&r, i, &src, &dst);

@@ -3,7 +3,10 @@
  * (implementation "onednn").
  *
  * The input's planes are oneDNN's channels ([1, planes, (D,) H, W], plain
- * layout); one primitive per input shape, remade when the shape changes.
+ * layout, reordered into blocks of 8 channels around the primitive); in
+ * channels last (a 2D [N, C, H, W] in HWC, which this implementation
+ * takes as the CUDA ones do) oneDNN's nhwc as it is, no reorder.  One
+ * primitive per input shape and layout, remade when either changes.
  * max is dnnl_pooling_max, average dnnl_pooling_avg_exclude_padding or
  * _include_padding, max_average_blend both, combined here in float32.
  * Problems with a window wholly in the padding (whose results oneDNN
@@ -21,7 +24,7 @@
 struct mica__pool_dnnl {
     mica__dnnl_run_t max, avg;   /* each made when the type needs it */
     int made;
-    int64_t planes, in[3];
+    int64_t planes, chans, in[3];
     float *x32, *tmp;            /* blend: float32 input, the average */
 };
 
@@ -37,8 +40,9 @@ static mica_status_t make_one(mica__dnnl_run_t *run,
     dnnl_primitive_desc_t pd = NULL;
     mica_status_t st = MICA_OK;
 
-    xd[0] = yd[0] = 1;
-    xd[1] = yd[1] = pb->planes;
+    /* channels last: [N, C, spatial] in oneDNN's nhwc (ndhwc) */
+    xd[0] = yd[0] = pb->chans > 1 ? pb->planes / pb->chans : 1;
+    xd[1] = yd[1] = pb->chans > 1 ? pb->chans : pb->planes;
     for (i = 0; i < nd; i++) {
         xd[2 + i] = pb->in[3 - nd + i];
         yd[2 + i] = pb->out[3 - nd + i];
@@ -48,16 +52,26 @@ static mica_status_t make_one(mica__dnnl_run_t *run,
         pre[i] = w->pre[3 - nd + i];
         post[i] = w->post[3 - nd + i];
     }
-    if ((st = mica__dnnl_plain(&x_md, n, xd, err)) != MICA_OK ||
-        (st = mica__dnnl_plain(&y_md, n, yd, err)) != MICA_OK)
-        return st;
-    /* oneDNN's fast pooling wants channels in blocks of 8: the planes in
-     * that layout (the runner reorders around the primitive). */
-    MICA__DNNL_TRY(mica__dnnl.md_by_tag(&x_blk, n, xd, dnnl_f32,
-                                        nd == 2 ? dnnl_aBcd8b
-                                                : dnnl_aBcde8b));
-    MICA__DNNL_TRY(mica__dnnl.md_by_tag(&y_any, n, yd, dnnl_f32,
-                                        dnnl_format_tag_any));
+    if (pb->chans > 1) {
+        /* channels last: oneDNN's nhwc kernels, no reorder */
+        dnnl_format_tag_t cl = nd == 2 ? dnnl_nhwc : dnnl_ndhwc;
+        MICA__DNNL_TRY(mica__dnnl.md_by_tag(&x_md, n, xd, dnnl_f32, cl));
+        MICA__DNNL_TRY(mica__dnnl.md_by_tag(&y_md, n, yd, dnnl_f32, cl));
+        x_blk = x_md;
+        y_any = y_md;
+    } else {
+        if ((st = mica__dnnl_plain(&x_md, n, xd, err)) != MICA_OK ||
+            (st = mica__dnnl_plain(&y_md, n, yd, err)) != MICA_OK)
+            return st;
+        /* oneDNN's fast pooling wants channels in blocks of 8: the
+         * planes in that layout (the runner reorders around the
+         * primitive). */
+        MICA__DNNL_TRY(mica__dnnl.md_by_tag(&x_blk, n, xd, dnnl_f32,
+                                            nd == 2 ? dnnl_aBcd8b
+                                                    : dnnl_aBcde8b));
+        MICA__DNNL_TRY(mica__dnnl.md_by_tag(&y_any, n, yd, dnnl_f32,
+                                            dnnl_format_tag_any));
+    }
     MICA__DNNL_TRY(mica__dnnl.pool_desc(&desc, dnnl_forward_inference, alg,
                                         &x_blk, &y_any, strides, kernel, dil,
                                         pre, post));
@@ -97,6 +111,7 @@ static mica_status_t make(mica__pool_dnnl_t *s, const mica__pool_problem_t *pb,
     }
     s->made = 1;
     s->planes = pb->planes;
+    s->chans = pb->chans;
     memcpy(s->in, pb->in, sizeof s->in);
     return MICA_OK;
 }
@@ -155,7 +170,7 @@ mica_status_t mica__pool_dnnl_run(mica__pool_dnnl_t **state,
         if (!(s = *state = calloc(1, sizeof *s)))
             return MICA_KIT_FAIL(err, "out of host memory");
     }
-    if (s->made && (s->planes != pb->planes ||
+    if (s->made && (s->planes != pb->planes || s->chans != pb->chans ||
                     memcmp(s->in, pb->in, sizeof s->in) != 0))
         unmake(s);
     if (!s->made && (st = make(s, pb, err)) != MICA_OK)

@@ -95,6 +95,18 @@ int mica__pool_has_empty_window(const mica__pool_problem_t *pb)
     return 0;
 }
 
+/* The offset of the element of plane `plane` at pos[3] in a tensor of
+ * spatial sizes s[3]: planes one after the other, or in channels last
+ * (pb->chans > 1) [N, (D,) H, W, C] with plane n * C + c. */
+static int64_t offset(const mica__pool_problem_t *pb, const int64_t *s,
+                      int64_t plane, const int64_t *pos)
+{
+    int64_t c = pb->chans, sp = (pos[0] * s[1] + pos[1]) * s[2] + pos[2];
+    if (c <= 1)
+        return plane * s[0] * s[1] * s[2] + sp;
+    return ((plane / c) * s[0] * s[1] * s[2] + sp) * c + plane % c;
+}
+
 /* One output element of plane `plane` at z[3]. */
 static double pool_at(const mica__pool_problem_t *pb, const void *x,
                       int64_t plane, const int64_t *z)
@@ -118,11 +130,8 @@ static double pool_at(const mica__pool_problem_t *pb, const void *x,
                 }
                 if (!inside)
                     continue;
-                v = mica__nn_get(
-                    x, pb->dtype,
-                    ((plane * pb->in[0] + pos[0]) * pb->in[1] + pos[1]) *
-                            pb->in[2] +
-                        pos[2]);
+                v = mica__nn_get(x, pb->dtype,
+                                 offset(pb, pb->in, plane, pos));
                 mx = v > mx ? v : mx;
                 sum += v;
                 valid++;
@@ -143,13 +152,14 @@ static double pool_at(const mica__pool_problem_t *pb, const void *x,
 void mica__pool_reference(const mica__pool_problem_t *pb, const void *x,
                           void *y)
 {
-    int64_t plane, z[3], i = 0;
+    int64_t plane, z[3];
 
     for (plane = 0; plane < pb->planes; plane++)
         for (z[0] = 0; z[0] < pb->out[0]; z[0]++)
             for (z[1] = 0; z[1] < pb->out[1]; z[1]++)
-                for (z[2] = 0; z[2] < pb->out[2]; z[2]++, i++)
-                    mica__nn_put(y, pb->dtype, i, pool_at(pb, x, plane, z));
+                for (z[2] = 0; z[2] < pb->out[2]; z[2]++)
+                    mica__nn_put(y, pb->dtype, offset(pb, pb->out, plane, z),
+                                 pool_at(pb, x, plane, z));
 }
 
 /* ---- shapes ------------------------------------------------------------- */
@@ -209,17 +219,21 @@ static MICA_KIT_ENQUEUE(pool_enqueue_dnnl)
 }
 #endif
 
-#if MICA_KIT_CUDA
+#if MICA_KIT_CUDA || defined(MICA_HAVE_ONEDNN)
 /* Linear, and channels last (NHWC) for 2D pooling of [N, C, H, W]: the
- * kernel's and cuDNN's NHWC; 3D stays linear (docs/manifest.md). */
-static int32_t pool_formats_gpu(const mica_layer_t *layer, int32_t pos,
-                                const mica_tensor_desc_t *io, int32_t nb_in,
-                                int32_t nb_out)
+ * kernel's and cuDNN's NHWC, oneDNN's nhwc (where a window lies wholly
+ * in the padding, the reference's, which takes either layout); 3D stays
+ * linear (docs/manifest.md). */
+static int32_t pool_formats_cl(const mica_layer_t *layer, int32_t pos,
+                               const mica_tensor_desc_t *io, int32_t nb_in,
+                               int32_t nb_out)
 {
     const mica__window_t *w = &((const pool_layer_t *)layer)->p.win;
     return mica__window_formats(w, w->nd == 2, io, pos, nb_in, nb_out);
 }
+#endif
 
+#if MICA_KIT_CUDA
 static MICA_KIT_ENQUEUE(pool_enqueue_cuda)
 {
     const pool_layer_t *l = (const pool_layer_t *)layer;
@@ -311,21 +325,21 @@ POOL_IMPL(ref, "reference", MICA_DEVICE_CPU, 0, pool_enqueue_ref,
           mica_kit_float_linear);
 #ifdef MICA_HAVE_ONEDNN
 POOL_IMPL(dnnl, "onednn", MICA_DEVICE_CPU, 5, pool_enqueue_dnnl,
-          mica_kit_float_linear);
+          pool_formats_cl);
 #define DNNL_CREATOR , &creator_dnnl
 #else
 #define DNNL_CREATOR
 #endif
 #if MICA_KIT_CUDA
 POOL_IMPL(cuda, "cuda", MICA_DEVICE_CUDA, 10, pool_enqueue_cuda,
-          pool_formats_gpu);
+          pool_formats_cl);
 #define CUDA_CREATOR , &creator_cuda
 #else
 #define CUDA_CREATOR
 #endif
 #if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
 POOL_IMPL(cudnn, "cudnn", MICA_DEVICE_CUDA, 20, pool_enqueue_cudnn,
-          pool_formats_gpu);
+          pool_formats_cl);
 #define CUDNN_CREATOR , &creator_cudnn
 #else
 #define CUDNN_CREATOR

@@ -51,7 +51,9 @@ void mica__pool_problem(const mica__pool_params_t *p,
  */
 int mica__pool_has_empty_window(const mica__pool_problem_t *pb);
 
-/* The CPU reference (pooling.c). */
+/* The CPU reference (pooling.c), either layout (pb->chans); its
+ * implementation takes linear alone, oneDNN's calls it in channels last
+ * too. */
 void mica__pool_reference(const mica__pool_problem_t *pb, const void *x,
                           void *y);
 
