@@ -15,7 +15,8 @@
  * implementation (cl_float32: the CPU's "onednn", whose convolutions and
  * pooling run NHWC as it is, other layouts only through reorders; for
  * that reason alone its inputs are reordered into channels last rather
- * than every tensor left linear); then each of its tensors, inputs first, takes the first
+ * than every tensor left linear).  Then each of its tensors, inputs
+ * first, takes the first
  * format its implementation accepts, given the formats before it: an
  * input its current format, else the other; an output the preferred
  * format where a later layer would read it so (the one asked for, for a
