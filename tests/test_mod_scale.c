@@ -169,6 +169,17 @@ int main(void)
     }
 
     /* Errors. */
+    {
+        /* an empty tensor's other dimensions multiply past 64 bits */
+        static const int64_t huge[] = {0, (int64_t)1 << 40,
+                                       (int64_t)1 << 40};
+        fail("elementwise over [0, 2^40, 2^40]", 3, huge, "elementwise", 1,
+             4, 4, F32, F32, 0, "dimensions 1 to 2 of input 0 multiply past "
+             "2^63 - 1: no coefficient layout fits");
+        fail("channel over [0, 2^40, 2^40]", 3, huge, "channel", 0, 4, 4,
+             F32, F32, 0, "dimensions 0 to 2 of input 0 multiply past "
+             "2^63 - 1: no coefficient layout fits");
+    }
     fail("channel axis beyond the rank", 2, d2, "channel", 2, 4, 4, F32, F32,
          0, "channel_axis 2 is out of range for input 0 of rank 2");
     fail("negative channel axis", 2, d2, "channel", -1, 4, 4, F32, F32, 0,
