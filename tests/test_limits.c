@@ -85,6 +85,20 @@ static void sizes(void)
             "max: [9223372036854775807, 2]}\noutputs: [x]\n",
             "profile 0: input 'x' at its max: shape [9223372036854775807, 2] "
             "has more than 2^63 elements");
+    /* empty, but a product of its other dimensions would leave 64 bits
+     * (the class of the engine fuzzer's RNNv2 finding) */
+    refused("input [0, 2^40, 2^40]",
+            "mica: 1\ninputs:\n  x: {dtype: float32, "
+            "shape: [0, 1099511627776, 1099511627776]}\noutputs: [x]\n",
+            "input 'x': shape [0, 1099511627776, 1099511627776]: its "
+            "non-zero dimensions multiply past 2^63, which not even an "
+            "empty tensor may do");
+    refused("profile max [0, 2^62, 3]",
+            "mica: 1\ninputs:\n  x: {dtype: float32, shape: [-1, -1, 3]}\n"
+            "profiles:\n  - x: {min: [0, 1, 3], opt: [0, 1, 3], "
+            "max: [0, 4611686018427387904, 3]}\noutputs: [x]\n",
+            "profile 0: input 'x' at its max: shape [0, 4611686018427387904, "
+            "3]: its non-zero dimensions multiply past 2^63");
 }
 
 /* A manifest whose build fails with `needle`. */
