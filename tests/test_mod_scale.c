@@ -170,15 +170,17 @@ int main(void)
 
     /* Errors. */
     {
-        /* an empty tensor's other dimensions multiply past 64 bits */
+        /* an empty tensor whose other dimensions multiply past 64 bits:
+         * the core refuses it before Scale multiplies them (Scale's
+         * products are checked too, for the modules' other hosts) */
         static const int64_t huge[] = {0, (int64_t)1 << 40,
                                        (int64_t)1 << 40};
         fail("elementwise over [0, 2^40, 2^40]", 3, huge, "elementwise", 1,
-             4, 4, F32, F32, 0, "dimensions 1 to 2 of input 0 multiply past "
-             "2^63 - 1: no coefficient layout fits");
+             4, 4, F32, F32, 0, "[0, 1099511627776, 1099511627776]: its "
+             "non-zero dimensions multiply past 2^63");
         fail("channel over [0, 2^40, 2^40]", 3, huge, "channel", 0, 4, 4,
-             F32, F32, 0, "dimensions 0 to 2 of input 0 multiply past "
-             "2^63 - 1: no coefficient layout fits");
+             F32, F32, 0, "[0, 1099511627776, 1099511627776]: its non-zero "
+             "dimensions multiply past 2^63");
     }
     fail("channel axis beyond the rank", 2, d2, "channel", 2, 4, 4, F32, F32,
          0, "channel_axis 2 is out of range for input 0 of rank 2");
