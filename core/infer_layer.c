@@ -123,6 +123,37 @@ static mica_status_t check_assertion(mica__build_t *b, int32_t step)
 }
 
 /*
+ * The size of output t of layer nl, its dimensions known at build time
+ * (a runtime one counted as 1): at most the largest tensor, so that the
+ * layers that read it multiply its known dimensions without overflow.
+ * Fails with one line ("FILE:LINE: layer 'l': output 'y': shape [...]
+ * has more than 2^63 elements").
+ */
+static mica_status_t check_size(mica__build_t *b, const mica__net_layer_t *nl,
+                                const mica__tensor_t *t)
+{
+    mica_dims_t d = t->dims;
+    char at[512], what[1024];
+    int64_t bytes;
+    int32_t j, runtime = 0;
+
+    for (j = 0; j < d.nb_dims; j++)
+        if (!mica__expr_is_constant(t->shape.d[j])) {
+            d.d[j] = 1;
+            runtime = 1;
+        }
+    if (runtime)
+        snprintf(what, sizeof what, "%slayer '%s': output '%s' of shape %s "
+                 "(its runtime dimensions counted as 1)",
+                 mica__at(nl->origin, at, sizeof at), nl->name, t->name,
+                 t->shape_text);
+    else
+        snprintf(what, sizeof what, "%slayer '%s': output '%s'",
+                 mica__at(nl->origin, at, sizeof at), nl->name, t->name);
+    return mica__tensor_bytes(b->ctx, what, &d, t->dtype, &bytes);
+}
+
+/*
  * Types, shapes and the format check of layer `step` with its current
  * instance.  A format the implementation refuses is MICA_ERR_UNSUPPORTED,
  * so that the caller can try another implementation.
@@ -198,6 +229,8 @@ static mica_status_t infer_once(mica__build_t *b, int32_t step)
                               (int)t->shape.nb_dims);
         if (mica__describe_shape(b, t) != MICA_OK)
             return MICA_ERR_NOMEM;
+        if (check_size(b, nl, t) != MICA_OK)
+            return MICA_ERR_INVALID;
         if (t->is_shape_output && t->dtype != MICA_INT32)
             return mica__fail(b->ctx, MICA_ERR_INVALID,
                               "%slayer '%s': '%s' is an output for shapes, so "

@@ -85,16 +85,26 @@ static void sizes(void)
             "max: [9223372036854775807, 2]}\noutputs: [x]\n",
             "profile 0: input 'x' at its max: shape [9223372036854775807, 2] "
             "has more than 2^63 elements");
+    /* empty, but a product of its other dimensions would leave 64 bits
+     * (the class of the engine fuzzer's RNNv2 finding) */
+    refused("input [0, 2^40, 2^40]",
+            "mica: 1\ninputs:\n  x: {dtype: float32, "
+            "shape: [0, 1099511627776, 1099511627776]}\noutputs: [x]\n",
+            "input 'x': shape [0, 1099511627776, 1099511627776]: its "
+            "non-zero dimensions multiply past 2^63, which not even an "
+            "empty tensor may do");
+    refused("profile max [0, 2^62, 3]",
+            "mica: 1\ninputs:\n  x: {dtype: float32, shape: [-1, -1, 3]}\n"
+            "profiles:\n  - x: {min: [0, 1, 3], opt: [0, 1, 3], "
+            "max: [0, 4611686018427387904, 3]}\noutputs: [x]\n",
+            "profile 0: input 'x' at its max: shape [0, 4611686018427387904, "
+            "3]: its non-zero dimensions multiply past 2^63");
 }
 
-/* A layer whose output is too large: refused where its shape is first
- * computed (loading the manifest validates the network). */
-static void inferred(void)
+/* A manifest whose build fails with `needle`. */
+static void build_refused(const char *label, const char *text,
+                          const char *needle)
 {
-    static const char text[] =
-        "mica: 1\nlayers:\n  - {name: f, type: Fill, outputs: [y], "
-        "params: {shape: [1099511627776, 1099511627776], op: linspace, "
-        "alpha: 0, beta: [1, 1]}}\noutputs: [y]\n";
     mica_manifest_t *m = NULL;
     mica_engine_t *e = NULL;
     mica_status_t st;
@@ -104,12 +114,53 @@ static void inferred(void)
     if (st == MICA_OK)
         st = mica_engine_build(mica_manifest_network(m),
                                mica_manifest_config(m), &e);
-    ok(st != MICA_OK, "Fill of [2^40, 2^40]: refused");
-    contains(mica_context_error(ctx),
-             "layer 'f': output 'y': shape [1099511627776, 1099511627776] "
-             "has more than 2^63 elements", "Fill of [2^40, 2^40]: says why");
+    ok(st != MICA_OK, "%s: refused", label);
+    contains(mica_context_error(ctx), needle, "%s: says why", label);
     mica_engine_destroy(e);
     mica_manifest_destroy(m);
+}
+
+/* A layer whose output is too large: refused where its shape is first
+ * computed (loading the manifest validates the network). */
+static void inferred(void)
+{
+    build_refused(
+        "Fill of [2^40, 2^40]",
+        "mica: 1\nlayers:\n  - {name: f, type: Fill, outputs: [y], "
+        "params: {shape: [1099511627776, 1099511627776], op: linspace, "
+        "alpha: 0, beta: [1, 1]}}\noutputs: [y]\n",
+        "layer 'f': output 'y': shape [1099511627776, 1099511627776] "
+        "has more than 2^63 elements");
+}
+
+/* A layer's output of more than 2^63 elements is refused before the next
+ * layer reads it (the manifest fuzzer's finding: Scale multiplied the
+ * dimensions of Resize's output past 64 bits), its runtime dimensions
+ * counted as 1. */
+static void inferred_next(void)
+{
+    build_refused(
+        "Resize to [1, 2, 2^62, 4], then Scale",
+        "mica: 1\ninputs:\n  x: {dtype: float32, shape: [1, 2, 3, 3]}\n"
+        "weights:\n  s: {dtype: float32, shape: [2], data: [2, 3]}\n"
+        "layers:\n  - {name: nn, type: Resize, inputs: [x], outputs: [q], "
+        "params: {output_shape: [1, 2, 4611686018427387904, 4]}}\n"
+        "  - {name: bn, type: Scale, inputs: [q], outputs: [y], "
+        "params: {mode: channel, scale: s}}\noutputs: [y]\n",
+        "layer 'nn': output 'q': shape [1, 2, 4611686018427387904, 4] has "
+        "more than 2^63 elements");
+    build_refused(
+        "a runtime batch of [2^40, 2^40] padded rows, then Scale",
+        "mica: 1\ninputs:\n  x: {dtype: float32, shape: [-1, 1, 1]}\n"
+        "profiles:\n  - x: {min: [1, 1, 1], opt: [1, 1, 1], max: [2, 1, 1]}\n"
+        "weights:\n  s: {dtype: float32, shape: [1], data: [2]}\n"
+        "layers:\n  - {name: pad, type: Padding, inputs: [x], outputs: [p], "
+        "params: {post_padding: [1099511627776, 1099511627776]}}\n"
+        "  - {name: bn, type: Scale, inputs: [p], outputs: [y], "
+        "params: {mode: elementwise, scale: s}}\noutputs: [y]\n",
+        "layer 'pad': output 'p' of shape [N, 1099511627777, 1099511627777] "
+        "(its runtime dimensions counted as 1): shape [1, 1099511627777, "
+        "1099511627777] has more than 2^63 elements");
 }
 
 /* An input of shape [INT64_MAX, 2] given at run time. */
@@ -235,6 +286,7 @@ int main(void)
     plan_lazy();
     sizes();
     inferred();
+    inferred_next();
     runtime();
     yaml();
     too_big();

@@ -462,6 +462,24 @@ static void errors(void)
               "dilation [1, 8589934592]: every value must be >= 1 and <= "
               "2147483647");
     }
+    {
+        /* the engine fuzzer's finding: maps x kernel taps past 64 bits */
+        int64_t n36[1] = {36};
+        th_tensor_t k36 = th_tensor(MICA_FLOAT32, 1, n36, NULL);
+        error("2^62 output maps of a 2x2 kernel", "Convolution",
+              conv2d(((int64_t)1 << 62) + 2, 2, 2, &k36), 4, x4, MICA_FLOAT32,
+              "num_output_maps (4611686018427387906) x kernel_size [2, 2] is "
+              "more than 2^63 - 1 kernel values");
+        error("a kernel_size of 2^31 - 1 squared, 4 maps", "Convolution",
+              conv2d(4, INT32_MAX, INT32_MAX, &k36), 4, x4, MICA_FLOAT32,
+              "num_output_maps (4) x kernel_size [2147483647, 2147483647] is "
+              "more than 2^63 - 1 kernel values");
+        error("2^62 output maps of a 2x2 transposed kernel", "Deconvolution",
+              conv2d(((int64_t)1 << 62) + 2, 2, 2, &k36), 4, x4, MICA_FLOAT32,
+              "num_output_maps / groups (4611686018427387906) x kernel_size "
+              "[2, 2] is more than 2^63 - 1 kernel values");
+        th_free(&k36);
+    }
     f = conv_n(2, 36, MICA_FLOAT32);
     th_f_ints(f, "padding", 2, pad);
     th_f_ints(f, "post_padding", 2, pad);

@@ -113,6 +113,10 @@ int main(void)
     error("kernel for another input size", fc(2, 12, 0), 4,
           "kernel has 12 values but num_outputs (2) x C*H*W of the input (8) "
           "is 16");
+    /* 8 x 2^62 is 0 in 64 bits: an empty kernel would seem to fit */
+    error("2^62 outputs of an empty kernel", fc((int64_t)1 << 62, 0, 0), 4,
+          "kernel has 0 values but num_outputs (4611686018427387904) x "
+          "C*H*W of the input (8) is more than 2^63 - 1");
     error("kernel not a multiple of the outputs", fc(2, 7, 0), 4,
           "kernel has 7 values, not a multiple of num_outputs (2)");
     error("no outputs", fc(0, 8, 0), 4, "num_outputs is 0: it must be >= 1");

@@ -497,6 +497,22 @@ static void test_errors(void)
                    lstm_with("biases", 0, 0, MICA_FLOAT32), 1, in, 3,
                    "input 0 (x) has 6 steps, more than max_seq_length (5)");
     th_free(&in[0]);
+    {
+        /* the engine fuzzer's finding: a profile of up to 2^62 steps (of
+         * an empty batch, which the core now refuses) made the CPU
+         * workspace's size overflow; steps beyond max_seq_length are
+         * refused where the profile is known */
+        static const int64_t lo[3] = {1, 1, 3}, e[3] = {1, 5, 3};
+        static const int64_t hi[3] = {1, (int64_t)1 << 40, 3};
+        in[0] = th_tensor(MICA_FLOAT32, 3, e, NULL);
+        th_dynamic(0, 3, lo, hi);
+        th_check_error("a profile of up to 2^40 steps", "RNNv2",
+                       lstm_with("biases", 0, 0, MICA_FLOAT32), 1, in, 3,
+                       "input 0 (x) has up to 1099511627776 steps, "
+                       "more than max_seq_length (5)");
+        th_dynamic(-1, 0, NULL, NULL);
+        th_free(&in[0]);
+    }
     bad[1] = 5;
     bad[2] = 2;
     in[0] = th_tensor(MICA_FLOAT32, 3, bad, NULL);

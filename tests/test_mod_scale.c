@@ -169,6 +169,19 @@ int main(void)
     }
 
     /* Errors. */
+    {
+        /* an empty tensor whose other dimensions multiply past 64 bits:
+         * the core refuses it before Scale multiplies them (Scale's
+         * products are checked too, for the modules' other hosts) */
+        static const int64_t huge[] = {0, (int64_t)1 << 40,
+                                       (int64_t)1 << 40};
+        fail("elementwise over [0, 2^40, 2^40]", 3, huge, "elementwise", 1,
+             4, 4, F32, F32, 0, "[0, 1099511627776, 1099511627776]: its "
+             "non-zero dimensions multiply past 2^63");
+        fail("channel over [0, 2^40, 2^40]", 3, huge, "channel", 0, 4, 4,
+             F32, F32, 0, "[0, 1099511627776, 1099511627776]: its non-zero "
+             "dimensions multiply past 2^63");
+    }
     fail("channel axis beyond the rank", 2, d2, "channel", 2, 4, 4, F32, F32,
          0, "channel_axis 2 is out of range for input 0 of rank 2");
     fail("negative channel axis", 2, d2, "channel", -1, 4, 4, F32, F32, 0,

@@ -232,8 +232,10 @@ static inline size_t mica_dtype_size(mica_dtype_t dtype)
 /*
  * Number of elements of `dims` into *volume (1 for a scalar, 0 for an
  * empty tensor): 0, or -1 (*volume untouched) when the rank is not
- * 0..MICA_MAX_DIMS, a dimension is negative, or the product exceeds
- * INT64_MAX.  The checked form every size computation starts from.
+ * 0..MICA_MAX_DIMS, a dimension is negative, or the product of the
+ * non-zero dimensions exceeds INT64_MAX (an empty tensor's too, wherever
+ * its 0 stands, so that any product of some of its dimensions fits).
+ * The checked form every size computation starts from.
  */
 static inline int mica_dims_volume_checked(const mica_dims_t *dims,
                                            int64_t *volume)
@@ -248,9 +250,9 @@ static inline int mica_dims_volume_checked(const mica_dims_t *dims,
             return -1;
         if (d == 0)
             zero = 1;
-        else if (!zero && v > INT64_MAX / d)
+        else if (v > INT64_MAX / d)
             return -1;
-        else if (!zero)
+        else
             v *= d;
     }
     *volume = zero ? 0 : v;

@@ -63,9 +63,17 @@ mica_status_t mica__tensor_bytes(mica_context_t *ctx, const char *what,
         if (dims->d[i] < 0)
             return mica__fail(ctx, MICA_ERR_INVALID, "%s: shape %s has a "
                               "negative dimension", what, shape);
-    if (mica_dims_volume_checked(dims, &v) != 0)
+    if (mica_dims_volume_checked(dims, &v) != 0) {
+        for (i = 0; i < dims->nb_dims && dims->d[i]; i++)
+            ;
+        if (i < dims->nb_dims)
+            return mica__fail(ctx, MICA_ERR_INVALID, "%s: shape %s: its "
+                              "non-zero dimensions multiply past 2^63, "
+                              "which not even an empty tensor may do",
+                              what, shape);
         return mica__fail(ctx, MICA_ERR_INVALID, "%s: shape %s has more "
                           "than 2^63 elements", what, shape);
+    }
     return mica__fail(ctx, MICA_ERR_INVALID, "%s: shape %s of %s is %lld "
                       "elements, more than the 2^48 bytes of the largest "
                       "tensor mica accepts", what, shape,

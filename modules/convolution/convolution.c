@@ -49,9 +49,23 @@ mica_status_t mica__conv_params_read(const mica_fields_t *f, int deconv,
         return MICA_KIT_FAIL(err, "groups is %lld: it must be >= 1 and "
                              "divide num_output_maps (%lld)",
                              (long long)p->groups, (long long)p->m);
+    /* kernel_size values are below 2^31 (kit_window.c) but three of them,
+     * times num_output_maps, can leave 64 bits: every product is checked,
+     * and a kernel has at least that many values, so that the products of
+     * these factors made later stay below its count */
+    mica__window_text(&p->win, p->win.k, buf, sizeof buf);
     p->kvol = 1;
     for (i = 0; i < 3; i++)
-        p->kvol *= p->win.k[i];
+        if (__builtin_mul_overflow(p->kvol, p->win.k[i], &p->kvol))
+            break;
+    mpg = p->m / p->groups;
+    if (i < 3 ||
+        __builtin_mul_overflow(deconv ? mpg : p->m, p->kvol, &per))
+        return MICA_KIT_FAIL(err, "%s (%lld) x kernel_size %s is more than "
+                             "2^63 - 1 kernel values: no kernel has that "
+                             "many", deconv ? "num_output_maps / groups"
+                                            : "num_output_maps",
+                             (long long)(deconv ? mpg : p->m), buf);
     if (p->kernel->dtype != MICA_FLOAT32 && p->kernel->dtype != MICA_FLOAT16)
         return MICA_KIT_FAIL(err, "kernel is %s: give float32 or float16 "
                              "weights",
@@ -66,9 +80,6 @@ mica_status_t mica__conv_params_read(const mica_fields_t *f, int deconv,
                              "is %lld", (long long)p->bias->count,
                              (long long)p->m);
     count = p->kernel->count;
-    mica__window_text(&p->win, p->win.k, buf, sizeof buf);
-    mpg = p->m / p->groups;
-    per = (deconv ? mpg : p->m) * p->kvol;
     if (count % per != 0)
         return MICA_KIT_FAIL(err, "kernel has %lld values, not a multiple of "
                              "%s (%lld) x kernel_size %s: %s expects a "

@@ -76,15 +76,31 @@ static MICA_KIT_ENQUEUE(fc_enqueue_ref)
 
 /* ---- shapes ------------------------------------------------------------- */
 
-/* The kernel against C*H*W = `cols`. */
-static mica_status_t check_cols(const fc_layer_t *l, int64_t cols,
+/* The kernel against the input's last three dimensions d (C, H, W):
+ * it must have num_outputs x C*H*W values.  Both products are checked,
+ * a product past 64 bits being refused (no kernel has that many). */
+static mica_status_t check_cols(const fc_layer_t *l, const int64_t *d,
                                 mica_error_t *err)
 {
-    if (cols * l->k != l->kernel->count)
+    int64_t cols, want;
+
+    if (__builtin_mul_overflow(d[0], d[1], &cols) ||
+        __builtin_mul_overflow(cols, d[2], &cols))
+        return MICA_KIT_FAIL(err, "the input's C*H*W (%lld x %lld x %lld) is "
+                             "more than 2^63 - 1 values",
+                             (long long)d[0], (long long)d[1],
+                             (long long)d[2]);
+    if (__builtin_mul_overflow(cols, l->k, &want))
+        return MICA_KIT_FAIL(err, "kernel has %lld values but num_outputs "
+                             "(%lld) x C*H*W of the input (%lld) is more "
+                             "than 2^63 - 1",
+                             (long long)l->kernel->count, (long long)l->k,
+                             (long long)cols);
+    if (want != l->kernel->count)
         return MICA_KIT_FAIL(err, "kernel has %lld values but num_outputs "
                              "(%lld) x C*H*W of the input (%lld) is %lld",
                              (long long)l->kernel->count, (long long)l->k,
-                             (long long)cols, (long long)(cols * l->k));
+                             (long long)cols, (long long)want);
     return MICA_OK;
 }
 
@@ -96,7 +112,7 @@ static mica_status_t fc_output_dims(const mica_layer_t *layer, int32_t index,
     const fc_layer_t *l = (const fc_layer_t *)layer;
     const mica_host_t *h = mica_kit_host;
     int32_t r, i;
-    int64_t cols = 1;
+    int64_t d[3];
     mica_status_t st;
 
     if (index != 0 || nb_in != 1)
@@ -105,11 +121,9 @@ static mica_status_t fc_output_dims(const mica_layer_t *layer, int32_t index,
     if (r < 3)
         return MICA_KIT_FAIL(err, "input has rank %d but FullyConnected needs "
                              "rank >= 3 ([..., C, H, W])", (int)r);
-    for (i = r - 3; i < r && cols >= 0; i++)
-        cols = h->expr_is_constant(in[0].d[i])
-                   ? cols * h->expr_constant_value(in[0].d[i])
-                   : -1;
-    if (cols >= 0 && (st = check_cols(l, cols, err)) != MICA_OK)
+    for (i = 0; i < 3 && h->expr_is_constant(in[0].d[r - 3 + i]); i++)
+        d[i] = h->expr_constant_value(in[0].d[r - 3 + i]);
+    if (i == 3 && (st = check_cols(l, d, err)) != MICA_OK)
         return st;
     for (i = 0; i < r - 3; i++)
         out->d[i] = in[0].d[i];
@@ -132,10 +146,9 @@ static mica_status_t fc_configure(mica_layer_t *layer,
     mica_status_t st;
     (void)nb_in; (void)out; (void)nb_out;
 
-    if ((st = check_cols(l, lo->d[r - 3] * lo->d[r - 2] * lo->d[r - 1],
-                         err)) != MICA_OK)
+    if ((st = check_cols(l, &lo->d[r - 3], err)) != MICA_OK)
         return st;
-    return check_cols(l, hi->d[r - 3] * hi->d[r - 2] * hi->d[r - 1], err);
+    return check_cols(l, &hi->d[r - 3], err);
 }
 
 /* ---- oneDNN, cuBLAS ----------------------------------------------------- */

@@ -32,7 +32,9 @@ __global__ void pool_kernel(pool_args a, const T *__restrict__ x,
 {
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const int64_t step = (int64_t)gridDim.x * blockDim.x;
-    const float size = (float)(a.k[0] * a.k[1] * a.k[2]);
+    /* in float: three window lengths (each below 2^31) may multiply
+     * past 64 bits */
+    const float size = (float)a.k[0] * (float)a.k[1] * (float)a.k[2];
 
     for (; i < a.total; i += step) {
         /* y [n, z0, z1, z2, c], c of chans (1: linear, n the plane) */

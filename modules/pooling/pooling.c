@@ -113,12 +113,14 @@ static double pool_at(const mica__pool_problem_t *pb, const void *x,
 {
     const mica__pool_params_t *p = pb->p;
     const mica__window_t *w = &p->win;
-    int64_t a[3], pos[3], valid = 0, size = 1;
-    double mx = -INFINITY, sum = 0.0, avg;
+    int64_t a[3], pos[3], valid = 0;
+    double mx = -INFINITY, sum = 0.0, avg, size = 1.0;
     int d;
 
+    /* in double: three window lengths (each below 2^31) may multiply
+     * past 64 bits */
     for (d = 0; d < 3; d++)
-        size *= w->k[d];
+        size *= (double)w->k[d];
     for (a[0] = 0; a[0] < w->k[0]; a[0]++)
         for (a[1] = 0; a[1] < w->k[1]; a[1]++)
             for (a[2] = 0; a[2] < w->k[2]; a[2]++) {
@@ -139,7 +141,7 @@ static double pool_at(const mica__pool_problem_t *pb, const void *x,
     if (p->exclude_pad)
         avg = valid ? sum / (double)valid : 0.0;
     else
-        avg = sum / (double)size;
+        avg = sum / size;
     switch (p->type) {
     case MICA__POOL_MAX: return mx;
     case MICA__POOL_AVERAGE: return avg;

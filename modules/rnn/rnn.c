@@ -248,6 +248,31 @@ static int32_t rnn_supports_format(const mica_layer_t *layer, int32_t pos,
 
 /* ---- the CPU implementation -------------------------------------------- */
 
+/* The profile's largest x: rank 2 or more, at most max_seq_length steps
+ * (so that the workspace, sized for them, stays small). */
+static mica_status_t check_max_steps(const rnn_layer_t *l,
+                                     const mica_dims_t *mx, mica_error_t *err)
+{
+    if (mx->nb_dims < 2)
+        return MICA_KIT_FAIL(err, "input 0 (x) has rank %d, not 2 or more",
+                             (int)mx->nb_dims);
+    if (mx->d[mx->nb_dims - 2] > l->p.max_seq)
+        return MICA_KIT_FAIL(err, "input 0 (x) has up to %" PRId64 " steps, "
+                             "more than max_seq_length (%d)",
+                             mx->d[mx->nb_dims - 2], (int)l->p.max_seq);
+    return MICA_OK;
+}
+
+static mica_status_t rnn_configure_cpu(mica_layer_t *layer,
+                                       const mica_dyn_desc_t *in,
+                                       int32_t nb_in,
+                                       const mica_dyn_desc_t *out,
+                                       int32_t nb_out, mica_error_t *err)
+{
+    (void)nb_in; (void)out; (void)nb_out;
+    return check_max_steps((const rnn_layer_t *)layer, &in[0].max, err);
+}
+
 static size_t rnn_workspace_cpu(const mica_layer_t *layer,
                                 const mica_dyn_desc_t *in, int32_t nb_in,
                                 const mica_dyn_desc_t *out, int32_t nb_out)
@@ -282,7 +307,8 @@ static MICA_KIT_ENQUEUE(rnn_enqueue_cpu)
                  .supports_format = rnn_supports_format, __VA_ARGS__)
 
 static const mica_layer_ops_t rnn_ops_cpu =
-    RNN_OPS(rnn_enqueue_cpu, .workspace_size = rnn_workspace_cpu);
+    RNN_OPS(rnn_enqueue_cpu, .configure = rnn_configure_cpu,
+            .workspace_size = rnn_workspace_cpu);
 
 /* ---- the cuDNN implementation -------------------------------------------- */
 
@@ -297,17 +323,13 @@ static mica_status_t rnn_configure_cudnn(mica_layer_t *layer,
     const mica_dims_t *mx = &in[0].max;
     int64_t batch = 1;
     int32_t k;
+    mica_status_t st;
     (void)nb_in; (void)out; (void)nb_out;
 
-    if (mx->nb_dims < 2)
-        return MICA_KIT_FAIL(err, "input 0 (x) has rank %d, not 2 or more",
-                             (int)mx->nb_dims);
+    if ((st = check_max_steps(l, mx, err)) != MICA_OK)
+        return st;
     for (k = 0; k < mx->nb_dims - 2; k++)
         batch *= mx->d[k];
-    if (mx->d[mx->nb_dims - 2] > l->p.max_seq)
-        return MICA_KIT_FAIL(err, "input 0 (x) has up to %" PRId64 " steps, "
-                             "more than max_seq_length (%d)",
-                             mx->d[mx->nb_dims - 2], (int)l->p.max_seq);
     return mica__rnn_cudnn_configure(&l->cudnn, &l->p, in[0].desc.dtype,
                                      batch, mx->d[mx->nb_dims - 2], err);
 }

@@ -62,18 +62,28 @@ static double sigmoid(double x)
 }
 
 /* Doubles of scratch: two layer outputs of `steps` x max(E, D*H), the
- * gates' two parts, the hidden and cell states. */
+ * gates' two parts, the hidden and cell states; -1 past 64 bits. */
 static int64_t scratch_doubles(const mica__rnn_t *p, int64_t steps)
 {
     int64_t dh = (int64_t)p->dirs * p->hidden;
-    int64_t width = p->input_size > dh ? p->input_size : dh;
-    return 2 * steps * width + 2 * (int64_t)p->gates * p->hidden +
-           2 * (int64_t)p->hidden;
+    int64_t width = p->input_size > dh ? p->input_size : dh, n;
+
+    /* gates <= 4 and hidden <= 2^20 (rnn_params.c): the rest is small */
+    if (__builtin_mul_overflow(steps, width, &n) ||
+        __builtin_mul_overflow(n, (int64_t)2, &n) ||
+        __builtin_add_overflow(n, 2 * (int64_t)p->gates * p->hidden +
+                                      2 * (int64_t)p->hidden, &n))
+        return -1;
+    return n;
 }
 
 size_t mica__rnn_ref_workspace(const mica__rnn_t *p, int64_t steps)
 {
-    return (size_t)scratch_doubles(p, steps < 0 ? 0 : steps) * sizeof(double);
+    int64_t n = scratch_doubles(p, steps < 0 ? 0 : steps);
+    /* too large: more than the core lets a layer ask for, so refused */
+    if (n < 0 || (uint64_t)n > SIZE_MAX / sizeof(double))
+        return SIZE_MAX;
+    return (size_t)n * sizeof(double);
 }
 
 /* Everything one direction of one layer needs. */

@@ -103,10 +103,13 @@ static mica_status_t check_count(const scale_layer_t *l, int32_t r,
                              "0 of rank %d", (int)l->axis, (int)r);
     for (k = l->mode == UNIFORM ? r : l->axis; k < r; k++) {
         all = all && known[k];
-        if (k == l->axis || l->mode == ELEMENTWISE)
-            need *= d[k];
-        else
-            in *= d[k];
+        /* checked: an empty tensor's other dimensions may be huge */
+        if (k == l->axis || l->mode == ELEMENTWISE
+                ? __builtin_mul_overflow(need, d[k], &need)
+                : __builtin_mul_overflow(in, d[k], &in))
+            return MICA_KIT_FAIL(err, "dimensions %d to %d of input 0 "
+                                 "multiply past 2^63 - 1: no coefficient "
+                                 "layout fits", (int)l->axis, (int)(r - 1));
     }
     *inner = in;
     if (l->k == 0 || !all || need == l->k)

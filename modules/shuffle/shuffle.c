@@ -36,6 +36,7 @@
  */
 #include <config.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -425,11 +426,14 @@ static size_t shuffle_workspace_size(const mica_layer_t *layer,
                                      int32_t nb_out)
 {
     const shuffle_layer_t *l = (const shuffle_layer_t *)layer;
+    int64_t bytes;
     (void)nb_in; (void)out; (void)nb_out;
     if (!both_transposes(l))
         return 0;
-    return (size_t)mica_dims_volume(&in[0].max) *
-           mica_dtype_size(in[0].desc.dtype);
+    /* checked: a size past the largest tensor is refused by the core */
+    if (mica_dims_bytes_checked(&in[0].max, in[0].desc.dtype, &bytes) != 0)
+        return SIZE_MAX;
+    return (size_t)bytes;
 }
 
 /* ---- running ------------------------------------------------------------ */
