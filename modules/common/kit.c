@@ -42,12 +42,22 @@ int mica_kit_at_fini(void (*fn)(void))
     return r;
 }
 
+/* Each function is taken off the list under the lock and called after
+ * it: a function registered while its caller holds a lock of its own
+ * (kit_onednn's engine) takes that lock again, and holding both in the
+ * two orders could deadlock. */
 void mica_kit_fini(void)
 {
-    pthread_mutex_lock(&fini_lock);
-    while (nb_fini > 0)
-        fini_fns[--nb_fini]();
-    pthread_mutex_unlock(&fini_lock);
+    for (;;) {
+        void (*fn)(void) = NULL;
+        pthread_mutex_lock(&fini_lock);
+        if (nb_fini > 0)
+            fn = fini_fns[--nb_fini];
+        pthread_mutex_unlock(&fini_lock);
+        if (!fn)
+            break;
+        fn();
+    }
 }
 
 /* ---- fields ----------------------------------------------------------- */
