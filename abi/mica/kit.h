@@ -165,9 +165,10 @@ MICA_KIT_API mica_status_t mica_kit_init(const mica_host_t *host,
  * Run `fn` when the host unloads the module (its descriptor's fini, which
  * MICA_KIT_ENTRY sets to mica_kit_fini): for what the module keeps for its
  * whole life, such as a library's engine or handle, so that nothing it
- * made outlives its code.  Functions run newest first.  Returns 0, or -1
- * when MICA_KIT_MAX_FINI are already registered (fn is then not called).
- * Thread-safe.
+ * made outlives its code.  Functions run newest first, each outside the
+ * kit's lock (so fn may take a lock that its registrant held while
+ * registering it).  Returns 0, or -1 when MICA_KIT_MAX_FINI are already
+ * registered (fn is then not called).  Thread-safe.
  */
 #define MICA_KIT_MAX_FINI 16
 MICA_KIT_API int mica_kit_at_fini(void (*fn)(void));

@@ -103,7 +103,8 @@ static mica_status_t check_count(const scale_layer_t *l, int32_t r,
                              "0 of rank %d", (int)l->axis, (int)r);
     for (k = l->mode == UNIFORM ? r : l->axis; k < r; k++) {
         all = all && known[k];
-        /* checked: an empty tensor's other dimensions may be huge */
+        /* checked here too, though the core refuses a tensor whose
+         * non-zero dimensions multiply past 2^63 (types.h) */
         if (k == l->axis || l->mode == ELEMENTWISE
                 ? __builtin_mul_overflow(need, d[k], &need)
                 : __builtin_mul_overflow(in, d[k], &in))
