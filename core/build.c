@@ -290,6 +290,18 @@ static mica_status_t build_all(mica_network_t *net,
     return st;
 }
 
+mica_status_t mica__build_plain(mica_network_t *net,
+                                const mica_build_config_t *cfg,
+                                uint32_t device, const mica__device_t *dev,
+                                mica_engine_t **out)
+{
+    int32_t i, asked = 0;
+    *out = NULL;
+    for (i = 0; i < net->nb_layers; i++)
+        asked |= net->layers[i].precision == MICA_FLOAT16 + 1;
+    return build_all(net, cfg, asked, device, dev, out);
+}
+
 mica_status_t mica_engine_build(mica_network_t *net,
                                 const mica_build_config_t *cfg,
                                 mica_engine_t **out)

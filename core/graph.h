@@ -205,6 +205,14 @@ mica_status_t mica__build_facts(mica_network_t *net,
                                 uint32_t device, const mica__device_t *dev,
                                 mica_engine_t **out);
 
+/* mica_engine_build of net as written (no graph pass), for the device
+ * `device` (`dev` opened), saying nothing but failures: the engines the
+ * passes build for themselves (core/passes/fold.c). */
+mica_status_t mica__build_plain(mica_network_t *net,
+                                const mica_build_config_t *cfg,
+                                uint32_t device, const mica__device_t *dev,
+                                mica_engine_t **out);
+
 /*
  * The network rewritten so that layers run in float16 where `allowed`
  * (bits 1 << dtype) and their own precision let them and their
@@ -283,7 +291,13 @@ struct mica_network {
     int32_t nb_formats;
     int32_t formats_set;      /* rewritten by core/formats.c: every layer
                                  says the formats of its tensors */
+    void **blobs;             /* weights a pass made, which its layers
+                                 borrow (mica__network_keep) */
+    int32_t nb_blobs;
 };
+
+/* Net takes over malloc'd `blob` (freed with it, also on failure). */
+mica_status_t mica__network_keep(mica_network_t *net, void *blob);
 
 /* The format asked for network input or output `name` (LINEAR if none),
  * and the arrays of net's formats freed (core/network_format.c). */

@@ -84,7 +84,23 @@ void mica_network_destroy(mica_network_t *net)
     mica__index_free(&net->layer_names);
     free_strv(net->outputs, net->nb_outputs);
     free_strv(net->output_origins, net->nb_outputs);
+    for (i = 0; i < net->nb_blobs; i++)
+        free(net->blobs[i]);
+    free(net->blobs);
     free(net);
+}
+
+mica_status_t mica__network_keep(mica_network_t *net, void *blob)
+{
+    void **grown = realloc(net->blobs, sizeof *grown *
+                           ((size_t)net->nb_blobs + 1));
+    if (!grown) {
+        free(blob);
+        return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
+    }
+    net->blobs = grown;
+    net->blobs[net->nb_blobs++] = blob;
+    return MICA_OK;
 }
 
 /* A copy of the n strings of v (entries may be NULL); NULL v gives NULLs. */

@@ -21,6 +21,7 @@
 #include <string.h>
 
 const mica__pass_t mica__passes[] = {
+    {"constant-folding", "constant folding", mica__pass_fold},
     {"fusion", "fusion rules", mica__pass_fusion},
 };
 const int32_t mica__nb_passes =

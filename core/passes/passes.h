@@ -53,6 +53,7 @@ extern const mica__pass_t mica__passes[];
 extern const int32_t mica__nb_passes;
 
 /* The passes themselves, one file each. */
+mica_status_t mica__pass_fold(mica__pass_run_t *p);       /* fold.c */
 mica_status_t mica__pass_fusion(mica__pass_run_t *p);     /* fusion.c */
 
 /*
