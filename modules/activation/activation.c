@@ -26,7 +26,7 @@
 static const char *const type_names[] = {
     "relu", "sigmoid", "tanh", "leaky_relu", "elu", "selu", "softsign",
     "softplus", "clip", "hard_sigmoid", "scaled_tanh", "thresholded_relu",
-    NULL,
+    "gelu_erf", "gelu_tanh", NULL,
 };
 
 static const double zero[] = {0.0};
