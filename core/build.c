@@ -283,10 +283,31 @@ static mica_status_t build_all(mica_network_t *net,
     return st;
 }
 
+/* The network as written, built once for the fusion rules' tests of
+ * types and ranks (core/fusion.c); kept until the build is done. */
+typedef struct facts_arg {
+    mica_network_t *net;
+    const mica_build_config_t *cfg;
+    uint32_t device;
+    const mica__device_t *dev;
+    mica_engine_t *e;
+} facts_arg_t;
+
+static mica_status_t fusion_facts(void *arg, const mica_engine_t **e)
+{
+    facts_arg_t *a = arg;
+    mica_status_t st = MICA_OK;
+    if (!a->e)
+        st = build(a->net, a->cfg, 0, 0, a->device, a->dev, &a->e);
+    *e = a->e;
+    return st;
+}
+
 mica_status_t mica_engine_build(mica_network_t *net,
                                 const mica_build_config_t *cfg,
                                 mica_engine_t **out)
 {
+    facts_arg_t facts;
     uint32_t device;
     const mica__device_t *dev;
     mica_network_t *fused = NULL;
@@ -306,8 +327,16 @@ mica_status_t mica_engine_build(mica_network_t *net,
      * fused network the builder refuses (a fused layer's implementation
      * that does not take the chain's types, say) is built as written:
      * fusion never fails a build that would succeed without it. */
-    if (!no_fusion(cfg) &&
-        (st = mica__fusion_rewrite(net, cfg, device, &fused)) != MICA_OK)
+    memset(&facts, 0, sizeof facts);
+    facts.net = net;
+    facts.cfg = cfg;
+    facts.device = device;
+    facts.dev = dev;
+    if (!no_fusion(cfg))
+        st = mica__fusion_rewrite(net, cfg, device, fusion_facts, &facts,
+                                  &fused);
+    mica_engine_destroy(facts.e);
+    if (st != MICA_OK)
         return st;
     if (fused) {
         st = build_all(fused, cfg, asked, device, dev, out);

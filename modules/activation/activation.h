@@ -86,6 +86,10 @@ MICA_KIT_HD float mica__act_f(int type, float x, float a, float b)
     }
 }
 
+/* The fusion rules of decomposed GELUs (gelu_rules.c). */
+#define MICA__GELU_NB_RULES 2
+extern const mica_fusion_rule_t *const mica__gelu_rules[MICA__GELU_NB_RULES];
+
 #if MICA_KIT_CUDA || defined(__CUDACC__)
 /*
  * Run activation `type` on the device over n > 0 elements of `dtype`

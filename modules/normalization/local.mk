@@ -5,7 +5,8 @@
 pkgmodule_LTLIBRARIES += modules/mica_normalization.la
 modules_mica_normalization_la_SOURCES = \
 	modules/normalization/normalization.c \
-	modules/normalization/normalization.h
+	modules/normalization/normalization.h \
+	modules/normalization/norm_rules.c
 modules_mica_normalization_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
 modules_mica_normalization_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
 if MICA_CUDA

@@ -521,6 +521,7 @@ static const mica_layer_creator_t norm_creator_vector =
 static const mica_layer_creator_t *const creators[] = {
     MICA_KIT_PAIR(norm), &norm_creator_vector};
 
-MICA_KIT_ENTRY("normalization", PACKAGE_VERSION, "MIT",
-               "Normalization: layer, group, instance and RMS normalization",
-               creators)
+MICA_KIT_ENTRY_FUSION("normalization", PACKAGE_VERSION, "MIT",
+                      "Normalization: layer, group, instance and RMS "
+                      "normalization, and the rules of decomposed ones",
+                      creators, mica__norm_rules)

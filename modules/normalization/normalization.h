@@ -78,6 +78,10 @@ MICA_KIT_HD void mica__norm_elem(const mica__norm_plan_t *p, int64_t j,
     }
 }
 
+/* The fusion rules of decomposed layer normalizations (norm_rules.c). */
+#define MICA__NORM_NB_RULES 3
+extern const mica_fusion_rule_t *const mica__norm_rules[MICA__NORM_NB_RULES];
+
 #if MICA_KIT_CUDA || defined(__CUDACC__)
 /*
  * The normalization of plan p (rows * len > 0) on the device: x, scale,
