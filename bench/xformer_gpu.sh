@@ -3,8 +3,8 @@
 # GPU machine, in one run (builds nothing: BUILD_DIR is a CUDA build of
 # mica with its tests built, `make check` or `make -j tests/test_mod_*`):
 #
-#   1. the module tests of Normalization, Attention and Activation (GELU)
-#      and the fusion tests: every case on the CPU against the expected
+#   1. the module tests of Normalization, Attention and Activation
+#      (GELU): every case on the CPU against the expected
 #      values, then CUDA against the CPU (tests/harness.h); the Attention
 #      test covers the flash kernel (float16/bfloat16, head sizes 64 and
 #      128, sequence lengths not multiples of the 64 tile, causal, masks);
@@ -38,8 +38,7 @@ nvidia-smi -L 2>&1 | head -2
 date -u
 
 # 1. the tests (TAP): ok / not ok / skip counts of each
-for t in test_mod_normalization test_mod_attention test_mod_activation \
-         test_fusion_xformer; do
+for t in test_mod_normalization test_mod_attention test_mod_activation; do
     p="$build/tests/$t"
     if [ ! -x "$p" ]; then
         note "$t" "NOT BUILT (make -C $build tests/$t)"
