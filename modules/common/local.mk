@@ -35,6 +35,14 @@ modules_common_libmicamodkit_nn_la_SOURCES += modules/common/kit_onednn.c \
 	modules/common/kit_onednn.h
 endif
 
+# The CPU helpers (not installed): threads through GNU OpenMP opened on
+# first use, and the element kernels' drivers of the `vec`
+# implementations.
+noinst_LTLIBRARIES += modules/common/libmicamodkit_cpu.la
+modules_common_libmicamodkit_cpu_la_SOURCES = modules/common/kit_cpu.c \
+	modules/common/kit_cpu.h modules/common/kit_vec.c \
+	modules/common/kit_vec.h
+
 # The GPU libraries' helpers (not installed): cuBLAS and, when configure
 # found it, cuDNN, opened on first use, with a handle per thread and device.
 if MICA_CUDA
