@@ -1,9 +1,9 @@
 /*
  * modules/common/kit_cpu.h - threads for the modules' CPU
  * implementations: how many a layer may use now, and a parallel loop
- * over a range.  Part of the module kit's CPU helpers
- * (libmicamodkit_cpu.la, with the element kernels of kit_vec.h); not
- * installed.
+ * over a range.  Part of the module kit (libmicamodkit.la), for the
+ * `vec` implementations (kit_vec.h) and oneDNN's runners (kit_onednn.h);
+ * the header is not installed.
  *
  * The threads are GNU OpenMP's (libgomp.so.1), the runtime Debian's
  * oneDNN (libdnnl2) runs on, so that mica's own parallel kernels and

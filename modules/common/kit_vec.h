@@ -27,11 +27,12 @@
  * Large tensors are split between threads (kit_cpu.h's mica__cpu_for);
  * small ones run on the calling thread.
  *
- * The vector type holds 8 float32 (GCC's vector extensions: AVX where
- * the compiler targets it, two SSE registers otherwise).  Helpers here
+ * The vector type holds MICA__VL (4) float32: GCC's vector extensions
+ * of 16 bytes, one SSE register on x86-64's baseline (wider generic
+ * vectors would be split, and their comparisons done lane by lane).  Helpers here
  * give, lane by lane, exactly what the C library gives for the same
  * scalar (fmaxf, fminf, floorf), so that a `vec` kernel and the
- * reference agree on NaN, infinities and signed zeros; mica__v8_exp,
+ * reference agree on NaN, infinities and signed zeros; mica__v_exp,
  * _tanh and _sigmoid are within a few ulp of expf, tanhf and the
  * reference's 1 / (1 + expf(-x)), with the same special values.
  */
@@ -53,95 +54,92 @@ extern "C" {
 
 /* ---- the vector type ----------------------------------------------- */
 
-/* GCC warns that passing 32-byte vectors by value without AVX differs
- * from the AVX calling convention: these helpers are static inline,
- * never called across objects built with other flags. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
+/* always inlined: the kernels are loops of vector instructions */
+#define MICA__V static inline __attribute__((always_inline))
 
-typedef float mica__v8f __attribute__((vector_size(32)));
-typedef int32_t mica__v8i __attribute__((vector_size(32)));
+#define MICA__VL 4
+typedef float mica__vf __attribute__((vector_size(16)));
+typedef int32_t mica__vi __attribute__((vector_size(16)));
 
-static inline mica__v8f mica__v8_load(const float *p)
+MICA__V mica__vf mica__v_load(const float *p)
 {
-    mica__v8f v;
+    mica__vf v;
     memcpy(&v, p, sizeof v);
     return v;
 }
 
-static inline void mica__v8_store(float *p, mica__v8f v)
+MICA__V void mica__v_store(float *p, mica__vf v)
 {
     memcpy(p, &v, sizeof v);
 }
 
-static inline mica__v8f mica__v8_set1(float x)
+MICA__V mica__vf mica__v_set1(float x)
 {
-    mica__v8f v = {x, x, x, x, x, x, x, x};
+    mica__vf v = {x, x, x, x};
     return v;
 }
 
-static inline mica__v8i mica__v8_bits(mica__v8f v)
+MICA__V mica__vi mica__v_bits(mica__vf v)
 {
-    return (mica__v8i)v;
+    return (mica__vi)v;
 }
 
-static inline mica__v8f mica__v8_float(mica__v8i v)
+MICA__V mica__vf mica__v_float(mica__vi v)
 {
-    return (mica__v8f)v;
+    return (mica__vf)v;
 }
 
 /* Lane by lane: m (all ones or zero per lane) ? a : b. */
-static inline mica__v8f mica__v8_sel(mica__v8i m, mica__v8f a, mica__v8f b)
+MICA__V mica__vf mica__v_sel(mica__vi m, mica__vf a, mica__vf b)
 {
-    return (mica__v8f)((m & (mica__v8i)a) | (~m & (mica__v8i)b));
+    return (mica__vf)((m & (mica__vi)a) | (~m & (mica__vi)b));
 }
 
 /* glibc's fmaxf / fminf: a when a >= b (a <= b) or b is NaN, else b. */
-static inline mica__v8f mica__v8_max(mica__v8f a, mica__v8f b)
+MICA__V mica__vf mica__v_max(mica__vf a, mica__vf b)
 {
-    return mica__v8_sel((a >= b) | (b != b), a, b);
+    return mica__v_sel((a >= b) | (b != b), a, b);
 }
 
-static inline mica__v8f mica__v8_min(mica__v8f a, mica__v8f b)
+MICA__V mica__vf mica__v_min(mica__vf a, mica__vf b)
 {
-    return mica__v8_sel((a <= b) | (b != b), a, b);
+    return mica__v_sel((a <= b) | (b != b), a, b);
 }
 
-static inline mica__v8f mica__v8_abs(mica__v8f a)
+MICA__V mica__vf mica__v_abs(mica__vf a)
 {
-    return (mica__v8f)((mica__v8i)a & 0x7fffffff);
+    return (mica__vf)((mica__vi)a & 0x7fffffff);
 }
 
 /* floorf: exact, -0 and NaN and infinities kept. */
-static inline mica__v8f mica__v8_floor(mica__v8f x)
+MICA__V mica__vf mica__v_floor(mica__vf x)
 {
-    mica__v8f t = __builtin_convertvector(
-        __builtin_convertvector(x, mica__v8i), mica__v8f);
-    mica__v8i big = ~(mica__v8_abs(x) < mica__v8_set1(8388608.0f));
-    t = mica__v8_sel(t > x, t - 1.0f, t);
+    mica__vf t = __builtin_convertvector(
+        __builtin_convertvector(x, mica__vi), mica__vf);
+    mica__vi big = ~(mica__v_abs(x) < mica__v_set1(8388608.0f));
+    t = mica__v_sel(t > x, t - 1.0f, t);
     /* a zero result keeps x's sign (floorf(-0) is -0) */
-    t = (mica__v8f)((mica__v8i)t |
-                    ((t == 0.0f) & ((mica__v8i)x & (int32_t)0x80000000)));
-    return mica__v8_sel(big, x, t);
+    t = (mica__vf)((mica__vi)t |
+                    ((t == 0.0f) & ((mica__vi)x & (int32_t)0x80000000)));
+    return mica__v_sel(big, x, t);
 }
 
 /* ceilf, as floor. */
-static inline mica__v8f mica__v8_ceil(mica__v8f x)
+MICA__V mica__vf mica__v_ceil(mica__vf x)
 {
-    return -mica__v8_floor(-x);
+    return -mica__v_floor(-x);
 }
 
 /* expf within 2 ulp; overflow gives +inf, -inf gives 0, denormal
  * results kept, NaN stays NaN. */
-static inline mica__v8f mica__v8_exp(mica__v8f x)
+MICA__V mica__vf mica__v_exp(mica__vf x)
 {
-    mica__v8f c = mica__v8_max(mica__v8_min(x, mica__v8_set1(89.0f)),
-                               mica__v8_set1(-104.0f));
-    mica__v8f fx = mica__v8_floor(c * 1.44269504088896341f + 0.5f);
-    mica__v8f r = c - fx * 0.693359375f + fx * 2.12194440e-4f;
-    mica__v8f z = r * r, y;
-    mica__v8i n = __builtin_convertvector(fx, mica__v8i), n1, n2;
+    mica__vf c = mica__v_max(mica__v_min(x, mica__v_set1(89.0f)),
+                               mica__v_set1(-104.0f));
+    mica__vf fx = mica__v_floor(c * 1.44269504088896341f + 0.5f);
+    mica__vf r = c - fx * 0.693359375f + fx * 2.12194440e-4f;
+    mica__vf z = r * r, y;
+    mica__vi n = __builtin_convertvector(fx, mica__vi), n1, n2;
 
     y = ((((1.9875691500E-4f * r + 1.3981999507E-3f) * r +
            8.3334519073E-3f) * r + 4.1665795894E-2f) * r +
@@ -151,29 +149,31 @@ static inline mica__v8f mica__v8_exp(mica__v8f x)
      * as denormals and above FLT_MAX as infinity */
     n1 = n >> 1;
     n2 = n - n1;
-    y = y * (mica__v8f)((n1 + 127) << 23) * (mica__v8f)((n2 + 127) << 23);
-    return mica__v8_sel(x != x, x, y);
+    y = y * (mica__vf)((n1 + 127) << 23) * (mica__vf)((n2 + 127) << 23);
+    return mica__v_sel(x != x, x, y);
 }
 
 /* The reference's sigmoid, 1 / (1 + expf(-x)). */
-static inline mica__v8f mica__v8_sigmoid(mica__v8f x)
+MICA__V mica__vf mica__v_sigmoid(mica__vf x)
 {
-    return 1.0f / (1.0f + mica__v8_exp(-x));
+    return 1.0f / (1.0f + mica__v_exp(-x));
 }
 
 /* tanhf within 3 ulp; tanh(-0) = -0, +-inf give +-1, NaN stays. */
-static inline mica__v8f mica__v8_tanh(mica__v8f x)
+MICA__V mica__vf mica__v_tanh(mica__vf x)
 {
-    mica__v8f a = mica__v8_abs(x), z = x * x, p, e, big;
-    mica__v8i sign = (mica__v8i)x & (int32_t)0x80000000;
+    mica__vf a = mica__v_abs(x), z = x * x, p, e, big;
+    mica__vi sign = (mica__vi)x & (int32_t)0x80000000;
 
     p = ((((-5.70498872745E-3f * z + 2.06390887954E-2f) * z -
            5.37397155531E-2f) * z + 1.33314422036E-1f) * z -
          3.33332819422E-1f) * z * x + x;
-    e = mica__v8_exp(mica__v8_min(a, mica__v8_set1(20.0f)) * 2.0f);
+    e = mica__v_exp(mica__v_min(a, mica__v_set1(20.0f)) * 2.0f);
     big = 1.0f - 2.0f / (e + 1.0f);
-    big = (mica__v8f)((mica__v8i)big | sign);
-    return mica__v8_sel(x != x, x, mica__v8_sel(a < 0.625f, p, big));
+    big = (mica__vf)((mica__vi)big | sign);
+    /* below 2^-12, tanh(x) rounds to x (and -0 stays -0) */
+    p = mica__v_sel(a < 2.44140625e-4f, x, p);
+    return mica__v_sel(x != x, x, mica__v_sel(a < 0.625f, p, big));
 }
 
 /* ---- kernels ------------------------------------------------------- */
@@ -194,7 +194,7 @@ typedef void mica__vec_ter_fn(const void *ctx, const float *c, int64_t sc,
 
 /*
  * A binary kernel `name` from a vector expression VOP(a, b) of
- * mica__v8f values (ctx in scope as `ctx`): the contiguous and the
+ * mica__vf values (ctx in scope as `ctx`): the contiguous and the
  * broadcast cases each in a loop of its own, the tail through the same
  * expression on a padded vector, so that every element is computed
  * alike.
@@ -206,22 +206,22 @@ typedef void mica__vec_ter_fn(const void *ctx, const float *c, int64_t sc,
         int64_t i = 0;                                                      \
         (void)ctx;                                                          \
         if (sa && sb) {                                                     \
-            for (; i + 8 <= n; i += 8) {                                    \
-                mica__v8f va = mica__v8_load(a + i);                        \
-                mica__v8f vb = mica__v8_load(b + i);                        \
-                mica__v8_store(y + i, VOP(va, vb));                         \
+            for (; i + MICA__VL <= n; i += MICA__VL) {                                    \
+                mica__vf va = mica__v_load(a + i);                        \
+                mica__vf vb = mica__v_load(b + i);                        \
+                mica__v_store(y + i, VOP(va, vb));                         \
             }                                                               \
         } else if (sa) {                                                    \
-            mica__v8f vb = mica__v8_set1(b[0]);                             \
-            for (; i + 8 <= n; i += 8) {                                    \
-                mica__v8f va = mica__v8_load(a + i);                        \
-                mica__v8_store(y + i, VOP(va, vb));                         \
+            mica__vf vb = mica__v_set1(b[0]);                             \
+            for (; i + MICA__VL <= n; i += MICA__VL) {                                    \
+                mica__vf va = mica__v_load(a + i);                        \
+                mica__v_store(y + i, VOP(va, vb));                         \
             }                                                               \
         } else if (sb) {                                                    \
-            mica__v8f va = mica__v8_set1(a[0]);                             \
-            for (; i + 8 <= n; i += 8) {                                    \
-                mica__v8f vb = mica__v8_load(b + i);                        \
-                mica__v8_store(y + i, VOP(va, vb));                         \
+            mica__vf va = mica__v_set1(a[0]);                             \
+            for (; i + MICA__VL <= n; i += MICA__VL) {                                    \
+                mica__vf vb = mica__v_load(b + i);                        \
+                mica__v_store(y + i, VOP(va, vb));                         \
             }                                                               \
         }                                                                   \
         if (i < n) {                                                        \
@@ -232,8 +232,8 @@ typedef void mica__vec_ter_fn(const void *ctx, const float *c, int64_t sc,
                 tb[j] = b[(i + j) * sb];                                    \
             }                                                               \
             {                                                               \
-                mica__v8f va = mica__v8_load(ta), vb = mica__v8_load(tb);   \
-                mica__v8_store(ty, VOP(va, vb));                            \
+                mica__vf va = mica__v_load(ta), vb = mica__v_load(tb);   \
+                mica__v_store(ty, VOP(va, vb));                            \
             }                                                               \
             memcpy(y + i, ty, (size_t)(n - i) * sizeof *y);                 \
         }                                                                   \
@@ -245,16 +245,16 @@ typedef void mica__vec_ter_fn(const void *ctx, const float *c, int64_t sc,
     {                                                                       \
         int64_t i = 0;                                                      \
         (void)ctx;                                                          \
-        for (; i + 8 <= n; i += 8) {                                        \
-            mica__v8f vx = mica__v8_load(x + i);                            \
-            mica__v8_store(y + i, VOP(vx));                                 \
+        for (; i + MICA__VL <= n; i += MICA__VL) {                                        \
+            mica__vf vx = mica__v_load(x + i);                            \
+            mica__v_store(y + i, VOP(vx));                                 \
         }                                                                   \
         if (i < n) {                                                        \
             float tx[8] = {0}, ty[8];                                       \
-            mica__v8f vx;                                                   \
+            mica__vf vx;                                                   \
             memcpy(tx, x + i, (size_t)(n - i) * sizeof *x);                 \
-            vx = mica__v8_load(tx);                                         \
-            mica__v8_store(ty, VOP(vx));                                    \
+            vx = mica__v_load(tx);                                         \
+            mica__v_store(ty, VOP(vx));                                    \
             memcpy(y + i, ty, (size_t)(n - i) * sizeof *y);                 \
         }                                                                   \
     }

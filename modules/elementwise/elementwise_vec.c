@@ -19,10 +19,10 @@
 #define V_PROD(a, b) ((a) * (b))
 #define V_SUB(a, b) ((a) - (b))
 #define V_DIV(a, b) ((a) / (b))
-#define V_MAX(a, b) mica__v8_max((a), (b))
-#define V_MIN(a, b) mica__v8_min((a), (b))
-#define V_FDIV(a, b) mica__v8_floor((a) / (b))
-#define V_ONE(m) mica__v8_sel((m), mica__v8_set1(1.0f), mica__v8_set1(0.0f))
+#define V_MAX(a, b) mica__v_max((a), (b))
+#define V_MIN(a, b) mica__v_min((a), (b))
+#define V_FDIV(a, b) mica__v_floor((a) / (b))
+#define V_ONE(m) mica__v_sel((m), mica__v_set1(1.0f), mica__v_set1(0.0f))
 #define V_EQ(a, b) V_ONE((a) == (b))
 #define V_GT(a, b) V_ONE((a) > (b))
 #define V_LT(a, b) V_ONE((a) < (b))
@@ -44,9 +44,9 @@ static void k_pow(const void *ctx, const float *a, int64_t sa,
     int64_t i;
     (void)ctx;
     if (sb == 0 && b[0] == 2.0f && sa) {
-        for (i = 0; i + 8 <= n; i += 8) {
-            mica__v8f x = mica__v8_load(a + i);
-            mica__v8_store(y + i, x * x);
+        for (i = 0; i + MICA__VL <= n; i += MICA__VL) {
+            mica__vf x = mica__v_load(a + i);
+            mica__v_store(y + i, x * x);
         }
         for (; i < n; i++)
             y[i] = a[i] * a[i];
