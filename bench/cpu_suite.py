@@ -108,6 +108,7 @@ def ort_session(path, threads):
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
+    so.log_severity_level = 3
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
@@ -192,10 +193,12 @@ def main():
             continue
         err = 0.0
         for o, w in zip(sess.get_outputs(), want):
-            fn = os.path.join(out, re.sub(r"[^A-Za-z0-9_.-]", "_", o.name)
-                              + ".npy")
-            if not os.path.exists(fn):
-                fn = os.path.join(out, o.name + ".npy")
+            # mica run writes NAME.npy with bytes outside [A-Za-z0-9._-]
+            # as %XX
+            fn = os.path.join(out, "".join(
+                c if re.match(r"[A-Za-z0-9._-]", c) else
+                "".join("%%%02X" % b for b in c.encode()) for c in o.name)
+                + ".npy")
             g = np.load(fn).astype(np.float64).reshape(w.shape)
             w = w.astype(np.float64)
             scale = max(float(np.max(np.abs(w))) if w.size else 0.0, 1e-30)

@@ -17,8 +17,10 @@
  * the primitive runs), part of the cache's key; the ReLU follows on the
  * host (oneDNN's makes NaN of -inf).
  * A 2D Convolution also takes channels last (NHWC, MICA_FORMAT_HWC):
- * oneDNN's nhwc source and destination, which its fast kernels on
- * AVX-512 (brgconv) read and write as they are, with no reorder.
+ * the primitive is asked for oneDNN's nhwc source and destination
+ * first, which its AVX2 kernels (jit:avx2) and AVX-512 ones (brgconv)
+ * read and write as they are, so that no reorder runs around it; its
+ * own choice of layouts where it has no such kernel.
  */
 #include <config.h>
 
@@ -147,11 +149,25 @@ static mica_status_t make(mica__dnnl_run_t *run, const void *problem,
         MICA__DNNL_TRY(mica__dnnl.pd_create(&pd, &dd, attr,
                                             mica__dnnl_engine(), NULL));
     } else {
-        MICA__DNNL_TRY(mica__dnnl.conv_desc(
-            &cd, dnnl_forward_inference, dnnl_convolution_direct, &x_any,
-            &w_any, p->bias ? &b_md : NULL, &y_any, strides, dil, pre, post));
-        MICA__DNNL_TRY(mica__dnnl.pd_create(&pd, &cd, attr,
-                                            mica__dnnl_engine(), NULL));
+        /* Channels last: the source and destination as they are where
+         * oneDNN has a kernel for them (its AVX2 and AVX-512 ones do), so
+         * that no reorder runs around the primitive; else its choice. */
+        if (pp->nhwc &&
+            mica__dnnl.conv_desc(&cd, dnnl_forward_inference,
+                                 dnnl_convolution_direct, &x_plain, &w_any,
+                                 p->bias ? &b_md : NULL, &y_plain, strides,
+                                 dil, pre, post) == dnnl_success &&
+            mica__dnnl.pd_create(&pd, &cd, attr, mica__dnnl_engine(),
+                                 NULL) != dnnl_success)
+            pd = NULL;
+        if (!pd) {
+            MICA__DNNL_TRY(mica__dnnl.conv_desc(
+                &cd, dnnl_forward_inference, dnnl_convolution_direct, &x_any,
+                &w_any, p->bias ? &b_md : NULL, &y_any, strides, dil, pre,
+                post));
+            MICA__DNNL_TRY(mica__dnnl.pd_create(&pd, &cd, attr,
+                                                mica__dnnl_engine(), NULL));
+        }
     }
     wf = mica__dnnl_floats(p->kernel, &wbuf);
     if (p->bias)
