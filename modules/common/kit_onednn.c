@@ -58,6 +58,9 @@ static const mica_kit_sym_t dnnl_syms[] = {
     MICA_KIT_SYM(mica__dnnl, post_ops_destroy, "dnnl_post_ops_destroy"),
     MICA_KIT_SYM(mica__dnnl, post_ops_append_sum, "dnnl_post_ops_append_sum"),
     MICA_KIT_SYM(mica__dnnl, binary_desc, "dnnl_binary_desc_init"),
+    MICA_KIT_SYM(mica__dnnl, rnn_desc, "dnnl_vanilla_rnn_forward_desc_init"),
+    MICA_KIT_SYM(mica__dnnl, lstm_desc, "dnnl_lstm_forward_desc_init"),
+    MICA_KIT_SYM(mica__dnnl, lbr_gru_desc, "dnnl_lbr_gru_forward_desc_init"),
 };
 
 static mica_kit_lib_t dnnl_lib =
