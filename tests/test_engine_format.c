@@ -288,9 +288,15 @@ static void old_file(const char *file, const char *manifest,
     snprintf(path, sizeof path, "%s/tests/engines/%s", top, file);
     snprintf(mpath, sizeof mpath, "%s/%s", top, manifest);
     /* The files were built when the reference was the CPU's only
-     * ElementWise: the built engine and the loaded one take it alike,
-     * by a deploy-time choice (which replaces a loaded engine's). */
-    if (mica_context_set_prefer(ctx, "ElementWise=reference") != MICA_OK)
+     * implementation of these types: the built engine and the loaded one
+     * take it alike, by a deploy-time choice (which replaces a loaded
+     * engine's). */
+    if (mica_context_set_prefer(ctx, "ElementWise=reference,"
+                                "Activation=reference,Unary=reference,"
+                                "Scale=reference,Identity=reference,"
+                                "Reduce=reference,Select=reference,"
+                                "ParametricReLU=reference,"
+                                "RNNv2=reference") != MICA_OK)
         bail("prefer: %s", err());
     built = build(mpath);
     ok(mica_engine_load(ctx, path, &loaded) == MICA_OK, "%s loads", file);
