@@ -96,7 +96,7 @@ has "$tmp/out" '^Layer  *Type  *Implementation  *Time (ms)  *Avg. Time (ms)  *Me
     "  its columns: name, type, implementation, time, share"
 for l in 'input  *Constant' 'bias  *Constant' 'add  *ElementWise' \
          'relu  *Activation' 'total  *Reduce'; do
-    has "$tmp/out" "^$l  *\(reference\|onednn\)  *$num  *$num  *$num  *$num$" \
+    has "$tmp/out" "^$l  *\(reference\|onednn\|vec\)  *$num  *$num  *$num  *$num$" \
         "  a row: $(echo "$l" | sed 's/ .*//')"
 done
 has "$tmp/out" "^Total  *$num  *$num  *$num  *100.0$" "  and a total"
