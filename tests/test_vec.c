@@ -311,10 +311,79 @@ static void identity(void)
     th_free(&h);
 }
 
+/*
+ * The thread count of an execution context (mica_exec_set_threads):
+ * a sum of 300000 elements, split between threads or not, gives the
+ * same bytes with 1, 2 and 3 threads and by default; a negative count
+ * is refused.
+ */
+static void threads(void)
+{
+    mica_context_t *ctx = th_context();
+    mica_network_t *net = NULL;
+    mica_engine_t *e = NULL;
+    mica_build_config_t cfg;
+    mica_dims_t d;
+    float *x = malloc(300000 * sizeof *x), *first = NULL;
+    int32_t counts[4] = {1, 2, 3, 0};
+    int k, good = 1;
+    int64_t i;
+
+    if (!x)
+        bail("out of memory");
+    memset(&d, 0, sizeof d);
+    d.nb_dims = 1;
+    d.d[0] = 300000;
+    for (i = 0; i < d.d[0]; i++)
+        x[i] = (float)(i % 1013) / 7.0f - 50.0f;
+    if (mica_network_create(ctx, &net) != MICA_OK ||
+        mica_network_add_input(net, "x", F32, &d, NULL) != MICA_OK)
+        bail("network: %s", mica_context_error(ctx));
+    th_add_layer(net, "s", "Activation", "type", "sigmoid", "x", NULL, "y");
+    mica_network_mark_output(net, "y", NULL);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.struct_size = sizeof cfg;
+    cfg.device = MICA_DEVICE_CPU;
+    if (mica_engine_build(net, &cfg, &e) != MICA_OK)
+        bail("build: %s", mica_context_error(ctx));
+    for (k = 0; k < 4; k++) {
+        mica_exec_t *x_ = NULL;
+        mica_tensor_desc_t desc;
+        const void *out = NULL;
+        if (mica_exec_create(e, &x_) != MICA_OK ||
+            mica_exec_set_threads(x_, counts[k]) != MICA_OK ||
+            mica_exec_set_input(x_, "x", &d, x) != MICA_OK ||
+            mica_exec_run(x_) != MICA_OK ||
+            mica_exec_get_output(x_, "y", &desc, &out) != MICA_OK) {
+            diag("threads %d: %s", (int)counts[k], mica_context_error(ctx));
+            good = 0;
+        } else if (!first) {
+            first = malloc((size_t)d.d[0] * sizeof *first);
+            if (!first)
+                bail("out of memory");
+            memcpy(first, out, (size_t)d.d[0] * sizeof *first);
+        } else if (memcmp(first, out, (size_t)d.d[0] * sizeof *first)) {
+            diag("threads %d: other values than with 1", (int)counts[k]);
+            good = 0;
+        }
+        if (k == 0)
+            ok(mica_exec_set_threads(x_, -1) == MICA_ERR_INVALID &&
+                   mica_exec_threads(x_) == 1,
+               "threads: a negative count is refused, the count kept");
+        mica_exec_destroy(x_);
+    }
+    ok(good, "threads: 1, 2, 3 and the default give the same bytes");
+    free(first);
+    free(x);
+    mica_engine_destroy(e);
+    mica_network_destroy(net);
+}
+
 int main(void)
 {
     plan_lazy();
     th_context();
+    threads(); /* first: before anything opened OpenMP */
     elementwise();
     activation();
     unary();

@@ -122,7 +122,8 @@ void mica__cpu_for(int64_t n, int64_t grain, mica__cpu_range_fn *fn,
 
     if (grain < 1)
         grain = 1;
-    if (n < 2 * grain || (want = mica__cpu_threads()) < 2) {
+    /* (the context's count may be read before libgomp was opened) */
+    if (n < 2 * grain || (want = mica__cpu_threads()) < 2 || !gomp_open()) {
         if (n > 0)
             fn(ctx, 0, n);
         return;
