@@ -293,6 +293,28 @@ static void others(void)
     th_free(&in[2]);
 }
 
+static void resize(void)
+{
+    static const double up[4] = {1, 1, 2, 2}, odd[4] = {1, 1, 1.5, 0.75};
+    int64_t d4[4] = {2, 3, 7, 9};
+    th_tensor_t x = values(F32, 4, d4, 0);
+    int cl;
+
+    for (cl = 0; cl < 2; cl++) {
+        th_channels_last_cpu(cl);
+        check(cl ? "Resize nearest x2: channels last" : "Resize nearest x2",
+              "Resize", th_f_floats(th_fields(), "scales", 4, up), 1, &x, 0);
+        check(cl ? "Resize linear half_pixel: channels last"
+                 : "Resize linear half_pixel", "Resize",
+              th_f_str(th_f_str(th_f_floats(th_fields(), "scales", 4, odd),
+                                "mode", "linear"),
+                       "coordinate_transformation", "half_pixel"),
+              1, &x, 0);
+    }
+    th_channels_last_cpu(0);
+    th_free(&x);
+}
+
 static void identity(void)
 {
     int64_t d4[4] = {2, 37, 5, 41};
@@ -389,5 +411,6 @@ int main(void)
     unary();
     others();
     identity();
+    resize();
     return exit_status();
 }
