@@ -182,6 +182,10 @@ void mica__vec_map(mica__vec_map_fn *fn, const void *ctx, int64_t n,
 
 typedef struct walk {
     int32_t rank, nin;
+    int64_t period;                   /* > 0: the inner run is rows of
+                                       * `period` merged (plan_rows) */
+    int32_t rep[NIN];                 /* input j repeats one row there
+                                       * (its inner stride is then 0) */
     int64_t d[MICA_MAX_DIMS];         /* output dims, memory order */
     int64_t s[NIN][MICA_MAX_DIMS];    /* input strides in that order */
     mica_dtype_t t[NIN], ty;
@@ -195,6 +199,51 @@ typedef struct walk {
 static size_t dsize(mica_dtype_t t)
 {
     return t == MICA_FLOAT16 ? 2 : t == MICA_BOOL ? 1 : 4;
+}
+
+/*
+ * Short rows (a channel broadcast in channels last: runs of C elements)
+ * cost a call each.  Where the inner run is short and every input is
+ * either contiguous across rows or the same row for every row (stride 0
+ * along the row dimension), k rows are merged into one run: the
+ * repeated row is staged k times (run_in), so that the kernels see runs
+ * of about MICA__VEC_BLOCK / 2 elements.
+ */
+static void plan_rows(walk_t *w)
+{
+    int32_t r = w->rank, j;
+    int64_t inner, rows, k;
+
+    w->period = 0;
+    for (j = 0; j < w->nin; j++)
+        w->rep[j] = 0;
+    if (r < 2 || (inner = w->d[r - 1]) >= 128)
+        return;
+    rows = w->d[r - 2];
+    for (j = 0; j < w->nin; j++) {
+        int64_t a = w->s[j][r - 2], b = w->s[j][r - 1];
+        if (!((b == 1 && a == inner) || (a == 0 && (b == 0 || b == 1))))
+            return;
+    }
+    for (k = (MICA__VEC_BLOCK / 2) / inner; k > 1 && rows % k; k--)
+        ;
+    if (k < 2)
+        return;
+    w->period = inner;
+    w->d[r - 2] = rows / k;
+    w->d[r - 1] = inner * k;
+    for (j = 0; j < w->nin; j++) {
+        if (w->s[j][r - 2] == 0) {
+            /* the same row again: contiguous (a row repeated) or one
+             * value (stride 0 stays 0) */
+            if (w->s[j][r - 1] == 1) {
+                w->rep[j] = 1;
+                w->s[j][r - 1] = 0;
+            }
+        } else {
+            w->s[j][r - 2] *= k;
+        }
+    }
 }
 
 /*
@@ -260,6 +309,7 @@ static int plan_walk(walk_t *w, const mica_tensor_desc_t *in, int32_t nin,
         for (j = 0; j < nin; j++)
             w->s[j][0] = 0;
     }
+    plan_rows(w);
     return 1;
 }
 
@@ -267,11 +317,24 @@ static int plan_walk(walk_t *w, const mica_tensor_desc_t *in, int32_t nin,
  * a stride of 0 or 1: the data itself where it can be, else staged into
  * buf. */
 static const float *run_in(const walk_t *w, int32_t j, int64_t off,
-                           int64_t n, float *buf, int64_t *stride)
+                           int64_t at, int64_t n, float *buf,
+                           int64_t *stride)
 {
     int64_t s = w->s[j][w->rank - 1], i;
     size_t es = dsize(w->t[j]);
 
+    if (w->rep[j]) { /* a row of `period` repeated, from position at */
+        int64_t p = w->period, first = at % p, done = 0;
+        *stride = 1;
+        while (done < n) {
+            int64_t m = p - first < n - done ? p - first : n - done;
+            mica__vec_to_f32(buf + done, w->t[j],
+                             w->p[j] + (size_t)(off + first) * es, m);
+            done += m;
+            first = 0;
+        }
+        return buf;
+    }
     if (s == 0) {
         mica__vec_to_f32(buf, w->t[j], w->p[j] + (size_t)off * es, 1);
         *stride = 0;
@@ -321,7 +384,7 @@ static void walk_range(void *data, int64_t begin, int64_t end)
         if (n > MICA__VEC_BLOCK)
             n = MICA__VEC_BLOCK;
         for (j = 0; j < w->nin; j++)
-            x[j] = run_in(w, j, off[j], n, buf[j], &sx[j]);
+            x[j] = run_in(w, j, off[j], idx[r - 1], n, buf[j], &sx[j]);
         y = w->ty == MICA_FLOAT32 ? (float *)(void *)w->y + pos : by;
         if (w->nin == 2)
             w->bin(w->ctx, x[0], sx[0], x[1], sx[1], y, n);

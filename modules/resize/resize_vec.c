@@ -37,13 +37,43 @@ static float ld(mica_dtype_t t, const char *p, int64_t i)
     return ((const float *)(const void *)p)[i];
 }
 
-/* Output elements [begin, end) in the output's memory order. */
+/* nearest along the innermost dimension (in memory order) of one output
+ * row: n elements from input row `src` (t: the table, or NULL where the
+ * dimension is not resized) into `dst`. */
+static void nearest_row(const job_t *j, int32_t k, int64_t c0, int64_t n,
+                        int64_t src, int64_t dst)
+{
+    const int64_t *t = j->i0[k], si = j->sin[k], so = j->sout[k];
+    int64_t c;
+
+    if (j->es == 4) {
+        const uint32_t *x = (const uint32_t *)(const void *)j->x + src;
+        uint32_t *y = (uint32_t *)(void *)j->y + dst;
+        for (c = 0; c < n; c++)
+            y[c * so] = x[(t ? t[c0 + c] : c0 + c) * si];
+    } else if (j->es == 2) {
+        const uint16_t *x = (const uint16_t *)(const void *)j->x + src;
+        uint16_t *y = (uint16_t *)(void *)j->y + dst;
+        for (c = 0; c < n; c++)
+            y[c * so] = x[(t ? t[c0 + c] : c0 + c) * si];
+    } else {
+        for (c = 0; c < n; c++)
+            memcpy(j->y + (size_t)(dst + c * so) * j->es,
+                   j->x + (size_t)(src + (t ? t[c0 + c] : c0 + c) * si) *
+                              j->es,
+                   j->es);
+    }
+}
+
+/* Output elements [begin, end) in the output's memory order: row by row
+ * along the innermost dimension, the input offset of the other
+ * dimensions computed once per row. */
 static void range(void *data, int64_t begin, int64_t end)
 {
     const job_t *j = data;
     const mica__resize_t *run = j->run;
-    int32_t r = j->r, t, k;
-    int64_t c[MICA_MAX_DIMS], rest = begin, pos;
+    int32_t r = j->r, t, k, kin = j->order[r - 1];
+    int64_t c[MICA_MAX_DIMS], rest = begin, pos = begin;
 
     /* the coordinates of `begin`: once */
     for (t = r - 1; t >= 0; t--) {
@@ -51,51 +81,62 @@ static void range(void *data, int64_t begin, int64_t end)
         c[k] = rest % run->out[k];
         rest /= run->out[k];
     }
-    for (pos = begin; pos < end; pos++) {
-        int64_t dst = 0;
-        for (k = 0; k < r; k++)
+    while (pos < end) {
+        int64_t n = run->out[kin] - c[kin], dst = 0, src = 0, q;
+        if (n > end - pos)
+            n = end - pos;
+        for (k = 0; k < r; k++) {
             dst += c[k] * j->sout[k];
-        if (run->mode == MICA__RZ_NEAREST) {
-            int64_t src = 0;
-            for (k = 0; k < r; k++)
+            if (k != kin)
                 src += j->sin[k] * (j->i0[k] ? j->i0[k][c[k]] : c[k]);
-            memcpy(j->y + (size_t)dst * j->es, j->x + (size_t)src * j->es,
-                   j->es);
-        } else {
-            /* the reference's corners, innermost dimension first */
-            int32_t lin[MICA_MAX_DIMS], m = 0, corner;
-            int64_t src = 0;
-            float y = 0.0f;
-            for (k = r - 1; k >= 0; k--) {
-                if (!j->i0[k]) {
-                    src += j->sin[k] * c[k];
-                    continue;
-                }
-                lin[m++] = k;
-            }
-            for (corner = 0; corner < (1 << m); corner++) {
-                int64_t off = src;
-                float w = 1.0f;
-                int32_t q;
-                for (q = 0; q < m; q++) {
-                    int hi = (corner >> q) & 1;
-                    k = lin[q];
-                    off += j->sin[k] * (hi ? j->i1[k][c[k]] : j->i0[k][c[k]]);
-                    w *= hi ? j->w1[k][c[k]] : j->w0[k][c[k]];
-                }
-                y += w * ld(j->dtype, j->x, off);
-            }
-            if (j->dtype == MICA_FLOAT16)
-                ((uint16_t *)(void *)j->y)[dst] = mica_kit_float_to_half(y);
-            else
-                ((float *)(void *)j->y)[dst] = y;
         }
-        /* the next element in memory order */
+        if (run->mode == MICA__RZ_NEAREST) {
+            nearest_row(j, kin, c[kin], n, src, dst);
+        } else {
+            for (q = 0; q < n; q++) {
+                /* the reference's corners, innermost dimension first */
+                int32_t lin[MICA_MAX_DIMS], m = 0, corner;
+                int64_t base = 0;
+                float y = 0.0f;
+                c[kin] += q ? 1 : 0;
+                for (k = r - 1; k >= 0; k--) {
+                    if (!j->i0[k]) {
+                        base += j->sin[k] * c[k];
+                        continue;
+                    }
+                    lin[m++] = k;
+                }
+                for (corner = 0; corner < (1 << m); corner++) {
+                    int64_t off = base;
+                    float w = 1.0f;
+                    int32_t b;
+                    for (b = 0; b < m; b++) {
+                        int hi = (corner >> b) & 1;
+                        k = lin[b];
+                        off += j->sin[k] *
+                               (hi ? j->i1[k][c[k]] : j->i0[k][c[k]]);
+                        w *= hi ? j->w1[k][c[k]] : j->w0[k][c[k]];
+                    }
+                    y += w * ld(j->dtype, j->x, off);
+                }
+                if (j->dtype == MICA_FLOAT16)
+                    ((uint16_t *)(void *)j->y)[dst + q * j->sout[kin]] =
+                        mica_kit_float_to_half(y);
+                else
+                    ((float *)(void *)j->y)[dst + q * j->sout[kin]] = y;
+            }
+            c[kin] -= n - 1;
+        }
+        pos += n;
+        /* the next row: the innermost coordinate wraps to 0 */
+        c[kin] += n;
         for (t = r - 1; t >= 0; t--) {
             k = j->order[t];
-            if (++c[k] < run->out[k])
+            if (c[k] < run->out[k])
                 break;
             c[k] = 0;
+            if (t > 0)
+                c[j->order[t - 1]]++;
         }
     }
 }
