@@ -315,6 +315,29 @@ static void resize(void)
     th_free(&x);
 }
 
+static void softmax(void)
+{
+    int64_t rows[2] = {37, 19}, cols[3] = {3, 16, 301};
+    th_tensor_t a = values(F32, 2, rows, 0), b = values(F32, 3, cols, 0);
+    th_tensor_t c = values(F16, 2, rows, 0);
+    int64_t i;
+
+    /* finite values only in b's rows, NaN and infinities in a's */
+    for (i = 0; i < th_volume(&b); i++)
+        th_set(&b, i, (double)((i * 37) % 201 - 100) / 9.0);
+    /* float32 arithmetic against the reference's double: x - max rounds
+     * (a relative error of |x - max| * 2^-24 in exp), hence 256 ulps */
+    check("SoftMax: the last axis, corner values", "SoftMax",
+          th_f_int(th_fields(), "axis", 1), 1, &a, 256);
+    check("SoftMax: float16, the last axis", "SoftMax",
+          th_f_int(th_fields(), "axis", 1), 1, &c, 1);
+    check("SoftMax: a middle axis (16 of 301 columns)", "SoftMax",
+          th_f_int(th_fields(), "axis", 1), 1, &b, 256);
+    th_free(&a);
+    th_free(&b);
+    th_free(&c);
+}
+
 static void identity(void)
 {
     int64_t d4[4] = {2, 37, 5, 41};
@@ -412,5 +435,6 @@ int main(void)
     others();
     identity();
     resize();
+    softmax();
     return exit_status();
 }
