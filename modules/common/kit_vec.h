@@ -45,6 +45,10 @@
 #include "mica/kit.h"
 #include "kit_cpu.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -134,13 +138,24 @@ MICA__V mica__vf mica__v_ceil(mica__vf x)
  * results kept, NaN stays NaN. */
 MICA__V mica__vf mica__v_exp(mica__vf x)
 {
-    mica__vf c = mica__v_max(mica__v_min(x, mica__v_set1(89.0f)),
-                               mica__v_set1(-104.0f));
-    mica__vf fx = mica__v_floor(c * 1.44269504088896341f + 0.5f);
-    mica__vf r = c - fx * 0.693359375f + fx * 2.12194440e-4f;
-    mica__vf z = r * r, y;
-    mica__vi n = __builtin_convertvector(fx, mica__vi), n1, n2;
+    mica__vf c, fx, r, z, y;
+    mica__vi n, n1, n2;
 
+#if defined(__SSE2__)
+    /* clamp (NaN handled at the end) and n = round(x / ln 2) with SSE's
+     * own min, max and rounding conversion */
+    c = (mica__vf)_mm_min_ps((__m128)x, _mm_set1_ps(89.0f));
+    c = (mica__vf)_mm_max_ps((__m128)c, _mm_set1_ps(-104.0f));
+    n = (mica__vi)_mm_cvtps_epi32((__m128)(c * 1.44269504088896341f));
+    fx = __builtin_convertvector(n, mica__vf);
+#else
+    c = mica__v_max(mica__v_min(x, mica__v_set1(89.0f)),
+                    mica__v_set1(-104.0f));
+    fx = mica__v_floor(c * 1.44269504088896341f + 0.5f);
+    n = __builtin_convertvector(fx, mica__vi);
+#endif
+    r = c - fx * 0.693359375f + fx * 2.12194440e-4f;
+    z = r * r;
     y = ((((1.9875691500E-4f * r + 1.3981999507E-3f) * r +
            8.3334519073E-3f) * r + 4.1665795894E-2f) * r +
          1.6666665459E-1f) * r + 5.0000001201E-1f;
