@@ -208,21 +208,34 @@ def main():
                  "max_rel_diff": err, "threads": {}}
         for t in threads:
             engine = os.path.join(a.work, "%s.t%d.engine" % (name, t))
-            subprocess.run([mica, "build", model, "--device", "cpu", "-o",
-                            engine], env=env, check=True,
-                           capture_output=True)
+            r = subprocess.run([mica, "build", model, "--device", "cpu",
+                                "-o", engine], env=env, capture_output=True,
+                               text=True)
+            if r.returncode != 0:
+                msg = (r.stderr.strip().splitlines() or ["?"])[-1]
+                print("%-14s t=%d mica build fails: %s" % (name, t, msg))
+                entry["threads"][t] = {"error": msg}
+                continue
             s = ort_session(model, t)
             l0 = loadavg()
             ms, os_ = [], []
             for _ in range(a.rounds):
-                line = subprocess.run(
+                r = subprocess.run(
                     [mica, "bench", engine, "--threads", str(t),
                      "--iterations", str(a.runs), "--duration-s", "0.01",
                      "--warmup-ms", "1"] + args, env=env,
-                    capture_output=True, text=True, check=True).stdout
-                ms.append(float(re.search(
-                    r"Latency: .*?median = ([0-9.e+-]+) ms", line).group(1)))
+                    capture_output=True, text=True)
+                m = re.search(r"Latency: .*?median = ([0-9.e+-]+) ms",
+                              r.stdout)
+                if r.returncode != 0 or not m:
+                    print("%-14s t=%d mica bench fails (status %d)" %
+                          (name, t, r.returncode))
+                    break
+                ms.append(float(m.group(1)))
                 os_.append(time_ort(s, feed, a.runs))
+            if not ms:
+                entry["threads"][t] = {"error": "bench failed"}
+                continue
             m, o = float(np.median(ms)), float(np.median(os_))
             entry["threads"][t] = {"mica_ms": m, "ort_ms": o,
                                    "ratio": m / o, "load": [l0, loadavg()],
@@ -235,7 +248,7 @@ def main():
         results.append(entry)
     for t in threads:
         rs = [e["threads"][t]["ratio"] for e in results
-              if not e.get("error") and t in e["threads"]]
+              if not e.get("error") and "ratio" in e["threads"].get(t, {})]
         if rs:
             print("geometric mean at %d thread%s: %.2fx over %d models, "
                   "worst %.2fx" % (t, "s" if t > 1 else "",

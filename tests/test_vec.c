@@ -338,6 +338,23 @@ static void softmax(void)
     th_free(&c);
 }
 
+static void shuffle(void)
+{
+    static const int64_t chan[5] = {0, 2, 1, 3, 4}, rev[5] = {4, 3, 2, 1, 0};
+    int64_t d5[5] = {2, 3, 4, 5, 6};
+    th_tensor_t x = values(F32, 5, d5, 0), h = values(F16, 5, d5, 3);
+
+    check("Shuffle: a channel shuffle (rows copied)", "Shuffle",
+          th_f_ints(th_fields(), "first_transpose", 5, chan), 1, &x, 0);
+    check("Shuffle: every axis reversed", "Shuffle",
+          th_f_ints(th_fields(), "first_transpose", 5, rev), 1, &x, 0);
+    check("Shuffle: float16, both transposes", "Shuffle",
+          th_f_ints(th_f_ints(th_fields(), "first_transpose", 5, chan),
+                    "second_transpose", 5, rev), 1, &h, 0);
+    th_free(&x);
+    th_free(&h);
+}
+
 static void identity(void)
 {
     int64_t d4[4] = {2, 37, 5, 41};
@@ -436,5 +453,6 @@ int main(void)
     identity();
     resize();
     softmax();
+    shuffle();
     return exit_status();
 }
