@@ -296,7 +296,9 @@ static void old_file(const char *file, const char *manifest,
                                 "Scale=reference,Identity=reference,"
                                 "Reduce=reference,Select=reference,"
                                 "ParametricReLU=reference,"
-                                "RNNv2=reference") != MICA_OK)
+                                "RNNv2=reference,Shuffle=reference,"
+                                "Resize=reference,SoftMax=reference") !=
+        MICA_OK)
         bail("prefer: %s", err());
     built = build(mpath);
     ok(mica_engine_load(ctx, path, &loaded) == MICA_OK, "%s loads", file);
