@@ -67,6 +67,8 @@ static_assert(offsetof(mica_fusion_rule_info_t, module_file) == 32,
               "fusion rule info v1");
 static_assert(offsetof(mica_build_config_t, no_fusion) == 40,
               "build config: no_fusion appended");
+static_assert(offsetof(mica_build_config_t, timing_cache) == 48,
+              "build config: timing_cache appended");
 static_assert(offsetof(mica_layer_info_t, tactic) == 104,
               "layer info: tactic appended");
 static_assert(offsetof(mica_creator_info_t, module_license) == 80,

@@ -169,11 +169,13 @@ void mica__engine_free(mica_engine_t *e);
  * Build net for the device `dev` (bit `device`), already picked and
  * opened; validate_only: run the same checks without a device; again: a
  * second build of a rewritten network, which does not repeat the
- * warnings of the first.
+ * warnings of the first; tc: autotune with this timing cache (NULL:
+ * the first tactics and the highest priorities).
  */
 static mica_status_t build(mica_network_t *net, const mica_build_config_t *cfg,
                            int validate_only, int again, uint32_t device,
-                           const mica__device_t *dev, mica_engine_t **out)
+                           const mica__device_t *dev, mica__tcache_t *tc,
+                           mica_engine_t **out)
 {
     build_t b;
     mica_status_t st;
@@ -184,10 +186,8 @@ static mica_status_t build(mica_network_t *net, const mica_build_config_t *cfg,
     /* Version 1's first layout ends before `autotune`. */
     b.cfg = cfg && cfg->struct_size >= offsetof(mica_build_config_t, autotune)
                 ? cfg : NULL;
-    b.autotune = b.cfg && b.cfg->struct_size >=
-                              offsetof(mica_build_config_t, autotune) +
-                                  sizeof b.cfg->autotune &&
-                 b.cfg->autotune;
+    b.autotune = tc != NULL;
+    b.tcache = tc;
     b.validate_only = validate_only;
     b.again = again;
     b.e = calloc(1, sizeof *b.e);
@@ -219,7 +219,32 @@ static mica_status_t build(mica_network_t *net, const mica_build_config_t *cfg,
 
 mica_status_t mica_network_validate(mica_network_t *net)
 {
-    return build(net, NULL, 1, 0, 0, NULL, NULL);
+    return build(net, NULL, 1, 0, 0, NULL, NULL, NULL);
+}
+
+/*
+ * Whether cfg asks to time the implementations and tactics on `device`:
+ * autotune positive, or 0 (the default) on a device with CUDA graphs
+ * (CUDA, as TensorRT always times); negative never.
+ */
+static int wants_autotune(const mica_build_config_t *cfg,
+                          const mica__device_t *dev)
+{
+    int32_t a = 0;
+    if (cfg && cfg->struct_size >= offsetof(mica_build_config_t, autotune) +
+                                       sizeof cfg->autotune)
+        a = cfg->autotune;
+    return a > 0 || (a == 0 && dev && dev->capture_begin);
+}
+
+/* cfg's timing cache file, or NULL. */
+static const char *timing_cache(const mica_build_config_t *cfg)
+{
+    if (cfg && cfg->struct_size >= offsetof(mica_build_config_t,
+                                            timing_cache) +
+                                       sizeof cfg->timing_cache)
+        return cfg->timing_cache;
+    return NULL;
 }
 
 /* Whether cfg turns fusion off. */
@@ -244,18 +269,20 @@ static uint32_t precisions(const mica_build_config_t *cfg)
 /*
  * The builds of net for `device`: the network as it is, then rewritten
  * in float16 where allowed and asked, then for memory formats, each from
- * what the build before knows.
+ * what the build before knows.  Only the last one autotunes (with tc):
+ * the ones before it are there to be rewritten, and the last is built
+ * once more, tuned, when no rewrite followed it.
  */
 static mica_status_t build_all(mica_network_t *net,
                                const mica_build_config_t *cfg, int asked,
                                uint32_t device, const mica__device_t *dev,
-                               mica_engine_t **out)
+                               mica__tcache_t *tc, mica_engine_t **out)
 {
     uint32_t allowed = precisions(cfg);
-    mica_network_t *half = NULL, *formats = NULL;
+    mica_network_t *half = NULL, *formats = NULL, *last;
     mica_status_t st;
 
-    if ((st = build(net, cfg, 0, 0, device, dev, out)) != MICA_OK)
+    if ((st = build(net, cfg, 0, 0, device, dev, NULL, out)) != MICA_OK)
         return st;
     /* Float16: rewrite the network with what the float32 build knows of
      * each implementation, then build the rewritten one. */
@@ -264,15 +291,16 @@ static mica_status_t build_all(mica_network_t *net,
     if (st == MICA_OK && half) {
         mica_engine_destroy(*out);
         *out = NULL;
-        st = build(half, cfg, 0, 1, device, dev, out);
+        st = build(half, cfg, 0, 1, device, dev, NULL, out);
     }
     /* Formats: the same, from what that build knows (core/formats.c). */
     if (st == MICA_OK)
         st = mica__formats_rewrite(half ? half : net, *out, &formats);
-    if (st == MICA_OK && formats) {
+    last = formats ? formats : half ? half : net;
+    if (st == MICA_OK && (formats || tc)) {
         mica_engine_destroy(*out);
         *out = NULL;
-        st = build(formats, cfg, 0, 1, device, dev, out);
+        st = build(last, cfg, 0, 1, device, dev, tc, out);
     }
     mica_network_destroy(half);
     mica_network_destroy(formats);
@@ -283,23 +311,18 @@ static mica_status_t build_all(mica_network_t *net,
     return st;
 }
 
-mica_status_t mica_engine_build(mica_network_t *net,
-                                const mica_build_config_t *cfg,
-                                mica_engine_t **out)
+/* Fusion first, then the builds (build_all); without fusion where the
+ * fused network does not build. */
+static mica_status_t build_fused(mica_network_t *net,
+                                 const mica_build_config_t *cfg,
+                                 uint32_t device, const mica__device_t *dev,
+                                 mica__tcache_t *tc, mica_engine_t **out)
 {
-    uint32_t device;
-    const mica__device_t *dev;
     mica_network_t *fused = NULL;
     mica_context_t *ctx = net->ctx;
     mica_status_t st = MICA_OK;
     int32_t i, asked = 0;
-    double t0 = now_ms();
 
-    *out = NULL;
-    if ((st = mica__deploy_check(net->ctx)) != MICA_OK ||
-        (st = mica__device_pick(net->ctx, cfg ? cfg->device : 0, &device,
-                                &dev)) != MICA_OK)
-        return st;
     for (i = 0; i < net->nb_layers; i++)
         asked |= net->layers[i].precision == MICA_FLOAT16 + 1;
     /* Fusion first: the rest sees the fused layers (core/fusion.c).  A
@@ -310,29 +333,62 @@ mica_status_t mica_engine_build(mica_network_t *net,
         (st = mica__fusion_rewrite(net, cfg, device, &fused)) != MICA_OK)
         return st;
     if (fused) {
-        st = build_all(fused, cfg, asked, device, dev, out);
+        st = build_all(fused, cfg, asked, device, dev, tc, out);
         mica_network_destroy(fused);
         if (st == MICA_ERR_NOMEM)
             return st;
         if (st != MICA_OK) {
             char why[MICA_ERROR_MAX];
             snprintf(why, sizeof why, "%s", mica_context_error(ctx));
-            st = build_all(net, cfg, asked, device, dev, out);
+            st = build_all(net, cfg, asked, device, dev, tc, out);
             if (st == MICA_OK)
                 mica__log(ctx, MICA_LOG_WARNING, "fusion: the fused network "
                           "does not build (%s); built without fusion", why);
         }
     } else {
-        st = build_all(net, cfg, asked, device, dev, out);
+        st = build_all(net, cfg, asked, device, dev, tc, out);
     }
-    if (st != MICA_OK)
+    return st;
+}
+
+mica_status_t mica_engine_build(mica_network_t *net,
+                                const mica_build_config_t *cfg,
+                                mica_engine_t **out)
+{
+    uint32_t device;
+    const mica__device_t *dev;
+    mica_context_t *ctx = net->ctx;
+    mica__tcache_t *tc = NULL;
+    mica_status_t st = MICA_OK;
+    double t0 = now_ms();
+
+    *out = NULL;
+    if ((st = mica__deploy_check(net->ctx)) != MICA_OK ||
+        (st = mica__device_pick(net->ctx, cfg ? cfg->device : 0, &device,
+                                &dev)) != MICA_OK)
         return st;
+    if (wants_autotune(cfg, dev) &&
+        (st = mica__tcache_open(ctx, timing_cache(cfg), &tc)) != MICA_OK)
+        return st;
+    st = build_fused(net, cfg, device, dev, tc, out);
+    /* A cache that cannot be written costs the next build its timings,
+     * not this build its engine. */
+    if (st == MICA_OK && mica__tcache_save(ctx, tc) != MICA_OK)
+        mica__log(ctx, MICA_LOG_WARNING, "%s", mica_context_error(ctx));
+    mica__tcache_free(tc);
+    if (st != MICA_OK) {
+        mica_engine_destroy(*out);
+        *out = NULL;
+        return st;
+    }
     mica__log(ctx, MICA_LOG_INFO, "engine built for %s in %.1f ms: %d "
-              "layers, %d profile%s, %lld arena bytes",
+              "layers, %d profile%s, %lld arena bytes%s",
               mica__device_desc(device)->name, now_ms() - t0,
               (int)(*out)->nb_layers, (int)(*out)->nb_profiles,
               (*out)->nb_profiles == 1 ? "" : "s",
               (long long)((*out)->nb_profiles ? (*out)->profiles[0].arena_bytes
-                                              : 0));
+                                              : 0),
+              tc ? ", tactics timed" : "");
     return MICA_OK;
 }
+

@@ -23,7 +23,8 @@ libmica_la_SOURCES += \
 	core/plan.c core/inplace.c core/dds.c core/engine.c core/exec.c \
 	core/exec_run.c core/exec_timing.c core/exec_graph.c \
 	core/flow.c \
-	core/autotune.c core/precision.c core/rewrite.c core/fusion.c \
+	core/autotune.c core/timing_cache.c core/precision.c core/rewrite.c \
+	core/fusion.c \
 	core/control.c core/control_plan.c core/control_order.c \
 	core/control_check.c core/cpu/device.c
 # Engine files (core/format/): the format in one room.

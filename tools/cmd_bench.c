@@ -39,6 +39,7 @@ static void usage(FILE *f)
         "                  [--input NAME=FILE.npy|NAME=random]... [--seed N]\n"
         "                  [--device auto|cpu|cuda] [--profile K] [--prefer T=I]...\n"
         "                  [--fp16] [--no-fusion] [--module-path DIR]...\n"
+        "                  [--autotune|--no-autotune] [--timing-cache FILE]\n"
         "                  [--verbose]\n\n"
         "Time repeated runs of the network, as trtexec does: throughput, then\n"
         "min, max, mean, median and percentiles 90, 95 and 99 of the latency,\n"
@@ -71,6 +72,7 @@ static void usage(FILE *f)
         "  --prefer TYPE=IMPL      implementation IMPL for layers of TYPE\n"
         "  --fp16                  let layers run in float16\n"
         "  --no-fusion             apply no fusion rule\n"
+        CLI_TUNE_USAGE
         "  --module-path DIR       another folder of modules (repeatable)\n"
         "  --verbose               a progress line, and what each metric means\n\n"
         "A progress line goes to standard error when it is a terminal (or\n"
@@ -90,7 +92,7 @@ static int number(const char *opt, const char *v, double *out)
 
 static int parse(bench_t *b, int argc, char **argv, int *help)
 {
-    int i, taken;
+    int i, taken, tuned;
     const char *v;
     char *end;
 
@@ -142,6 +144,11 @@ static int parse(bench_t *b, int argc, char **argv, int *help)
             b->profile_layers = 1;
         } else if (!strcmp(a, "--verbose")) {
             b->verbose = 1;
+        } else if (cli_tune_option("bench", argc, argv, &i, &tuned) !=
+                   CLI_OK) {
+            return CLI_USAGE;
+        } else if (tuned) {
+            continue;
         } else if (!strcmp(a, "--no-fusion")) {
             cli_set_no_fusion(1);
         } else if (!strcmp(a, "--fp16")) {

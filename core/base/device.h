@@ -25,6 +25,42 @@
 
 #include "mica/mica.h"
 
+/* The conditional nodes of mica__device_t.cond_node. */
+typedef enum mica__cond_kind {
+    MICA__COND_NODE_WHILE = 0,
+    MICA__COND_NODE_IF = 1
+} mica__cond_kind_t;
+
+/*
+ * What one tiny kernel of mica__device_t.cond_set does, by `op`:
+ *
+ *   LOOP_START  state[0] = 0 (the trip), state[1] = the trip bound:
+ *               `limit` -1 (none), or from the value at `value` (int32:
+ *               a count, negative meaning 0; bool: a predicate, true
+ *               meaning no bound, false 0 trips), the smaller with
+ *               `limit` where both; then handle = (bound != 0).
+ *   LOOP_WHILE  the bool at `value`: handle2 = it; if false, handle = 0
+ *               (the loop stops before the rest of the trip).
+ *   LOOP_NEXT   state[0] += 1; handle = (state[1] < 0 || state[0] <
+ *               state[1]).
+ *   BRANCH      the bool at `value`: handle = it, handle2 = !it.
+ */
+typedef enum mica__cond_op {
+    MICA__COND_LOOP_START = 0,
+    MICA__COND_LOOP_WHILE = 1,
+    MICA__COND_LOOP_NEXT = 2,
+    MICA__COND_BRANCH = 3
+} mica__cond_op_t;
+
+typedef struct mica__cond_set {
+    int32_t op;              /* mica__cond_op_t */
+    int32_t value_dtype;     /* MICA_INT32 or MICA_BOOL, for `value` */
+    const void *value;       /* device memory, or NULL */
+    int64_t limit;
+    int64_t *state;          /* device memory: 2 int64 */
+    uint64_t handle, handle2;
+} mica__cond_set_t;
+
 /* What a device does.  Every call is made with a context for errors. */
 typedef struct mica__device {
     uint32_t struct_size;    /* sizeof(mica__device_t) it was built with */
@@ -74,7 +110,31 @@ typedef struct mica__device {
     mica_status_t (*graph_launch)(mica_context_t *ctx, void *graph,
                                   void *stream);
     void (*graph_destroy)(void *graph);
+    /* What timings on this device depend on, as one line for the timing
+     * cache's key (core/timing_cache.c): the CPU's model; the GPU's name
+     * and compute capability, the CUDA runtime's, driver's and cuDNN's
+     * versions.  NULL: the device's name alone. */
+    void (*identity)(char *buf, size_t len);
+    /* Loops and conditionals inside a CUDA graph (core/exec_graph.c):
+     * CUDA's conditional nodes, NULL on a device without them.  While a
+     * stream is being captured, cond_node adds a conditional node of
+     * `kind` (mica__cond_kind_t) after the work captured so far, with a
+     * new handle (*handle) the tiny kernels of cond_set steer, and
+     * starts capturing its body (each of `bodies` graphs: 1, or 2 for
+     * an if with an else) on body_streams[i], streams of the caller's
+     * that cond_end ends; the stream captured goes on after the node.
+     * cond_set queues a kernel (mica__cond_set_t) on a stream being
+     * captured. */
+    mica_status_t (*cond_node)(mica_context_t *ctx, void *stream,
+                               int32_t kind, int32_t bodies,
+                               void *const *body_streams, uint64_t *handle);
+    mica_status_t (*cond_end)(mica_context_t *ctx, int32_t bodies,
+                              void *const *body_streams);
+    mica_status_t (*cond_set)(mica_context_t *ctx, void *stream,
+                              const mica__cond_set_t *what);
 } mica__device_t;
+
+
 
 /* What libmica lends a device built as a shared object. */
 typedef struct mica__device_host {

@@ -375,6 +375,26 @@ static const mica_layer_ops_t ops_dnnl =
 /* ---- CUDA: cuda and cudnn -------------------------------------------------- */
 
 #if MICA_KIT_CUDA
+/* Whether dims a and b are the same. */
+static int same_dims(const mica_dims_t *a, const mica_dims_t *b)
+{
+    int32_t i;
+    if (a->nb_dims != b->nb_dims)
+        return 0;
+    for (i = 0; i < a->nb_dims; i++)
+        if (a->d[i] != b->d[i])
+            return 0;
+    return 1;
+}
+
+/* Whether an addend has the output's dims at every size of the range. */
+static int same_dyn(const mica_dyn_desc_t *a, const mica_dyn_desc_t *y)
+{
+    return same_dims(&a->desc.dims, &y->desc.dims) &&
+           same_dims(&a->min, &y->min) && same_dims(&a->max, &y->max) &&
+           a->desc.format == y->desc.format;
+}
+
 static int32_t fused_formats_gpu(const mica_layer_t *layer, int32_t pos,
                                  const mica_tensor_desc_t *io, int32_t nb_in,
                                  int32_t nb_out)
@@ -392,7 +412,19 @@ static mica_status_t fused_configure_gpu(mica_layer_t *layer,
                                          const mica_dyn_desc_t *out,
                                          int32_t nb_out, mica_error_t *err)
 {
-    (void)nb_in;
+    fused_t *l = (fused_t *)layer;
+    int32_t epi = l->conv.p.bias ? MICA__CG_BIAS : 0;
+
+    /* What cuDNN's graph API fuses (cudnn, with its bias): one addend of
+     * the output's shape (at every size), then the ReLU. */
+    if (l->conv.impl->kind == MICA__CONV_CUDNN && nb_in <= 2) {
+        int z = nb_in == 2 && nb_out == 1 &&
+                same_dyn(&in[1], &out[0]);
+        if (nb_in == 1 || z)
+            epi |= (z ? MICA__CG_Z : 0) |
+                   (l->act == MICA__FUSED_ACT_RELU ? MICA__CG_RELU : 0);
+    }
+    mica__conv_gpu_set_epilogue(l->conv.gpu, epi);
     return mica__conv_ops_gpu.configure(layer, in, 1, out, nb_out, err);
 }
 
@@ -425,22 +457,13 @@ static mica_status_t fused_set_tactic(mica_layer_t *layer, int32_t tactic,
 #endif
 
 #ifdef MICA_HAVE_CUDNN
-/* Whether dims a and b are the same. */
-static int same_dims(const mica_dims_t *a, const mica_dims_t *b)
-{
-    int32_t i;
-    if (a->nb_dims != b->nb_dims)
-        return 0;
-    for (i = 0; i < a->nb_dims; i++)
-        if (a->d[i] != b->d[i])
-            return 0;
-    return 1;
-}
-
 /*
- * cudnn: the whole layer in cuDNN's fused engine where it takes it (one
- * addend at most, of y's shape: its z), *done set then; else nothing
- * done, and once cuDNN refuses, never again for this instance.
+ * cudnn: the whole layer in one of cuDNN's fused engines where one takes
+ * it (one addend at most, of y's shape: its z), *done set then: the
+ * graph API's plan of the layer's tactic (conv_graph.c), or, with a
+ * legacy algorithm, cudnnConvolutionBiasActivationForward; else nothing
+ * done, and once the legacy engine refuses, never again for this
+ * instance.
  */
 static mica_status_t run_fused(fused_t *l, const mica__conv_problem_t *pb,
                                const mica_tensor_desc_t *in, int32_t nb_in,
@@ -457,10 +480,26 @@ static mica_status_t run_fused(fused_t *l, const mica__conv_problem_t *pb,
     int nhwc;
 
     *done = 0;
-    if (l->conv.impl->kind != MICA__CONV_CUDNN || l->fused_off ||
-        nb_in > 2 ||
-        (z && !same_dims(&in[1].dims, &out[0].dims)) ||
+    if (l->conv.impl->kind != MICA__CONV_CUDNN || nb_in > 2 ||
+        (z && (!same_dims(&in[1].dims, &out[0].dims) ||
+               in[1].format != out[0].format)) ||
         (!z && l->act == MICA__FUSED_ACT_NONE))
+        return MICA_OK;
+    if ((st = mica__conv_gpu_run_epilogue(l->conv.gpu, pb, inputs[0], z, y,
+                                          workspace, stream, done, err)) !=
+            MICA_OK ||
+        *done) {
+        if (*done && !l->fused_said) {
+            l->fused_said = 1;
+            mica_kit_host->log(MICA_LOG_DEBUG, l->conv.base.name,
+                               "runs in one plan of cuDNN's graph API "
+                               "(convolution, bias%s%s)", z ? ", addend" : "",
+                               l->act == MICA__FUSED_ACT_RELU ? ", ReLU"
+                                                              : "");
+        }
+        return st;
+    }
+    if (l->fused_off)
         return MICA_OK;
     algo = mica__conv_gpu_cudnn(l->conv.gpu, pb, workspace != NULL, &dnn, &w,
                                 &b, &ws, &nhwc, err);
