@@ -48,8 +48,14 @@ static_assert(offsetof(mica_layer_ops_t, aliased_input) == 144,
               "layer ops: aliased_input appended");
 static_assert(offsetof(mica_layer_ops_t, shape_change) == 152,
               "layer ops: shape_change appended");
+static_assert(offsetof(mica_layer_ops_t, device_steps) == 160,
+              "layer ops: device_steps appended");
 static_assert(sizeof(mica_step_t) == 72, "mica_step_t is frozen");
 static_assert(offsetof(mica_step_t, value) == 32, "mica_step_t is frozen");
+static_assert(offsetof(mica_step_t, device_iteration) == 40,
+              "mica_step_t: device_iteration in a reserved slot");
+static_assert(offsetof(mica_step_t, device_trip_count) == 48,
+              "mica_step_t: device_trip_count in a reserved slot");
 static_assert(offsetof(mica_layer_creator_t, type) == 8, "creator v1");
 static_assert(offsetof(mica_layer_creator_t, fields) == 48, "creator v1");
 static_assert(offsetof(mica_layer_creator_t, create) == 64, "creator v1");

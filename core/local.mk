@@ -57,7 +57,7 @@ libmica_la_LIBADD = $(YAML_LIBS) $(LIBM)
 # they are found through $MICA_DEVICE_DIR (core/.libs).
 if MICA_CUDA
 pkglib_LTLIBRARIES += core/mica_device_cuda.la
-core_mica_device_cuda_la_SOURCES = core/cuda/device.c
+core_mica_device_cuda_la_SOURCES = core/cuda/device.c core/cuda/cond.cu
 core_mica_device_cuda_la_LDFLAGS = -module -avoid-version -shared \
 	-no-undefined -export-symbols-regex '^mica__device_entry$$'
 core_mica_device_cuda_la_LIBADD = $(MICA_CUDART_LIBS)

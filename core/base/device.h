@@ -115,23 +115,23 @@ typedef struct mica__device {
      * and compute capability, the CUDA runtime's, driver's and cuDNN's
      * versions.  NULL: the device's name alone. */
     void (*identity)(char *buf, size_t len);
-    /* Loops and conditionals inside a CUDA graph (core/exec_graph.c):
-     * CUDA's conditional nodes, NULL on a device without them.  While a
-     * stream is being captured, cond_node adds a conditional node of
-     * `kind` (mica__cond_kind_t) after the work captured so far, with a
-     * new handle (*handle) the tiny kernels of cond_set steer, and
-     * starts capturing its body (each of `bodies` graphs: 1, or 2 for
-     * an if with an else) on body_streams[i], streams of the caller's
-     * that cond_end ends; the stream captured goes on after the node.
-     * cond_set queues a kernel (mica__cond_set_t) on a stream being
-     * captured. */
-    mica_status_t (*cond_node)(mica_context_t *ctx, void *stream,
-                               int32_t kind, int32_t bodies,
-                               void *const *body_streams, uint64_t *handle);
-    mica_status_t (*cond_end)(mica_context_t *ctx, int32_t bodies,
-                              void *const *body_streams);
+    /* Loops and conditionals inside a CUDA graph (core/exec_graph.c,
+     * core/flow.c): CUDA's conditional nodes; NULL on a device without
+     * them.  While `stream` is being captured: cond_handle makes a
+     * handle in the graph being captured; cond_set queues a tiny kernel
+     * that sets handles (mica__cond_set_t); cond_node adds a node of
+     * `kind` (mica__cond_kind_t) steered by `handle` after the work
+     * captured so far, the stream going on after it, and starts
+     * capturing its body on `body_stream` (another stream), which
+     * cond_end ends. */
+    mica_status_t (*cond_handle)(mica_context_t *ctx, void *stream,
+                                 uint64_t *handle);
     mica_status_t (*cond_set)(mica_context_t *ctx, void *stream,
                               const mica__cond_set_t *what);
+    mica_status_t (*cond_node)(mica_context_t *ctx, void *stream,
+                               int32_t kind, uint64_t handle,
+                               void *body_stream);
+    mica_status_t (*cond_end)(mica_context_t *ctx, void *body_stream);
 } mica__device_t;
 
 
