@@ -4,6 +4,13 @@ noinst_PROGRAMS += bench/bench_overhead
 bench_bench_overhead_SOURCES = bench/bench_overhead.c bench/bench_util.c \
 	bench/bench_util.h
 bench_bench_overhead_LDADD = libmica.la
+if MICA_CUDA
+# The floor: an empty kernel's launch through the runtime and the driver
+# (a convenience library: .cu files compile to libtool objects).
+noinst_LTLIBRARIES += bench/libfloor.la
+bench_libfloor_la_SOURCES = bench/launch_floor.cu
+bench_bench_overhead_LDADD += bench/libfloor.la $(MICA_CUDA_LIBS)
+endif
 noinst_PROGRAMS += bench/bench_shapes
 bench_bench_shapes_SOURCES = bench/bench_shapes.c bench/bench_util.c \
 	bench/bench_util.h
