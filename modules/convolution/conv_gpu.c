@@ -33,6 +33,8 @@
 
 /* The most workspace a heuristic choice may want (at opt shapes). */
 #define WS_CAP ((size_t)1 << 30)
+/* The graph API's configurations offered as tactics, at most. */
+#define GRAPH_TACTICS 12
 
 struct mica__conv_gpu {
     int use_cudnn;
@@ -106,11 +108,12 @@ int32_t mica__conv_gpu_tactics(mica__conv_gpu_t *g, int32_t *ids,
     if (!g->use_cudnn || !g->opt_set || max < 1)
         return 0;
 #ifdef MICA_HAVE_CUDNN
-    /* The graph API's configurations first, in heuristics' order (at
-     * most 3/4 of what may be offered), then the legacy algorithms, the
-     * choice first, then the kernel's.  Every answer is kept per
+    /* The graph API's configurations first, in heuristics' order (its
+     * GRAPH_TACTICS first: autotune times each), then the legacy
+     * algorithms, the choice first, then the kernel's.  Every answer is kept per
      * process and problem: asking again is free. */
-    k = mica__cg_tactics(&g->opt, g->nhwc, g->epi, ids, max - max / 4);
+    k = mica__cg_tactics(&g->opt, g->nhwc, g->epi, ids,
+                         max < GRAPH_TACTICS ? max : GRAPH_TACTICS);
     if (mica__conv_dnn_takes(&g->opt)) {
         if (mica__conv_dnn_choose(g->dnn, &g->opt, g->nhwc, WS_CAP, &first,
                                   NULL) != MICA_OK)

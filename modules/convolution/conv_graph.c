@@ -29,6 +29,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,11 +81,35 @@ static cg_entry_t *cg_entries;
 
 /* ---- small helpers ------------------------------------------------------ */
 
+/* The calling thread's last refusal by cuDNN, for the debug log of a
+ * problem without configurations. */
+static _Thread_local char cg_fail[160];
+
+static void failed(const char *what, int64_t attr, cudnnStatus_t s)
+{
+    snprintf(cg_fail, sizeof cg_fail, "%s%s%lld: %s", what,
+             attr >= 0 ? " of attribute " : "", attr >= 0 ? (long long)attr
+                                                          : 0LL,
+             mica__cudnn.error_string(s));
+}
+
 /* Set one attribute; 0 on success. */
 static int set(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t a,
                cudnnBackendAttributeType_t t, int64_t n, const void *v)
 {
-    return mica__cudnn.be_set(d, a, t, n, (void *)v) != CUDNN_STATUS_SUCCESS;
+    cudnnStatus_t s = mica__cudnn.be_set(d, a, t, n, (void *)v);
+    if (s != CUDNN_STATUS_SUCCESS)
+        failed("cudnnBackendSetAttribute", (int64_t)a, s);
+    return s != CUDNN_STATUS_SUCCESS;
+}
+
+/* Finalize d (a `what`); 0 on success. */
+static int fin(cudnnBackendDescriptor_t d, const char *what)
+{
+    cudnnStatus_t s = mica__cudnn.be_finalize(d);
+    if (s != CUDNN_STATUS_SUCCESS)
+        failed(what, -1, s);
+    return s != CUDNN_STATUS_SUCCESS;
 }
 
 /* Make a descriptor of type t into e's list (kept until the process
@@ -131,7 +156,7 @@ static cudnnBackendDescriptor_t tensor(cg_entry_t *e, int64_t uid,
             &align) ||
         set(d, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1,
             &is_virtual) ||
-        mica__cudnn.be_finalize(d) != CUDNN_STATUS_SUCCESS)
+        fin(d, "cudnnBackendFinalize of a tensor"))
         return NULL;
     return d;
 }
@@ -152,7 +177,7 @@ static cudnnBackendDescriptor_t pointwise(cg_entry_t *e,
             &mode) ||
         set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1,
             &prec) ||
-        mica__cudnn.be_finalize(pw) != CUDNN_STATUS_SUCCESS)
+        fin(pw, "cudnnBackendFinalize of a pointwise descriptor"))
         return NULL;
     op = make(e, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
     if (!op ||
@@ -164,7 +189,7 @@ static cudnnBackendDescriptor_t pointwise(cg_entry_t *e,
                   CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b)) ||
         set(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC,
             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y) ||
-        mica__cudnn.be_finalize(op) != CUDNN_STATUS_SUCCESS)
+        fin(op, "cudnnBackendFinalize of a pointwise operation"))
         return NULL;
     return op;
 }
@@ -252,7 +277,7 @@ static void build_graph(cg_entry_t *e)
             nd, st) ||
         set(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, nd,
             dil) ||
-        mica__cudnn.be_finalize(conv) != CUDNN_STATUS_SUCCESS)
+        fin(conv, "cudnnBackendFinalize of the convolution descriptor"))
         return;
     op = make(e, CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
     if (!op ||
@@ -268,7 +293,7 @@ static void build_graph(cg_entry_t *e)
             CUDNN_TYPE_FLOAT, 1, &one) ||
         set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA,
             CUDNN_TYPE_FLOAT, 1, &zero) ||
-        mica__cudnn.be_finalize(op) != CUDNN_STATUS_SUCCESS)
+        fin(op, "cudnnBackendFinalize of the convolution operation"))
         return;
     ops[nops++] = op;
     cur = y;
@@ -303,7 +328,7 @@ static void build_graph(cg_entry_t *e)
              CUDNN_TYPE_BACKEND_DESCRIPTOR, nops, ops) ||
          set(e->graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1,
              &e->h) ||
-         mica__cudnn.be_finalize(e->graph) != CUDNN_STATUS_SUCCESS))
+         fin(e->graph, "cudnnBackendFinalize of the operation graph")))
         e->graph = NULL;
 }
 
@@ -403,7 +428,7 @@ static void heuristics(cg_entry_t *e, cudnnBackendHeurMode_t mode)
             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &e->graph) ||
         set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1,
             &mode) ||
-        mica__cudnn.be_finalize(heur) != CUDNN_STATUS_SUCCESS)
+        fin(heur, "cudnnBackendFinalize of the heuristics"))
         goto done;
     for (i = 0; i < (int32_t)MICA_KIT_COUNT(got); i++)
         if (mica__cudnn.be_create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR,
@@ -468,12 +493,28 @@ static cg_entry_t *entry(const mica__conv_problem_t *pb, int nhwc,
     }
     e->key = key;
     e->h = h;
+    cg_fail[0] = '\0';
     build_graph(e);
     if (e->graph) {
         heuristics(e, CUDNN_HEUR_MODE_A);
         if (e->n == 0)
             heuristics(e, CUDNN_HEUR_MODE_FALLBACK);
     }
+    if (!e->n)
+        mica_kit_host->log(MICA_LOG_DEBUG, "convolution",
+                           "cuDNN's graph API has no configuration for "
+                           "%lldx%lldx%lldx%lld -> %lld maps, kernel "
+                           "%lldx%lld, groups %lld, %s%s, epilogue %d: %s",
+                           (long long)key.n, (long long)key.c,
+                           (long long)key.in[1], (long long)key.in[2],
+                           (long long)key.m, (long long)key.k[1],
+                           (long long)key.k[2], (long long)key.groups,
+                           key.dtype == MICA_FLOAT16 ? "float16" : "float32",
+                           key.nhwc ? " channels last" : "", (int)key.epi,
+                           cg_fail[0] ? cg_fail
+                                      : e->graph ? "heuristics offer none "
+                                                   "that is kept"
+                                                 : "no graph");
     e->made = 1;
     pthread_mutex_lock(&cg_lock);
     e->next = cg_entries;
@@ -495,19 +536,25 @@ static mica__cg_plan_t *plan_of(cg_entry_t *e, int32_t i)
     if (e->state[i] < 0)
         return NULL;
     e->state[i] = -1;
+    cg_fail[0] = '\0';
     if (mica__cudnn.be_create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &d) !=
             CUDNN_STATUS_SUCCESS ||
         set(d, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1,
             &e->h) ||
         set(d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &e->cfg[i]) ||
-        mica__cudnn.be_finalize(d) != CUDNN_STATUS_SUCCESS ||
+        fin(d, "cudnnBackendFinalize of an execution plan") ||
         mica__cudnn.be_get(d, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                            CUDNN_TYPE_INT64, 1, &n, &ws) !=
             CUDNN_STATUS_SUCCESS ||
         ws < 0) {
         if (d)
             mica__cudnn.be_destroy(d);
+        mica_kit_host->log(MICA_LOG_DEBUG, "convolution", "cuDNN's graph "
+                           "API: configuration %d of %lldx%lld -> %lld "
+                           "maps not planned: %s", (int)e->tac[i],
+                           (long long)e->key.n, (long long)e->key.c,
+                           (long long)e->key.m, cg_fail);
         return NULL;
     }
     memset(p, 0, sizeof *p);
