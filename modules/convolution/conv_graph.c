@@ -65,7 +65,7 @@ typedef struct cg_entry {
     cg_key_t key;
     cudnnHandle_t h;
     int made;                  /* 1: graph and heuristics done */
-    cudnnBackendDescriptor_t descs[16]; /* tensors, ops: kept alive */
+    cudnnBackendDescriptor_t descs[24]; /* tensors, ops: kept alive */
     int32_t nb_descs;
     cudnnBackendDescriptor_t graph; /* NULL: cuDNN has no graph for it */
     int32_t n;
