@@ -311,6 +311,26 @@ static mica_status_t build_all(mica_network_t *net,
     return st;
 }
 
+/* The network as written, built once for the fusion rules' tests of
+ * types and ranks (core/fusion.c); kept until the build is done. */
+typedef struct facts_arg {
+    mica_network_t *net;
+    const mica_build_config_t *cfg;
+    uint32_t device;
+    const mica__device_t *dev;
+    mica_engine_t *e;
+} facts_arg_t;
+
+static mica_status_t fusion_facts(void *arg, const mica_engine_t **e)
+{
+    facts_arg_t *a = arg;
+    mica_status_t st = MICA_OK;
+    if (!a->e)
+        st = build(a->net, a->cfg, 0, 0, a->device, a->dev, NULL, &a->e);
+    *e = a->e;
+    return st;
+}
+
 /* Fusion first, then the builds (build_all); without fusion where the
  * fused network does not build. */
 static mica_status_t build_fused(mica_network_t *net,
@@ -318,6 +338,7 @@ static mica_status_t build_fused(mica_network_t *net,
                                  uint32_t device, const mica__device_t *dev,
                                  mica__tcache_t *tc, mica_engine_t **out)
 {
+    facts_arg_t facts;
     mica_network_t *fused = NULL;
     mica_context_t *ctx = net->ctx;
     mica_status_t st = MICA_OK;
@@ -329,8 +350,16 @@ static mica_status_t build_fused(mica_network_t *net,
      * fused network the builder refuses (a fused layer's implementation
      * that does not take the chain's types, say) is built as written:
      * fusion never fails a build that would succeed without it. */
-    if (!no_fusion(cfg) &&
-        (st = mica__fusion_rewrite(net, cfg, device, &fused)) != MICA_OK)
+    memset(&facts, 0, sizeof facts);
+    facts.net = net;
+    facts.cfg = cfg;
+    facts.device = device;
+    facts.dev = dev;
+    if (!no_fusion(cfg))
+        st = mica__fusion_rewrite(net, cfg, device, fusion_facts, &facts,
+                                  &fused);
+    mica_engine_destroy(facts.e);
+    if (st != MICA_OK)
         return st;
     if (fused) {
         st = build_all(fused, cfg, asked, device, dev, tc, out);

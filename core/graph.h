@@ -188,13 +188,19 @@ mica_status_t mica__formats_rewrite(mica_network_t *net,
  * The network with the fusion rules of the loaded modules applied, for
  * the device `device` (a bit; core/fusion.c), leaving alone the layers
  * of the types cfg (or the deploy-time choice) prefers an implementation
- * for.  *out is NULL when no rule
+ * for.  `facts` builds the network as written (float32) the first time
+ * a rule tests a tensor's type or rank (mica_fusion_tensor_cond_t); the
+ * engine stays the caller's.  *out is NULL when no rule
  * matches, or when a fused layer's params do not pass its schema (said
  * as a warning).
  */
+typedef mica_status_t (*mica__fusion_facts_fn)(void *arg,
+                                               const mica_engine_t **e);
 mica_status_t mica__fusion_rewrite(mica_network_t *net,
                                    const mica_build_config_t *cfg,
-                                   uint32_t device, mica_network_t **out);
+                                   uint32_t device,
+                                   mica__fusion_facts_fn facts, void *arg,
+                                   mica_network_t **out);
 
 /*
  * The network rewritten so that layers run in float16 where `allowed`
