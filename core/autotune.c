@@ -16,7 +16,9 @@
  * a replay lasts about 2 ms, at most 20); elsewhere, or where the layer
  * cannot be captured, the host clock around enqueue and a stream sync.
  * The median of the trials wins, and the layer keeps the winner's
- * instance, told its tactic.  The others are destroyed.
+ * instance, told its tactic.  The others are destroyed.  A candidate
+ * whose warm-up alone takes far longer than the best time so far is
+ * not timed further (its choice shows ">" and the warm-up's time).
  *
  * The timing cache (timing_cache.c) keeps each layer's result by its
  * signature and the device: a layer found there is given the cached
@@ -37,6 +39,8 @@
 #define GRAPH_TRIALS 5     /* timed replays of the captured graph */
 #define GRAPH_MAX_RUNS 20  /* enqueues captured into it, at most */
 #define GRAPH_TARGET 2e-3  /* seconds a replay should last */
+#define SLOW_FACTOR 8      /* a candidate this much slower than the best */
+#define SLOW_MARGIN 1e-3   /* (plus this, s) is not timed further */
 
 static double now(void)
 {
@@ -174,10 +178,15 @@ done:
 /*
  * Median seconds of one run of `inst` on profile 0's opt shapes, or a
  * negative value if it refuses the types or fails (not an error: the
- * candidate is just out).
+ * candidate is just out).  `best`: the fastest time measured so far for
+ * the layer (0: none); a candidate whose warm-up run takes more than
+ * SLOW_FACTOR times that plus SLOW_MARGIN seconds is not timed further
+ * (its warm-up time is returned, *rough set): it cannot win, and timing
+ * it costs the build a second or more at large batches.
  */
 static double time_candidate(mica__build_t *b, int32_t step,
-                             mica_layer_t *inst, int32_t tactic)
+                             mica_layer_t *inst, int32_t tactic,
+                             double best, int *rough)
 {
     mica_engine_t *e = b->e;
     const mica__layer_t *l = &e->layers[step];
@@ -208,12 +217,18 @@ static double time_candidate(mica__build_t *b, int32_t step,
     if (bench_alloc(b, io, n, nin, &bn) != MICA_OK ||
         (ws && e->dev->alloc(b->ctx, ws, &bn.ws) != MICA_OK))
         goto done;
+    *rough = 0;
     for (r = 0; r < WARMUP; r++) {
         double t0 = now();
         if (enqueue(inst, io, nin, l->nb_outputs, &bn, &err) != MICA_OK ||
             e->dev->sync(b->ctx, bn.stream) != MICA_OK)
             goto done;
         one = now() - t0;
+        if (r > 0 && best > 0 && one > SLOW_FACTOR * best + SLOW_MARGIN) {
+            result = one;
+            *rough = 1;
+            goto done;
+        }
     }
     if ((result = time_graph(b, inst, io, nin, l->nb_outputs, &bn, one)) >=
         0)
@@ -325,7 +340,9 @@ static mica_status_t try_candidate(mica__build_t *b, int32_t step,
     if (n == 0)
         ids[n++] = 0;
     for (i = 0; i < n; i++) {
-        double tm = time_candidate(b, step, inst, ids[i]);
+        int rough = 0;
+        double tm = time_candidate(b, step, inst, ids[i],
+                                   best->inst ? best->time : 0, &rough);
         char name[256];
         if (tm < 0)
             continue;
@@ -337,9 +354,11 @@ static mica_status_t try_candidate(mica__build_t *b, int32_t step,
         if (best->pos < sizeof best->why)
             best->pos += (size_t)snprintf(best->why + best->pos,
                                           sizeof best->why - best->pos,
-                                          "%s%s %.1f us",
+                                          "%s%s %s%.1f us",
                                           best->pos ? ", " : "", name,
-                                          1e6 * tm);
+                                          rough ? ">" : "", 1e6 * tm);
+        if (rough)
+            continue;
         if (!best->inst || tm < best->time) {
             best->inst = inst;
             best->impl = impl;

@@ -219,7 +219,7 @@ static int reads_device(const mica_exec_t *x, int32_t s)
     const mica__layer_t *l = &x->e->layers[s];
     return l->run_device && l->nb_inputs >= 1 && l->inputs[0] >= 0 &&
            l->input_kinds[0] == MICA_INPUT_DATA &&
-           !x->e->tensors[l->inputs[0]].is_shape_input;
+           x->e->tensors[l->inputs[0]].need_e;
 }
 
 /*

@@ -261,8 +261,9 @@ mica_status_t mica__flow_run(mica_exec_t *x)
  *   EXIT (LoopOutputs, the trip count from the device)
  *
  * A loop without while predicate has no if node.  A conditional:
- * BRANCH sets both handles from the condition, then an if node per
- * branch, its layers and SELECT.
+ * BRANCH sets the handle of one if node from the condition; its body is
+ * the true branch's layers and SELECT 0, its else body the false one's
+ * and SELECT 1.
  */
 
 static mica_status_t each_at(mica_exec_t *x, const int32_t *steps,
@@ -279,21 +280,38 @@ static mica_status_t each_at(mica_exec_t *x, const int32_t *steps,
     return MICA_OK;
 }
 
-/* Start a node of `kind` steered by h after what x->stream captured,
- * its body captured on body stream `depth` from now on. */
-static mica_status_t node_begin(mica_exec_t *x, int32_t kind, uint64_t h,
-                                int32_t depth)
+/* Add a node of `kind` (`bodies` bodies) steered by h after what
+ * x->stream captured; its body graphs into graphs[]. */
+static mica_status_t node_add(mica_exec_t *x, int32_t kind, uint64_t h,
+                              int32_t bodies, void **graphs)
+{
+    return x->dev->cond_node(x->ctx, x->stream, kind, h, bodies, graphs);
+}
+
+/* Capture body graph g on body stream `depth` from now on: x->stream is
+ * that stream. */
+static mica_status_t body_begin(mica_exec_t *x, void *g, int32_t depth)
 {
     mica_status_t st;
     if (depth >= x->nb_body_streams)
         return mica__fail(x->ctx, MICA_ERR_INTERNAL, "conditional nodes "
                           "nested deeper (%d) than planned (%d)",
                           (int)depth + 1, (int)x->nb_body_streams);
-    if ((st = x->dev->cond_node(x->ctx, x->stream, kind, h,
-                                x->body_streams[depth])) != MICA_OK)
+    if ((st = x->dev->cond_body(x->ctx, x->body_streams[depth], g)) !=
+        MICA_OK)
         return st;
     x->stream = x->body_streams[depth];
     return MICA_OK;
+}
+
+/* A node of `kind` with one body, steered by h, its body captured on
+ * stream `depth` from now on. */
+static mica_status_t node_begin(mica_exec_t *x, int32_t kind, uint64_t h,
+                                int32_t depth)
+{
+    void *g[1];
+    mica_status_t st = node_add(x, kind, h, 1, g);
+    return st != MICA_OK ? st : body_begin(x, g[0], depth);
 }
 
 /* End the body on stream `depth`; x->stream back to `outer`.  Ended
@@ -422,8 +440,8 @@ static mica_status_t graph_if(mica_exec_t *x, int32_t pc, int32_t depth,
     const mica__construct_t *c = &e->constructs[k];
     mica_dtype_t dtype;
     const void *cond;
-    void *outer = x->stream;
-    uint64_t h[2] = {0, 0};
+    void *outer = x->stream, *g[2];
+    uint64_t h = 0;
     mica_status_t st;
 
     for (i = pc + 1; i < end; i++) {
@@ -440,15 +458,16 @@ static mica_status_t graph_if(mica_exec_t *x, int32_t pc, int32_t depth,
         return mica__fail(x->ctx, MICA_ERR_INTERNAL, "conditional '%s': "
                           "its program is not where it should be", c->name);
     cond = input0(x, c->condition, &dtype);
+    /* One if node with an else body, steered by one handle. */
     if ((st = graph_range(x, pc + 1, br, depth)) != MICA_OK ||
-        (st = x->dev->cond_handle(x->ctx, x->stream, &h[0])) != MICA_OK ||
-        (st = x->dev->cond_handle(x->ctx, x->stream, &h[1])) != MICA_OK ||
-        (st = cond_set(x, MICA__COND_BRANCH, cond, dtype, -1, NULL, h[0],
-                       h[1])) != MICA_OK)
+        (st = x->dev->cond_handle(x->ctx, x->stream, &h)) != MICA_OK ||
+        (st = cond_set(x, MICA__COND_BRANCH, cond, dtype, -1, NULL, h, 0)) !=
+            MICA_OK ||
+        (st = node_add(x, MICA__COND_NODE_IF, h, 2, g)) != MICA_OK)
         return st;
     for (b = 0; b < 2; b++) {
         int32_t from = b ? sel[0] + 1 : br + 1;
-        if ((st = node_begin(x, MICA__COND_NODE_IF, h[b], depth)) != MICA_OK)
+        if ((st = body_begin(x, g[b], depth)) != MICA_OK)
             return st;
         st = graph_range(x, from, sel[b], depth + 1);
         if (st == MICA_OK)

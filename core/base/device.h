@@ -43,7 +43,8 @@ typedef enum mica__cond_kind {
  *               (the loop stops before the rest of the trip).
  *   LOOP_NEXT   state[0] += 1; handle = (state[1] < 0 || state[0] <
  *               state[1]).
- *   BRANCH      the bool at `value`: handle = it, handle2 = !it.
+ *   BRANCH      the bool at `value`: handle = it (an if node with an
+ *               else body: one handle, one node).
  */
 typedef enum mica__cond_op {
     MICA__COND_LOOP_START = 0,
@@ -121,16 +122,19 @@ typedef struct mica__device {
      * handle in the graph being captured; cond_set queues a tiny kernel
      * that sets handles (mica__cond_set_t); cond_node adds a node of
      * `kind` (mica__cond_kind_t) steered by `handle` after the work
-     * captured so far, the stream going on after it, and starts
-     * capturing its body on `body_stream` (another stream), which
-     * cond_end ends. */
+     * captured so far, the stream going on after it, with `bodies`
+     * body graphs (a while: 1; an if: 2, the second run when the
+     * handle is 0) into graphs[]; cond_body starts capturing one of
+     * them on `body_stream` (another stream), which cond_end ends. */
     mica_status_t (*cond_handle)(mica_context_t *ctx, void *stream,
                                  uint64_t *handle);
     mica_status_t (*cond_set)(mica_context_t *ctx, void *stream,
                               const mica__cond_set_t *what);
     mica_status_t (*cond_node)(mica_context_t *ctx, void *stream,
-                               int32_t kind, uint64_t handle,
-                               void *body_stream);
+                               int32_t kind, uint64_t handle, int32_t bodies,
+                               void **graphs);
+    mica_status_t (*cond_body)(mica_context_t *ctx, void *body_stream,
+                               void *graph);
     mica_status_t (*cond_end)(mica_context_t *ctx, void *body_stream);
 } mica__device_t;
 

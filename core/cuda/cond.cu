@@ -49,12 +49,9 @@ static __global__ void cond_kernel(int32_t op, int32_t is_bool,
         cudaGraphSetConditional(h, state[1] < 0 || t < state[1]);
         break;
     }
-    default: { /* BRANCH */
-        unsigned p = *(const unsigned char *)value != 0;
-        cudaGraphSetConditional(h, p);
-        cudaGraphSetConditional(h2, !p);
+    default: /* BRANCH: an if node with its else body */
+        cudaGraphSetConditional(h, *(const unsigned char *)value != 0);
         break;
-    }
     }
 }
 

@@ -287,7 +287,7 @@ static mica_status_t cuda_cond_handle(mica_context_t *ctx, void *stream,
 
 static mica_status_t cuda_cond_node(mica_context_t *ctx, void *stream,
                                     int32_t kind, uint64_t handle,
-                                    void *body_stream)
+                                    int32_t bodies, void **graphs)
 {
     cudaStream_t s = (cudaStream_t)stream;
     const cudaGraphNode_t *deps;
@@ -295,8 +295,16 @@ static mica_status_t cuda_cond_node(mica_context_t *ctx, void *stream,
     cudaGraphNode_t node;
     cudaGraph_t graph;
     size_t n = 0;
+    int32_t i;
     mica_status_t st;
 
+#if CUDART_VERSION < 12080
+    /* An if node's else body came with CUDA 12.8. */
+    if (bodies > 1)
+        return host->fail(ctx, MICA_ERR_UNSUPPORTED, "an if node with an "
+                          "else body needs CUDA 12.8 (built with %d)",
+                          (int)CUDART_VERSION);
+#endif
     if ((st = capture_info(ctx, s, &graph, &deps, &n)) != MICA_OK)
         return st;
     memset(&p, 0, sizeof p);
@@ -304,13 +312,21 @@ static mica_status_t cuda_cond_node(mica_context_t *ctx, void *stream,
     p.conditional.handle = (cudaGraphConditionalHandle)handle;
     p.conditional.type = kind == MICA__COND_NODE_WHILE ? cudaGraphCondTypeWhile
                                                        : cudaGraphCondTypeIf;
-    p.conditional.size = 1;
+    p.conditional.size = (unsigned)bodies;
     CUDA_TRY(ctx, cudaGraphAddNode(&node, graph, deps, NULL, n, &p));
     CUDA_TRY(ctx, cudaStreamUpdateCaptureDependencies(
                       s, &node, NULL, 1, cudaStreamSetCaptureDependencies));
+    for (i = 0; i < bodies; i++)
+        graphs[i] = p.conditional.phGraph_out[i];
+    return MICA_OK;
+}
+
+static mica_status_t cuda_cond_body(mica_context_t *ctx, void *body_stream,
+                                    void *graph)
+{
     CUDA_TRY(ctx, cudaStreamBeginCaptureToGraph(
-                      (cudaStream_t)body_stream, p.conditional.phGraph_out[0],
-                      NULL, NULL, 0, cudaStreamCaptureModeThreadLocal));
+                      (cudaStream_t)body_stream, (cudaGraph_t)graph, NULL,
+                      NULL, 0, cudaStreamCaptureModeThreadLocal));
     return MICA_OK;
 }
 
@@ -357,6 +373,7 @@ static const mica__device_t cuda_device = {
     .identity = cuda_identity,
     .cond_handle = cuda_cond_handle,
     .cond_node = cuda_cond_node,
+    .cond_body = cuda_cond_body,
     .cond_end = cuda_cond_end,
     .cond_set = cuda_cond_set,
 };

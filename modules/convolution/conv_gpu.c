@@ -124,9 +124,14 @@ int32_t mica__conv_gpu_tactics(mica__conv_gpu_t *g, int32_t *ids,
     }
     if (k < max)
         ids[k++] = MICA__CONV_TACTIC(first);
-    for (i = 0; i < n && k < max; i++)
-        if (algos[i] != first)
+    for (i = 0; i < n && k < max; i++) {
+        int32_t j, seen = algos[i] == first;
+        /* Heuristics list an algorithm once per math type. */
+        for (j = 0; j < i && !seen; j++)
+            seen = algos[j] == algos[i];
+        if (!seen)
             ids[k++] = MICA__CONV_TACTIC(algos[i]);
+    }
     if (first != MICA__CONV_DIRECT && k < max)
         ids[k++] = MICA__CONV_TACTIC(MICA__CONV_DIRECT);
 #else
