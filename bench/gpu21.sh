@@ -17,20 +17,22 @@
 #     cold and with the timing cache
 #   - conv_ncu.py: ResNet-50 batch 1 kernel by kernel (ncu), mica and
 #     PyTorch
+#   - fusion.sh: the conv fusion rules re-measured (fused against
+#     --no-fusion, float32 and float16)
 #
 #   sh bench/gpu21.sh BUILD_DIR OUT_DIR [PYTHON] [PART...]
 #
 # BUILD_DIR: a mica tree built with CUDA and cuDNN (make); the tests are
 # built by `make check`.  PYTHON (default python3) has torch,
 # torchvision, onnx and numpy.  PARTs (default all): tests sanitizer
-# overhead loop rnn models ncu.  Each part's log is OUT_DIR/PART.txt; the
+# overhead loop rnn models ncu fusion.  Each part's log is OUT_DIR/PART.txt; the
 # summary is printed last.
 set -u
 build=$1 out=$2
 py=${3:-python3}
 shift 2
 [ $# -gt 0 ] && shift
-parts=${*:-tests sanitizer overhead loop rnn models ncu}
+parts=${*:-tests sanitizer overhead loop rnn models ncu fusion}
 src=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out" || exit 1
 export MICA_MODULE_DIR="$build/modules/.libs" MICA_DEVICE_DIR="$build/core/.libs"
@@ -102,6 +104,14 @@ if has ncu; then
         --dir "$out/models" | tee "$out/ncu.txt" || status=1
     grep '^GPU time of one forward' "$out/ncu.txt" | sed 's/^/ncu: /' \
         >>"$summary"
+fi
+
+if has fusion; then
+    echo "== fusion.sh"
+    sh "$src/bench/fusion.sh" "$build/tools/mica" "$src" "$out/fusion" \
+        >"$out/fusion.txt" 2>&1 || status=1
+    sed -n '/^median GPU compute time/,$p' "$out/fusion.txt" |
+        sed 's/^/fusion: /' | tee -a "$summary"
 fi
 
 echo
