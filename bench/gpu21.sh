@@ -93,7 +93,8 @@ if has models; then
     echo "== gpu21_models.py"
     PYTHONUNBUFFERED=1 "$py" "$src/bench/gpu21_models.py" --build "$build" \
         --dir "$out/models" --compile resnet50 --build-times \
-        --profile resnet50:1 | tee "$out/models.txt" || status=1
+        --profile resnet50:1,mobilenet_v3_large:1,mobilenet_v3_large:64,efficientnet_b0:64 \
+        | tee "$out/models.txt" || status=1
     sed -n '/float16: GPU ms per batch/,$p' "$out/models.txt" |
         sed 's/^/models: /' >>"$summary"
 fi

@@ -458,11 +458,13 @@ static mica_status_t graph_if(mica_exec_t *x, int32_t pc, int32_t depth,
         return mica__fail(x->ctx, MICA_ERR_INTERNAL, "conditional '%s': "
                           "its program is not where it should be", c->name);
     cond = input0(x, c->condition, &dtype);
-    /* One if node with an else body, steered by one handle. */
-    if ((st = graph_range(x, pc + 1, br, depth)) != MICA_OK ||
-        (st = x->dev->cond_handle(x->ctx, x->stream, &h)) != MICA_OK ||
+    /* One if node with an else body, steered by one handle, set where
+     * the host reads the condition: before the IfConditionalInputs,
+     * whose outputs may take the condition's memory once it is read. */
+    if ((st = x->dev->cond_handle(x->ctx, x->stream, &h)) != MICA_OK ||
         (st = cond_set(x, MICA__COND_BRANCH, cond, dtype, -1, NULL, h, 0)) !=
             MICA_OK ||
+        (st = graph_range(x, pc + 1, br, depth)) != MICA_OK ||
         (st = node_add(x, MICA__COND_NODE_IF, h, 2, g)) != MICA_OK)
         return st;
     for (b = 0; b < 2; b++) {

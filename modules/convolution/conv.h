@@ -119,14 +119,22 @@ mica_status_t mica__conv_cuda_fill(void *p, int64_t n, mica_dtype_t dtype,
 #define MICA__CONV_TACTIC(algo_) ((int32_t)(algo_) + 1)
 #define MICA__CG_TACTIC_BASE 0x40000000
 #define MICA__CG_IS_TACTIC(t_) ((int32_t)(t_) >= MICA__CG_TACTIC_BASE)
+/* A FusedConvolution's tactic that runs a configuration of the
+ * convolution and bias alone, then the epilogue kernel (what the layer
+ * costs unfused, less a pass: autotune keeps it where cuDNN's fused
+ * configurations are slower); the configuration's id without the bit. */
+#define MICA__CG_PLAIN 0x20000000
+#define MICA__CG_CONFIG(t_) ((int32_t)(t_) & ~MICA__CG_PLAIN)
 
 /* What a graph-API plan computes after the convolution, as bits: + the
- * bias ([M] values), + an addend z of y's shape and layout, then ReLU
- * (in that order, in float32). */
+ * bias ([M] values), + an addend a of [1, M, 1...] (a per-map bias
+ * tensor), + an addend z of y's shape and layout, then ReLU (in that
+ * order, in float32). */
 enum {
     MICA__CG_BIAS = 1,
     MICA__CG_Z = 2,
-    MICA__CG_RELU = 4
+    MICA__CG_RELU = 4,
+    MICA__CG_A = 8
 };
 
 typedef struct mica__conv_gpu mica__conv_gpu_t;
@@ -229,14 +237,16 @@ int32_t mica__cg_plan_tactic(const mica__cg_plan_t *p);
 /* Whether a device pointer has the alignment plans assume (16 bytes). */
 int mica__cg_aligned(const void *p);
 /*
- * Run a plan on `stream`: y = relu?(conv(x, w) + bias? + z?), as its
- * epilogue says; w and bias device arrays of the I/O type.
- * MICA_ERR_UNSUPPORTED, err untouched, when the plan belongs to another
- * thread's handle or a pointer lacks the alignment: plan again.
+ * Run a plan on `stream`: y = relu?(conv(x, w) + bias? + a? + z?), as its
+ * epilogue says; w and bias device arrays of the I/O type, a of M values
+ * of the I/O type, z of y's shape and layout.  MICA_ERR_UNSUPPORTED, err
+ * untouched, when the plan belongs to another thread's handle or a
+ * pointer lacks the alignment: plan again.
  */
 mica_status_t mica__cg_run(mica__cg_plan_t *p, const void *x, const void *w,
-                           const void *bias, const void *z, void *y,
-                           void *workspace, void *stream, mica_error_t *err);
+                           const void *bias, const void *a, const void *z,
+                           void *y, void *workspace, void *stream,
+                           mica_error_t *err);
 
 /* ---- cuDNN (conv_cudnn.c) ---------------------------------------------- */
 
@@ -305,17 +315,19 @@ int32_t mica__conv_gpu_cudnn(mica__conv_gpu_t *g,
 
 /*
  * The layer's whole epilogue (mica__conv_gpu_set_epilogue) fused by the
- * graph API's plan of its tactic: y = relu?(conv(x) + bias + z?), z
- * (NULL: none) of y's shape and layout.  *done 0, nothing queued, where
- * the state runs no graph configuration or the epilogue does not match
- * (the caller then runs the convolution and its epilogue apart).
+ * graph API's plan of its tactic: y = relu?(conv(x) + bias + a? + z?),
+ * a (NULL: none) of [1, M, 1...], z (NULL: none) of y's shape and
+ * layout.  *done 0, nothing queued, where the state runs no fused graph
+ * configuration (a legacy algorithm, a MICA__CG_PLAIN tactic) or the
+ * epilogue does not match (the caller then runs the convolution and its
+ * epilogue apart).
  */
 mica_status_t mica__conv_gpu_run_epilogue(mica__conv_gpu_t *g,
                                           const mica__conv_problem_t *pb,
-                                          const void *x, const void *z,
-                                          void *y, void *workspace,
-                                          void *stream, int *done,
-                                          mica_error_t *err);
+                                          const void *x, const void *a,
+                                          const void *z, void *y,
+                                          void *workspace, void *stream,
+                                          int *done, mica_error_t *err);
 
 /*
  * y = act(conv(x) + z + bias) in one call (cudnnConvolutionBias-

@@ -33,8 +33,10 @@
 
 /* The most workspace a heuristic choice may want (at opt shapes). */
 #define WS_CAP ((size_t)1 << 30)
-/* The graph API's configurations offered as tactics, at most. */
+/* The graph API's configurations offered as tactics, at most; for a
+ * fused layer, of the convolution and bias alone too. */
 #define GRAPH_TACTICS 12
+#define PLAIN_TACTICS 6
 
 struct mica__conv_gpu {
     int use_cudnn;
@@ -65,6 +67,14 @@ struct mica__conv_gpu {
     int wnhwc;             /* their layout: K(RS)C with nhwc */
     mica__conv_dnn_t *dnn; /* cuDNN's descriptors (cudnn only) */
 };
+
+#ifdef MICA_HAVE_CUDNN
+/* The epilogue of the convolution alone: its bias, if any. */
+static int32_t plain_epi(const mica__conv_problem_t *pb)
+{
+    return pb->p->bias ? MICA__CG_BIAS : 0;
+}
+#endif
 
 mica__conv_gpu_t *mica__conv_gpu_new(int use_cudnn)
 {
@@ -114,6 +124,17 @@ int32_t mica__conv_gpu_tactics(mica__conv_gpu_t *g, int32_t *ids,
      * process and problem: asking again is free. */
     k = mica__cg_tactics(&g->opt, g->nhwc, g->epi, ids,
                          max < GRAPH_TACTICS ? max : GRAPH_TACTICS);
+    if (g->epi != plain_epi(&g->opt) && k < max) {
+        /* A fused layer: also the convolution and bias alone, then the
+         * epilogue kernel (MICA__CG_PLAIN). */
+        int32_t j, np = mica__cg_tactics(&g->opt, g->nhwc,
+                                         plain_epi(&g->opt), ids + k,
+                                         max - k < PLAIN_TACTICS
+                                             ? max - k : PLAIN_TACTICS);
+        for (j = 0; j < np; j++)
+            ids[k + j] |= MICA__CG_PLAIN;
+        k += np;
+    }
     if (mica__conv_dnn_takes(&g->opt)) {
         if (mica__conv_dnn_choose(g->dnn, &g->opt, g->nhwc, WS_CAP, &first,
                                   NULL) != MICA_OK)
@@ -225,15 +246,18 @@ mica_status_t mica__conv_gpu_configure(mica__conv_gpu_t *g,
         mica__cg_tactics(opt, g->nhwc, g->epi, &g->gtac, 1) < 1)
         g->gtac = 0;
     if (g->gtac) {
+        /* A plain tactic plans the convolution and bias alone. */
+        int32_t epi = g->gtac & MICA__CG_PLAIN ? plain_epi(opt) : g->epi;
+        int32_t cfg = MICA__CG_CONFIG(g->gtac);
         mica__cg_plan_t *p;
         int got = 0;
         /* The workspace of what runs at opt and at the largest shapes
          * (where the configuration is missing, heuristics' first). */
-        if (mica__cg_plan(opt, g->nhwc, g->epi, g->gtac, WS_CAP, &p, &a,
-                          NULL) == MICA_OK)
+        if (mica__cg_plan(opt, g->nhwc, epi, cfg, WS_CAP, &p, &a, NULL) ==
+            MICA_OK)
             got = 1;
-        if (mica__cg_plan(hi, g->nhwc, g->epi, g->gtac, WS_CAP, &p, &b,
-                          NULL) == MICA_OK)
+        if (mica__cg_plan(hi, g->nhwc, epi, cfg, WS_CAP, &p, &b, NULL) ==
+            MICA_OK)
             got = 1;
         g->ws = a > b ? a : b;
         if (got)
@@ -370,10 +394,14 @@ static void decide(mica__conv_gpu_t *g, const mica__conv_problem_t *pb,
     /* The graph API: conv (+ bias), the layer's configuration where
      * that is the layer's whole epilogue, else heuristics' first. */
     if (g->use_cudnn && g->gtac && mica__cg_takes(pb)) {
-        int32_t epi = pb->p->bias ? MICA__CG_BIAS : 0;
-        if (mica__cg_plan(pb, g->nhwc, epi, epi == g->epi ? g->gtac : 0,
-                          have_workspace ? g->ws : 0, &g->run_plan, &need,
-                          NULL) != MICA_OK)
+        int32_t epi = plain_epi(pb);
+        /* The tactic's configuration where it is one of this graph's (a
+         * plain tactic, or a layer whose epilogue is the bias alone),
+         * else heuristics' first. */
+        int32_t cfg = g->gtac & MICA__CG_PLAIN || epi == g->epi
+                          ? MICA__CG_CONFIG(g->gtac) : 0;
+        if (mica__cg_plan(pb, g->nhwc, epi, cfg, have_workspace ? g->ws : 0,
+                          &g->run_plan, &need, NULL) != MICA_OK)
             g->run_plan = NULL;
     }
     if (g->run_plan) {
@@ -415,7 +443,7 @@ mica_status_t mica__conv_gpu_run(mica__conv_gpu_t *g,
             break;
         if (!mica__cg_aligned(x) || !mica__cg_aligned(y))
             break; /* the legacy API below, unaligned */
-        st = mica__cg_run(g->run_plan, x, g->w, g->b, NULL, y,
+        st = mica__cg_run(g->run_plan, x, g->w, g->b, NULL, NULL, y,
                           g->run_need ? workspace : NULL, stream, err);
         if (st != MICA_ERR_UNSUPPORTED)
             return st;
@@ -464,19 +492,21 @@ int32_t mica__conv_gpu_cudnn(mica__conv_gpu_t *g,
 
 mica_status_t mica__conv_gpu_run_epilogue(mica__conv_gpu_t *g,
                                           const mica__conv_problem_t *pb,
-                                          const void *x, const void *z,
-                                          void *y, void *workspace,
-                                          void *stream, int *done,
-                                          mica_error_t *err)
+                                          const void *x, const void *a,
+                                          const void *z, void *y,
+                                          void *workspace, void *stream,
+                                          int *done, mica_error_t *err)
 {
     int again;
 
     *done = 0;
-    if (!g->use_cudnn || !g->gtac || !mica__cg_takes(pb) ||
-        !(g->epi & (MICA__CG_Z | MICA__CG_RELU)) ||
+    if (!g->use_cudnn || !g->gtac || (g->gtac & MICA__CG_PLAIN) ||
+        !mica__cg_takes(pb) ||
+        !(g->epi & (MICA__CG_A | MICA__CG_Z | MICA__CG_RELU)) ||
         ((g->epi & MICA__CG_Z) != 0) != (z != NULL) ||
+        ((g->epi & MICA__CG_A) != 0) != (a != NULL) ||
         !mica__cg_aligned(x) || !mica__cg_aligned(y) ||
-        (z && !mica__cg_aligned(z)))
+        (z && !mica__cg_aligned(z)) || (a && !mica__cg_aligned(a)))
         return MICA_OK;
     for (again = 0; again < 2; again++) {
         mica_status_t st;
@@ -492,7 +522,7 @@ mica_status_t mica__conv_gpu_run_epilogue(mica__conv_gpu_t *g,
         }
         if (!g->fused_plan)
             return MICA_OK;
-        st = mica__cg_run(g->fused_plan, x, g->w, g->b, z, y,
+        st = mica__cg_run(g->fused_plan, x, g->w, g->b, a, z, y,
                           g->fused_need ? workspace : NULL, stream, err);
         if (st != MICA_ERR_UNSUPPORTED) {
             *done = st == MICA_OK;

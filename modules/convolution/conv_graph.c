@@ -15,8 +15,9 @@
  * tiles, and fuse the epilogue into the convolution's kernel.
  *
  * A tactic names one engine configuration: MICA__CG_TACTIC_BASE, the
- * engine's global index (bits 16..29) and a 16-bit hash of its knob
- * choices (bits 0..15), stable for a cuDNN version and GPU.  Plans are
+ * engine's global index (bits 16..28) and a 16-bit hash of its knob
+ * choices (bits 0..15), stable for a cuDNN version and GPU (bit 29 is
+ * MICA__CG_PLAIN's, conv.h).  Plans are
  * finalized on first use and kept for the process per (cuDNN handle,
  * problem, epilogue): a handle belongs to one thread and device
  * (kit_handles.h), so one plan is never used by two threads at once.
@@ -39,7 +40,15 @@
 #define CG_MAX 24          /* configurations kept per problem */
 #define CG_ALIGN 16        /* byte alignment the graph assumes */
 
-enum { UID_X = 1, UID_W = 2, UID_B = 3, UID_Z = 4, UID_Y = 5, UID_V = 100 };
+enum {
+    UID_X = 1,
+    UID_W = 2,
+    UID_B = 3,
+    UID_Z = 4,
+    UID_Y = 5,
+    UID_A = 6,
+    UID_V = 100
+};
 
 /* What a graph depends on; zeroed before it is filled (memcmp). */
 typedef struct cg_key {
@@ -55,7 +64,7 @@ struct mica__cg_plan {
     cudnnHandle_t h;
     /* The last variant pack and what it holds. */
     cudnnBackendDescriptor_t vp;
-    const void *vp_ptr[5];
+    const void *vp_ptr[6];
     void *vp_ws;
 };
 
@@ -224,7 +233,9 @@ static void key_of(const mica__conv_problem_t *pb, int nhwc, int32_t epi,
 }
 
 /* The operation graph of e->key on e->h into e->graph (left NULL where
- * cuDNN refuses a piece of it). */
+ * cuDNN refuses a piece of it): the convolution, then pointwise adds of
+ * the bias, the per-map addend and the full addend, then the ReLU, as
+ * e->key.epi says. */
 static void build_graph(cg_entry_t *e)
 {
     const cg_key_t *k = &e->key;
@@ -235,7 +246,7 @@ static void build_graph(cg_entry_t *e)
                                                  : CUDNN_DATA_FLOAT;
     cudnnDataType_t comp = CUDNN_DATA_FLOAT;
     cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-    cudnnBackendDescriptor_t x, w, y, conv, op, ops[4], cur, b, z, next;
+    cudnnBackendDescriptor_t x, w, y, conv, op, ops[5], cur, b, z, next;
     float one = 1.0f, zero = 0.0f;
     int last;
 
@@ -256,7 +267,8 @@ static void build_graph(cg_entry_t *e)
         st[i] = k->stride[j];
         dil[i] = k->dil[j];
     }
-    last = !(k->epi & (MICA__CG_BIAS | MICA__CG_Z | MICA__CG_RELU));
+    last = !(k->epi &
+             (MICA__CG_BIAS | MICA__CG_A | MICA__CG_Z | MICA__CG_RELU));
     x = tensor(e, UID_X, t, n, xd, k->nhwc, 0);
     w = tensor(e, UID_W, t, n, wd, k->nhwc, 0);
     y = tensor(e, last ? UID_Y : uid++, last ? t : CUDNN_DATA_FLOAT, n, yd,
@@ -297,10 +309,19 @@ static void build_graph(cg_entry_t *e)
         return;
     ops[nops++] = op;
     cur = y;
-    /* The epilogue: + bias, + z, relu; the last op writes y. */
+    /* The epilogue: + bias, + a, + z, relu; the last op writes y. */
     if (k->epi & MICA__CG_BIAS) {
-        last = !(k->epi & (MICA__CG_Z | MICA__CG_RELU));
+        last = !(k->epi & (MICA__CG_A | MICA__CG_Z | MICA__CG_RELU));
         b = tensor(e, UID_B, t, n, bd, k->nhwc, 0);
+        next = tensor(e, last ? UID_Y : uid++, last ? t : CUDNN_DATA_FLOAT,
+                      n, yd, k->nhwc, !last);
+        if (!(ops[nops++] = pointwise(e, CUDNN_POINTWISE_ADD, cur, b, next)))
+            return;
+        cur = next;
+    }
+    if (k->epi & MICA__CG_A) {
+        last = !(k->epi & (MICA__CG_Z | MICA__CG_RELU));
+        b = tensor(e, UID_A, t, n, bd, k->nhwc, 0);
         next = tensor(e, last ? UID_Y : uid++, last ? t : CUDNN_DATA_FLOAT,
                       n, yd, k->nhwc, !last);
         if (!(ops[nops++] = pointwise(e, CUDNN_POINTWISE_ADD, cur, b, next)))
@@ -365,7 +386,7 @@ static int32_t tactic_of(cudnnBackendDescriptor_t cfg, int32_t dtype)
         mica__cudnn.be_get(eng, CUDNN_ATTR_ENGINE_GLOBAL_INDEX,
                            CUDNN_TYPE_INT64, 1, &n, &index) !=
             CUDNN_STATUS_SUCCESS ||
-        index < 0 || index >= (1 << 14))
+        index < 0 || index >= (1 << 13))
         goto done;
     if (mica__cudnn.be_get(eng, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE,
                            CUDNN_TYPE_NUMERICAL_NOTE,
@@ -640,11 +661,12 @@ int32_t mica__cg_plan_tactic(const mica__cg_plan_t *p)
 }
 
 mica_status_t mica__cg_run(mica__cg_plan_t *p, const void *x, const void *w,
-                           const void *bias, const void *z, void *y,
-                           void *workspace, void *stream, mica_error_t *err)
+                           const void *bias, const void *a, const void *z,
+                           void *y, void *workspace, void *stream,
+                           mica_error_t *err)
 {
-    const void *ptr[5];
-    int64_t uid[5];
+    const void *ptr[6];
+    int64_t uid[6];
     int32_t n = 0, i, same;
     cudnnHandle_t h;
     cudnnStatus_t s;
@@ -664,6 +686,10 @@ mica_status_t mica__cg_run(mica__cg_plan_t *p, const void *x, const void *w,
     if (p->epi & MICA__CG_BIAS) {
         ptr[n] = bias;
         uid[n++] = UID_B;
+    }
+    if (p->epi & MICA__CG_A) {
+        ptr[n] = a;
+        uid[n++] = UID_A;
     }
     if (p->epi & MICA__CG_Z) {
         ptr[n] = z;
