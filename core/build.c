@@ -14,6 +14,7 @@
 #include <config.h>
 
 #include "build.h"
+#include "passes/passes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,7 +116,7 @@ static double now_ms(void)
 static void took(build_t *b, const char *step, double *t)
 {
     double t1;
-    if (b->validate_only)
+    if (b->validate_only || b->facts)
         return;
     t1 = now_ms();
     mica__log(b->ctx, MICA_LOG_DEBUG, "build: %s: %.2f ms", step, t1 - *t);
@@ -155,7 +156,9 @@ static mica_status_t run_build(build_t *b)
         (st = mica__dds_check(b)) != MICA_OK)
         return st;
     mica__control_lifetimes(b->e);
-    if (!b->validate_only && (st = mica__inplace(b->e)) != MICA_OK)
+    if (!b->validate_only && !b->facts &&
+        ((st = mica__constants_find(b->e)) != MICA_OK ||
+         (st = mica__inplace(b->e)) != MICA_OK))
         return st;
     took(b, "kinds, types and shapes", &t);
     st = mica__build_profiles(b);
@@ -165,18 +168,24 @@ static mica_status_t run_build(build_t *b)
 
 void mica__engine_free(mica_engine_t *e);
 
+/* What a build makes. */
+enum { BUILD_ENGINE, BUILD_VALIDATE, BUILD_FACTS };
+
 /*
  * Build net for the device `dev` (bit `device`), already picked and
- * opened; validate_only: run the same checks without a device; again: a
- * second build of a rewritten network, which does not repeat the
- * warnings of the first; tc: autotune with this timing cache (NULL:
- * the first tactics and the highest priorities).
+ * opened; `mode` BUILD_VALIDATE: run the same checks without a device,
+ * BUILD_FACTS: an engine that says what the passes ask
+ * (mica__build_facts); again: a second build of a rewritten network,
+ * which does not repeat the warnings of the first; tc: autotune with
+ * this timing cache (NULL: the first tactics and the highest
+ * priorities).
  */
 static mica_status_t build(mica_network_t *net, const mica_build_config_t *cfg,
-                           int validate_only, int again, uint32_t device,
+                           int mode, int again, uint32_t device,
                            const mica__device_t *dev, mica__tcache_t *tc,
                            mica_engine_t **out)
 {
+    int validate_only = mode == BUILD_VALIDATE;
     build_t b;
     mica_status_t st;
 
@@ -186,13 +195,15 @@ static mica_status_t build(mica_network_t *net, const mica_build_config_t *cfg,
     /* Version 1's first layout ends before `autotune`. */
     b.cfg = cfg && cfg->struct_size >= offsetof(mica_build_config_t, autotune)
                 ? cfg : NULL;
-    b.autotune = tc != NULL;
+    b.autotune = tc != NULL && mode == BUILD_ENGINE;
     b.tcache = tc;
     b.validate_only = validate_only;
-    b.again = again;
+    b.facts = mode == BUILD_FACTS;
+    b.again = again || b.facts;
     b.e = calloc(1, sizeof *b.e);
     if (!b.e)
         return mica__fail(b.ctx, MICA_ERR_NOMEM, "out of host memory");
+    pthread_mutex_init(&b.e->const_lock, NULL);
     b.e->ctx = net->ctx;
     b.e->device = device;
     b.e->dev = dev;
@@ -219,7 +230,7 @@ static mica_status_t build(mica_network_t *net, const mica_build_config_t *cfg,
 
 mica_status_t mica_network_validate(mica_network_t *net)
 {
-    return build(net, NULL, 1, 0, 0, NULL, NULL, NULL);
+    return build(net, NULL, BUILD_VALIDATE, 0, 0, NULL, NULL, NULL);
 }
 
 /*
@@ -247,13 +258,12 @@ static const char *timing_cache(const mica_build_config_t *cfg)
     return NULL;
 }
 
-/* Whether cfg turns fusion off. */
-static int no_fusion(const mica_build_config_t *cfg)
+mica_status_t mica__build_facts(mica_network_t *net,
+                                const mica_build_config_t *cfg,
+                                uint32_t device, const mica__device_t *dev,
+                                mica_engine_t **out)
 {
-    return cfg && cfg->struct_size >= offsetof(mica_build_config_t,
-                                               no_fusion) +
-                                          sizeof cfg->no_fusion &&
-           cfg->no_fusion;
+    return build(net, cfg, BUILD_FACTS, 1, device, dev, NULL, out);
 }
 
 /* The precisions cfg allows, as bits; float32 always. */
@@ -282,7 +292,8 @@ static mica_status_t build_all(mica_network_t *net,
     mica_network_t *half = NULL, *formats = NULL, *last;
     mica_status_t st;
 
-    if ((st = build(net, cfg, 0, 0, device, dev, NULL, out)) != MICA_OK)
+    if ((st = build(net, cfg, BUILD_ENGINE, 0, device, dev, NULL, out)) !=
+        MICA_OK)
         return st;
     /* Float16: rewrite the network with what the float32 build knows of
      * each implementation, then build the rewritten one. */
@@ -291,7 +302,7 @@ static mica_status_t build_all(mica_network_t *net,
     if (st == MICA_OK && half) {
         mica_engine_destroy(*out);
         *out = NULL;
-        st = build(half, cfg, 0, 1, device, dev, NULL, out);
+        st = build(half, cfg, BUILD_ENGINE, 1, device, dev, NULL, out);
     }
     /* Formats: the same, from what that build knows (core/formats.c). */
     if (st == MICA_OK)
@@ -300,7 +311,7 @@ static mica_status_t build_all(mica_network_t *net,
     if (st == MICA_OK && (formats || tc)) {
         mica_engine_destroy(*out);
         *out = NULL;
-        st = build(last, cfg, 0, 1, device, dev, tc, out);
+        st = build(last, cfg, BUILD_ENGINE, 1, device, dev, tc, out);
     }
     mica_network_destroy(half);
     mica_network_destroy(formats);
@@ -311,73 +322,16 @@ static mica_status_t build_all(mica_network_t *net,
     return st;
 }
 
-/* The network as written, built once for the fusion rules' tests of
- * types and ranks (core/fusion.c); kept until the build is done. */
-typedef struct facts_arg {
-    mica_network_t *net;
-    const mica_build_config_t *cfg;
-    uint32_t device;
-    const mica__device_t *dev;
-    mica_engine_t *e;
-} facts_arg_t;
-
-static mica_status_t fusion_facts(void *arg, const mica_engine_t **e)
+mica_status_t mica__build_plain(mica_network_t *net,
+                                const mica_build_config_t *cfg,
+                                uint32_t device, const mica__device_t *dev,
+                                mica_engine_t **out)
 {
-    facts_arg_t *a = arg;
-    mica_status_t st = MICA_OK;
-    if (!a->e)
-        st = build(a->net, a->cfg, 0, 0, a->device, a->dev, NULL, &a->e);
-    *e = a->e;
-    return st;
-}
-
-/* Fusion first, then the builds (build_all); without fusion where the
- * fused network does not build. */
-static mica_status_t build_fused(mica_network_t *net,
-                                 const mica_build_config_t *cfg,
-                                 uint32_t device, const mica__device_t *dev,
-                                 mica__tcache_t *tc, mica_engine_t **out)
-{
-    facts_arg_t facts;
-    mica_network_t *fused = NULL;
-    mica_context_t *ctx = net->ctx;
-    mica_status_t st = MICA_OK;
     int32_t i, asked = 0;
-
+    *out = NULL;
     for (i = 0; i < net->nb_layers; i++)
         asked |= net->layers[i].precision == MICA_FLOAT16 + 1;
-    /* Fusion first: the rest sees the fused layers (core/fusion.c).  A
-     * fused network the builder refuses (a fused layer's implementation
-     * that does not take the chain's types, say) is built as written:
-     * fusion never fails a build that would succeed without it. */
-    memset(&facts, 0, sizeof facts);
-    facts.net = net;
-    facts.cfg = cfg;
-    facts.device = device;
-    facts.dev = dev;
-    if (!no_fusion(cfg))
-        st = mica__fusion_rewrite(net, cfg, device, fusion_facts, &facts,
-                                  &fused);
-    mica_engine_destroy(facts.e);
-    if (st != MICA_OK)
-        return st;
-    if (fused) {
-        st = build_all(fused, cfg, asked, device, dev, tc, out);
-        mica_network_destroy(fused);
-        if (st == MICA_ERR_NOMEM)
-            return st;
-        if (st != MICA_OK) {
-            char why[MICA_ERROR_MAX];
-            snprintf(why, sizeof why, "%s", mica_context_error(ctx));
-            st = build_all(net, cfg, asked, device, dev, tc, out);
-            if (st == MICA_OK)
-                mica__log(ctx, MICA_LOG_WARNING, "fusion: the fused network "
-                          "does not build (%s); built without fusion", why);
-        }
-    } else {
-        st = build_all(net, cfg, asked, device, dev, tc, out);
-    }
-    return st;
+    return build_all(net, cfg, asked, device, dev, NULL, out);
 }
 
 mica_status_t mica_engine_build(mica_network_t *net,
@@ -386,9 +340,13 @@ mica_status_t mica_engine_build(mica_network_t *net,
 {
     uint32_t device;
     const mica__device_t *dev;
+    mica_network_t *passed = NULL;
+    mica__passes_chain_t chain = {NULL, 0};
+    mica__pass_record_t *records = NULL;
     mica_context_t *ctx = net->ctx;
     mica__tcache_t *tc = NULL;
     mica_status_t st = MICA_OK;
+    int32_t i, asked = 0, nb_records = 0;
     double t0 = now_ms();
 
     *out = NULL;
@@ -396,20 +354,51 @@ mica_status_t mica_engine_build(mica_network_t *net,
         (st = mica__device_pick(net->ctx, cfg ? cfg->device : 0, &device,
                                 &dev)) != MICA_OK)
         return st;
-    if (wants_autotune(cfg, dev) &&
-        (st = mica__tcache_open(ctx, timing_cache(cfg), &tc)) != MICA_OK)
+    for (i = 0; i < net->nb_layers; i++)
+        asked |= net->layers[i].precision == MICA_FLOAT16 + 1;
+    /* The graph passes first: the rest sees the rewritten network
+     * (core/passes/).  A rewritten network the builder refuses (a fused
+     * layer's implementation that does not take the chain's types, say)
+     * is built as written: passes never fail a build that would succeed
+     * without them. */
+    if ((st = mica__passes_run(net, cfg, device, dev, &passed, &chain,
+                               &records, &nb_records)) != MICA_OK)
         return st;
-    st = build_fused(net, cfg, device, dev, tc, out);
+    if (wants_autotune(cfg, dev) &&
+        (st = mica__tcache_open(ctx, timing_cache(cfg), &tc)) != MICA_OK) {
+        mica__passes_chain_free(&chain);
+        mica__pass_records_free(records, nb_records);
+        return st;
+    }
+    if (passed) {
+        st = build_all(passed, cfg, asked, device, dev, tc, out);
+        if (st != MICA_OK && st != MICA_ERR_NOMEM) {
+            char why[MICA_ERROR_MAX];
+            snprintf(why, sizeof why, "%s", mica_context_error(ctx));
+            mica__pass_records_free(records, nb_records);
+            records = NULL;
+            nb_records = 0;
+            st = build_all(net, cfg, asked, device, dev, tc, out);
+            if (st == MICA_OK)
+                mica__log(ctx, MICA_LOG_WARNING, "passes: the rewritten "
+                          "network does not build (%s); built without "
+                          "passes", why);
+        }
+    } else {
+        st = build_all(net, cfg, asked, device, dev, tc, out);
+    }
+    mica__passes_chain_free(&chain);
     /* A cache that cannot be written costs the next build its timings,
      * not this build its engine. */
     if (st == MICA_OK && mica__tcache_save(ctx, tc) != MICA_OK)
         mica__log(ctx, MICA_LOG_WARNING, "%s", mica_context_error(ctx));
     mica__tcache_free(tc);
     if (st != MICA_OK) {
-        mica_engine_destroy(*out);
-        *out = NULL;
+        mica__pass_records_free(records, nb_records);
         return st;
     }
+    (*out)->passes = records;
+    (*out)->nb_passes = nb_records;
     mica__log(ctx, MICA_LOG_INFO, "engine built for %s in %.1f ms: %d "
               "layers, %d profile%s, %lld arena bytes%s",
               mica__device_desc(device)->name, now_ms() - t0,
@@ -420,4 +409,3 @@ mica_status_t mica_engine_build(mica_network_t *net,
               tc ? ", tactics timed" : "");
     return MICA_OK;
 }
-

@@ -497,16 +497,13 @@ static mica_status_t graph_range(mica_exec_t *x, int32_t pc, int32_t end,
             pc++;
             break;
         case MICA__OP_LOOP_ENTER:
-            if (!e->constructs[o->arg].live)
-                pc = o->target;
-            else
-                st = graph_loop(x, pc, depth, &pc);
-            break;
         case MICA__OP_IF:
             if (!e->constructs[o->arg].live)
-                pc = o->target;
-            else
+                pc = o->target; /* nothing of it runs on the device */
+            else if (o->kind == MICA__OP_IF)
                 st = graph_if(x, pc, depth, &pc);
+            else
+                st = graph_loop(x, pc, depth, &pc);
             break;
         default:
             st = mica__fail(x->ctx, MICA_ERR_INTERNAL, "instruction %d at "

@@ -1,6 +1,7 @@
 /*
- * core/fusion.c - the fusion rules of the loaded modules (mica/module.h,
- * registry/rules.c) applied to a network before its first build.
+ * core/passes/fusion.c - the pass "fusion": the fusion rules of the
+ * loaded modules (mica/module.h, registry/rules.c) applied to a network
+ * before its first build.
  *
  * The rules whose type has an implementation for the build's device are
  * tried longest first (then in load order), each at every layer in the
@@ -20,7 +21,7 @@
  */
 #include <config.h>
 
-#include "graph.h"
+#include "passes.h"
 #include "registry/registry.h"
 
 #include <math.h>
@@ -53,9 +54,9 @@ typedef struct fuse {
     mica__index_t rhead;      /* tensor name -> its last reader entry */
     int32_t *r_layer, *r_input, *r_next; /* reader entries, -1 ends */
     mica__index_t producer;   /* tensor name -> layer * MAX_IO + output */
-    /* types and ranks: the network built as written, on first need */
-    mica__fusion_facts_fn facts;
-    void *facts_arg;
+    /* types and ranks: the pass's facts (mica__pass_facts), on first
+     * need */
+    mica__pass_run_t *p;
     const mica_engine_t *e;   /* NULL until asked for */
     int32_t facts_failed;
     mica__index_t etensor;    /* tensor name -> index in e's tensors */
@@ -308,14 +309,14 @@ static int splat_value(const fuse_t *x, const char *t, double *v)
     return isnan(*v) ? -1 : 0;
 }
 
-/* The engine of the network as written (types, ranks), built on first
- * need; NULL where it does not build or nobody gave a way to build. */
+/* The facts of the network the pass reads (types, ranks), built on
+ * first need; NULL where it does not build. */
 static const mica_engine_t *facts(fuse_t *x)
 {
     int32_t i;
     if (x->e || x->facts_failed)
         return x->e;
-    if (!x->facts || x->facts(x->facts_arg, &x->e) != MICA_OK || !x->e) {
+    if (!x->p || mica__pass_facts(x->p, &x->e) != MICA_OK || !x->e) {
         x->facts_failed = 1;
         x->e = NULL;
         return NULL;
@@ -802,11 +803,11 @@ static mica_status_t rewrite(fuse_t *x, mica_network_t *out)
     return st;
 }
 
-mica_status_t mica__fusion_rewrite(mica_network_t *net,
-                                   const mica_build_config_t *cfg,
-                                   uint32_t device,
-                                   mica__fusion_facts_fn facts_fn,
-                                   void *facts_arg, mica_network_t **out)
+static mica_status_t fusion_rewrite(mica__pass_run_t *p,
+                                    mica_network_t *net,
+                                    const mica_build_config_t *cfg,
+                                    uint32_t device, mica_network_t **out,
+                                    int64_t *layers, int32_t *fused)
 {
     mica_network_t *o = NULL;
     mica_status_t st;
@@ -816,8 +817,7 @@ mica_status_t mica__fusion_rewrite(mica_network_t *net,
     *out = NULL;
     memset(&x, 0, sizeof x);
     x.net = net;
-    x.facts = facts_fn;
-    x.facts_arg = facts_arg;
+    x.p = p;
     x.cfg = cfg && cfg->struct_size >= offsetof(mica_build_config_t,
                                                 prefer_impls) +
                                            sizeof cfg->prefer_impls
@@ -839,10 +839,13 @@ mica_status_t mica__fusion_rewrite(mica_network_t *net,
         o = NULL;
         goto done;
     }
-    for (m = 0; m < x.nb_matches; m++)
+    for (m = 0; m < x.nb_matches; m++) {
         mica__log(net->ctx, MICA_LOG_INFO, "fusion: layer '%s' (%s) by rule "
                   "%s", net->layers[x.steps[m][x.rule[m]->nb_steps - 1]].name,
                   x.rule[m]->type, x.rule[m]->name);
+        *layers += x.rule[m]->nb_steps;
+    }
+    *fused = x.nb_matches;
 done:
     if (st != MICA_OK) {
         mica_network_destroy(o);
@@ -864,5 +867,19 @@ done:
     free(x.r_input);
     free(x.r_next);
     *out = o;
+    return st;
+}
+
+mica_status_t mica__pass_fusion(mica__pass_run_t *p)
+{
+    int64_t layers = 0;
+    int32_t fused = 0;
+    mica_status_t st = fusion_rewrite(p, p->net, p->cfg, p->device,
+                                      &p->out, &layers, &fused);
+    if (st == MICA_OK && p->out) {
+        p->changed = layers;
+        snprintf(p->summary, sizeof p->summary, "%lld layers fused into %d",
+                 (long long)layers, (int)fused);
+    }
     return st;
 }
