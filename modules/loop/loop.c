@@ -171,6 +171,7 @@ static mica_status_t zero_rows(const loop_layer_t *l, void *dst, size_t pitch,
     return MICA_OK;
 }
 
+#if MICA_KIT_CUDA
 /* Whether the step gives the trip in device memory (a loop in a CUDA
  * graph; mica_step_t's device_iteration, read only where the core's
  * struct has it). */
@@ -187,6 +188,7 @@ static int device_trips(const mica_step_t *step)
                                     sizeof step->device_trip_count &&
            step->device_trip_count != NULL;
 }
+#endif
 
 /* Recurrence, Iterator, LoopOutput: on CUDA, the trip from device memory
  * (mica_layer_ops_t.device_steps). */
