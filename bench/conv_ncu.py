@@ -8,7 +8,8 @@ lists grouped by kernel name, largest total first, and the totals.
     python3 bench/conv_ncu.py --build BUILD_DIR --dir OUT [--ncu ncu]
 
 mica: the engine `gpu21_models.py` builds (OUT/resnet50_b1.mica; built
-here with `mica build --fp16` if missing) run once by `mica run`, layer by
+here with `mica build --fp16` if missing, from OUT/resnet50_b1.onnx,
+exported as gpu21_models.py does if missing) run once by `mica run`, layer by
 layer; PyTorch: torchvision's ResNet-50 float16 channels last with
 cudnn.benchmark, one forward pass between cudaProfilerStart and Stop
 after warm-up runs.  ncu serializes kernels and times each alone, so the
@@ -98,6 +99,11 @@ def main():
     eng = os.path.join(a.dir, "resnet50_b1.mica")
     onnx = os.path.join(a.dir, "resnet50_b1.onnx")
     if not os.path.exists(eng):
+        if not os.path.exists(onnx):
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            import gpu21_models
+            os.makedirs(a.dir, exist_ok=True)
+            gpu21_models.export(gpu21_models.model_of("resnet50"), 1, onnx)
         subprocess.check_call([mica, "build", onnx, "-o", eng, "--device",
                                "cuda", "--fp16"], env=env)
     out_dir = os.path.join(a.dir, "ncu-out")
