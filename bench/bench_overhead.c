@@ -4,7 +4,11 @@
  * work itself is negligible.  Reports, per layer, the host time of
  * enqueue alone and of enqueue plus synchronization, on every usable
  * device, and on CUDA again with the enqueue replayed as a CUDA graph
- * (mica_exec_set_cuda_graph; the warm-up runs capture it).
+ * (mica_exec_set_cuda_graph; the warm-up runs capture it).  On CUDA
+ * the floor comes last: the host time of one launch of an empty kernel
+ * through the runtime (on its own stream and on one it did not make, as
+ * a module's static runtime sees the context's) and through the driver
+ * (launch_floor.cu), what a layer costs at least without graphs.
  */
 #include <config.h>
 
@@ -60,6 +64,11 @@ static void run(mica_context_t *ctx, uint32_t device, const char *name,
     mica_network_destroy(net);
 }
 
+#ifdef MICA_HAVE_CUDA
+int mica_bench_launch_floor(int reps, double *runtime_us, double *foreign_us,
+                            double *driver_us);
+#endif
+
 int main(void)
 {
     mica_context_t *ctx = bench_context();
@@ -71,6 +80,16 @@ int main(void)
     if (mica_device_usable(MICA_DEVICE_CUDA)) {
         run(ctx, MICA_DEVICE_CUDA, "cuda", 0);
         run(ctx, MICA_DEVICE_CUDA, "cuda-graph", 1);
+#ifdef MICA_HAVE_CUDA
+        {
+            double rt = -1, fs = -1, drv = -1;
+            if (mica_bench_launch_floor(REPS, &rt, &fs, &drv) == 0)
+                printf("floor: one empty kernel launch, host us (batches of "
+                       "100): runtime (<<<>>> + cudaGetLastError) %.3f, the "
+                       "same on a stream the driver made %.3f, driver "
+                       "(cuLaunchKernel) %.3f\n", rt, fs, drv);
+        }
+#endif
     }
     mica_context_destroy(ctx);
     return 0;

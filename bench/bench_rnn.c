@@ -6,9 +6,11 @@
  * a warm-up.  bench/bench_rnn.py runs it on the RNNv2 and loop forms of
  * an LSTM (tests/gen/lstm_loop.py) beside PyTorch; alone:
  *
- *     bench_rnn [-n RUNS] MANIFEST...
+ *     bench_rnn [-n RUNS] [-g] MANIFEST...
  *
- * prints one line per manifest: "NAME ms MEDIAN layers LAYERS".
+ * prints one line per manifest: "NAME ms MEDIAN layers LAYERS", then
+ * with -g (each run replayed as a CUDA graph, its loops as conditional
+ * nodes) "graph on" or "graph off: WHY".
  */
 #include <config.h>
 
@@ -53,7 +55,8 @@ static void *fill(mica_dtype_t t, int64_t n, uint32_t *seed)
 }
 
 static double time_manifest(mica_context_t *ctx, const char *path, int runs,
-                            int32_t *nb_layers)
+                            int graphs, int32_t *nb_layers, char *why,
+                            size_t len)
 {
     mica_manifest_t *m = NULL;
     mica_engine_t *e;
@@ -68,6 +71,8 @@ static double time_manifest(mica_context_t *ctx, const char *path, int runs,
     e = bench_build(ctx, mica_manifest_network(m), MICA_DEVICE_CUDA);
     mica_manifest_destroy(m);
     bench_check(ctx, mica_exec_create(e, &x), "exec");
+    if (graphs)
+        bench_check(ctx, mica_exec_set_cuda_graph(x, 1), "graphs");
     n = mica_engine_nb_inputs(e);
     if (n > MAX_INPUTS) {
         fprintf(stderr, "bench_rnn: %s: more than %d inputs\n", path,
@@ -99,6 +104,9 @@ static double time_manifest(mica_context_t *ctx, const char *path, int runs,
     }
     ms = 1e3 * bench_median(t, runs);
     *nb_layers = mica_engine_nb_layers(e);
+    snprintf(why, len, "%s", graphs ? mica_exec_cuda_graph_why(x)
+                                        ? mica_exec_cuda_graph_why(x)
+                                        : "" : "");
     mica_exec_destroy(x);
     mica_engine_destroy(e);
     for (i = 0; i < n; i++)
@@ -109,15 +117,19 @@ static double time_manifest(mica_context_t *ctx, const char *path, int runs,
 int main(int argc, char **argv)
 {
     mica_context_t *ctx;
-    int runs = 50, i = 1;
+    int runs = 50, i = 1, graphs = 0;
 
     if (argc > 2 && strcmp(argv[1], "-n") == 0) {
         runs = atoi(argv[2]);
         i = 3;
     }
+    if (i < argc && strcmp(argv[i], "-g") == 0) {
+        graphs = 1;
+        i++;
+    }
     if (i >= argc || runs < 1 || runs > MAX_RUNS) {
-        fprintf(stderr, "usage: bench_rnn [-n RUNS (1..%d)] MANIFEST...\n",
-                MAX_RUNS);
+        fprintf(stderr, "usage: bench_rnn [-n RUNS (1..%d)] [-g] "
+                "MANIFEST...\n", MAX_RUNS);
         return 2;
     }
     if (!mica_device_usable(MICA_DEVICE_CUDA)) {
@@ -127,8 +139,13 @@ int main(int argc, char **argv)
     ctx = bench_context();
     for (; i < argc; i++) {
         int32_t layers = 0;
-        double ms = time_manifest(ctx, argv[i], runs, &layers);
-        printf("%s ms %.4f layers %d\n", argv[i], ms, (int)layers);
+        char why[512];
+        double ms = time_manifest(ctx, argv[i], runs, graphs, &layers, why,
+                                  sizeof why);
+        printf("%s ms %.4f layers %d", argv[i], ms, (int)layers);
+        if (graphs)
+            printf(" graph %s%s", why[0] ? "off: " : "on", why);
+        printf("\n");
         fflush(stdout);
     }
     mica_context_destroy(ctx);

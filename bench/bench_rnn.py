@@ -9,7 +9,8 @@ Default: one layer, float16, batch 64, 128 steps, input and hidden 512
 (issue 12's figure).  Each form is timed as the host clock around one
 forward pass plus a synchronization, the median of --runs runs after a
 warm-up: mica through bench/bench_rnn (enqueue + sync, inputs already on
-the GPU), PyTorch around lstm(x) + torch.cuda.synchronize() with x
+the GPU; then again replayed as CUDA graphs, the loops as conditional
+nodes), PyTorch around lstm(x) + torch.cuda.synchronize() with x
 already on the GPU.  Outputs are compared too (mica's two forms through
 `mica run`, then PyTorch on the same input).  Prints a table last; needs
 numpy (PyTorch optional: its rows say n/a without it).
@@ -121,12 +122,20 @@ def main():
     # Times.
     text = sh([os.path.join(build, "bench", "bench_rnn"), "-n", str(a.runs),
                forms["rnnv2"], forms["loop"]], env)
-    ms, layers = {}, {}
+    ms, layers, why = {}, {}, {}
     for line in text.splitlines():
         f = line.split()
         for form, path in forms.items():
             if f and f[0] == path:
                 ms[form], layers[form] = float(f[2]), int(f[4])
+    text = sh([os.path.join(build, "bench", "bench_rnn"), "-n", str(a.runs),
+               "-g", forms["rnnv2"], forms["loop"]], env)
+    for line in text.splitlines():
+        f = line.split()
+        for form, path in forms.items():
+            if f and f[0] == path:
+                ms[form + "_g"] = float(f[2])
+                why[form] = " ".join(f[6:])
     t_ms, t_y, gpu = torch_lstm(np, a, np.load(npz), x)
     ref = ms.get("rnnv2")
     print()
@@ -137,19 +146,27 @@ def main():
               gpu if t_ms is not None else "the GPU", a.runs))
     print("%-28s %10s %14s %16s" % ("form", "ms", "vs PyTorch",
                                     "max |y - RNNv2|"))
+    dl = float(np.abs(ys["loop"] - ys["rnnv2"]).max())
     rows = [("mica RNNv2 (cuDNN)", ms.get("rnnv2"), 0.0),
             ("mica loops (%d layers)" % layers.get("loop", 0), ms.get("loop"),
-             float(np.abs(ys["loop"] - ys["rnnv2"]).max()))]
+             dl),
+            ("mica RNNv2, CUDA graph", ms.get("rnnv2_g"), 0.0),
+            ("mica loops, CUDA graph", ms.get("loop_g"), dl)]
     if t_ms is not None:
         rows.append(("PyTorch nn.LSTM (cuDNN)", t_ms,
                      float(np.abs(t_y - ys["rnnv2"]).max())))
     for name, v, diff in rows:
+        if v is None:
+            continue
         ratio = "%.2fx" % (v / t_ms) if t_ms and v else "n/a"
         print("%-28s %10.3f %14s %16.3g" % (name, v, ratio, diff))
     if t_ms is None:
         print("PyTorch: n/a (%s)" % gpu)
     if ref and ms.get("loop"):
         print("loops / RNNv2: %.2fx" % (ms["loop"] / ref))
+    if ms.get("rnnv2_g") and ms.get("loop_g"):
+        print("with CUDA graphs (loops: graph %s): loops / RNNv2: %.2fx" %
+              (why.get("loop", "?"), ms["loop_g"] / ms["rnnv2_g"]))
     return 0
 
 

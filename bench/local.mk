@@ -4,6 +4,13 @@ noinst_PROGRAMS += bench/bench_overhead
 bench_bench_overhead_SOURCES = bench/bench_overhead.c bench/bench_util.c \
 	bench/bench_util.h
 bench_bench_overhead_LDADD = libmica.la
+if MICA_CUDA
+# The floor: an empty kernel's launch through the runtime and the driver
+# (a convenience library: .cu files compile to libtool objects).
+noinst_LTLIBRARIES += bench/libfloor.la
+bench_libfloor_la_SOURCES = bench/launch_floor.cu
+bench_bench_overhead_LDADD += bench/libfloor.la $(MICA_CUDA_LIBS)
+endif
 noinst_PROGRAMS += bench/bench_shapes
 bench_bench_shapes_SOURCES = bench/bench_shapes.c bench/bench_util.c \
 	bench/bench_util.h
@@ -75,7 +82,8 @@ EXTRA_DIST += bench/README.md bench/startup.py bench/bench_rnn.py \
 	bench/resnet50_gen.py bench/resnet50_torch.py bench/resnet50_cpu.py \
 	bench/resnet50_parts.py bench/run_gpu.sh bench/mica_bench.sh \
 	bench/gen_mlp.py bench/onnx_torch_models.py bench/fusion.sh \
-	bench/gen_convchain.py bench/xformer_torch.py bench/xformer_gpu.sh
+	bench/gen_convchain.py bench/xformer_torch.py bench/xformer_gpu.sh \
+	bench/gpu21.sh bench/gpu21_models.py bench/conv_ncu.py
 
 bench: $(MICA_BENCHES) $(MICA_BENCH_RUNS)
 	@for b in $(MICA_BENCHES); do \

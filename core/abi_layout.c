@@ -50,8 +50,14 @@ static_assert(offsetof(mica_layer_ops_t, shape_change) == 152,
               "layer ops: shape_change appended");
 static_assert(offsetof(mica_layer_ops_t, constant_output) == 160,
               "layer ops: constant_output appended");
+static_assert(offsetof(mica_layer_ops_t, device_steps) == 168,
+              "layer ops: device_steps appended");
 static_assert(sizeof(mica_step_t) == 72, "mica_step_t is frozen");
 static_assert(offsetof(mica_step_t, value) == 32, "mica_step_t is frozen");
+static_assert(offsetof(mica_step_t, device_iteration) == 40,
+              "mica_step_t: device_iteration in a reserved slot");
+static_assert(offsetof(mica_step_t, device_trip_count) == 48,
+              "mica_step_t: device_trip_count in a reserved slot");
 static_assert(offsetof(mica_layer_creator_t, type) == 8, "creator v1");
 static_assert(offsetof(mica_layer_creator_t, fields) == 48, "creator v1");
 static_assert(offsetof(mica_layer_creator_t, create) == 64, "creator v1");
@@ -73,6 +79,8 @@ static_assert(offsetof(mica_build_config_t, passes) == 48,
               "build config: passes appended");
 static_assert(offsetof(mica_build_config_t, no_passes) == 56,
               "build config: no_passes appended");
+static_assert(offsetof(mica_build_config_t, timing_cache) == 64,
+              "build config: timing_cache appended");
 static_assert(sizeof(mica_pass_info_t) == 32, "pass info: first layout");
 static_assert(offsetof(mica_pass_info_t, changed) == 24,
               "pass info: first layout");

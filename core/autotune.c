@@ -1,7 +1,8 @@
 /*
  * core/autotune.c - choosing among implementations and their tactics by
- * timing them (mica build --autotune), and a layer's tactic without
- * timing (the first it offers).
+ * timing them (on by default on CUDA, as TensorRT does; mica build
+ * --autotune, --no-autotune), and a layer's tactic without timing (the
+ * first it offers).
  *
  * A layer is tunable when it runs on the device and reads every input as
  * data, and either pinned no implementation (nor did a preference name
@@ -9,9 +10,20 @@
  * candidate, an implementation that accepts the layer's types with each
  * tactic it offers (or none), is configured for the first profile, given
  * buffers of the opt shapes filled with a fixed non-zero pattern, run
- * twice to warm up, then timed over a few runs (host clock around
- * enqueue and a stream sync); the median wins, and the layer keeps the
- * winner's instance, told its tactic.  The others are destroyed.
+ * twice to warm up, then timed: on a device with graphs (CUDA), R
+ * enqueues captured into one graph, whose replays are timed with the
+ * device's markers (GPU time alone, as TensorRT times tactics; R so that
+ * a replay lasts about 2 ms, at most 20); elsewhere, or where the layer
+ * cannot be captured, the host clock around enqueue and a stream sync.
+ * The median of the trials wins, and the layer keeps the winner's
+ * instance, told its tactic.  The others are destroyed.  A candidate
+ * whose warm-up alone takes far longer than the best time so far is
+ * not timed further (its choice shows ">" and the warm-up's time).
+ *
+ * The timing cache (timing_cache.c) keeps each layer's result by its
+ * signature and the device: a layer found there is given the cached
+ * winner, without timing, where that implementation still exists and
+ * still offers the tactic.
  */
 #include <config.h>
 
@@ -24,6 +36,11 @@
 
 #define WARMUP 2
 #define TIMED 7
+#define GRAPH_TRIALS 5     /* timed replays of the captured graph */
+#define GRAPH_MAX_RUNS 20  /* enqueues captured into it, at most */
+#define GRAPH_TARGET 2e-3  /* seconds a replay should last */
+#define SLOW_FACTOR 8      /* a candidate this much slower than the best */
+#define SLOW_MARGIN 1e-3   /* (plus this, s) is not timed further */
 
 static double now(void)
 {
@@ -94,13 +111,82 @@ static mica_status_t bench_alloc(mica__build_t *b, const mica_tensor_desc_t *io,
     return st;
 }
 
+/* One enqueue of inst on bn's buffers. */
+static mica_status_t enqueue(mica_layer_t *inst, const mica_tensor_desc_t *io,
+                             int32_t nin, int32_t nout, bench_t *bn,
+                             mica_error_t *err)
+{
+    return inst->ops->enqueue(inst, io, nin, io + nin, nout,
+                              (const void *const *)bn->ptr, bn->ptr + nin,
+                              bn->ws, bn->stream, err);
+}
+
+/*
+ * Median seconds of one enqueue of inst from graph replays (see the
+ * file's comment), `one` the host time of a warm-up run; negative where
+ * the device has no graphs or the layer cannot be captured (the host
+ * clock times it then).
+ */
+static double time_graph(mica__build_t *b, mica_layer_t *inst,
+                         const mica_tensor_desc_t *io, int32_t nin,
+                         int32_t nout, bench_t *bn, double one)
+{
+    const mica__device_t *dev = b->e->dev;
+    void *graph = NULL, *m0 = NULL, *m1 = NULL;
+    double t[GRAPH_TRIALS], result = -1, ms;
+    int32_t runs = GRAPH_MAX_RUNS, r, ok = 1;
+    mica_error_t err;
+
+    if (!dev->capture_begin || !dev->marker_create)
+        return -1;
+    if (one > 0 && one * runs > GRAPH_TARGET)
+        runs = (int32_t)(GRAPH_TARGET / one) > 1
+                   ? (int32_t)(GRAPH_TARGET / one) : 1;
+    mica__error_clear(&err);
+    if (dev->capture_begin(b->ctx, bn->stream) != MICA_OK)
+        goto done;
+    for (r = 0; r < runs && ok; r++)
+        ok = enqueue(inst, io, nin, nout, bn, &err) == MICA_OK &&
+             dev->capture_ok(bn->stream);
+    if (dev->capture_end(b->ctx, bn->stream, &graph) != MICA_OK || !ok)
+        goto done;
+    if (dev->marker_create(b->ctx, &m0) != MICA_OK ||
+        dev->marker_create(b->ctx, &m1) != MICA_OK ||
+        dev->graph_launch(b->ctx, graph, bn->stream) != MICA_OK ||
+        dev->sync(b->ctx, bn->stream) != MICA_OK)
+        goto done;
+    for (r = 0; r < GRAPH_TRIALS; r++) {
+        if (dev->marker_record(b->ctx, m0, bn->stream) != MICA_OK ||
+            dev->graph_launch(b->ctx, graph, bn->stream) != MICA_OK ||
+            dev->marker_record(b->ctx, m1, bn->stream) != MICA_OK ||
+            dev->marker_elapsed(b->ctx, m0, m1, &ms) != MICA_OK)
+            goto done;
+        t[r] = 1e-3 * ms / runs;
+    }
+    qsort(t, GRAPH_TRIALS, sizeof *t, cmp_double);
+    result = t[GRAPH_TRIALS / 2];
+done:
+    if (graph)
+        dev->graph_destroy(graph);
+    if (m0)
+        dev->marker_destroy(m0);
+    if (m1)
+        dev->marker_destroy(m1);
+    return result;
+}
+
 /*
  * Median seconds of one run of `inst` on profile 0's opt shapes, or a
  * negative value if it refuses the types or fails (not an error: the
- * candidate is just out).
+ * candidate is just out).  `best`: the fastest time measured so far for
+ * the layer (0: none); a candidate whose warm-up run takes more than
+ * SLOW_FACTOR times that plus SLOW_MARGIN seconds is not timed further
+ * (its warm-up time is returned, *rough set): it cannot win, and timing
+ * it costs the build a second or more at large batches.
  */
 static double time_candidate(mica__build_t *b, int32_t step,
-                             mica_layer_t *inst, int32_t tactic)
+                             mica_layer_t *inst, int32_t tactic,
+                             double best, int *rough)
 {
     mica_engine_t *e = b->e;
     const mica__layer_t *l = &e->layers[step];
@@ -108,7 +194,7 @@ static double time_candidate(mica__build_t *b, int32_t step,
     int32_t i, nin = l->nb_inputs, n = nin + l->nb_outputs;
     mica_tensor_desc_t io[128];
     mica_dyn_desc_t dyn[128];
-    double t[TIMED], result = -1;
+    double t[TIMED], result = -1, one = 0;
     size_t ws = 0;
     bench_t bn;
     mica_error_t err;
@@ -131,15 +217,28 @@ static double time_candidate(mica__build_t *b, int32_t step,
     if (bench_alloc(b, io, n, nin, &bn) != MICA_OK ||
         (ws && e->dev->alloc(b->ctx, ws, &bn.ws) != MICA_OK))
         goto done;
-    for (r = -WARMUP; r < TIMED; r++) {
+    *rough = 0;
+    for (r = 0; r < WARMUP; r++) {
         double t0 = now();
-        if (ops->enqueue(inst, io, nin, io + nin, l->nb_outputs,
-                         (const void *const *)bn.ptr, bn.ptr + nin, bn.ws,
-                         bn.stream, &err) != MICA_OK ||
+        if (enqueue(inst, io, nin, l->nb_outputs, &bn, &err) != MICA_OK ||
             e->dev->sync(b->ctx, bn.stream) != MICA_OK)
             goto done;
-        if (r >= 0)
-            t[r] = now() - t0;
+        one = now() - t0;
+        if (r > 0 && best > 0 && one > SLOW_FACTOR * best + SLOW_MARGIN) {
+            result = one;
+            *rough = 1;
+            goto done;
+        }
+    }
+    if ((result = time_graph(b, inst, io, nin, l->nb_outputs, &bn, one)) >=
+        0)
+        goto done;
+    for (r = 0; r < TIMED; r++) {
+        double t0 = now();
+        if (enqueue(inst, io, nin, l->nb_outputs, &bn, &err) != MICA_OK ||
+            e->dev->sync(b->ctx, bn.stream) != MICA_OK)
+            goto done;
+        t[r] = now() - t0;
     }
     qsort(t, TIMED, sizeof *t, cmp_double);
     result = t[TIMED / 2];
@@ -222,9 +321,10 @@ mica_status_t mica__default_tactics(mica_engine_t *e)
  * time measured to why. */
 typedef struct best {
     mica_layer_t *inst;
+    const char *impl;
     int32_t tactic;
     double time;
-    char why[1024];
+    char why[4096];
     size_t pos;
 } best_t;
 
@@ -240,7 +340,9 @@ static mica_status_t try_candidate(mica__build_t *b, int32_t step,
     if (n == 0)
         ids[n++] = 0;
     for (i = 0; i < n; i++) {
-        double tm = time_candidate(b, step, inst, ids[i]);
+        int rough = 0;
+        double tm = time_candidate(b, step, inst, ids[i],
+                                   best->inst ? best->time : 0, &rough);
         char name[256];
         if (tm < 0)
             continue;
@@ -252,16 +354,175 @@ static mica_status_t try_candidate(mica__build_t *b, int32_t step,
         if (best->pos < sizeof best->why)
             best->pos += (size_t)snprintf(best->why + best->pos,
                                           sizeof best->why - best->pos,
-                                          "%s%s %.1f us",
+                                          "%s%s %s%.1f us",
                                           best->pos ? ", " : "", name,
-                                          1e6 * tm);
+                                          rough ? ">" : "", 1e6 * tm);
+        if (rough)
+            continue;
         if (!best->inst || tm < best->time) {
             best->inst = inst;
+            best->impl = impl;
             best->tactic = ids[i];
             best->time = tm;
         }
     }
     return MICA_OK;
+}
+
+/* ---- the timing cache's key ------------------------------------------- */
+
+static void key_i64(mica__tkey_t *k, int64_t v)
+{
+    mica__tkey_add(k, &v, sizeof v);
+}
+
+static void key_dims(mica__tkey_t *k, const mica_dims_t *d)
+{
+    int32_t i;
+    key_i64(k, d->nb_dims);
+    for (i = 0; i < d->nb_dims && i < MICA_MAX_DIMS; i++)
+        key_i64(k, d->d[i]);
+}
+
+/* The params: names, types and values; weights by type and shape. */
+static void key_fields(mica__tkey_t *k, const mica_fields_t *f)
+{
+    int32_t i, j;
+
+    key_i64(k, f ? f->nb_fields : -1);
+    for (i = 0; f && i < f->nb_fields; i++) {
+        const mica_field_t *x = &f->fields[i];
+        mica__tkey_str(k, x->name);
+        key_i64(k, x->type);
+        key_i64(k, x->count);
+        for (j = 0; j < x->count && x->data; j++)
+            switch (x->type) {
+            case MICA_FIELD_FLOAT:
+                mica__tkey_add(k, (const double *)x->data + j,
+                               sizeof(double));
+                break;
+            case MICA_FIELD_STRING:
+                mica__tkey_str(k, ((const char *const *)x->data)[j]);
+                break;
+            case MICA_FIELD_WEIGHTS: {
+                const mica_weights_t *w = (const mica_weights_t *)x->data + j;
+                key_i64(k, w->dtype);
+                key_i64(k, w->count);
+                key_dims(k, &w->dims);
+                break;
+            }
+            default: /* int64 values: INT, BOOL, ENUM, DTYPE */
+                key_i64(k, ((const int64_t *)x->data)[j]);
+            }
+    }
+}
+
+/* The signature of layer `step` with its alternatives (the file's
+ * comment of timing_cache.c). */
+static void signature(mica__build_t *b, int32_t step,
+                      const mica_creator_info_t *alt, int32_t n,
+                      mica__tkey_t *k)
+{
+    mica_engine_t *e = b->e;
+    const mica__layer_t *l = &e->layers[step];
+    mica_dyn_desc_t dyn[128];
+    char id[512];
+    int32_t i;
+
+    mica__tkey_init(k);
+    mica__tkey_str(k, PACKAGE_VERSION);
+    id[0] = '\0';
+    if (e->dev->identity)
+        e->dev->identity(id, sizeof id);
+    mica__tkey_str(k, id);
+    key_i64(k, e->device);
+    mica__tkey_str(k, l->info.ns);
+    mica__tkey_str(k, l->info.type);
+    key_i64(k, l->info.version);
+    mica__tkey_str(k, l->info.implementation);
+    mica__tkey_str(k, l->info.module_version);
+    for (i = 0; i < n; i++) {
+        mica__tkey_str(k, alt[i].implementation);
+        mica__tkey_str(k, alt[i].module_version);
+    }
+    key_fields(k, l->params);
+    key_i64(k, l->nb_inputs);
+    key_i64(k, l->nb_outputs);
+    mica__layer_dyn_descs(e, l, 0, dyn);
+    for (i = 0; i < l->nb_inputs + l->nb_outputs && i < 128; i++) {
+        key_i64(k, dyn[i].desc.dtype);
+        key_i64(k, dyn[i].desc.format);
+        key_dims(k, &dyn[i].desc.dims);
+        key_dims(k, &dyn[i].min);
+        key_dims(k, &dyn[i].max);
+    }
+}
+
+/* Whether instance inst offers `tactic` (0: it offers none). */
+static int offers(mica_engine_t *e, int32_t step, mica_layer_t *inst,
+                  int32_t tactic)
+{
+    int32_t ids[MICA_MAX_TACTICS], n, i;
+    if (offered(e, step, inst, ids, &n) != MICA_OK)
+        return 0; /* timed as if it were not cached */
+    if (n == 0)
+        return tactic == 0;
+    for (i = 0; i < n; i++)
+        if (ids[i] == tactic)
+            return 1;
+    return 0;
+}
+
+/*
+ * Give layer `step` the timing cache's winner for key k where there is
+ * one that still applies (the implementation is the layer's or one of
+ * alt, and offers the tactic): 1 then (*st the outcome), else 0.
+ */
+static int from_cache(mica__build_t *b, int32_t step,
+                      const mica_creator_info_t *alt, int32_t n,
+                      const mica__tkey_t *k, mica_status_t *st)
+{
+    mica__layer_t *l = &b->e->layers[step];
+    const char *impl, *times;
+    mica_layer_t *inst = NULL;
+    int32_t tactic, i, pick = -1;
+    double us;
+    char *why;
+
+    *st = MICA_OK;
+    if (!mica__tcache_find(b->tcache, k, &impl, &tactic, &us, &times))
+        return 0;
+    if (strcmp(impl, l->info.implementation) != 0) {
+        for (i = 0; i < n && pick < 0; i++)
+            if (strcmp(impl, alt[i].implementation) == 0)
+                pick = i;
+        if (pick < 0 ||
+            !(inst = mica__instance_of(b, step, alt[pick].creator)))
+            return 0;
+    }
+    if (!offers(b->e, step, inst ? inst : l->instance, tactic)) {
+        if (inst)
+            inst->ops->destroy(inst);
+        return 0;
+    }
+    if (inst) {
+        l->instance->ops->destroy(l->instance);
+        l->instance = inst;
+        l->info = alt[pick];
+    }
+    if ((*st = tell(b->e, step, tactic)) != MICA_OK)
+        return 1;
+    why = n > 0 ? mica__asprintf("the fastest measured (timing cache): %s",
+                                 times)
+                : mica__asprintf("%s; the fastest tactic measured (timing "
+                                 "cache): %s", l->why ? l->why : "", times);
+    if (!why) {
+        *st = mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
+        return 1;
+    }
+    free(l->why);
+    l->why = why;
+    return 1;
 }
 
 /* Tune layer `step`: keep the fastest candidate, say why. */
@@ -271,11 +532,11 @@ static mica_status_t tune(mica__build_t *b, int32_t step)
     mica_creator_info_t *alt = NULL, won = l->info;
     mica_layer_t **made = NULL;
     int32_t i, n = 0, ids[MICA_MAX_TACTICS], nt;
-    best_t best;
+    mica__tkey_t key;
+    best_t *best;
     mica_status_t st;
     char *why;
 
-    memset(&best, 0, sizeof best);
     if ((st = offered(b->e, step, l->instance, ids, &nt)) != MICA_OK)
         return st;
     if (!l->pinned && !(alt = mica__alternatives(b, l, &n)))
@@ -284,36 +545,51 @@ static mica_status_t tune(mica__build_t *b, int32_t step)
         free(alt);
         return MICA_OK;
     }
-    if (n > 0 && !(made = calloc((size_t)n, sizeof *made))) {
+    signature(b, step, alt, n, &key);
+    if (from_cache(b, step, alt, n, &key, &st)) {
+        free(alt);
+        return st;
+    }
+    best = calloc(1, sizeof *best);
+    if (!best || (n > 0 && !(made = calloc((size_t)n, sizeof *made)))) {
+        free(best);
         free(alt);
         return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
     }
     st = try_candidate(b, step, l->instance, l->info.implementation, n > 0,
-                       &best);
+                       best);
     for (i = 0; i < n && st == MICA_OK; i++)
         if ((made[i] = mica__instance_of(b, step, alt[i].creator)) != NULL)
             st = try_candidate(b, step, made[i], alt[i].implementation, 1,
-                               &best);
+                               best);
     for (i = 0; i < n; i++) {
-        if (made[i] && made[i] == best.inst)
+        if (made[i] && made[i] == best->inst)
             won = alt[i];
         else if (made[i])
             made[i]->ops->destroy(made[i]);
     }
-    if (best.inst && best.inst != l->instance) {
+    if (best->inst && best->inst != l->instance) {
         l->instance->ops->destroy(l->instance);
-        l->instance = best.inst;
+        l->instance = best->inst;
         l->info = won;
     }
     free(made);
     free(alt);
-    if (st != MICA_OK || !best.inst || best.pos == 0)
+    if (st != MICA_OK || !best->inst || best->pos == 0) {
+        free(best);
         return st; /* nothing could be timed: keep the priority's */
-    if ((st = tell(b->e, step, best.tactic)) != MICA_OK)
+    }
+    if ((st = tell(b->e, step, best->tactic)) != MICA_OK ||
+        (st = mica__tcache_put(b->ctx, b->tcache, &key,
+                               l->info.implementation, best->tactic,
+                               1e6 * best->time, best->why)) != MICA_OK) {
+        free(best);
         return st;
-    why = n > 0 ? mica__asprintf("the fastest measured: %s", best.why)
+    }
+    why = n > 0 ? mica__asprintf("the fastest measured: %s", best->why)
                 : mica__asprintf("%s; the fastest tactic measured: %s",
-                                 l->why ? l->why : "", best.why);
+                                 l->why ? l->why : "", best->why);
+    free(best);
     if (!why)
         return mica__fail(b->ctx, MICA_ERR_NOMEM, "out of host memory");
     free(l->why);

@@ -176,11 +176,14 @@ enum { BUILD_ENGINE, BUILD_VALIDATE, BUILD_FACTS };
  * opened; `mode` BUILD_VALIDATE: run the same checks without a device,
  * BUILD_FACTS: an engine that says what the passes ask
  * (mica__build_facts); again: a second build of a rewritten network,
- * which does not repeat the warnings of the first.
+ * which does not repeat the warnings of the first; tc: autotune with
+ * this timing cache (NULL: the first tactics and the highest
+ * priorities).
  */
 static mica_status_t build(mica_network_t *net, const mica_build_config_t *cfg,
                            int mode, int again, uint32_t device,
-                           const mica__device_t *dev, mica_engine_t **out)
+                           const mica__device_t *dev, mica__tcache_t *tc,
+                           mica_engine_t **out)
 {
     int validate_only = mode == BUILD_VALIDATE;
     build_t b;
@@ -192,10 +195,8 @@ static mica_status_t build(mica_network_t *net, const mica_build_config_t *cfg,
     /* Version 1's first layout ends before `autotune`. */
     b.cfg = cfg && cfg->struct_size >= offsetof(mica_build_config_t, autotune)
                 ? cfg : NULL;
-    b.autotune = b.cfg && b.cfg->struct_size >=
-                              offsetof(mica_build_config_t, autotune) +
-                                  sizeof b.cfg->autotune &&
-                 b.cfg->autotune;
+    b.autotune = tc != NULL && mode == BUILD_ENGINE;
+    b.tcache = tc;
     b.validate_only = validate_only;
     b.facts = mode == BUILD_FACTS;
     b.again = again || b.facts;
@@ -229,7 +230,32 @@ static mica_status_t build(mica_network_t *net, const mica_build_config_t *cfg,
 
 mica_status_t mica_network_validate(mica_network_t *net)
 {
-    return build(net, NULL, BUILD_VALIDATE, 0, 0, NULL, NULL);
+    return build(net, NULL, BUILD_VALIDATE, 0, 0, NULL, NULL, NULL);
+}
+
+/*
+ * Whether cfg asks to time the implementations and tactics on `device`:
+ * autotune positive, or 0 (the default) on a device with CUDA graphs
+ * (CUDA, as TensorRT always times); negative never.
+ */
+static int wants_autotune(const mica_build_config_t *cfg,
+                          const mica__device_t *dev)
+{
+    int32_t a = 0;
+    if (cfg && cfg->struct_size >= offsetof(mica_build_config_t, autotune) +
+                                       sizeof cfg->autotune)
+        a = cfg->autotune;
+    return a > 0 || (a == 0 && dev && dev->capture_begin);
+}
+
+/* cfg's timing cache file, or NULL. */
+static const char *timing_cache(const mica_build_config_t *cfg)
+{
+    if (cfg && cfg->struct_size >= offsetof(mica_build_config_t,
+                                            timing_cache) +
+                                       sizeof cfg->timing_cache)
+        return cfg->timing_cache;
+    return NULL;
 }
 
 mica_status_t mica__build_facts(mica_network_t *net,
@@ -237,7 +263,7 @@ mica_status_t mica__build_facts(mica_network_t *net,
                                 uint32_t device, const mica__device_t *dev,
                                 mica_engine_t **out)
 {
-    return build(net, cfg, BUILD_FACTS, 1, device, dev, out);
+    return build(net, cfg, BUILD_FACTS, 1, device, dev, NULL, out);
 }
 
 /* The precisions cfg allows, as bits; float32 always. */
@@ -253,18 +279,21 @@ static uint32_t precisions(const mica_build_config_t *cfg)
 /*
  * The builds of net for `device`: the network as it is, then rewritten
  * in float16 where allowed and asked, then for memory formats, each from
- * what the build before knows.
+ * what the build before knows.  Only the last one autotunes (with tc):
+ * the ones before it are there to be rewritten, and the last is built
+ * once more, tuned, when no rewrite followed it.
  */
 static mica_status_t build_all(mica_network_t *net,
                                const mica_build_config_t *cfg, int asked,
                                uint32_t device, const mica__device_t *dev,
-                               mica_engine_t **out)
+                               mica__tcache_t *tc, mica_engine_t **out)
 {
     uint32_t allowed = precisions(cfg);
-    mica_network_t *half = NULL, *formats = NULL;
+    mica_network_t *half = NULL, *formats = NULL, *last;
     mica_status_t st;
 
-    if ((st = build(net, cfg, BUILD_ENGINE, 0, device, dev, out)) != MICA_OK)
+    if ((st = build(net, cfg, BUILD_ENGINE, 0, device, dev, NULL, out)) !=
+        MICA_OK)
         return st;
     /* Float16: rewrite the network with what the float32 build knows of
      * each implementation, then build the rewritten one. */
@@ -273,15 +302,16 @@ static mica_status_t build_all(mica_network_t *net,
     if (st == MICA_OK && half) {
         mica_engine_destroy(*out);
         *out = NULL;
-        st = build(half, cfg, BUILD_ENGINE, 1, device, dev, out);
+        st = build(half, cfg, BUILD_ENGINE, 1, device, dev, NULL, out);
     }
     /* Formats: the same, from what that build knows (core/formats.c). */
     if (st == MICA_OK)
         st = mica__formats_rewrite(half ? half : net, *out, &formats);
-    if (st == MICA_OK && formats) {
+    last = formats ? formats : half ? half : net;
+    if (st == MICA_OK && (formats || tc)) {
         mica_engine_destroy(*out);
         *out = NULL;
-        st = build(formats, cfg, BUILD_ENGINE, 1, device, dev, out);
+        st = build(last, cfg, BUILD_ENGINE, 1, device, dev, tc, out);
     }
     mica_network_destroy(half);
     mica_network_destroy(formats);
@@ -301,7 +331,7 @@ mica_status_t mica__build_plain(mica_network_t *net,
     *out = NULL;
     for (i = 0; i < net->nb_layers; i++)
         asked |= net->layers[i].precision == MICA_FLOAT16 + 1;
-    return build_all(net, cfg, asked, device, dev, out);
+    return build_all(net, cfg, asked, device, dev, NULL, out);
 }
 
 mica_status_t mica_engine_build(mica_network_t *net,
@@ -314,6 +344,7 @@ mica_status_t mica_engine_build(mica_network_t *net,
     mica__passes_chain_t chain = {NULL, 0};
     mica__pass_record_t *records = NULL;
     mica_context_t *ctx = net->ctx;
+    mica__tcache_t *tc = NULL;
     mica_status_t st = MICA_OK;
     int32_t i, asked = 0, nb_records = 0;
     double t0 = now_ms();
@@ -333,24 +364,35 @@ mica_status_t mica_engine_build(mica_network_t *net,
     if ((st = mica__passes_run(net, cfg, device, dev, &passed, &chain,
                                &records, &nb_records)) != MICA_OK)
         return st;
+    if (wants_autotune(cfg, dev) &&
+        (st = mica__tcache_open(ctx, timing_cache(cfg), &tc)) != MICA_OK) {
+        mica__passes_chain_free(&chain);
+        mica__pass_records_free(records, nb_records);
+        return st;
+    }
     if (passed) {
-        st = build_all(passed, cfg, asked, device, dev, out);
+        st = build_all(passed, cfg, asked, device, dev, tc, out);
         if (st != MICA_OK && st != MICA_ERR_NOMEM) {
             char why[MICA_ERROR_MAX];
             snprintf(why, sizeof why, "%s", mica_context_error(ctx));
             mica__pass_records_free(records, nb_records);
             records = NULL;
             nb_records = 0;
-            st = build_all(net, cfg, asked, device, dev, out);
+            st = build_all(net, cfg, asked, device, dev, tc, out);
             if (st == MICA_OK)
                 mica__log(ctx, MICA_LOG_WARNING, "passes: the rewritten "
                           "network does not build (%s); built without "
                           "passes", why);
         }
     } else {
-        st = build_all(net, cfg, asked, device, dev, out);
+        st = build_all(net, cfg, asked, device, dev, tc, out);
     }
     mica__passes_chain_free(&chain);
+    /* A cache that cannot be written costs the next build its timings,
+     * not this build its engine. */
+    if (st == MICA_OK && mica__tcache_save(ctx, tc) != MICA_OK)
+        mica__log(ctx, MICA_LOG_WARNING, "%s", mica_context_error(ctx));
+    mica__tcache_free(tc);
     if (st != MICA_OK) {
         mica__pass_records_free(records, nb_records);
         return st;
@@ -358,11 +400,12 @@ mica_status_t mica_engine_build(mica_network_t *net,
     (*out)->passes = records;
     (*out)->nb_passes = nb_records;
     mica__log(ctx, MICA_LOG_INFO, "engine built for %s in %.1f ms: %d "
-              "layers, %d profile%s, %lld arena bytes",
+              "layers, %d profile%s, %lld arena bytes%s",
               mica__device_desc(device)->name, now_ms() - t0,
               (int)(*out)->nb_layers, (int)(*out)->nb_profiles,
               (*out)->nb_profiles == 1 ? "" : "s",
               (long long)((*out)->nb_profiles ? (*out)->profiles[0].arena_bytes
-                                              : 0));
+                                              : 0),
+              tc ? ", tactics timed" : "");
     return MICA_OK;
 }

@@ -8,6 +8,8 @@
 
 #include "graph.h"
 
+typedef struct mica__tcache mica__tcache_t;
+
 typedef struct mica__build {
     mica_network_t *net;
     mica_context_t *ctx;
@@ -17,6 +19,7 @@ typedef struct mica__build {
     int facts;               /* for the graph passes: mica__build_facts */
     int again;               /* a rewritten network's second build */
     int autotune;            /* time the candidate implementations */
+    mica__tcache_t *tcache;  /* autotune's timing cache (timing_cache.c) */
     mica__index_t names;     /* tensor name -> tensor index */
     int32_t *def_layer;      /* per tensor: network layer index, -1 inputs */
     int32_t *def_slot;       /* per tensor: output position */
@@ -139,5 +142,27 @@ mica_status_t mica__build_profiles(mica__build_t *b);
  * tunable layer, timed at profile 0's opt shapes (measured, not yet
  * configured). */
 mica_status_t mica__autotune(mica__build_t *b);
+
+/* timing_cache.c: autotune's results by layer signature and device. */
+typedef struct mica__tkey {
+    uint64_t h[2];
+} mica__tkey_t;
+void mica__tkey_init(mica__tkey_t *k);
+void mica__tkey_add(mica__tkey_t *k, const void *p, size_t n);
+/* A string and its terminating zero (NULL as ""). */
+void mica__tkey_str(mica__tkey_t *k, const char *s);
+/* The cache of file `path` (NULL: in memory only), read if it exists. */
+mica_status_t mica__tcache_open(mica_context_t *ctx, const char *path,
+                                mica__tcache_t **out);
+/* The entry of k: 1 and its fields (owned by the cache), or 0. */
+int mica__tcache_find(const mica__tcache_t *c, const mica__tkey_t *k,
+                      const char **impl, int32_t *tactic, double *us,
+                      const char **why);
+mica_status_t mica__tcache_put(mica_context_t *ctx, mica__tcache_t *c,
+                               const mica__tkey_t *k, const char *impl,
+                               int32_t tactic, double us, const char *why);
+/* Write the file, if entries were added since it was read. */
+mica_status_t mica__tcache_save(mica_context_t *ctx, mica__tcache_t *c);
+void mica__tcache_free(mica__tcache_t *c);
 
 #endif

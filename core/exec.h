@@ -48,6 +48,14 @@ struct mica_exec {
     uint64_t shapes_gen;        /* counts the times phase 1 ran: what a
                                    graph's key holds changes only then */
     int32_t capturing;          /* the enqueue now is a graph's capture */
+    /* Loops and conditionals recorded as conditional nodes while
+     * capturing (exec_graph.c sets them up, flow.c uses them): */
+    int32_t device_loops;       /* the capture records them so */
+    int64_t *loop_state;        /* device memory: per construct, the
+                                   trip and the bound (2 int64) */
+    void **body_streams;        /* streams capturing the bodies, one per
+                                   level of nodes */
+    int32_t nb_body_streams;
 };
 
 /* "ORIGIN: layer 'NAME' (TYPE): MESSAGE" for a failure of step s
@@ -77,7 +85,9 @@ mica_status_t mica__dds_after(mica_exec_t *x, int32_t s);
  * nb_layers if none. */
 int32_t mica__dds_next(const mica_engine_t *e, int32_t after);
 
-/* Run the engine's program on the context's stream (phase 2). */
+/* Run the engine's program on the context's stream (phase 2); while
+ * capturing with x->device_loops, its loops and conditionals become
+ * conditional nodes of the graph (no host read-back). */
 mica_status_t mica__flow_run(mica_exec_t *x);
 
 /* After phase 1: a Recurrence's next value and an IfConditionalOutput's

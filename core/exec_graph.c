@@ -23,10 +23,17 @@
  * is forgotten when layers are configured for another profile or told
  * new shapes (exec_run.c): either may move memory of their own.
  *
- * What never runs as a graph is known from the engine (loops and
- * conditionals read values on the host: CUDA's conditional nodes are not
- * used; data-dependent sizes are read back) or from the timing asked for
- * (a marker after every layer); such enqueues run layer by layer.
+ * Loops and conditionals are recorded as CUDA's conditional nodes
+ * (core/flow.c): a while node per loop, if nodes for a conditional and
+ * for a while predicate, steered by tiny kernels that read the trip
+ * count, predicate or condition in device memory, so that no trip waits
+ * for the host.  That needs the device's conditional nodes and, from
+ * every boundary layer of a loop but its TripLimit, its steps with the
+ * trip in device memory (mica_layer_ops_t.device_steps).  What never
+ * runs as a graph is known from the engine (a loop or conditional that
+ * cannot be recorded so, and why; data-dependent sizes, read back) or
+ * from the timing asked for (a marker after every layer); such enqueues
+ * run layer by layer.
  */
 #include <config.h>
 
@@ -181,33 +188,94 @@ static mica_status_t lookup(mica_exec_t *x, mica__graphs_t *g, entry_t **out)
 
 /* ---- why not ---------------------------------------------------------- */
 
-/* The reason of the engine's, if any: the first live loop or
- * conditional, else the first layer that makes a data-dependent size. */
-static void fixed_reason(const mica_engine_t *e, char *buf, size_t len)
+/* Whether layer s, a loop's boundary layer other than its TripLimit,
+ * takes its steps with the trip in device memory (device_steps). */
+static int device_steps(const mica_exec_t *x, int32_t s)
 {
-    int32_t k, s;
+    const mica_layer_t *inst = x->instances[s];
+    return !x->e->layers[s].run_device ||
+           (inst && MICA__HAS_OP(inst->ops, device_steps) &&
+            inst->ops->device_steps(inst));
+}
+
+/* Whether each of n steps takes device steps; else the first that does
+ * not, in *bad. */
+static int all_device_steps(const mica_exec_t *x, const int32_t *steps,
+                            int32_t n, int32_t *bad)
+{
+    int32_t i;
+    for (i = 0; i < n; i++)
+        if (!device_steps(x, steps[i])) {
+            *bad = steps[i];
+            return 0;
+        }
+    return 1;
+}
+
+/* Whether layer s reads its input 0 (a trip count, a predicate, a
+ * condition) in device memory, where a kernel can. */
+static int reads_device(const mica_exec_t *x, int32_t s)
+{
+    const mica__layer_t *l = &x->e->layers[s];
+    return l->run_device && l->nb_inputs >= 1 && l->inputs[0] >= 0 &&
+           l->input_kinds[0] == MICA_INPUT_DATA &&
+           x->e->tensors[l->inputs[0]].need_e;
+}
+
+/*
+ * The reason of the engine's, if any: a live loop or conditional that
+ * cannot become conditional nodes (the device has none, a boundary
+ * layer cannot take the trip on the device, a value the host reads),
+ * else the first layer that makes a data-dependent size; "" when none.
+ * *depth gets the deepest nesting of live constructs (1 for one level).
+ */
+static void fixed_reason(const mica_exec_t *x, char *buf, size_t len,
+                         int32_t *depth)
+{
+    const mica_engine_t *e = x->e;
+    int32_t k, s, bad = -1;
 
     buf[0] = '\0';
+    *depth = 0;
     for (k = 0; k < e->nb_constructs; k++) {
         const mica__construct_t *c = &e->constructs[k];
+        int32_t d = 0, p;
         if (!c->live)
             continue;
-        if (c->kind == MICA_CONSTRUCT_CONDITIONAL)
-            snprintf(buf, len, "the network has a conditional (layer '%s'): "
-                     "its condition is read on the host",
-                     e->layers[c->condition].name);
-        else if (c->trip_limit >= 0 && !c->read_at_entry)
-            snprintf(buf, len, "the network has a while loop (layer '%s'): "
-                     "its predicate is read on the host every trip",
+        for (p = k; p >= 0; p = e->constructs[p].parent)
+            d++;
+        if (d > *depth)
+            *depth = d;
+        if (buf[0])
+            continue;
+        if (!x->dev->cond_node) {
+            snprintf(buf, len, "the network has a %s ('%s'), and the "
+                     "device has no conditional graph nodes",
+                     c->kind == MICA_CONSTRUCT_CONDITIONAL ? "conditional"
+                                                           : "loop",
+                     c->name);
+        } else if (c->kind == MICA_CONSTRUCT_CONDITIONAL) {
+            if (!reads_device(x, c->condition))
+                snprintf(buf, len, "conditional '%s': its condition (layer "
+                         "'%s') is not in device memory: read on the host",
+                         c->name, e->layers[c->condition].name);
+        } else if (c->trip_limit >= 0 && !reads_device(x, c->trip_limit)) {
+            snprintf(buf, len, "loop '%s': its trip limit (layer '%s') is "
+                     "not in device memory: read on the host", c->name,
                      e->layers[c->trip_limit].name);
-        else
-            snprintf(buf, len, "the network has a loop (layer '%s'): its "
-                     "trip count is read on the host",
-                     c->trip_limit >= 0 ? e->layers[c->trip_limit].name
-                     : c->nb_iterators ? e->layers[c->iterators[0]].name
-                                       : c->name);
-        return;
+        } else if (!all_device_steps(x, c->heads, c->nb_heads, &bad) ||
+                   !all_device_steps(x, c->iterators, c->nb_iterators,
+                                     &bad) ||
+                   !all_device_steps(x, c->exits, c->nb_exits, &bad)) {
+            snprintf(buf, len, "loop '%s': its boundary layer '%s' (%s, "
+                     "implementation %s) cannot take the trip from device "
+                     "memory (no device_steps): the loop runs on the host",
+                     c->name, e->layers[bad].name, e->layers[bad].info.type,
+                     e->layers[bad].info.implementation);
+        }
     }
+    if (buf[0])
+        return;
     for (s = 0; s < e->nb_layers; s++)
         if (e->layers[s].makes_sizes && e->layers[s].run_device) {
             snprintf(buf, len, "layer '%s' (%s) makes a data-dependent "
@@ -215,6 +283,47 @@ static void fixed_reason(const mica_engine_t *e, char *buf, size_t len)
                      e->layers[s].name, e->layers[s].info.type);
             return;
         }
+}
+
+/* Free the state of loops in graphs (a capture may still use it: only
+ * when every graph is gone). */
+static void loops_free(mica_exec_t *x)
+{
+    int32_t i;
+    for (i = 0; i < x->nb_body_streams; i++)
+        if (x->body_streams[i])
+            x->dev->stream_destroy(x->body_streams[i]);
+    free(x->body_streams);
+    if (x->loop_state)
+        x->dev->free(x->loop_state);
+    x->body_streams = NULL;
+    x->nb_body_streams = 0;
+    x->loop_state = NULL;
+    x->device_loops = 0;
+}
+
+/* The state of `depth` levels of loops and conditionals in graphs: the
+ * trips' memory and two body streams a level (a while node and the if
+ * node of its predicate). */
+static mica_status_t loops_alloc(mica_exec_t *x, int32_t depth)
+{
+    int32_t i, n = 2 * depth;
+    mica_status_t st;
+
+    if (!(x->body_streams = calloc((size_t)n, sizeof *x->body_streams)))
+        return mica__fail(x->ctx, MICA_ERR_NOMEM, "out of host memory");
+    x->nb_body_streams = n;
+    for (i = 0; i < n; i++)
+        if ((st = x->dev->stream_create(x->ctx, &x->body_streams[i])) !=
+            MICA_OK)
+            return st;
+    if ((st = x->dev->alloc(x->ctx,
+                            sizeof(int64_t) * 2 *
+                                (size_t)x->e->nb_constructs,
+                            (void **)&x->loop_state)) != MICA_OK)
+        return st;
+    x->device_loops = 1;
+    return MICA_OK;
 }
 
 /* Why enqueues cannot use graphs whatever the key, or NULL. */
@@ -267,6 +376,9 @@ void mica__graph_free(mica_exec_t *x)
     if (!x->graphs)
         return;
     mica__graph_forget(x);
+    if (x->loop_state || x->body_streams)
+        x->dev->sync(x->ctx, x->stream); /* a replay may still use them */
+    loops_free(x);
     free(x->graphs->scratch);
     free(x->graphs);
     x->graphs = NULL;
@@ -287,12 +399,21 @@ mica_status_t mica_exec_set_cuda_graph(mica_exec_t *x, int32_t on)
                           "engine on the cuda device; this one runs on the "
                           "%s", mica__device_desc(x->e->device)->title);
     if (!g) {
+        int32_t depth = 0;
+        mica_status_t st;
         if (!(g = calloc(1, sizeof *g)))
             return mica__fail(x->ctx, MICA_ERR_NOMEM, "out of host memory");
         g->last = -1;
         g->counts.struct_size = sizeof g->counts;
-        fixed_reason(x->e, g->fixed_why, sizeof g->fixed_why);
         x->graphs = g;
+        fixed_reason(x, g->fixed_why, sizeof g->fixed_why, &depth);
+        /* Loops and conditionals as conditional nodes: their memory and
+         * streams now, never while capturing. */
+        if (!g->fixed_why[0] && depth > 0 &&
+            (st = loops_alloc(x, depth)) != MICA_OK) {
+            mica__graph_free(x);
+            return st;
+        }
     }
     g->on = 1;
     return MICA_OK;

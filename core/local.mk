@@ -24,7 +24,7 @@ libmica_la_SOURCES += \
 	core/exec.c \
 	core/exec_run.c core/exec_timing.c core/exec_graph.c \
 	core/flow.c \
-	core/autotune.c core/precision.c core/rewrite.c \
+	core/autotune.c core/timing_cache.c core/precision.c core/rewrite.c \
 	core/passes/passes.c core/passes/passes.h core/passes/fusion.c \
 	core/passes/fold.c core/passes/eliminate.c \
 	core/control.c core/control_plan.c core/control_order.c \
@@ -59,7 +59,7 @@ libmica_la_LIBADD = $(YAML_LIBS) $(LIBM)
 # they are found through $MICA_DEVICE_DIR (core/.libs).
 if MICA_CUDA
 pkglib_LTLIBRARIES += core/mica_device_cuda.la
-core_mica_device_cuda_la_SOURCES = core/cuda/device.c
+core_mica_device_cuda_la_SOURCES = core/cuda/device.c core/cuda/cond.cu
 core_mica_device_cuda_la_LDFLAGS = -module -avoid-version -shared \
 	-no-undefined -export-symbols-regex '^mica__device_entry$$'
 core_mica_device_cuda_la_LIBADD = $(MICA_CUDART_LIBS)

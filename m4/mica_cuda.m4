@@ -25,7 +25,8 @@
 #   MICA_CUDA_ARCHFLAGS,
 #   MICA_NVCCFLAGS, MICA_CUDA_DIR, and for mica-module.pc
 #   MICA_KIT_NVCCFLAGS and MICA_KIT_CUDA_CFLAGS (empty without CUDA),
-#   MICA_CUDART_LIBS (cudart alone, with its rpath: the CUDA device).
+#   MICA_CUDART_LIBS (cudart with its rpath, and -lstdc++ where nvcc's
+#   objects need it: the CUDA device, core/cuda/cond.cu).
 #   Requires MICA_WARNINGS and MICA_VISIBILITY first.
 
 AC_DEFUN([_MICA_CUDA_ARCHFLAGS], [
@@ -196,7 +197,7 @@ AS_IF([test "x$mica_cuda" = xyes], [
   dnl What mica-module.pc tells third parties.
   MICA_KIT_NVCCFLAGS="$MICA_CUDA_ARCHFLAGS -O3 -std=c++17 -Xcompiler -fPIC -Xcompiler -fvisibility=hidden -DMICA_KIT_CUDA=1 "'-I${includedir}'
   MICA_KIT_CUDA_CFLAGS="-DMICA_KIT_CUDA=1 $MICA_CUDA_CPPFLAGS"
-  MICA_CUDART_LIBS="$mica_cuda_base -lcudart"
+  MICA_CUDART_LIBS="$mica_cuda_base -lcudart${mica_cuda_stdcxx:+ $mica_cuda_stdcxx}"
   MICA_NVCCFLAGS="$MICA_CUDA_ARCHFLAGS -O3 -std=c++17 -Xcompiler -fPIC"
   AS_IF([test -n "$MICA_VISIBILITY_CFLAGS"],
         [MICA_NVCCFLAGS="$MICA_NVCCFLAGS -Xcompiler $MICA_VISIBILITY_CFLAGS"])

@@ -7,7 +7,9 @@
 #include "cnn_cases.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 th_fields_t *gc_fields(const gen_case_t *c)
 {
@@ -153,6 +155,11 @@ static int usable(const char *label, const char *type, uint32_t device,
     return why == NULL;
 }
 
+/* What the next builds add to their config (gc_every_tactic): float16
+ * allowed, a timing cache. */
+static int build_half;
+static const char *build_cache;
+
 /* Build the one-layer network of input in0 (dims d, -1 where lo and hi
  * differ) into an engine on device with impl pinned. */
 static mica_status_t build(const char *type, th_fields_t *fields,
@@ -207,6 +214,9 @@ static mica_status_t build(const char *type, th_fields_t *fields,
     cfg.struct_size = sizeof cfg;
     cfg.device = device;
     cfg.autotune = autotune;
+    cfg.timing_cache = build_cache;
+    if (build_half)
+        cfg.precisions = 1u << MICA_FLOAT16;
     st = mica_engine_build(net, &cfg, engine);
 done:
     if (st != MICA_OK)
@@ -442,5 +452,127 @@ done:
     mica_exec_destroy(exec);
     mica_engine_destroy(loaded);
     mica_engine_destroy(engine);
+    th_fields_free(fields);
+}
+
+/* The ids of "tactic N" in an autotune choice, up to max; how many. */
+static int tactics_in(const char *why, int32_t *ids, int max)
+{
+    const char *p = why;
+    int n = 0;
+    while (n < max && (p = strstr(p, "tactic ")) != NULL) {
+        long v = strtol(p + 7, NULL, 10);
+        int i, dup = 0;
+        p += 7;
+        for (i = 0; i < n; i++)
+            dup |= ids[i] == v;
+        if (v > 0 && !dup)
+            ids[n++] = (int32_t)v;
+    }
+    return n;
+}
+
+/* In the cache file, the tactic of the entry whose implementation is
+ * cudnn (KEY TACTIC TIME IMPL ...) replaced by t; 0 if there is none. */
+static int force_tactic(const char *path, int32_t t)
+{
+    char text[1 << 16], out[1 << 16], *line, *save = NULL;
+    size_t n, pos = 0;
+    FILE *f = fopen(path, "r");
+    int done = 0;
+
+    if (!f)
+        return 0;
+    n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    for (line = strtok_r(text, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        char key[64], impl[64], rest[4096] = "";
+        long tac;
+        double us;
+        if (sscanf(line, "%63s %ld %lf %63s %4095[^\n]", key, &tac, &us, impl,
+                   rest) >= 4 &&
+            strcmp(impl, "cudnn") == 0) {
+            pos += (size_t)snprintf(out + pos, sizeof out - pos,
+                                    "%s %d %.3f %s %s\n", key, (int)t, us,
+                                    impl, rest);
+            done = 1;
+        } else {
+            pos += (size_t)snprintf(out + pos, sizeof out - pos, "%s\n",
+                                    line);
+        }
+        if (pos >= sizeof out)
+            return 0;
+    }
+    if (!done || !(f = fopen(path, "w")))
+        return 0;
+    fputs(out, f);
+    return fclose(f) == 0;
+}
+
+void gc_every_tactic(const char *label, const char *type,
+                     th_fields_t *fields, const th_tensor_t *x, int half,
+                     double tol)
+{
+    char path[] = "/tmp/mica-tactics-XXXXXX", why[4096], diff[512];
+    mica_engine_t *engine = NULL;
+    int32_t ids[MICA_MAX_TACTICS];
+    int n = 0, i, good = 0, graph = 0, fd;
+    th_tensor_t want;
+
+    why[0] = '\0';
+    if (!usable(label, type, MICA_DEVICE_CUDA, "cudnn", 1)) {
+        th_fields_free(fields);
+        return;
+    }
+    if ((fd = mkstemp(path)) < 0)
+        bail("mkstemp");
+    close(fd);
+    remove(path);
+    build_half = half;
+    build_cache = path;
+    if (reference(type, fields, x, &want) != MICA_OK)
+        goto done;
+    if (build(type, fields, MICA_DEVICE_CUDA, "cudnn", x->dims.nb_dims,
+              x->dims.d, x->dims.d, x->dims.d, 1, &engine) == MICA_OK) {
+        layer_impl(engine, why, sizeof why);
+        n = tactics_in(why, ids, MICA_MAX_TACTICS);
+    }
+    mica_engine_destroy(engine);
+    engine = NULL;
+    good = n > 0;
+    for (i = 0; i < n && good; i++) {
+        mica_exec_t *exec = NULL;
+        th_tensor_t y;
+        graph += ids[i] >= 0x40000000;
+        good = force_tactic(path, ids[i]) &&
+               build(type, fields, MICA_DEVICE_CUDA, "cudnn",
+                     x->dims.nb_dims, x->dims.d, x->dims.d, x->dims.d, 1,
+                     &engine) == MICA_OK &&
+               layer_tactic(engine) == ids[i] &&
+               mica_exec_create(engine, &exec) == MICA_OK &&
+               run_engine(engine, exec, x, &y) == MICA_OK;
+        if (good) {
+            good = th_same(&want, &y, tol, tol, diff, sizeof diff);
+            th_free(&y);
+        }
+        if (!good)
+            diag("%s: tactic %d (built with %d): %s", label, (int)ids[i],
+                 engine ? (int)layer_tactic(engine) : -1,
+                 good ? "" : diff);
+        mica_exec_destroy(exec);
+        mica_engine_destroy(engine);
+        engine = NULL;
+    }
+    th_free(&want);
+done:
+    ok(good && graph > 0, "%s: each of the %d tactics timed (%d of cuDNN's "
+       "graph API) computes the reference", label, n, graph);
+    if (!good || !graph)
+        diag("%s: %s", label, why);
+    build_half = 0;
+    build_cache = NULL;
+    remove(path);
     th_fields_free(fields);
 }

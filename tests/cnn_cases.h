@@ -76,4 +76,16 @@ void gc_roundtrip(const char *label, const char *type, th_fields_t *fields,
 void gc_autotune(const char *label, const char *type, th_fields_t *fields,
                  const th_tensor_t *x, double tol);
 
+/*
+ * One TAP result (a skip without a GPU or cuDNN): the engine of `type`
+ * pinned to "cudnn", built with autotune (float16 allowed with `half`,
+ * which runs it channels last) through a timing cache file, then built
+ * again once per tactic measured, that tactic forced through the file,
+ * and each engine runs x as the reference does; cuDNN's graph API must
+ * be among them.  Frees `fields`.
+ */
+void gc_every_tactic(const char *label, const char *type,
+                     th_fields_t *fields, const th_tensor_t *x, int half,
+                     double tol);
+
 #endif

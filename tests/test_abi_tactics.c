@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "craft.h"
 #include "harness.h"
@@ -22,6 +23,9 @@ static const char *err(void)
 {
     return mica_context_error(ctx);
 }
+
+/* The timing cache file of the next builds, NULL: none. */
+static const char *cache_file;
 
 /* x[4] -> TacticAdd (implementation `impl`, NULL: any) -> y, built with
  * or without autotuning. */
@@ -50,6 +54,7 @@ static mica_engine_t *build(const char *impl, int autotune)
     cfg.struct_size = sizeof cfg;
     cfg.device = MICA_DEVICE_CPU;
     cfg.autotune = autotune;
+    cfg.timing_cache = cache_file;
     if (mica_network_create(ctx, &net) != MICA_OK ||
         mica_network_add_input(net, "x", MICA_FLOAT32, &d, NULL) != MICA_OK ||
         mica_network_add_layer(net, &spec) != MICA_OK ||
@@ -199,6 +204,94 @@ static void test_implementations(void)
     mica_engine_destroy(e);
 }
 
+/* The file's text, NULL if it cannot be read. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    long n;
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+        fseek(f, 0, SEEK_SET) == 0 && (buf = calloc(1, (size_t)n + 1)) &&
+        fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    return buf;
+}
+
+static void spit(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0)
+        bail("cannot write %s", path);
+}
+
+/* The timing cache (core/timing_cache.c): written by a tuned build, its
+ * result taken without timing by the next, garbage skipped. */
+static void test_timing_cache(void)
+{
+    char path[] = "/tmp/mica-tcache-XXXXXX";
+    mica_layer_info_t li = {.struct_size = sizeof(mica_layer_info_t)};
+    mica_engine_t *e;
+    char *text, *p;
+    int fd = mkstemp(path);
+
+    if (fd < 0)
+        bail("mkstemp");
+    close(fd);
+    remove(path); /* a cache that does not exist yet */
+    cache_file = path;
+    e = build("reference", 1);
+    info(e, &li);
+    is_int(1, li.tactic, "timing cache: the first build times (tactic 1)");
+    mica_engine_destroy(e);
+    text = slurp(path);
+    ok(text && strncmp(text, "mica timing cache 1\n", 20) == 0 &&
+       strstr(text, " 1 ") && strstr(text, " reference tactic 2 "),
+       "  and writes the file: header, one entry, the times");
+    /* Tactic 2 as the cached winner: taken without timing. */
+    if (!text || !(p = strstr(text, "\n")) || !(p = strchr(p + 1, ' ')))
+        bail("cache file: %s", text ? text : "(none)");
+    p[1] = '2';
+    spit(path, text);
+    free(text);
+    e = build("reference", 1);
+    info(e, &li);
+    is_int(2, li.tactic, "  a second build takes the cached tactic (2)");
+    contains(li.choice, "(timing cache)", "  and says where it came from");
+    ok(added(e) == 2, "  and runs it (x + 2)");
+    mica_engine_destroy(e);
+    e = build("reference", -1);
+    info(e, &li);
+    is_int(2, li.tactic, "  without autotuning: the first tactic, no cache");
+    mica_engine_destroy(e);
+    /* Garbage: skipped, timed again, the file rewritten. */
+    spit(path, "mica timing cache 1\nzz 1 2 reference\n"
+               "0123456789abcdef0123456789abcdef -3 1 x y\n"
+               "0123456789abcdef0123456789abcdef 1 1 bad/impl y\n");
+    e = build("reference", 1);
+    info(e, &li);
+    is_int(1, li.tactic, "  lines that are not entries are skipped: timed");
+    mica_engine_destroy(e);
+    text = slurp(path);
+    ok(text && !strstr(text, "bad/impl") && strstr(text, " reference "),
+       "  and the file rewritten with the new entry alone");
+    free(text);
+    spit(path, "not a cache\n");
+    e = build("reference", 1);
+    ok(e != NULL, "  a file that is not a cache: ignored (warned), built");
+    mica_engine_destroy(e);
+    remove(path);
+    cache_file = "/nonexistent-dir/cache";
+    e = build("reference", 1);
+    ok(e != NULL, "  a cache that cannot be written costs no engine");
+    mica_engine_destroy(e);
+    cache_file = NULL;
+}
+
 int main(void)
 {
     const char *top = getenv("MICA_TOP_BUILDDIR");
@@ -206,12 +299,13 @@ int main(void)
 
     if (!top)
         skip_all("MICA_TOP_BUILDDIR not set");
-    plan(11 + 9);
+    plan(11 + 9 + 10);
     ctx = th_context();
     snprintf(path, sizeof path, "%s/tests/abi2/.libs/abi2.so", top);
     if (mica_context_load_file(ctx, path) != MICA_OK)
         bail("%s: %s", path, err());
     test_pinned();
     test_implementations();
+    test_timing_cache();
     return 0;
 }

@@ -1,7 +1,8 @@
 /*
  * tests/test_control.c - loops and conditionals end to end: the seed
  * examples of tests/manifests/control/ built from their manifests and run
- * on the CPU (and on CUDA where a GPU is usable), against values computed
+ * on the CPU (and on CUDA where a GPU is usable, layer by layer and in
+ * CUDA graphs, where they become conditional nodes), against values computed
  * here by hand; every build-time error of tests/manifests/control/bad/;
  * the structure an engine reports; a saved engine with loops.
  */
@@ -54,13 +55,24 @@ static mica_engine_t *build(const char *file, uint32_t device)
     return e;
 }
 
+/* Runs with CUDA graphs: each run three times (a warm-up, the capture,
+ * a replay; the outputs are the replay's), the loops and conditionals
+ * recorded as conditional nodes; with graph_needed, a run that did not
+ * replay a graph fails the test. */
+static int graphs, graph_needed;
+
 /* Run engine e with the inputs; NULL (and a diagnostic) on failure. */
 static mica_exec_t *run(mica_engine_t *e, const input_t *in, int n)
 {
     mica_exec_t *x = NULL;
-    int i;
+    int i, r;
     if (!e || mica_exec_create(e, &x) != MICA_OK)
         return NULL;
+    if (graphs && mica_exec_set_cuda_graph(x, 1) != MICA_OK) {
+        diag("graphs: %s", mica_context_error(ctx));
+        mica_exec_destroy(x);
+        return NULL;
+    }
     for (i = 0; i < n; i++) {
         mica_dims_t d;
         memset(&d, 0, sizeof d);
@@ -69,10 +81,25 @@ static mica_exec_t *run(mica_engine_t *e, const input_t *in, int n)
         if (mica_exec_set_input(x, in[i].name, &d, in[i].data) != MICA_OK)
             break;
     }
-    if (i < n || mica_exec_run(x) != MICA_OK) {
+    for (r = 0; r < (graphs ? 3 : 1) && i == n; r++)
+        if (mica_exec_run(x) != MICA_OK)
+            i = -1;
+    if (i < n) {
         diag("run: %s", mica_context_error(ctx));
         mica_exec_destroy(x);
         return NULL;
+    }
+    if (graphs) {
+        mica_cuda_graph_counts_t c;
+        const char *why = mica_exec_cuda_graph_why(x);
+        memset(&c, 0, sizeof c);
+        c.struct_size = sizeof c;
+        mica_exec_cuda_graph_counts(x, &c);
+        if (graph_needed && (why || c.replays < 1))
+            ok(0, "replayed as a CUDA graph: %s",
+               why ? why : "no replay");
+        else if (why)
+            diag("not in a CUDA graph: %s", why);
     }
     return x;
 }
@@ -101,10 +128,11 @@ static int check(mica_exec_t *x, const char *name, const double *want,
     return ok(1, "%s: %s", label, name);
 }
 
-/* The devices to run on: the CPU, and CUDA where usable. */
+/* The devices to run on: the CPU, and CUDA where usable, layer by
+ * layer and with CUDA graphs. */
 static int nb_devices(void)
 {
-    return th_cuda() ? 2 : 1;
+    return th_cuda() ? 3 : 1;
 }
 
 static uint32_t device_of(int i)
@@ -114,7 +142,7 @@ static uint32_t device_of(int i)
 
 static const char *dev_name(int i)
 {
-    return i == 0 ? "cpu" : "cuda";
+    return i == 0 ? "cpu" : i == 1 ? "cuda" : "cuda graph";
 }
 
 /* ---- seed 000: loops ---------------------------------------------------- */
@@ -624,24 +652,31 @@ int main(void)
         skip_all("MICA_TOP_SRCDIR is not set (run through make check)");
     plan_lazy();
     ctx = th_context();
-    for (dev = 0; dev < 2; dev++) {
+    for (dev = 0; dev < 3; dev++) {
         if (dev >= nb_devices()) {
-            skip("cuda: no usable GPU: the loops and conditionals ran on "
-                 "the CPU only");
+            skip("cuda%s: no usable GPU: the loops and conditionals ran on "
+                 "the CPU only", dev == 2 ? " graphs" : "");
             continue;
         }
+        /* In CUDA graphs (core/exec_graph.c): every loop and conditional
+         * as conditional nodes, but where a size is data-dependent. */
+        graphs = graph_needed = dev == 2;
         test_for_loop(dev);
         test_iterate(dev);
         test_while(dev);
         test_nested_loop(dev);
+        graph_needed = 0;
         test_dynamic_rows(dev);
+        graph_needed = graphs;
         test_simple_if(dev);
         test_sum_even(dev);
         test_cond_in_cond(dev);
         test_lstm(dev, 0);
         test_lstm(dev, 1);
         test_float16(dev);
+        graph_needed = 0;
         test_run_errors(dev);
+        graphs = 0;
     }
     test_build_errors();
     test_structure();

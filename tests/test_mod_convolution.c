@@ -126,6 +126,32 @@ static th_fields_t *depthwise(void)
     return f;
 }
 
+/* ResNet's channel counts (multiples of 8, as the float16 channels-last
+ * engines of cuDNN want): 32->64 with bias, 3x3 stride `stride` padding 1
+ * (k 3) or 1x1 (k 1); depthwise 3x3 on 64 channels (dw). */
+static th_fields_t *wide(int k, int stride, int dw)
+{
+    int64_t pad[2] = {k / 2, k / 2}, st[2] = {stride, stride};
+    int64_t dims[4] = {dw ? 64 : 64, dw ? 1 : 32, k, k}, i;
+    th_tensor_t w = th_tensor(MICA_FLOAT32, 4, dims, NULL), b;
+    th_fields_t *f;
+    for (i = 0; i < th_volume(&w); i++)
+        th_set(&w, i, (double)((i * 7) % 13 - 6) / 32);
+    f = conv2d(64, k, k, &w);
+    th_f_ints(f, "padding", 2, pad);
+    th_f_ints(f, "stride", 2, st);
+    if (dw)
+        th_f_int(f, "groups", 64);
+    dims[0] = 64;
+    b = th_tensor(MICA_FLOAT32, 1, dims, NULL);
+    for (i = 0; i < 64; i++)
+        th_set(&b, i, (double)(i % 9) / 16);
+    th_f_weights(f, "bias", &b);
+    th_free(&w);
+    th_free(&b);
+    return f;
+}
+
 static th_fields_t *updeconv(void)
 {
     static const int64_t two[] = {2, 2}, one[] = {1, 1};
@@ -189,6 +215,32 @@ static void bigger(void)
     gc_autotune("depthwise 3x3", "Convolution", depthwise(), &x, 1e-4);
     gc_autotune("6->8 3x3 stride 2", "Convolution", mid3x3(), &x, 1e-4);
     th_free(&x);
+}
+
+/* Every tactic autotune times for the cudnn implementation (cuDNN's
+ * graph API's engine configurations and its legacy algorithms) computes
+ * what the reference does, at batch 1 and 2, float32 and float16
+ * channels last (gc_every_tactic). */
+static void every_tactic(void)
+{
+    int64_t d32[4] = {1, 32, 14, 14}, d64[4] = {2, 64, 14, 14}, i;
+    th_tensor_t x32 = th_tensor(MICA_FLOAT32, 4, d32, NULL);
+    th_tensor_t x64 = th_tensor(MICA_FLOAT32, 4, d64, NULL);
+
+    for (i = 0; i < th_volume(&x32); i++)
+        th_set(&x32, i, (double)((i * 5) % 17 - 8) / 8);
+    for (i = 0; i < th_volume(&x64); i++)
+        th_set(&x64, i, (double)((i * 3) % 19 - 9) / 8);
+    gc_every_tactic("tactics: 32->64 3x3 stride 2, float16", "Convolution",
+                    wide(3, 2, 0), &x32, 1, 2e-2);
+    gc_every_tactic("tactics: 32->64 1x1, float16", "Convolution",
+                    wide(1, 1, 0), &x32, 1, 2e-2);
+    gc_every_tactic("tactics: 32->64 3x3, float32", "Convolution",
+                    wide(3, 1, 0), &x32, 0, 1e-4);
+    gc_every_tactic("tactics: depthwise 3x3 on 64, float16", "Convolution",
+                    wide(3, 1, 1), &x64, 1, 2e-2);
+    th_free(&x32);
+    th_free(&x64);
 }
 
 /* ---- the cudnn implementation's tactics, without a GPU ------------------ */
@@ -555,6 +607,7 @@ int main(void)
                    1e-4);
     }
     bigger();
+    every_tactic();
     tactics();
     formats();
     channels_last();

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cnn_cases.h"
 #include "harness.h"
 
 #define F32 MICA_FLOAT32
@@ -411,6 +412,45 @@ static void errors(void)
     th_free(&x5);
 }
 
+/* A 32->64 3x3 FusedConvolution with a batch norm and ReLU: cuDNN's
+ * fused graph configurations, its plain ones (the convolution, then the
+ * epilogue kernel) and the legacy algorithms, each computing the
+ * reference (gc_every_tactic), float16 channels last and float32. */
+static void every_tactic(void)
+{
+    int64_t ks[2] = {3, 3}, pd[2] = {1, 1}, i;
+    th_tensor_t x = th_t(F32, NULL, 4, 1, 32, 14, 14);
+    int h;
+
+    for (i = 0; i < th_volume(&x); i++)
+        th_set(&x, i, pat(i, 5, 1));
+    for (h = 1; h >= 0; h--) {
+        th_tensor_t w = th_t(F32, NULL, 4, 64, 32, 3, 3);
+        th_tensor_t s = th_t(F32, NULL, 1, 64), b = th_t(F32, NULL, 1, 64);
+        th_fields_t *f = th_fields();
+        for (i = 0; i < th_volume(&w); i++)
+            th_set(&w, i, pat(i, 7, 2) / 8);
+        for (i = 0; i < 64; i++) {
+            th_set(&s, i, 0.75 + 0.0078125 * (double)i);
+            th_set(&b, i, pat(i, 3, 1));
+        }
+        th_f_int(f, "num_output_maps", 64);
+        th_f_ints(f, "kernel_size", 2, ks);
+        th_f_ints(f, "padding", 2, pd);
+        th_f_weights(f, "kernel", &w);
+        th_f_weights(f, "scale", &s);
+        th_f_weights(f, "shift", &b);
+        th_f_str(f, "activation", "relu");
+        gc_every_tactic(h ? "tactics: batch norm and relu, float16"
+                          : "tactics: batch norm and relu, float32",
+                        "FusedConvolution", f, &x, h, h ? 2e-2 : 1e-4);
+        th_free(&w);
+        th_free(&s);
+        th_free(&b);
+    }
+    th_free(&x);
+}
+
 int main(void)
 {
     static const conv_case_t basic = {1, 2, 5, 5, 3, 3, 1, 1, 1};
@@ -455,6 +495,7 @@ int main(void)
         th_pin(NULL, NULL);
     }
     impls();
+    every_tactic();
     special_values();
     channels_last();
     errors();

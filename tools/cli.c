@@ -121,8 +121,10 @@ const char *cli_dims_str(const mica_dims_t *d, char *buf, size_t len)
 
 /* Deploy-time implementation choices from --prefer, "Type=impl,...". */
 static char prefer[1024];
-/* mica build --autotune and --fp16. */
+/* --autotune (1), --no-autotune (-1), and --fp16. */
 static int autotune, fp16;
+/* --timing-cache FILE */
+static const char *timing_cache;
 /* --no-fusion */
 static int no_fusion;
 /* --passes, --no-passes: comma-separated pass names, each option's
@@ -221,6 +223,30 @@ int cli_autotune(void)
     return autotune;
 }
 
+int cli_tune_option(const char *cmd, int argc, char **argv, int *i,
+                    int *taken)
+{
+    const char *v;
+
+    *taken = 1;
+    if (cli_is_opt(argv[*i], "--autotune")) {
+        autotune = 1;
+    } else if (cli_is_opt(argv[*i], "--no-autotune")) {
+        autotune = -1;
+    } else if (cli_is_opt(argv[*i], "--timing-cache")) {
+        if (!(v = cli_opt_value(cmd, argc, argv, i, "--timing-cache")))
+            return CLI_USAGE;
+        if (timing_cache)
+            return cli_usage_error(cmd, "--timing-cache is given twice");
+        if (!v[0])
+            return cli_usage_error(cmd, "--timing-cache needs a file name");
+        timing_cache = v;
+    } else {
+        *taken = 0;
+    }
+    return CLI_OK;
+}
+
 int cli_add_prefer(const char *cmd, const char *v)
 {
     const char *eq = strchr(v, '=');
@@ -287,6 +313,7 @@ int cli_build(mica_context_t *ctx, const char *manifest, uint32_t device,
         cfg.device = device;
     cfg.struct_size = sizeof cfg;
     cfg.autotune = autotune;
+    cfg.timing_cache = timing_cache;
     cfg.no_fusion = no_fusion;
     cli_passes_config(&cfg);
     if (fp16)

@@ -102,6 +102,25 @@ mica_status_t cli_exec_threads(mica_exec_t *exec);
     "                          Runtime's intra-op threads; default:\n"     \
     "                          OMP_NUM_THREADS, else every CPU)\n"
 
+/*
+ * The tactic-timing options of the commands that build (build, run,
+ * bench): --autotune, --no-autotune (mica_build_config_t.autotune 1 or
+ * -1; default 0, the device's default) and --timing-cache FILE.  *taken
+ * 1 when argv[*i] was one of them (its value consumed); CLI_OK, or
+ * CLI_USAGE after a message.
+ */
+int cli_tune_option(const char *cmd, int argc, char **argv, int *i,
+                    int *taken);
+/* The usage lines of those options. */
+#define CLI_TUNE_USAGE                                                      \
+    "  --autotune             time every implementation and tactic a layer\n" \
+    "                         may take and keep the fastest (the default on\n"\
+    "                         CUDA; on the CPU: by priority)\n"              \
+    "  --no-autotune          never time: the highest priority and the first\n"\
+    "                         tactic (heuristics' choice)\n"                 \
+    "  --timing-cache FILE    reuse the tactic timings FILE holds (same layer\n"\
+    "                         and device) and add the new ones to it\n"
+
 /* Subcommands: argv[0] is the subcommand's name. */
 int cmd_run(int argc, char **argv);
 int cmd_build(int argc, char **argv);

@@ -40,7 +40,8 @@ static void usage(FILE *f)
         "                  [--device auto|cpu|cuda] [--profile K] [--prefer T=I]...\n"
         "                  [--fp16] [--no-fusion] [--module-path DIR]...\n"
         "                  [--passes NAME,...] [--no-passes NAME,...]\n"
-        "                  [--threads N] [--verbose]\n\n"
+        "                  [--threads N] [--autotune|--no-autotune]\n"
+        "                  [--timing-cache FILE] [--verbose]\n\n"
         "Time repeated runs of the network, as trtexec does: throughput, then\n"
         "min, max, mean, median and percentiles 90, 95 and 99 of the latency,\n"
         "the enqueue time, the H2D copies, the compute and the D2H copies.\n"
@@ -75,6 +76,7 @@ static void usage(FILE *f)
         "  --passes NAME,...       run only these graph passes (all, none)\n"
         "  --no-passes NAME,...    run every graph pass but these (all: none)\n"
         CLI_THREADS_HELP
+        CLI_TUNE_USAGE
         "  --module-path DIR       another folder of modules (repeatable)\n"
         "  --verbose               a progress line, and what each metric means\n\n"
         "A progress line goes to standard error when it is a terminal (or\n"
@@ -94,7 +96,7 @@ static int number(const char *opt, const char *v, double *out)
 
 static int parse(bench_t *b, int argc, char **argv, int *help)
 {
-    int i, taken;
+    int i, taken, tuned;
     const char *v;
     char *end;
 
@@ -156,6 +158,11 @@ static int parse(bench_t *b, int argc, char **argv, int *help)
             b->profile_layers = 1;
         } else if (!strcmp(a, "--verbose")) {
             b->verbose = 1;
+        } else if (cli_tune_option("bench", argc, argv, &i, &tuned) !=
+                   CLI_OK) {
+            return CLI_USAGE;
+        } else if (tuned) {
+            continue;
         } else if (!strcmp(a, "--no-fusion")) {
             cli_set_no_fusion(1);
         } else if (!strcmp(a, "--fp16")) {

@@ -19,7 +19,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: mica build MANIFEST -o ENGINE [--device auto|cpu|cuda] [--fp16]\n"
-        "                  [--autotune] [--prefer T=I]... [--module-path DIR]...\n"
+        "                  [--autotune|--no-autotune] [--timing-cache FILE]\n"
+        "                  [--prefer T=I]... [--module-path DIR]...\n"
         "                  [--allow-manifest-modules] [--no-fusion]\n"
         "                  [--passes NAME,...] [--no-passes NAME,...]\n"
         "                  [--shapes NAME:AxB,...] (MANIFEST may be an ONNX model:\n"
@@ -39,8 +40,7 @@ static void usage(FILE *f)
         "                         default all: docs/passes.md)\n"
         "  --no-passes NAME,...   run every pass but these (all: none runs;\n"
         "                         the network is built as written)\n"
-        "  --autotune             time every implementation a layer may take\n"
-        "                         and keep the fastest (else: by priority)\n"
+        CLI_TUNE_USAGE
         "  --prefer TYPE=IMPL     use implementation IMPL for layers of TYPE\n"
         "                         that do not pin one (repeatable; replaces\n"
         "                         $MICA_PREFER)\n"
@@ -101,8 +101,10 @@ int cmd_build(int argc, char **argv)
                 rc = CLI_USAGE;
             else
                 paths[nb_paths++] = (char *)v;
-        } else if (cli_is_opt(a, "--autotune")) {
-            cli_set_autotune(1);
+        } else if ((rc = cli_tune_option("build", argc, argv, &i, &taken)) !=
+                       CLI_OK ||
+                   taken) {
+            continue;
         } else if (cli_is_opt(a, "--no-fusion")) {
             cli_set_no_fusion(1);
         } else if (cli_is_opt(a, "--fp16")) {

@@ -31,7 +31,8 @@ static void usage(FILE *f)
         "                [--device auto|cpu|cuda] [--profile K] [--prefer T=I]...\n"
         "                [--shapes NAME:AxB,...] [--module-path DIR]...\n"
         "                [--allow-manifest-modules] [--no-fusion]\n"
-        "                [--passes NAME,...] [--no-passes NAME,...] [--threads N]\n\n"
+        "                [--passes NAME,...] [--no-passes NAME,...] [--threads N]\n"
+        "                [--autotune|--no-autotune] [--timing-cache FILE]\n\n"
         "Run the network of MANIFEST (built here), of ENGINE (an engine\n"
         "file that 'mica build' wrote) or of an ONNX model once and write every\n"
         "network output and every output for shapes as DIR/NAME.npy (DIR is\n"
@@ -57,6 +58,7 @@ static void usage(FILE *f)
         "  --threads N            at most N CPU threads per layer (ONNX\n"
         "                         Runtime's intra-op threads; default:\n"
         "                         OMP_NUM_THREADS, else every CPU)\n"
+        CLI_TUNE_USAGE
         "  --prefer TYPE=IMPL     use implementation IMPL for layers of TYPE\n"
         "                         that do not pin one (repeatable; replaces\n"
         "                         $MICA_PREFER)\n"
@@ -125,6 +127,11 @@ static int parse(run_t *r, int argc, char **argv, int *help)
             if (!(v = cli_opt_value("run", argc, argv, &i, "--prefer")) ||
                 cli_add_prefer("run", v) != CLI_OK)
                 return CLI_USAGE;
+        } else if (cli_tune_option("run", argc, argv, &i, &taken) !=
+                   CLI_OK) {
+            return CLI_USAGE;
+        } else if (taken) {
+            continue;
         } else if (cli_is_opt(a, "--no-fusion")) {
             cli_set_no_fusion(1);
         } else if (cli_is_opt(a, "--allow-manifest-modules")) {

@@ -165,6 +165,19 @@ typedef enum mica_input_kind {
  * devices and streams are those of enqueue.  `iteration` is i (0 outside
  * ITER_BEGIN/ITER_END); `trip_count` is the number of trips when known
  * (a count loop from ENTER on, every loop at EXIT), else -1.
+ *
+ * Trips on the device (a loop recorded into a CUDA graph, its trips run
+ * by a conditional node without the host: core/exec_graph.c): the core
+ * asks a loop's boundary layers for their steps once, while capturing,
+ * and the graph replays what they queued every trip.  Then
+ * `device_iteration` points to i in device memory (an int64 the graph
+ * advances; `iteration` is -1) for ITER_BEGIN and ITER_END, and
+ * `device_trip_count` to the trip count (an int64; `trip_count` is -1)
+ * for EXIT: the layer's kernels must read them there, when they run.
+ * Only layers whose ops say so (device_steps) are asked this way; a
+ * TripLimit's READ is never asked then: the core reads its input itself.
+ * An ITER_END whose i is beyond a LoopOutput's length cannot fail on
+ * the device: that trip is not stored.
  */
 typedef enum mica_step_kind {
     MICA_STEP_ENTER = 0,
@@ -183,7 +196,10 @@ typedef struct mica_step {
     int32_t branch;
     int32_t reserved_;
     int64_t value;             /* READ: written by the layer */
-    void *reserved2_[4];
+    /* Trips on the device (see above), NULL otherwise. */
+    const int64_t *device_iteration;
+    const int64_t *device_trip_count;
+    void *reserved2_[2];
 } mica_step_t;
 
 typedef struct mica_layer mica_layer_t;
@@ -428,6 +444,18 @@ struct mica_layer_ops {
      */
     const void *(*constant_output)(const mica_layer_t *layer, int32_t index,
                                    size_t *bytes);
+
+    /*
+     * Optional, loops' boundary layers (Recurrence, Iterator,
+     * LoopOutput roles): non-zero when enqueue_boundary honours
+     * mica_step_t's device_iteration and device_trip_count, so that a
+     * loop may run its trips on the device inside a CUDA graph (see
+     * mica_step_kind_t).  A loop does so only when each of its boundary
+     * layers but the TripLimit says so; otherwise its enqueues run layer
+     * by layer, mica_exec_cuda_graph_why naming the layer.  Must depend
+     * only on the fields.
+     */
+    int32_t (*device_steps)(const mica_layer_t *layer);
 };
 
 /* The most tactics one layer may offer. */

@@ -368,12 +368,14 @@ typedef struct mica_build_config {
     int32_t reserved_;
     const char *const *prefer_types;
     const char *const *prefer_impls;
-    /* Non-zero: among the implementations a layer may take (it pinned
+    /* Positive: among the implementations a layer may take (it pinned
      * none and no preference names one) and the tactics each offers
      * (mica/layer.h), time each on the device at the first profile's opt
-     * shapes and keep the fastest (mica build --autotune); otherwise the
-     * highest priority and the first tactic offered.  Added after version
-     * 1's first layout: read only when struct_size covers it. */
+     * shapes and keep the fastest (mica build --autotune); negative: the
+     * highest priority and the first tactic offered (--no-autotune); 0:
+     * the device's default, which times on CUDA (as TensorRT does) and
+     * not on the CPU.  Added after version 1's first layout: read only
+     * when struct_size covers it (an older struct: the default). */
     int32_t autotune;
     /* Precisions the builder may run layers in, as bits (1u << dtype):
      * with MICA_FLOAT16's bit, a layer whose implementation takes float16
@@ -396,6 +398,13 @@ typedef struct mica_build_config {
      * the passes there are.  Read only when struct_size covers them. */
     const char *passes;
     const char *no_passes;
+    /* A timing cache file (TensorRT's timing cache, trtexec
+     * --timingCacheFile; mica build --timing-cache FILE), or NULL: where
+     * the build times tactics, layers whose signature and device the
+     * file holds take its result without timing, and the build adds what
+     * it measured to the file (written anew, then renamed over it).
+     * Read only when struct_size covers it. */
+    const char *timing_cache;
 } mica_build_config_t;
 
 /*

@@ -25,6 +25,43 @@
 
 #include "mica/mica.h"
 
+/* The conditional nodes of mica__device_t.cond_node. */
+typedef enum mica__cond_kind {
+    MICA__COND_NODE_WHILE = 0,
+    MICA__COND_NODE_IF = 1
+} mica__cond_kind_t;
+
+/*
+ * What one tiny kernel of mica__device_t.cond_set does, by `op`:
+ *
+ *   LOOP_START  state[0] = 0 (the trip), state[1] = the trip bound:
+ *               `limit` -1 (none), or from the value at `value` (int32:
+ *               a count, negative meaning 0; bool: a predicate, true
+ *               meaning no bound, false 0 trips), the smaller with
+ *               `limit` where both; then handle = (bound != 0).
+ *   LOOP_WHILE  the bool at `value`: handle2 = it; if false, handle = 0
+ *               (the loop stops before the rest of the trip).
+ *   LOOP_NEXT   state[0] += 1; handle = (state[1] < 0 || state[0] <
+ *               state[1]).
+ *   BRANCH      the bool at `value`: handle = it (an if node with an
+ *               else body: one handle, one node).
+ */
+typedef enum mica__cond_op {
+    MICA__COND_LOOP_START = 0,
+    MICA__COND_LOOP_WHILE = 1,
+    MICA__COND_LOOP_NEXT = 2,
+    MICA__COND_BRANCH = 3
+} mica__cond_op_t;
+
+typedef struct mica__cond_set {
+    int32_t op;              /* mica__cond_op_t */
+    int32_t value_dtype;     /* MICA_INT32 or MICA_BOOL, for `value` */
+    const void *value;       /* device memory, or NULL */
+    int64_t limit;
+    int64_t *state;          /* device memory: 2 int64 */
+    uint64_t handle, handle2;
+} mica__cond_set_t;
+
 /* What a device does.  Every call is made with a context for errors. */
 typedef struct mica__device {
     uint32_t struct_size;    /* sizeof(mica__device_t) it was built with */
@@ -74,7 +111,34 @@ typedef struct mica__device {
     mica_status_t (*graph_launch)(mica_context_t *ctx, void *graph,
                                   void *stream);
     void (*graph_destroy)(void *graph);
+    /* What timings on this device depend on, as one line for the timing
+     * cache's key (core/timing_cache.c): the CPU's model; the GPU's name
+     * and compute capability, the CUDA runtime's, driver's and cuDNN's
+     * versions.  NULL: the device's name alone. */
+    void (*identity)(char *buf, size_t len);
+    /* Loops and conditionals inside a CUDA graph (core/exec_graph.c,
+     * core/flow.c): CUDA's conditional nodes; NULL on a device without
+     * them.  While `stream` is being captured: cond_handle makes a
+     * handle in the graph being captured; cond_set queues a tiny kernel
+     * that sets handles (mica__cond_set_t); cond_node adds a node of
+     * `kind` (mica__cond_kind_t) steered by `handle` after the work
+     * captured so far, the stream going on after it, with `bodies`
+     * body graphs (a while: 1; an if: 2, the second run when the
+     * handle is 0) into graphs[]; cond_body starts capturing one of
+     * them on `body_stream` (another stream), which cond_end ends. */
+    mica_status_t (*cond_handle)(mica_context_t *ctx, void *stream,
+                                 uint64_t *handle);
+    mica_status_t (*cond_set)(mica_context_t *ctx, void *stream,
+                              const mica__cond_set_t *what);
+    mica_status_t (*cond_node)(mica_context_t *ctx, void *stream,
+                               int32_t kind, uint64_t handle, int32_t bodies,
+                               void **graphs);
+    mica_status_t (*cond_body)(mica_context_t *ctx, void *body_stream,
+                               void *graph);
+    mica_status_t (*cond_end)(mica_context_t *ctx, void *body_stream);
 } mica__device_t;
+
+
 
 /* What libmica lends a device built as a shared object. */
 typedef struct mica__device_host {

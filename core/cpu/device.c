@@ -8,9 +8,11 @@
 
 #include "device.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static const mica__device_host_t *host;
 
@@ -103,6 +105,27 @@ static mica_status_t cpu_host_alloc(mica_context_t *ctx, size_t bytes,
     return MICA_OK;
 }
 
+/* The CPU's model (the first "model name" of /proc/cpuinfo) and the
+ * number of processors online, for the timing cache. */
+static void cpu_identity(char *buf, size_t len)
+{
+    char line[512], model[256] = "unknown";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+    while (f && fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon) {
+            snprintf(model, sizeof model, "%s", colon + 2);
+            model[strcspn(model, "\n")] = '\0';
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+    snprintf(buf, len, "cpu: %s, %ld processors", model, n);
+}
+
 static const mica__device_t cpu_device = {
     .struct_size = sizeof(mica__device_t),
     .build = PACKAGE_VERSION,
@@ -120,6 +143,7 @@ static const mica__device_t cpu_device = {
     .marker_elapsed = cpu_marker_elapsed,
     .host_alloc = cpu_host_alloc,
     .host_free = free,
+    .identity = cpu_identity,
 };
 
 /* Linked into libmica: core/device.c opens the "cpu" entry here. */

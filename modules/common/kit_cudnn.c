@@ -49,6 +49,13 @@ static const mica_kit_sym_t cudnn_syms[] = {
     SYM(set_act, "cudnnSetActivationDescriptor"),
     SYM(destroy_act, "cudnnDestroyActivationDescriptor"),
     SYM(fwd_bias_act, "cudnnConvolutionBiasActivationForward"),
+    SYM(version, "cudnnGetVersion"),
+    SYM(be_create, "cudnnBackendCreateDescriptor"),
+    SYM(be_destroy, "cudnnBackendDestroyDescriptor"),
+    SYM(be_set, "cudnnBackendSetAttribute"),
+    SYM(be_get, "cudnnBackendGetAttribute"),
+    SYM(be_finalize, "cudnnBackendFinalize"),
+    SYM(be_execute, "cudnnBackendExecute"),
 };
 #undef SYM
 

@@ -2,7 +2,8 @@
  * modules/common/kit_cudnn.h - cuDNN for the modules (Convolution,
  * Deconvolution, Pooling, LRN; the RNN layer later): the library opened
  * on first use through the kit's loader (never linked), its legacy API's
- * functions in the table `mica__cudnn`, typed by cudnn.h's prototypes, a
+ * functions and those of its graph (backend) API in the table
+ * `mica__cudnn`, typed by cudnn.h's prototypes, a
  * handle per thread and device, error checks and tensor descriptors.
  * Part of the module kit's GPU helpers (libmicamodkit_gpu.la, built when
  * configure found cuDNN), not installed.  A module that needs more of
@@ -56,6 +57,14 @@ typedef struct mica__cudnn_table {
     MICA_KIT_FN(cudnnSetActivationDescriptor) set_act;
     MICA_KIT_FN(cudnnDestroyActivationDescriptor) destroy_act;
     MICA_KIT_FN(cudnnConvolutionBiasActivationForward) fwd_bias_act;
+    /* The graph (backend) API, from C (conv_graph.c) */
+    MICA_KIT_FN(cudnnGetVersion) version;
+    MICA_KIT_FN(cudnnBackendCreateDescriptor) be_create;
+    MICA_KIT_FN(cudnnBackendDestroyDescriptor) be_destroy;
+    MICA_KIT_FN(cudnnBackendSetAttribute) be_set;
+    MICA_KIT_FN(cudnnBackendGetAttribute) be_get;
+    MICA_KIT_FN(cudnnBackendFinalize) be_finalize;
+    MICA_KIT_FN(cudnnBackendExecute) be_execute;
 } mica__cudnn_table_t;
 
 extern MICA_KIT_API mica__cudnn_table_t mica__cudnn;

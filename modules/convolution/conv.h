@@ -111,10 +111,31 @@ mica_status_t mica__conv_cuda_fill(void *p, int64_t n, mica_dtype_t dtype,
  * Convolution, cudnnConvolutionBwdDataAlgo_t for Deconvolution), or
  * MICA__CONV_DIRECT for the hand-written kernel; -1 until chosen.  The
  * cudnn implementation's tactics (mica/layer.h) are these algorithms:
- * tactic id = algorithm + 1 (ids are positive), so the kernel is 101.
+ * tactic id = algorithm + 1 (ids are positive), so the kernel is 101;
+ * and, for Convolution, the engine configurations of cuDNN's graph API
+ * (conv_graph.c), ids from MICA__CG_TACTIC_BASE up.
  */
 #define MICA__CONV_DIRECT 100
 #define MICA__CONV_TACTIC(algo_) ((int32_t)(algo_) + 1)
+#define MICA__CG_TACTIC_BASE 0x40000000
+#define MICA__CG_IS_TACTIC(t_) ((int32_t)(t_) >= MICA__CG_TACTIC_BASE)
+/* A FusedConvolution's tactic that runs a configuration of the
+ * convolution and bias alone, then the epilogue kernel (what the layer
+ * costs unfused, less a pass: autotune keeps it where cuDNN's fused
+ * configurations are slower); the configuration's id without the bit. */
+#define MICA__CG_PLAIN 0x20000000
+#define MICA__CG_CONFIG(t_) ((int32_t)(t_) & ~MICA__CG_PLAIN)
+
+/* What a graph-API plan computes after the convolution, as bits: + the
+ * bias ([M] values), + an addend a of [1, M, 1...] (a per-map bias
+ * tensor), + an addend z of y's shape and layout, then ReLU (in that
+ * order, in float32). */
+enum {
+    MICA__CG_BIAS = 1,
+    MICA__CG_Z = 2,
+    MICA__CG_RELU = 4,
+    MICA__CG_A = 8
+};
 
 typedef struct mica__conv_gpu mica__conv_gpu_t;
 
@@ -150,6 +171,14 @@ mica_status_t mica__conv_gpu_set_tactic(mica__conv_gpu_t *g, int deconv,
 void mica__conv_gpu_set_nhwc(mica__conv_gpu_t *g, int nhwc);
 
 /*
+ * The epilogue (MICA__CG_* bits) a FusedConvolution fuses into the
+ * convolution where cuDNN's graph API takes it: its tactics are those of
+ * that graph.  Set before configure; without it, the bias alone (where
+ * the layer has one).
+ */
+void mica__conv_gpu_set_epilogue(mica__conv_gpu_t *g, int32_t epi);
+
+/*
  * Choose the algorithm (the quickest cuDNN times at `opt`, see
  * mica__conv_dnn_choose) unless one is set, and record the workspace
  * enqueue may use: the most the algorithm needs at `opt` and at `hi`
@@ -175,6 +204,49 @@ mica_status_t mica__conv_gpu_run(mica__conv_gpu_t *g,
                                  const mica__conv_problem_t *pb,
                                  const void *x, void *y, void *workspace,
                                  void *stream, mica_error_t *err);
+
+/* ---- cuDNN's graph API (conv_graph.c) ---------------------------------- */
+
+/* One finalized execution plan, kept by conv_graph.c for the process. */
+typedef struct mica__cg_plan mica__cg_plan_t;
+
+/* Whether the graph API may take pb: a 2D or 3D Convolution in float32
+ * or float16 without empty dimensions. */
+int mica__cg_takes(const mica__conv_problem_t *pb);
+/*
+ * The engine configurations heuristics rank for pb with epilogue `epi`
+ * (MICA__CG_*), best first, as tactic ids, up to max; 0 where cuDNN has
+ * none (or cannot be opened).  Not yet planned: a configuration cuDNN
+ * then refuses to plan is skipped where it would run.
+ */
+int32_t mica__cg_tactics(const mica__conv_problem_t *pb, int nhwc,
+                         int32_t epi, int32_t *ids, int32_t max);
+/*
+ * The plan of configuration `tactic` (0, or one not found or not
+ * planned: heuristics' first that cuDNN plans) for pb and epi, needing
+ * at most ws_cap bytes of workspace (*ws gets them); planned on first
+ * use, kept per calling thread (its cuDNN handle) and problem.
+ * MICA_ERR_UNSUPPORTED where none will do.
+ */
+mica_status_t mica__cg_plan(const mica__conv_problem_t *pb, int nhwc,
+                            int32_t epi, int32_t tactic, size_t ws_cap,
+                            mica__cg_plan_t **plan, size_t *ws,
+                            mica_error_t *err);
+/* The tactic id of a plan's configuration. */
+int32_t mica__cg_plan_tactic(const mica__cg_plan_t *p);
+/* Whether a device pointer has the alignment plans assume (16 bytes). */
+int mica__cg_aligned(const void *p);
+/*
+ * Run a plan on `stream`: y = relu?(conv(x, w) + bias? + a? + z?), as its
+ * epilogue says; w and bias device arrays of the I/O type, a of M values
+ * of the I/O type, z of y's shape and layout.  MICA_ERR_UNSUPPORTED, err
+ * untouched, when the plan belongs to another thread's handle or a
+ * pointer lacks the alignment: plan again.
+ */
+mica_status_t mica__cg_run(mica__cg_plan_t *p, const void *x, const void *w,
+                           const void *bias, const void *a, const void *z,
+                           void *y, void *workspace, void *stream,
+                           mica_error_t *err);
 
 /* ---- cuDNN (conv_cudnn.c) ---------------------------------------------- */
 
@@ -240,6 +312,22 @@ int32_t mica__conv_gpu_cudnn(mica__conv_gpu_t *g,
                              int have_workspace, mica__conv_dnn_t **dnn,
                              const void **w, const void **b, size_t *ws,
                              int *nhwc, mica_error_t *err);
+
+/*
+ * The layer's whole epilogue (mica__conv_gpu_set_epilogue) fused by the
+ * graph API's plan of its tactic: y = relu?(conv(x) + bias + a? + z?),
+ * a (NULL: none) of [1, M, 1...], z (NULL: none) of y's shape and
+ * layout.  *done 0, nothing queued, where the state runs no fused graph
+ * configuration (a legacy algorithm, a MICA__CG_PLAIN tactic) or the
+ * epilogue does not match (the caller then runs the convolution and its
+ * epilogue apart).
+ */
+mica_status_t mica__conv_gpu_run_epilogue(mica__conv_gpu_t *g,
+                                          const mica__conv_problem_t *pb,
+                                          const void *x, const void *a,
+                                          const void *z, void *y,
+                                          void *workspace, void *stream,
+                                          int *done, mica_error_t *err);
 
 /*
  * y = act(conv(x) + z + bias) in one call (cudnnConvolutionBias-

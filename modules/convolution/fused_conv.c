@@ -375,6 +375,60 @@ static const mica_layer_ops_t ops_dnnl =
 /* ---- CUDA: cuda and cudnn -------------------------------------------------- */
 
 #if MICA_KIT_CUDA
+/* Whether dims a and b are the same. */
+static int same_dims(const mica_dims_t *a, const mica_dims_t *b)
+{
+    int32_t i;
+    if (a->nb_dims != b->nb_dims)
+        return 0;
+    for (i = 0; i < a->nb_dims; i++)
+        if (a->d[i] != b->d[i])
+            return 0;
+    return 1;
+}
+
+/* Whether an addend has the output's dims at every size of the range. */
+static int same_dyn(const mica_dyn_desc_t *a, const mica_dyn_desc_t *y)
+{
+    return same_dims(&a->desc.dims, &y->desc.dims) &&
+           same_dims(&a->min, &y->min) && same_dims(&a->max, &y->max) &&
+           a->desc.format == y->desc.format;
+}
+
+/* Whether dims d are [1, m, 1...] of rank `rank`: a per-map addend (a
+ * bias tensor), the same bytes in every format. */
+static int per_map(const mica_dims_t *d, int32_t rank, int64_t m)
+{
+    int32_t i;
+    if (d->nb_dims != rank || rank < 2 || d->d[1] != m)
+        return 0;
+    for (i = 0; i < rank; i++)
+        if (i != 1 && d->d[i] != 1)
+            return 0;
+    return 1;
+}
+
+enum { ADD_OTHER = 0, ADD_FULL = 1, ADD_MAP = 2 };
+
+/* What cuDNN's graph may add of each addend (inputs 1 and 2): its index
+ * as z (of the output's shape) in *z and as a (per map) in *a, -1 for
+ * none; 0 where an addend is neither, or two are of one kind (the
+ * epilogue kernel then adds them). */
+static int graph_addends(const int *kind, int32_t nb_in, int32_t *z,
+                         int32_t *a)
+{
+    int32_t k;
+    *z = *a = -1;
+    for (k = 1; k < nb_in; k++) {
+        int32_t *slot = kind[k] == ADD_FULL ? z : kind[k] == ADD_MAP ? a
+                                                                   : NULL;
+        if (!slot || *slot >= 0)
+            return 0;
+        *slot = k;
+    }
+    return 1;
+}
+
 static int32_t fused_formats_gpu(const mica_layer_t *layer, int32_t pos,
                                  const mica_tensor_desc_t *io, int32_t nb_in,
                                  int32_t nb_out)
@@ -392,7 +446,27 @@ static mica_status_t fused_configure_gpu(mica_layer_t *layer,
                                          const mica_dyn_desc_t *out,
                                          int32_t nb_out, mica_error_t *err)
 {
-    (void)nb_in;
+    fused_t *l = (fused_t *)layer;
+    int32_t epi = l->conv.p.bias ? MICA__CG_BIAS : 0, k, z, a;
+    int kind[3] = {ADD_OTHER, ADD_OTHER, ADD_OTHER};
+
+    /* What cuDNN's graph API fuses (cudnn, with its bias): one addend of
+     * the output's shape (at every size) and one per map, then the
+     * ReLU. */
+    for (k = 1; k < nb_in && k < 3 && nb_out == 1; k++) {
+        int32_t r = out[0].desc.dims.nb_dims;
+        if (same_dyn(&in[k], &out[0]))
+            kind[k] = ADD_FULL;
+        else if (per_map(&in[k].desc.dims, r, l->conv.p.m) &&
+                 per_map(&in[k].min, r, l->conv.p.m) &&
+                 per_map(&in[k].max, r, l->conv.p.m))
+            kind[k] = ADD_MAP;
+    }
+    if (l->conv.impl->kind == MICA__CONV_CUDNN && nb_in <= 3 &&
+        graph_addends(kind, nb_in, &z, &a))
+        epi |= (z >= 0 ? MICA__CG_Z : 0) | (a >= 0 ? MICA__CG_A : 0) |
+               (l->act == MICA__FUSED_ACT_RELU ? MICA__CG_RELU : 0);
+    mica__conv_gpu_set_epilogue(l->conv.gpu, epi);
     return mica__conv_ops_gpu.configure(layer, in, 1, out, nb_out, err);
 }
 
@@ -425,22 +499,13 @@ static mica_status_t fused_set_tactic(mica_layer_t *layer, int32_t tactic,
 #endif
 
 #ifdef MICA_HAVE_CUDNN
-/* Whether dims a and b are the same. */
-static int same_dims(const mica_dims_t *a, const mica_dims_t *b)
-{
-    int32_t i;
-    if (a->nb_dims != b->nb_dims)
-        return 0;
-    for (i = 0; i < a->nb_dims; i++)
-        if (a->d[i] != b->d[i])
-            return 0;
-    return 1;
-}
-
 /*
- * cudnn: the whole layer in cuDNN's fused engine where it takes it (one
- * addend at most, of y's shape: its z), *done set then; else nothing
- * done, and once cuDNN refuses, never again for this instance.
+ * cudnn: the whole layer in one of cuDNN's fused engines where one takes
+ * it (one addend at most, of y's shape: its z), *done set then: the
+ * graph API's plan of the layer's tactic (conv_graph.c), or, with a
+ * legacy algorithm, cudnnConvolutionBiasActivationForward; else nothing
+ * done, and once the legacy engine refuses, never again for this
+ * instance.
  */
 static mica_status_t run_fused(fused_t *l, const mica__conv_problem_t *pb,
                                const mica_tensor_desc_t *in, int32_t nb_in,
@@ -449,18 +514,50 @@ static mica_status_t run_fused(fused_t *l, const mica__conv_problem_t *pb,
                                void *workspace, void *stream, int *done,
                                mica_error_t *err)
 {
-    const void *z = nb_in == 2 ? inputs[1] : NULL, *w, *b;
+    const void *z = NULL, *a = NULL, *w, *b;
+    int kind[3] = {ADD_OTHER, ADD_OTHER, ADD_OTHER};
+    int32_t k, zi = -1, ai = -1, algo;
     mica__conv_dnn_t *dnn;
     mica_status_t st;
-    int32_t algo;
     size_t ws;
     int nhwc;
 
     *done = 0;
-    if (l->conv.impl->kind != MICA__CONV_CUDNN || l->fused_off ||
-        nb_in > 2 ||
-        (z && !same_dims(&in[1].dims, &out[0].dims)) ||
-        (!z && l->act == MICA__FUSED_ACT_NONE))
+    if (l->conv.impl->kind != MICA__CONV_CUDNN || nb_in > 3)
+        return MICA_OK;
+    for (k = 1; k < nb_in; k++) {
+        if (same_dims(&in[k].dims, &out[0].dims) &&
+            in[k].format == out[0].format)
+            kind[k] = ADD_FULL;
+        else if (per_map(&in[k].dims, out[0].dims.nb_dims, l->conv.p.m))
+            kind[k] = ADD_MAP;
+    }
+    if (!graph_addends(kind, nb_in, &zi, &ai))
+        return MICA_OK;
+    z = zi >= 0 ? inputs[zi] : NULL;
+    a = ai >= 0 ? inputs[ai] : NULL;
+    if (!z && !a && l->act == MICA__FUSED_ACT_NONE)
+        return MICA_OK;
+    if ((st = mica__conv_gpu_run_epilogue(l->conv.gpu, pb, inputs[0], a, z,
+                                          y, workspace, stream, done,
+                                          err)) != MICA_OK ||
+        *done) {
+        if (*done && !l->fused_said) {
+            l->fused_said = 1;
+            mica_kit_host->log(MICA_LOG_DEBUG, l->conv.base.name,
+                               "runs in one plan of cuDNN's graph API "
+                               "(convolution, bias%s%s%s)",
+                               a ? ", per-map addend" : "",
+                               z ? ", addend" : "",
+                               l->act == MICA__FUSED_ACT_RELU ? ", ReLU"
+                                                              : "");
+        }
+        return st;
+    }
+    /* The legacy fused engine: a bias and one addend of y's shape. */
+    if (a || nb_in > 2)
+        return MICA_OK;
+    if (l->fused_off)
         return MICA_OK;
     algo = mica__conv_gpu_cudnn(l->conv.gpu, pb, workspace != NULL, &dnn, &w,
                                 &b, &ws, &nhwc, err);

@@ -23,7 +23,8 @@ modules_mica_convolution_la_SOURCES += modules/convolution/conv_cuda.cu \
 modules_mica_convolution_la_LIBADD += modules/common/libmicamodkit_gpu.la \
 	modules/common/libmicamodkit_cuda.la $(MICA_CUDA_MODULE_LIBS)
 if MICA_CUDNN
-modules_mica_convolution_la_SOURCES += modules/convolution/conv_cudnn.c
+modules_mica_convolution_la_SOURCES += modules/convolution/conv_cudnn.c \
+	modules/convolution/conv_graph.c
 modules_mica_convolution_la_CPPFLAGS += $(MICA_CUDNN_CPPFLAGS)
 endif
 endif

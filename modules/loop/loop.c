@@ -41,10 +41,15 @@
  * pure data movement by element size.  LINEAR format.  CUDA: the copies
  * and the reversal run on the stream (loop_cuda.cu); a TripLimit READ
  * copies the value into a pinned host buffer (allocated by initialize, or
- * on first use) and waits for the stream.
+ * on first use) and waits for the stream.  On CUDA, Recurrence, Iterator
+ * and LoopOutput also take their steps with the trip and trip count in
+ * device memory (device_steps; a loop whose trips run inside a CUDA
+ * graph): the slice, the stored element and the exit's zeros and
+ * reversal are then worked out by the kernels from that memory.
  */
 #include <config.h>
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -164,6 +169,32 @@ static mica_status_t zero_rows(const loop_layer_t *l, void *dst, size_t pitch,
     for (r = 0; r < rows; r++)
         memset((char *)dst + (size_t)r * pitch, 0, width);
     return MICA_OK;
+}
+
+#if MICA_KIT_CUDA
+/* Whether the step gives the trip in device memory (a loop in a CUDA
+ * graph; mica_step_t's device_iteration, read only where the core's
+ * struct has it). */
+static int device_trip(const mica_step_t *step)
+{
+    return step->struct_size >= offsetof(mica_step_t, device_iteration) +
+                                    sizeof step->device_iteration &&
+           step->device_iteration != NULL;
+}
+
+static int device_trips(const mica_step_t *step)
+{
+    return step->struct_size >= offsetof(mica_step_t, device_trip_count) +
+                                    sizeof step->device_trip_count &&
+           step->device_trip_count != NULL;
+}
+#endif
+
+/* Recurrence, Iterator, LoopOutput: on CUDA, the trip from device memory
+ * (mica_layer_ops_t.device_steps). */
+static int32_t loop_device_steps(const mica_layer_t *layer)
+{
+    return L(layer)->cuda;
 }
 
 /* ---- TripLimit ----------------------------------------------------------- */
@@ -403,6 +434,14 @@ static mica_status_t iterator_boundary(mica_layer_t *layer, mica_step_t *step,
                              dname(out[0].dtype),
                              (long long)mica_dims_volume(&out[0].dims),
                              dname(in[0].dtype), (long long)(outer * inner));
+    es = mica_dtype_size(in[0].dtype);
+    row = (size_t)inner * es;
+#if MICA_KIT_CUDA
+    if (l->cuda && device_trip(step))
+        return mica__loop_cuda_slice(outputs[0], inputs[0], outer, len, row,
+                                     step->device_iteration, l->reverse, 0,
+                                     stream, err);
+#endif
     if (step->iteration < 0 || step->iteration >= len)
         return MICA_KIT_FAIL(err,
                              "trip %lld is out of range: the input has %lld "
@@ -410,8 +449,6 @@ static mica_status_t iterator_boundary(mica_layer_t *layer, mica_step_t *step,
                              (long long)step->iteration, (long long)len,
                              (long long)l->axis);
     i = l->reverse ? len - 1 - step->iteration : step->iteration;
-    es = mica_dtype_size(in[0].dtype);
-    row = (size_t)inner * es;
     return copy_rows(l, outputs[0], row,
                      (const char *)inputs[0] + (size_t)i * row,
                      (size_t)len * row, row, outer, stream, err);
@@ -647,6 +684,12 @@ static mica_status_t output_boundary(mica_layer_t *layer, mica_step_t *step,
                                  "the output has %lld",
                                  (long long)mica_dims_volume(&in[0].dims),
                                  (long long)(outer * inner));
+#if MICA_KIT_CUDA
+        if (l->cuda && device_trip(step))
+            return mica__loop_cuda_slice(outputs[0], inputs[0], outer, len,
+                                         row, step->device_iteration, 0, 1,
+                                         stream, err);
+#endif
         if (step->iteration < 0 || step->iteration >= len) {
             mica_kit_host->set_error(err, "the loop ran more trips (%lld) "
                                      "than the output's length along axis "
@@ -660,6 +703,12 @@ static mica_status_t output_boundary(mica_layer_t *layer, mica_step_t *step,
                          (size_t)step->iteration * row, (size_t)len * row,
                          inputs[0], row, row, outer, stream, err);
     }
+#if MICA_KIT_CUDA
+    if (l->cuda && device_trips(step))
+        return mica__loop_cuda_exit(outputs[0], outer, len, row,
+                                    step->device_trip_count,
+                                    l->kind == OUT_REVERSE, stream, err);
+#endif
     if (step->trip_count < 0)
         return MICA_KIT_FAIL(err,
                              "the trip count is unknown at the loop's exit");
@@ -716,18 +765,21 @@ static const mica_layer_ops_t iterator_ops = MICA_KIT_OPS(
     mica_kit_boundary_enqueue, .nb_outputs = mica_kit_one_output,
     .output_dtypes = iterator_output_dtypes,
     .output_dims = iterator_output_dims, .supports_format = same_type_formats,
-    .enqueue_boundary = iterator_boundary);
+    .enqueue_boundary = iterator_boundary,
+    .device_steps = loop_device_steps);
 static const mica_layer_ops_t recurrence_ops = MICA_KIT_OPS(
     mica_kit_boundary_enqueue, .nb_outputs = mica_kit_one_output,
     .output_dtypes = recurrence_output_dtypes,
     .output_dims = recurrence_output_dims,
     .supports_format = same_type_formats,
-    .enqueue_boundary = recurrence_boundary);
+    .enqueue_boundary = recurrence_boundary,
+    .device_steps = loop_device_steps);
 static const mica_layer_ops_t output_ops = MICA_KIT_OPS(
     mica_kit_boundary_enqueue, .nb_outputs = mica_kit_one_output,
     .output_dtypes = output_output_dtypes, .output_dims = output_output_dims,
     .supports_format = output_supports_format,
-    .input_kind = output_input_kind, .enqueue_boundary = output_boundary);
+    .input_kind = output_input_kind, .enqueue_boundary = output_boundary,
+    .device_steps = loop_device_steps);
 #if MICA_KIT_CUDA
 static const mica_layer_ops_t trip_ops_cuda = MICA_KIT_OPS(
     mica_kit_boundary_enqueue, .nb_outputs = mica_kit_no_outputs,
