@@ -168,35 +168,35 @@ mica_status_t mica__ox_initializers(mica__ox_t *x, const Onnx__GraphProto *g)
     size_t i;
     for (i = 0; i < g->n_initializer && x->st == MICA_OK; i++) {
         const Onnx__TensorProto *t = g->initializer[i];
-        mica__ox_value_t *v = mica__ox_value_new(x, t->name);
+        mica__ox_value_t *v;
         mica__ox_data_t *d = mica__ox_alloc(x, sizeof *d);
+        mica_dtype_t dt;
+        int32_t type;
         char what[300];
-        int32_t k;
-        if (!v || !d)
+        if (!d)
             break;
         snprintf(what, sizeof what, "initializer '%s'", t->name);
         x->st = mica__ox_tensor_data(x->model, &x->arena, t, what, d);
         if (x->st != MICA_OK)
             break;
-        v->type = d->type;
-        if (mica__ox_type_mica(d->type, &v->dtype) != 0) {
+        type = d->type;
+        if (mica__ox_type_mica(d->type, &dt) != 0) {
             /* As TensorRT's parser: double weights become float32, other
              * integers int32 (checked when they are written). */
             if (d->type == OX_DOUBLE)
-                v->type = OX_FLOAT, v->dtype = MICA_FLOAT32;
+                type = OX_FLOAT;
             else if (d->type == OX_INT16 || d->type == OX_UINT16
                      || d->type == OX_UINT32 || d->type == OX_UINT64)
-                v->type = OX_INT32, v->dtype = MICA_INT32;
+                type = OX_INT32;
             else
                 return mica__ox_fail(x, NULL, MICA_ERR_UNSUPPORTED,
                                      "%s is of type %s, which mica does not "
                                      "support", what,
                                      mica__ox_type_name(d->type));
         }
-        v->rank = d->dims.nb_dims;
-        for (k = 0; k < v->rank; k++)
-            v->d[k] = d->dims.d[k];
-        v->cst = d;
+        v = mica__ox_const_data(x, t->name, type, d);
+        if (v)
+            v->cond = NULL;
         mica__ox_bind(x, t->name, v);
     }
     return x->st;

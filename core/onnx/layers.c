@@ -98,14 +98,20 @@ mica__ox_value_t *mica__ox_ew(mica__ox_t *x, mica__ox_node_t *n,
     if (x->st != MICA_OK || mica__ox_broadcast(x, n, &a, &b) != MICA_OK)
         return NULL;
     r = a->rank;
-    for (i = 0; i < r; i++)
+    for (i = 0; i < r; i++) {
+        if (a->d[i] >= 0 && b->d[i] >= 0 && a->d[i] != b->d[i]
+            && a->d[i] != 1 && b->d[i] != 1) {
+            OX_BAD(x, n, "dimension %d is %lld in '%s' and %lld in '%s': "
+                   "they do not broadcast", (int)i, (long long)a->d[i],
+                   a->name, (long long)b->d[i], b->name);
+            return NULL;
+        }
         od[i] = bdim(a->d[i], b->d[i]);
+    }
     if (a->cst && b->cst && mica__ox_is_int(a->type)
         && mica__ox_is_int(b->type)) {
-        int64_t vol = 1, o, *vals;
-        for (i = 0; i < r; i++)
-            vol *= od[i];
-        if (vol <= MICA__OX_FOLD_MAX) {
+        int64_t vol = mica__ox_dims_count(od, r), o, *vals;
+        if (vol >= 0 && vol <= MICA__OX_FOLD_MAX) {
             vals = mica__ox_alloc(x, 8 * (size_t)(vol ? vol : 1));
             for (o = 0; vals && o < vol; o++)
                 vals[o] = ew_int(op,
@@ -269,23 +275,43 @@ mica__ox_value_t *mica__ox_concat(mica__ox_t *x, mica__ox_node_t *n,
     mica__ox_layer_t *l;
     if (x->st != MICA_OK)
         return NULL;
-    for (i = 0; i < nb; i++)
+    if (axis < 0 || axis >= v[0]->rank) {
+        OX_BAD(x, n, "axis %d is out of range for rank %d", (int)axis,
+               (int)v[0]->rank);
+        return NULL;
+    }
+    for (i = 0; i < nb; i++) {
+        if (v[i]->rank != v[0]->rank) {
+            OX_BAD(x, n, "input %d has rank %d, input 0 rank %d", (int)i,
+                   (int)v[i]->rank, (int)v[0]->rank);
+            return NULL;
+        }
         all_const &= v[i]->cst != NULL && mica__ox_is_int(v[i]->type) &&
                      v[i]->rank == 1;
+    }
     for (k = 0; k < v[0]->rank; k++)
         od[k] = v[0]->d[k];
     for (i = 1; i < nb; i++)
         for (k = 0; k < v[0]->rank; k++) {
             if (k == axis)
-                od[k] = od[k] < 0 || v[i]->d[k] < 0 ? -1
-                                                    : od[k] + v[i]->d[k];
-            else if (od[k] < 0)
+                od[k] = od[k] < 0 || v[i]->d[k] < 0
+                        || od[k] > INT64_MAX - v[i]->d[k]
+                        ? -1 : od[k] + v[i]->d[k];
+            else if (od[k] >= 0 && v[i]->d[k] >= 0 && od[k] != v[i]->d[k]) {
+                OX_BAD(x, n, "dimension %d of input %d is %lld, of input 0 "
+                       "%lld", (int)k, (int)i, (long long)v[i]->d[k],
+                       (long long)od[k]);
+                return NULL;
+            } else if (od[k] < 0)
                 od[k] = v[i]->d[k];
         }
-    if (all_const && axis == 0 && od[0] <= MICA__OX_FOLD_MAX) {
+    if (all_const && axis == 0 && od[0] >= 0
+        && od[0] <= MICA__OX_FOLD_MAX) {
         int64_t *vals = mica__ox_alloc(x, 8 * (size_t)(od[0] + 1)), j = 0, e;
+        /* Each input's count is its length (the checked type), so the
+         * lengths add up to od[0]: the copy stays in vals. */
         for (i = 0; vals && i < nb; i++)
-            for (e = 0; e < v[i]->cst->count; e++)
+            for (e = 0; e < v[i]->cst->count && j < od[0]; e++)
                 vals[j++] = mica__ox_data_int(v[i]->cst, e);
         return vals ? mica__ox_named(x, mica__ox_const_i(x, v[0]->type, vals, 1, od),
                             name) : NULL;
@@ -337,6 +363,13 @@ mica__ox_value_t *mica__ox_shape_slice(mica__ox_t *x, mica__ox_node_t *n,
     const char *t;
     if (x->st != MICA_OK)
         return NULL;
+    if (s->rank != 1 || start < 0 || len < 0 || len > MICA_MAX_DIMS
+        || (s->d[0] >= 0 && end > s->d[0])) {
+        OX_BAD(x, n, "elements [%d, %d) of '%s', a value of rank %d and "
+               "length %lld", (int)start, (int)end, s->name, (int)s->rank,
+               (long long)(s->rank == 1 ? s->d[0] : -1));
+        return NULL;
+    }
     if (s->cst) {
         int64_t vals[MICA_MAX_DIMS], i;
         for (i = 0; i < len; i++)
@@ -393,7 +426,12 @@ static void slice_arg(mica__ox_t *x, mica__ox_node_t *n, mica__ox_layer_t *l,
         return;
     }
     if (v->cst) {
-        for (i = 0; i < v->cst->count && i < MICA_MAX_DIMS; i++)
+        if (v->cst->count > MICA_MAX_DIMS) {
+            OX_BAD(x, n, "%s has %lld values (at most %d)", name,
+                   (long long)v->cst->count, MICA_MAX_DIMS);
+            return;
+        }
+        for (i = 0; i < v->cst->count; i++)
             vals[i] = mica__ox_data_int(v->cst, i);
         mica__ox_p_ints(x, l, name, vals, (int32_t)v->cst->count);
         if (input)
@@ -416,6 +454,13 @@ mica__ox_value_t *mica__ox_slice(mica__ox_t *x, mica__ox_node_t *n,
     const char *t;
     if (x->st != MICA_OK)
         return NULL;
+    if (start->rank != 1 || start->d[0] != r || size->rank != 1
+        || size->d[0] != r || (stride && (stride->rank != 1
+                                          || stride->d[0] != r))) {
+        OX_BAD(x, n, "a slice of '%s' (rank %d) needs start, size and "
+               "stride of %d values each", v->name, (int)r, (int)r);
+        return NULL;
+    }
     t = mica__ox_tensor(x, n, v);
     l = mica__ox_layer(x, n, "Slice", "slice");
     mica__ox_in(x, l, t);

@@ -65,6 +65,13 @@ onnx-expected: tests/test_onnx_backend$(EXEEXT) all
 	     $(srcdir)/tests/onnx/expected.txt` tests that do not pass"
 .PHONY: onnx-expected
 
+# The importer's folds on the checked tensor type (issue 25): the
+# reproducers of fuzz/regress/onnx/ refused, consistent folds computed.
+check_PROGRAMS += tests/test_onnx_folds
+TESTS += tests/test_onnx_folds
+tests_test_onnx_folds_SOURCES = tests/test_onnx_folds.c
+tests_test_onnx_folds_LDADD = $(MICA_TEST_LIBS)
+
 # The command end to end on the models of tests/onnx/models/.
 TESTS += tests/test_cli_onnx.sh
 ONNX_TEST_MODELS = tests/onnx/make_models.py \
@@ -86,6 +93,7 @@ ONNX_TEST_MODELS = tests/onnx/make_models.py \
 	tests/onnx/models/encoder17.want.last_hidden_state.npy \
 	tests/onnx/models/encoder17.want.pooler_output.npy \
 	tests/onnx/models/encoder20.want.last_hidden_state.npy \
-	tests/onnx/models/encoder20.want.pooler_output.npy
+	tests/onnx/models/encoder20.want.pooler_output.npy \
+	tests/onnx/make_folds.py tests/onnx/models/folds-ok.onnx
 EXTRA_DIST += tests/test_cli_onnx.sh $(ONNX_TEST_MODELS)
 EXTRA_DIST += docs/onnx.md bench/onnx_import.sh

@@ -81,6 +81,14 @@ int64_t mica__ox_opset(const mica__ox_model_t *m, const char *domain);
  * as their bits) at `raw`, which may be unaligned (read with memcpy).
  * A splat (a large ConstantOfShape) stores one element at `raw` that
  * stands for all `count`: read it through mica__ox_data_int/_f.
+ *
+ * A checked tensor: `count` is the product of `dims` (no dimension
+ * negative, the product within int64), set only by mica__ox_data_dims,
+ * and a constant value's rank and d[] are its data's dims (its one
+ * constructor, mica__ox_const_data, and the helpers of shape.c keep
+ * them so).  Every fold of the importer reads its inputs through their
+ * data's dims and count, so no fold can disagree with its buffer; an
+ * index outside [0, count) reads 0 rather than another buffer.
  */
 typedef struct mica__ox_data {
     int32_t type;            /* ONNX element type */
@@ -100,6 +108,14 @@ int mica__ox_type_mica(int32_t t, mica_dtype_t *out);
 /* Element i as an integer (floats truncated) or as a double. */
 int64_t mica__ox_data_int(const mica__ox_data_t *d, int64_t i);
 double mica__ox_data_f(const mica__ox_data_t *d, int64_t i);
+
+/* Set d's dims to `dims` (rank r) and its count to their product: 0, or
+ * -1 (d untouched) for a negative dimension, a rank beyond
+ * MICA_MAX_DIMS or a product beyond int64. */
+int mica__ox_data_dims(mica__ox_data_t *d, int32_t rank, const int64_t *dims);
+/* The element count of `dims` (rank r): their product, or -1 as for
+ * mica__ox_data_dims. */
+int64_t mica__ox_dims_count(const int64_t *dims, int32_t rank);
 
 /*
  * The values of tensor `t` (`what` names it in messages): from raw_data,
@@ -302,8 +318,17 @@ mica__ox_value_t *mica__ox_value_new(mica__ox_t *x, const char *onnx_name);
 mica__ox_value_t *mica__ox_lookup(mica__ox_t *x, const char *onnx_name);
 mica_status_t mica__ox_bind(mica__ox_t *x, const char *onnx_name,
                             mica__ox_value_t *v);
-/* Volume of a value's dims, -1 if some are unknown. */
+/* Volume of a value's dims, -1 if some are unknown (or the product
+ * passes int64). */
 int64_t mica__ox_volume(const mica__ox_value_t *v);
+/* A constant value over checked data d (its rank and dims are d's) of
+ * ONNX type `type` (the type it has as a value: double data is float);
+ * NULL after a failure. */
+mica__ox_value_t *mica__ox_const_data(mica__ox_t *x, const char *name,
+                                      int32_t type, mica__ox_data_t *d);
+/* Whether constant v is whole: its data's count is the product of its
+ * data's dims, which are v's (the invariant every fold relies on). */
+int mica__ox_cst_ok(const mica__ox_value_t *v);
 int mica__ox_dims_known(const mica__ox_value_t *v);
 
 /*
@@ -379,6 +404,9 @@ mica__ox_value_t *mica__ox_const_splat(mica__ox_t *x, int32_t type,
                                        const int64_t *dims);
 /* The largest constant the helpers compute on the host (elements). */
 #define MICA__OX_FOLD_MAX 4096
+/* The largest constant made here at all (elements, 8 bytes each): a
+ * larger one is a layer's work (a Range becomes a Fill). */
+#define MICA__OX_HOST_MAX ((int64_t)1 << 24)
 /* Whether an ONNX type is an integer (or bool) type. */
 int mica__ox_is_int(int32_t t);
 /* v renamed `name` (a folded constant takes its output's ONNX name). */

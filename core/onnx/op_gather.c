@@ -63,17 +63,19 @@ static mica_status_t op_gather(mica__ox_t *x, mica__ox_node_t *n)
     for (i = (int32_t)axis + 1; i < data->rank; i++)
         od[r++] = data->d[i];
     /* Shape arithmetic: a known 1-D data and known indices. */
-    if (data->cst && idx->cst && data->rank == 1 && data->cst->count <= 4096
+    if (data->cst && idx->cst && data->rank == 1
+        && data->cst->count <= MICA__OX_FOLD_MAX
+        && idx->cst->count <= MICA__OX_FOLD_MAX
         && (data->type == OX_INT64 || data->type == OX_INT32)) {
         int64_t *vals = mica__ox_alloc(x, 8 * (size_t)(idx->cst->count + 1)),
-                k;
+                k, len = data->cst->count;
         for (k = 0; vals && k < idx->cst->count; k++) {
             int64_t j = mica__ox_data_int(idx->cst, k);
-            j = j < 0 ? j + data->d[0] : j;
-            if (j < 0 || j >= data->d[0])
+            j = j < 0 ? j + len : j;
+            if (j < 0 || j >= len)
                 return OX_BAD(x, n, "index %lld is out of range for %lld "
                               "values", (long long)mica__ox_data_int(
-                                  idx->cst, k), (long long)data->d[0]);
+                                  idx->cst, k), (long long)len);
             vals[k] = mica__ox_data_int(data->cst, j);
         }
         if (vals) {
