@@ -85,6 +85,32 @@ static int64_t bindex(const int64_t *od, const int64_t *d, int32_t r,
     return idx;
 }
 
+mica__ox_value_t *mica__ox_fold_pick(mica__ox_t *x, const mica__ox_value_t *v,
+                                     int32_t rank, const int64_t *od,
+                                     const int64_t *src)
+{
+    int64_t count = mica__ox_dims_count(od, rank), k;
+    mica__ox_value_t *o;
+    if (x->st != MICA_OK || !v->cst || count < 0
+        || count > MICA__OX_MOVE_MAX)
+        return NULL;
+    for (k = 0; k < count; k++)
+        if (src[k] < 0 || src[k] >= v->cst->count)
+            return NULL;
+    if (mica__ox_is_int(v->type)) {
+        int64_t *vals = mica__ox_alloc(x, 8 * (size_t)(count + 1));
+        for (k = 0; vals && k < count; k++)
+            vals[k] = mica__ox_data_int(v->cst, src[k]);
+        o = vals ? mica__ox_const_i(x, v->type, vals, rank, od) : NULL;
+    } else {
+        double *vals = mica__ox_alloc(x, 8 * (size_t)(count + 1));
+        for (k = 0; vals && k < count; k++)
+            vals[k] = mica__ox_data_f(v->cst, src[k]);
+        o = vals ? mica__ox_const_f(x, v->type, vals, rank, od) : NULL;
+    }
+    return o;
+}
+
 mica__ox_value_t *mica__ox_ew(mica__ox_t *x, mica__ox_node_t *n,
                               const char *op, mica__ox_value_t *a,
                               mica__ox_value_t *b, const char *name)
@@ -266,6 +292,59 @@ mica__ox_value_t *mica__ox_reduce(mica__ox_t *x, mica__ox_node_t *n,
     return mica__ox_out(x, l, name, a->dtype, r, od);
 }
 
+/* Whether every input is a constant of one kind (integers or floats). */
+static int all_const_any(mica__ox_value_t *const *v, int32_t nb)
+{
+    int32_t i;
+    for (i = 0; i < nb; i++)
+        if (!v[i]->cst || mica__ox_is_int(v[i]->type)
+                          != mica__ox_is_int(v[0]->type))
+            return 0;
+    return 1;
+}
+
+/* Constants concatenated along `axis` (weights assembled in the graph),
+ * od the output's dims (checked by the caller); NULL (no failure) where
+ * the inputs' dims do not tile od. */
+static mica__ox_value_t *concat_fold(mica__ox_t *x, mica__ox_value_t *const *v,
+                                     int32_t nb, int32_t axis,
+                                     const int64_t *od)
+{
+    int32_t r = v[0]->rank, i, k;
+    int64_t outer = 1, total = mica__ox_dims_count(od, r), at = 0, o, e;
+    int fl = !mica__ox_is_int(v[0]->type);
+    int64_t *iv = NULL;
+    double *fv = NULL;
+    mica__ox_value_t *c;
+    for (k = 0; k < axis; k++)
+        outer *= od[k];
+    for (i = 0; i < nb; i++)
+        if (!mica__ox_cst_ok(v[i]))
+            return NULL;
+    if (fl)
+        fv = mica__ox_alloc(x, 8 * (size_t)(total + 1));
+    else
+        iv = mica__ox_alloc(x, 8 * (size_t)(total + 1));
+    if (!fv && !iv)
+        return NULL;
+    /* Each input contributes count / outer values per outer index. */
+    for (o = 0; o < outer; o++)
+        for (i = 0; i < nb; i++) {
+            int64_t per = outer ? v[i]->cst->count / outer : 0;
+            for (e = 0; e < per && at < total; e++, at++) {
+                if (fl)
+                    fv[at] = mica__ox_data_f(v[i]->cst, o * per + e);
+                else
+                    iv[at] = mica__ox_data_int(v[i]->cst, o * per + e);
+            }
+        }
+    if (at != total)
+        return NULL;
+    c = fl ? mica__ox_const_f(x, v[0]->type, fv, r, od)
+           : mica__ox_const_i(x, v[0]->type, iv, r, od);
+    return c;
+}
+
 mica__ox_value_t *mica__ox_concat(mica__ox_t *x, mica__ox_node_t *n,
                                   mica__ox_value_t **v, int32_t nb,
                                   int32_t axis, const char *name)
@@ -315,6 +394,12 @@ mica__ox_value_t *mica__ox_concat(mica__ox_t *x, mica__ox_node_t *n,
                 vals[j++] = mica__ox_data_int(v[i]->cst, e);
         return vals ? mica__ox_named(x, mica__ox_const_i(x, v[0]->type, vals, 1, od),
                             name) : NULL;
+    }
+    if (all_const_any(v, nb) && mica__ox_dims_count(od, v[0]->rank) >= 0
+        && mica__ox_dims_count(od, v[0]->rank) <= MICA__OX_MOVE_MAX) {
+        mica__ox_value_t *o = concat_fold(x, v, nb, axis, od);
+        if (o || x->st != MICA_OK)
+            return mica__ox_named(x, o, name);
     }
     l = mica__ox_layer(x, n, "Concatenation", "concat");
     for (i = 0; i < nb; i++)
@@ -454,6 +539,45 @@ mica__ox_value_t *mica__ox_slice(mica__ox_t *x, mica__ox_node_t *n,
     const char *t;
     if (x->st != MICA_OK)
         return NULL;
+    if (v->cst && start->cst && size->cst && (!stride || stride->cst)
+        && (!mode || !strcmp(mode, "default")) && v->rank == r
+        && start->cst->count == r && size->cst->count == r
+        && (!stride || stride->cst->count == r)) {
+        /* Shape arithmetic: a small constant sliced here. */
+        int64_t sz[MICA_MAX_DIMS], *src, cnt, k;
+        int ok = 1;
+        for (i = 0; i < r; i++) {
+            sz[i] = mica__ox_data_int(size->cst, i);
+            ok &= sz[i] >= 0;
+        }
+        cnt = ok ? mica__ox_dims_count(sz, r) : -1;
+        src = cnt >= 0 && cnt <= MICA__OX_MOVE_MAX
+              ? mica__ox_alloc(x, 8 * (size_t)(cnt + 1)) : NULL;
+        for (k = 0; src && k < cnt; k++) {
+            int64_t rest = k, at = 0, stride_in = 1;
+            int32_t a;
+            for (a = r - 1; a >= 0; a--) {
+                int64_t c = rest % sz[a], pos;
+                rest /= sz[a];
+                pos = mica__ox_data_int(start->cst, a) +
+                      c * (stride ? mica__ox_data_int(stride->cst, a) : 1);
+                if (pos < 0 || pos >= v->d[a])
+                    break;
+                at += pos * stride_in;
+                stride_in *= v->d[a];
+            }
+            if (a >= 0)
+                break;
+            src[k] = at;
+        }
+        if (src && k == cnt) {
+            o = mica__ox_fold_pick(x, v, r, sz, src);
+            if (o)
+                return mica__ox_named(x, o, name);
+        }
+        if (x->st != MICA_OK)
+            return NULL;
+    }
     if (start->rank != 1 || start->d[0] != r || size->rank != 1
         || size->d[0] != r || (stride && (stride->rank != 1
                                           || stride->d[0] != r))) {

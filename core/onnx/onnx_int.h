@@ -161,6 +161,7 @@ typedef struct mica__ox_value {
     int32_t slot;
     int gen;                 /* its tensor name was made up here */
     int32_t uses;            /* times a layer took it as an input */
+    int bad;                 /* checking: made by a node that was refused */
 } mica__ox_value_t;
 
 /* An If being mapped: its name, and the IfConditionalInput of every
@@ -267,6 +268,22 @@ typedef struct mica__ox {
     mica__ox_cond_t **conds; /* every If, to free their maps */
     int32_t nb_cond_list, cap_cond_list;
     const char *name;        /* the graph's name */
+    /* Inputs whose values the profile fixes and this import takes as
+     * constants (each still an input, a shape tensor its profile
+     * checks): given by the caller of mica__ox_import; and those a
+     * mapping found it needs so (an If's condition), for the next try. */
+    const char *const *fixed;
+    int32_t nb_fixed;
+    const char **want_fixed;
+    int32_t nb_want_fixed;
+    /* Checking (mica_onnx_check): a refused node is a line of `report`
+     * and the import goes on, its outputs `bad`; nodes reading them are
+     * skipped. */
+    int check;
+    char *report;
+    size_t report_len;
+    int32_t nb_refused, nb_skipped;
+    int skip_node;           /* a subgraph's output is bad: skip the node */
 } mica__ox_t;
 
 /* The node being mapped. */
@@ -404,6 +421,9 @@ mica__ox_value_t *mica__ox_const_splat(mica__ox_t *x, int32_t type,
                                        const int64_t *dims);
 /* The largest constant the helpers compute on the host (elements). */
 #define MICA__OX_FOLD_MAX 4096
+/* The largest constant a fold that moves values (Slice, Transpose,
+ * Concat of constants: weights cut and assembled in the graph) makes. */
+#define MICA__OX_MOVE_MAX ((int64_t)1 << 22)
 /* The largest constant made here at all (elements, 8 bytes each): a
  * larger one is a layer's work (a Range becomes a Fill). */
 #define MICA__OX_HOST_MAX ((int64_t)1 << 24)
@@ -455,6 +475,12 @@ mica__ox_value_t *mica__ox_reduce(mica__ox_t *x, mica__ox_node_t *n,
                                   const char *op, mica__ox_value_t *a,
                                   const int64_t *axes, int32_t nb, int keep,
                                   const char *name);
+/* A constant of v's type and dims od (rank r) whose element k is v's
+ * element src[k]: a transpose or slice of a small constant computed
+ * here; NULL (no failure) when it is not one the folds compute. */
+mica__ox_value_t *mica__ox_fold_pick(mica__ox_t *x, const mica__ox_value_t *v,
+                                     int32_t rank, const int64_t *od,
+                                     const int64_t *src);
 /* Unsqueeze a and b to one rank (leading 1s) as TensorRT's parser does. */
 mica_status_t mica__ox_broadcast(mica__ox_t *x, mica__ox_node_t *n,
                                  mica__ox_value_t **a, mica__ox_value_t **b);
@@ -597,6 +623,28 @@ const uint8_t *mica__ox_blob(mica__ox_t *x);
 /* Parse "NAME:AxBxC,..." into x->ranges with bit `bit`. */
 mica_status_t mica__ox_parse_shapes(mica__ox_t *x, const char *spec,
                                     int bit, const char *option);
+/*
+ * Whether the profile fixes input v (position pos among the graph's
+ * inputs): its dimensions (values 0) or its values (values 1, an integer
+ * input of at most MICA_MAX_DIMS elements), min = max each, from the
+ * shape options or else the input the caller gives (mica run).  1 and
+ * the *n numbers in out, or 0.  For dims, those of a range that the
+ * options do not fix are -1 in out.
+ */
+int mica__ox_profile_fixed(mica__ox_t *x, const mica__ox_value_t *v,
+                           int32_t pos, int values, int64_t *out,
+                           int32_t *n);
+/* The graph inputs the value of tensor `t` is computed from, when each
+ * is an integer input whose values the profile fixes and every layer on
+ * the way computes on the host (shape arithmetic): their number, names
+ * into `names` (at most `cap`); 0 when none, -1 when something else
+ * (a runtime dimension, an input the profile does not fix, a layer that
+ * is not shape arithmetic) feeds it, and then *why (when why is not
+ * NULL) says what, for a message. */
+int32_t mica__ox_fixed_sources(mica__ox_t *x, const char *t,
+                               const char **names, int32_t cap,
+                               const char **why);
+
 /* Mark the inputs layers read as shapes (after every node is mapped). */
 mica_status_t mica__ox_mark_shape_inputs(mica__ox_t *x);
 /* Check and complete the profile of every input that needs one. */

@@ -12,6 +12,7 @@
  */
 #include <config.h>
 
+#include <stdint.h>
 #include <string.h>
 
 #include "onnx_int.h"
@@ -104,9 +105,6 @@ static mica_status_t rnn(mica__ox_t *x, mica__ox_node_t *n, const char *op,
     if (v->type != OX_FLOAT)
         return OX_UNSUP(x, n, "%s data (float)", mica__ox_type_name(v->type));
     s = v->d[layout ? 1 : 0];
-    if (s < 0)
-        return OX_UNSUP(x, n, "a sequence length known only at run time "
-                        "(RNNv2 takes a maximum)");
     for (d = 0; d < nd; d++) {
         ws[d] = part(x, n, w, d, 0, gates * hs, "W");
         rs[d] = part(x, n, r, d, 0, gates * hs, "R");
@@ -141,7 +139,10 @@ static mica_status_t rnn(mica__ox_t *x, mica__ox_node_t *n, const char *op,
     mica__ox_p_str(x, l, "op", op);
     mica__ox_p_int(x, l, "layers", 1);
     mica__ox_p_int(x, l, "hidden_size", hs);
-    mica__ox_p_int(x, l, "max_seq_length", s);
+    /* A sequence length known only at run time: the layer takes any up
+     * to max_seq_length, and the build sizes it for the profile's
+     * largest, which bounds it (RNNv2 checks it against this). */
+    mica__ox_p_int(x, l, "max_seq_length", s >= 0 ? s : INT32_MAX);
     mica__ox_p_str(x, l, "direction", nd == 2 ? "bidirection"
                                               : "unidirection");
     mica__ox_p_weights(x, l, "weights", ws, (int32_t)nd, 1);

@@ -377,6 +377,29 @@ mica__ox_value_t *mica__ox_transpose(mica__ox_t *x, mica__ox_node_t *n,
         return NULL;
     for (i = 0; i < v->rank; i++)
         od[i] = v->d[perm[i]];
+    if (v->cst && mica__ox_volume(v) <= MICA__OX_MOVE_MAX) {
+        /* Shape arithmetic: a small constant transposed here. */
+        int64_t cnt = mica__ox_volume(v), k, in_stride[MICA_MAX_DIMS],
+                *src = mica__ox_alloc(x, 8 * (size_t)(cnt + 1));
+        mica__ox_value_t *o;
+        for (i = v->rank - 1, k = 1; i >= 0; i--) {
+            in_stride[i] = k;
+            k *= v->d[i];
+        }
+        for (k = 0; src && k < cnt; k++) {
+            int64_t rest = k, at = 0;
+            for (i = v->rank - 1; i >= 0; i--) {
+                at += (rest % od[i]) * in_stride[perm[i]];
+                rest /= od[i];
+            }
+            src[k] = at;
+        }
+        o = src ? mica__ox_fold_pick(x, v, v->rank, od, src) : NULL;
+        if (o)
+            return mica__ox_named(x, o, name);
+        if (x->st != MICA_OK)
+            return NULL;
+    }
     t = mica__ox_tensor(x, n, v);
     l = mica__ox_layer(x, n, "Shuffle", "transpose");
     mica__ox_in(x, l, t);

@@ -31,6 +31,9 @@ def parse(line):
             spec["rtol"] = float(w[5:])
         elif w.startswith("atol="):
             spec["atol"] = float(w[5:])
+        elif w.startswith("min=") or w.startswith("max="):
+            spec["profile"] = spec.get("profile", []) + [
+                "--%s-shapes" % w[:3], w[4:]]
         elif "=" in w:
             name, val = w.split("=", 1)
             spec["inputs"].append((name, "int", int(val)))
@@ -81,7 +84,8 @@ def run_one(spec, wheels, mica, tmp):
     want = sess.run(None, feeds)
     out = os.path.join(tmp, "out")
     r = subprocess.run([mica, "run", model, "--device", "cpu",
-                        "--output-dir", out] + args,
+                        "--output-dir", out] + args
+                       + spec.get("profile", []),
                        capture_output=True, text=True, timeout=900)
     if r.returncode:
         return "mica run: " + (r.stderr.strip().splitlines() or ["?"])[-1]
@@ -116,7 +120,8 @@ def main():
     failed = 0
     for k, line in enumerate(lines, 1):
         spec = parse(line)
-        what = "%s %s" % (spec["file"], " ".join(
+        what = "%s%s %s" % (spec["file"], " (profile %s)" % " ".join(
+            spec["profile"][1::2]) if "profile" in spec else "", " ".join(
             "%s=%s" % (n, v) if t == "int" else
             "%s:%s" % (n, "x".join(map(str, v[0])))
             for n, t, v in spec["inputs"]))
