@@ -222,8 +222,12 @@ mica__ox_value_t *mica__ox_cast(mica__ox_t *x, mica__ox_node_t *n,
     mica__ox_in(x, l, t);
     mica__ox_p_str(x, l, "dtype", mica_dtype_name(dt));
     o = mica__ox_out(x, l, name, dt, a->rank, a->d);
-    if (o)
+    if (o) {
         o->type = type;
+        /* Remembered: a float Range over integer casts counts in ints. */
+        if (mica__ox_is_int(a->type) && !mica__ox_is_int(type))
+            o->from_int = a;
+    }
     return o;
 }
 

@@ -162,6 +162,7 @@ typedef struct mica__ox_value {
     int gen;                 /* its tensor name was made up here */
     int32_t uses;            /* times a layer took it as an input */
     int bad;                 /* checking: made by a node that was refused */
+    struct mica__ox_value *from_int; /* a float cast of this integer value */
 } mica__ox_value_t;
 
 /* An If being mapped: its name, and the IfConditionalInput of every
@@ -481,6 +482,15 @@ mica__ox_value_t *mica__ox_reduce(mica__ox_t *x, mica__ox_node_t *n,
 mica__ox_value_t *mica__ox_fold_pick(mica__ox_t *x, const mica__ox_value_t *v,
                                      int32_t rank, const int64_t *od,
                                      const int64_t *src);
+/* MatMul of a and b (op_nn.c: MatrixMultiply, a 1-D side a vector). */
+mica__ox_value_t *mica__ox_matmul(mica__ox_t *x, mica__ox_node_t *n,
+                                  mica__ox_value_t *a, mica__ox_value_t *b,
+                                  const char *name);
+/* Conv of v with the constant kernel w and bias b (NULL: none) by node
+ * n's attributes (op_conv.c: Convolution). */
+mica__ox_value_t *mica__ox_conv(mica__ox_t *x, mica__ox_node_t *n,
+                                mica__ox_value_t *v, mica__ox_value_t *w,
+                                mica__ox_value_t *b, const char *name);
 /* Unsqueeze a and b to one rank (leading 1s) as TensorRT's parser does. */
 mica_status_t mica__ox_broadcast(mica__ox_t *x, mica__ox_node_t *n,
                                  mica__ox_value_t **a, mica__ox_value_t **b);
@@ -587,6 +597,10 @@ extern const mica__ox_op_t mica__ox_ops_rnn[];
 extern const mica__ox_op_t mica__ox_ops_loss[];
 extern const mica__ox_op_t mica__ox_ops_index[];
 extern const mica__ox_op_t mica__ox_ops_math[];
+extern const mica__ox_op_t mica__ox_ops_quant[];
+/* QuantizeLinear or DequantizeLinear of uint8 (op_quant.c). */
+mica_status_t mica__ox_qdq_uint8(mica__ox_t *x, mica__ox_node_t *n,
+                                 int quantize, int64_t axis);
 /* All of them, NULL-terminated (import.c). */
 extern const mica__ox_op_t *const mica__ox_op_tables[];
 

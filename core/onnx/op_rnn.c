@@ -170,7 +170,18 @@ static mica_status_t rnn(mica__ox_t *x, mica__ox_node_t *n, const char *op,
         d4[1] = s;
         d4[2] = nd;
         d4[3] = hs;
-        y = mica__ox_reshape(x, n, y, d4, 4, layout ? OUT(0) : NULL);
+        if (d4[0] >= 0 && d4[1] >= 0) {
+            y = mica__ox_reshape(x, n, y, d4, 4, layout ? OUT(0) : NULL);
+        } else {
+            /* N or S known only at run time: 0s copy them. */
+            int64_t p4[4] = {0, 0, nd, hs};
+            l = mica__ox_layer(x, n, "Shuffle", "reshape");
+            mica__ox_in(x, l, mica__ox_tensor(x, n, y));
+            mica__ox_p_ints(x, l, "reshape", p4, 4);
+            mica__ox_p_bool(x, l, "zero_is_placeholder", 1);
+            y = mica__ox_out(x, l, layout ? OUT(0) : NULL, MICA_FLOAT32, 4,
+                             d4);
+        }
         if (y && !layout)
             y = mica__ox_transpose(x, n, y, perm4, OUT(0));
         mica__ox_set_out(x, n, 0, y);
