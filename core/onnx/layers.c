@@ -224,6 +224,10 @@ mica__ox_value_t *mica__ox_cast(mica__ox_t *x, mica__ox_node_t *n,
     o = mica__ox_out(x, l, name, dt, a->rank, a->d);
     if (o) {
         o->type = type;
+        if (a->has_kv && mica__ox_is_int(type)) {
+            o->has_kv = 1;
+            memcpy(o->kv, a->kv, sizeof o->kv);
+        }
         /* Remembered: a float Range over integer casts counts in ints. */
         if (mica__ox_is_int(a->type) && !mica__ox_is_int(type))
             o->from_int = a;
@@ -414,6 +418,15 @@ mica__ox_value_t *mica__ox_concat(mica__ox_t *x, mica__ox_node_t *n,
                                            v[0]->rank, od);
         if (o)
             o->type = v[0]->type;
+        if (o && v[0]->rank == 1 && axis == 0 && od[0] >= 0
+            && od[0] <= MICA_MAX_DIMS && mica__ox_is_int(v[0]->type)) {
+            int64_t j = 0, e;
+            for (i = 0; i < nb; i++)
+                for (e = 0; e < v[i]->d[0]; e++, j++)
+                    o->kv[j] = v[i]->cst ? mica__ox_data_int(v[i]->cst, e)
+                               : v[i]->has_kv ? v[i]->kv[e] : -1;
+            o->has_kv = 1;
+        }
         return o;
     }
 }
@@ -437,8 +450,13 @@ mica__ox_value_t *mica__ox_shape_of(mica__ox_t *x, mica__ox_node_t *n,
     l = mica__ox_layer(x, n, "Shape", "shape");
     mica__ox_in(x, l, t);
     o = mica__ox_out(x, l, NULL, MICA_INT32, 1, &len);
-    if (o)
+    if (o) {
+        int32_t i;
         o->type = OX_INT64;
+        o->has_kv = 1;
+        for (i = 0; i < v->rank; i++)
+            o->kv[i] = v->d[i];
+    }
     return o;
 }
 
@@ -465,6 +483,11 @@ mica__ox_value_t *mica__ox_shape_slice(mica__ox_t *x, mica__ox_node_t *n,
             vals[i] = mica__ox_data_int(s->cst, start + i);
         return mica__ox_const_i(x, s->type, vals, 1, &len);
     }
+    if (s->has_kv && len == 1 && s->kv[start] >= 0) {
+        /* An element known here though the vector is not. */
+        int64_t val = s->kv[start];
+        return mica__ox_const_i(x, s->type, &val, 1, &len);
+    }
     t = mica__ox_tensor(x, n, s);
     l = mica__ox_layer(x, n, "Slice", "part");
     mica__ox_in(x, l, t);
@@ -472,8 +495,13 @@ mica__ox_value_t *mica__ox_shape_slice(mica__ox_t *x, mica__ox_node_t *n,
     mica__ox_p_ints(x, l, "size", &len, 1);
     mica__ox_p_ints(x, l, "stride", &one, 1);
     o = mica__ox_out(x, l, NULL, s->dtype, 1, &len);
-    if (o)
+    if (o) {
+        int64_t i;
         o->type = s->type;
+        o->has_kv = s->has_kv;
+        for (i = 0; s->has_kv && i < len; i++)
+            o->kv[i] = s->kv[start + i];
+    }
     return o;
 }
 

@@ -163,6 +163,13 @@ typedef struct mica__ox_value {
     int32_t uses;            /* times a layer took it as an input */
     int bad;                 /* checking: made by a node that was refused */
     struct mica__ox_value *from_int; /* a float cast of this integer value */
+    /* A shape value computed at run time (1-D or 0-D, integer, at most
+     * MICA_MAX_DIMS elements) whose elements are partly known here:
+     * kv[i] its value, or -1 (has_kv set).  A Shape of dims partly
+     * known, sliced, gathered and concatenated with constants keeps
+     * them, so that a Reshape by it still knows those dims. */
+    int has_kv;
+    int64_t kv[MICA_MAX_DIMS];
 } mica__ox_value_t;
 
 /* An If being mapped: its name, and the IfConditionalInput of every

@@ -333,7 +333,16 @@ mica__ox_value_t *mica__ox_reshape(mica__ox_t *x, mica__ox_node_t *n,
     mica__ox_in(x, l, t);
     mica__ox_p_ints(x, l, "reshape", dims, rank);
     mica__ox_p_bool(x, l, "zero_is_placeholder", 0);
-    return mica__ox_out(x, l, name, v->dtype, rank, od);
+    {
+        mica__ox_value_t *o = mica__ox_out(x, l, name, v->dtype, rank, od);
+        if (o && v->has_kv) {
+            /* A shape value re-dimmed (0-D <-> [1]): its elements stay. */
+            o->type = v->type;
+            o->has_kv = 1;
+            memcpy(o->kv, v->kv, sizeof o->kv);
+        }
+        return o;
+    }
 }
 
 mica__ox_value_t *mica__ox_reshape_t(mica__ox_t *x, mica__ox_node_t *n,
@@ -362,7 +371,19 @@ mica__ox_value_t *mica__ox_reshape_t(mica__ox_t *x, mica__ox_node_t *n,
     mica__ox_in(x, l, t);
     mica__ox_in(x, l, s);
     mica__ox_p_bool(x, l, "zero_is_placeholder", zero);
-    return mica__ox_out(x, l, name, v->dtype, (int32_t)shape->d[0], NULL);
+    {
+        /* The dims the shape's known elements give: a positive value, or
+         * a 0 that copies a known dim of v. */
+        int64_t od[MICA_MAX_DIMS];
+        int32_t i, r = (int32_t)shape->d[0];
+        for (i = 0; i < r; i++) {
+            int64_t k = shape->has_kv ? shape->kv[i] : -1;
+            od[i] = k > 0 ? k
+                    : k == 0 && zero ? (i < v->rank ? v->d[i] : -1)
+                    : k == 0 ? 0 : -1;
+        }
+        return mica__ox_out(x, l, name, v->dtype, r, od);
+    }
 }
 
 mica__ox_value_t *mica__ox_transpose(mica__ox_t *x, mica__ox_node_t *n,
