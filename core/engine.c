@@ -118,6 +118,9 @@ void mica__engine_free(mica_engine_t *e)
     free(e->profiles);
     mica__constructs_free(e);
     mica__expr_builder_destroy(e->eb);
+    mica__pass_records_free(e->passes, e->nb_passes);
+    mica__constants_free(e);
+    pthread_mutex_destroy(&e->const_lock);
     /* Last: the layers destroyed above may have pointed into them. */
     if (e->bytes)
         mica__bytes_release(e->bytes, e->bytes_size, e->bytes_unmap);
@@ -169,6 +172,7 @@ mica_status_t mica_engine_tensor(const mica_engine_t *engine, int32_t index,
     full.bytes = engine->profiles ? engine->profiles[0].bytes[index] : 0;
     full.alias = t->alias;
     full.format = t->format;
+    full.constant = t->const_host != NULL;
     mica__fill_out(info, &full, sizeof full,
                    offsetof(mica_tensor_info_t, is_shape_output));
     return MICA_OK;
@@ -338,5 +342,27 @@ mica_status_t mica_engine_symbol(const mica_engine_t *engine, int32_t index,
                           (int)engine->nb_symbols - 1);
     *name = engine->symbols[index].name;
     *meaning = engine->symbols[index].meaning;
+    return MICA_OK;
+}
+
+int32_t mica_engine_nb_passes(const mica_engine_t *engine)
+{
+    return engine->nb_passes;
+}
+
+mica_status_t mica_engine_pass(const mica_engine_t *engine, int32_t index,
+                               mica_pass_info_t *info)
+{
+    mica_pass_info_t full;
+    if (index < 0 || index >= engine->nb_passes)
+        return mica__fail(engine->ctx, MICA_ERR_INVALID,
+                          "pass index %d out of range (the engine records "
+                          "%d passes)", (int)index, (int)engine->nb_passes);
+    memset(&full, 0, sizeof full);
+    full.struct_size = sizeof full;
+    full.name = engine->passes[index].name;
+    full.summary = engine->passes[index].summary;
+    full.changed = engine->passes[index].changed;
+    mica__fill_out(info, &full, sizeof full, sizeof full);
     return MICA_OK;
 }

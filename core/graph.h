@@ -123,6 +123,13 @@ static inline int mica__valid_name(const char *s)
 }
 
 /*
+ * mica_network_add_layer for a layer whose weights outlive the network
+ * (a rewrite's, borrowed from the network it rewrites): not copied.
+ */
+mica_status_t mica__network_add_borrowed(mica_network_t *net,
+                                         const mica_layer_spec_t *spec);
+
+/*
  * Add a layer whose params the caller checked (mica__fields_validate)
  * against `creator`: the network takes `fields` over (also on failure).
  * Used by the manifest loader, which checks them with their positions.
@@ -154,7 +161,8 @@ const char *mica__deploy_choice(const mica_context_t *ctx, const char *type,
  * Rewriting a network for a second build (core/rewrite.c): into `out`,
  * the inputs, profiles, scales, formats and outputs of net; layer nl
  * with its tensors named `names` (inputs then outputs), its own fields
- * or `fields` where not NULL, running with
+ * (their weights borrowed: nl's network must outlive out) or `fields`
+ * where not NULL (copied), running with
  * `formats` (per input then output; NULL: all linear) and a note for
  * inspect (NULL: its own); an Identity `name` from `from` to `to`, a
  * cast to `dtype` if not NULL, with its two formats (NULL: linear).
@@ -185,16 +193,25 @@ mica_status_t mica__formats_rewrite(mica_network_t *net,
                                     mica_network_t **out);
 
 /*
- * The network with the fusion rules of the loaded modules applied, for
- * the device `device` (a bit; core/fusion.c), leaving alone the layers
- * of the types cfg (or the deploy-time choice) prefers an implementation
- * for.  *out is NULL when no rule
- * matches, or when a fused layer's params do not pass its schema (said
- * as a warning).
+ * An engine of net for the device `device` (bit; `dev` opened) that
+ * says what the graph passes ask (core/passes/): every tensor's kind,
+ * type, symbolic shape and values, each profile's corner shapes, the
+ * layers' implementations and instances; nothing configured, no memory
+ * planned, nothing logged but failures.  It is not for running: free it
+ * with mica_engine_destroy.
  */
-mica_status_t mica__fusion_rewrite(mica_network_t *net,
-                                   const mica_build_config_t *cfg,
-                                   uint32_t device, mica_network_t **out);
+mica_status_t mica__build_facts(mica_network_t *net,
+                                const mica_build_config_t *cfg,
+                                uint32_t device, const mica__device_t *dev,
+                                mica_engine_t **out);
+
+/* mica_engine_build of net as written (no graph pass), for the device
+ * `device` (`dev` opened), saying nothing but failures: the engines the
+ * passes build for themselves (core/passes/fold.c). */
+mica_status_t mica__build_plain(mica_network_t *net,
+                                const mica_build_config_t *cfg,
+                                uint32_t device, const mica__device_t *dev,
+                                mica_engine_t **out);
 
 /*
  * The network rewritten so that layers run in float16 where `allowed`
@@ -274,7 +291,13 @@ struct mica_network {
     int32_t nb_formats;
     int32_t formats_set;      /* rewritten by core/formats.c: every layer
                                  says the formats of its tensors */
+    void **blobs;             /* weights a pass made, which its layers
+                                 borrow (mica__network_keep) */
+    int32_t nb_blobs;
 };
+
+/* Net takes over malloc'd `blob` (freed with it, also on failure). */
+mica_status_t mica__network_keep(mica_network_t *net, void *blob);
 
 /* The format asked for network input or output `name` (LINEAR if none),
  * and the arrays of net's formats freed (core/network_format.c). */
@@ -302,6 +325,14 @@ typedef struct mica__tensor {
                                    set by mica__control_lifetimes */
     int32_t alias;             /* in place: the input of its producer whose
                                   memory it takes over (mica__inplace), -1 */
+    /* A constant's values, bound instead of computed (core/constants.c):
+     * its bytes on the host (the producer's constant_output), NULL if
+     * computed; where every reader finds them on the device (the host
+     * bytes on a device of host memory, else the engine's copy), NULL
+     * until mica__constants_ready. */
+    const void *const_host;
+    size_t const_bytes;
+    void *const_at;
 } mica__tensor_t;
 
 /* What a symbol stands for. */
@@ -363,6 +394,10 @@ typedef struct mica__layer {
     int32_t tactic;            /* told to its instances, 0: none */
     int32_t makes_sizes;       /* some output is a data-dependent size */
     char *fused;               /* what a fusion rule replaced, NULL */
+    int32_t bound;             /* a constant: its outputs are bound to its
+                                  values, it never runs on the device and
+                                  execution contexts make no clone of it
+                                  (core/constants.c) */
 } mica__layer_t;
 
 /*
@@ -445,7 +480,45 @@ struct mica_engine {
     void *bytes;
     size_t bytes_size;
     int32_t bytes_unmap;
+    /* The graph passes that ran before the build (core/passes/), in
+     * order, with what each changed; kept in engine files (format 4). */
+    struct mica__pass_record *passes;
+    int32_t nb_passes;
+    /* The device copy of the bound constants (core/constants.c), made
+     * once, by the first execution context, under const_lock. */
+    void *const_block;
+    int32_t const_ready;
+    pthread_mutex_t const_lock;
 };
+
+/* ---- constants bound, not computed (core/constants.c) ---------------- */
+
+/*
+ * Which layers of e are constants whose outputs are bound to their
+ * values (mica/layer.h's constant_output): each that runs on the
+ * device, outside loops and conditionals, whose every output is an
+ * execution tensor of linear format, no network output, of the bytes
+ * its shape says.  Sets the layers' `bound` and the tensors' const_host
+ * and const_bytes; call once the kinds are known, before in-place
+ * outputs and memory plans (which leave bound tensors out).
+ */
+mica_status_t mica__constants_find(mica_engine_t *e);
+/* Every bound tensor's const_at: the host bytes on a device of host
+ * memory, else one copy on the device, uploaded once for the engine
+ * (thread-safe); fails on ctx. */
+mica_status_t mica__constants_ready(mica_engine_t *e, mica_context_t *ctx);
+/* Free the device copy (mica__engine_free). */
+void mica__constants_free(mica_engine_t *e);
+
+/* What one graph pass did to the network an engine was built from. */
+typedef struct mica__pass_record {
+    char *name;                /* "constant-folding" */
+    char *summary;             /* "302 layers folded" */
+    int64_t changed;           /* the number the summary counts */
+} mica__pass_record_t;
+
+/* Free n records and the array. */
+void mica__pass_records_free(mica__pass_record_t *r, int32_t n);
 
 /* ---- loops and conditionals (core/control.c) ------------------------ */
 
