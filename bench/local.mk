@@ -77,6 +77,7 @@ endif
 # mica bench and mica compare on CUDA (issue 14): bench/mica_bench.sh.
 MICA_BENCH_RUNS += bench-mica
 endif
+EXTRA_DIST += bench/onnx_dynamic_transformers.py
 EXTRA_DIST += bench/README.md bench/startup.py bench/bench_rnn.py \
 	bench/resnet50_convs.txt bench/conv_torch.py \
 	bench/resnet50_gen.py bench/resnet50_torch.py bench/resnet50_cpu.py \

@@ -16,7 +16,7 @@ int main(void)
     char buf[128];
     int64_t v, syms[2] = {5, 7};
 
-    plan(24);
+    plan(27);
     if (mica__expr_builder_create(&eb) != MICA_OK)
         bail("no builder");
     n = mica__expr_symbol(eb, 0, "N");
@@ -83,6 +83,21 @@ int main(void)
        "an unbound symbol does not evaluate");
     ok(mica__expr_operation(eb, (mica_expr_op_t)99, n, m) == NULL,
        "an unknown operation is refused");
+    /* Shared subexpressions, as a transformer's shape arithmetic makes:
+     * e' = min(e + N, e * M) reads e twice, so 80 levels are a tree of
+     * 2^80 leaves over 240 nodes.  Evaluation walks each node once; the
+     * print stops where its buffer ends. */
+    e = n;
+    for (int k = 0; k < 80 && e; k++)
+        e = mica__expr_operation(eb, MICA_EXPR_MIN,
+                                 mica__expr_operation(eb, MICA_EXPR_SUM, e, n),
+                                 mica__expr_operation(eb, MICA_EXPR_PROD, e,
+                                                      m));
+    ok(e != NULL, "80 levels of shared subexpressions");
+    ok(e && mica__expr_eval(e, syms, 2, &v) == MICA_OK && v == 5 + 80 * 5,
+       "evaluate in time, each shared node once (405)");
+    ok(e && strlen(mica__expr_print(e, buf, sizeof buf)) == sizeof buf - 1,
+       "print in time, up to the buffer's end");
     mica__expr_builder_destroy(eb);
     return exit_status();
 }

@@ -153,6 +153,11 @@ int cli_onnx_probe(const char *path);
 int cli_onnx_import(mica_context_t *ctx, const char *path,
                     mica_onnx_model_t **model);
 /* Import it into a manifest in memory; CLI_ERROR after a message. */
+/* Check an ONNX model in one pass (mica_onnx_check): each node that
+ * cannot be imported as a line "PATH: node ...: why" on stdout, then a
+ * summary.  *refused the number of lines; CLI_OK, or an error printed
+ * (the file is not a model). */
+int cli_onnx_check(mica_context_t *ctx, const char *path, int32_t *refused);
 int cli_onnx_manifest(mica_context_t *ctx, const char *path,
                       mica_manifest_t **m);
 

@@ -7,6 +7,7 @@
  */
 #include <config.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
@@ -79,4 +80,31 @@ int cli_onnx_manifest(mica_context_t *ctx, const char *path,
         rc = cli_error("%s", mica_context_error(ctx));
     mica_onnx_destroy(model);
     return rc;
+}
+
+int cli_onnx_check(mica_context_t *ctx, const char *path, int32_t *refused)
+{
+    char *report = NULL, *line, *next;
+    int32_t nodes = 0;
+    *refused = 0;
+    if (mica_onnx_check(ctx, path, &options, &report, &nodes, refused)
+        != MICA_OK)
+        return cli_error("%s", mica_context_error(ctx));
+    for (line = report; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        else
+            next = line + strlen(line);
+        printf("%s: %s\n", path, line);
+    }
+    mica_free(report);
+    if (*refused)
+        printf("%s: %d problem%s (the model has %d node%s): it cannot be "
+               "imported as it is\n", path, (int)*refused,
+               *refused > 1 ? "s" : "", (int)nodes, nodes != 1 ? "s" : "");
+    else
+        printf("%s: all %d node%s import\n", path, (int)nodes,
+               nodes != 1 ? "s" : "");
+    return CLI_OK;
 }

@@ -17,6 +17,7 @@ static void usage(FILE *f)
         "usage: mica import MODEL.onnx -o OUT.yaml [--shapes NAME:AxB,...]\n"
         "                   [--min-shapes S] [--opt-shapes S] [--max-shapes S]\n"
         "                   [--module-path DIR]...\n"
+        "       mica import --check MODEL.onnx [--shapes ...]\n"
         "       mica import --list-ops\n\n"
         "Write the manifest of an ONNX model as OUT.yaml and its weights as\n"
         "OUT.weights beside it (raw bytes the manifest names by file and\n"
@@ -28,6 +29,9 @@ static void usage(FILE *f)
         "with no mapping maps onto a registered layer type of its name (and\n"
         "domain, as namespace) if there is one.\n\n"
         "  -o OUT.yaml          the manifest to write\n"
+        "  --check              write nothing: list every node that cannot\n"
+        "                       be imported, with why, in one pass (status 1\n"
+        "                       if there is one)\n"
         "  --list-ops           print the ONNX operators the importer maps\n"
         "  --module-path DIR    another folder of modules (repeatable)\n\n"
         "On any error nothing is written and the status is 1.\n");
@@ -73,7 +77,7 @@ int cmd_import(int argc, char **argv)
 {
     char **paths = calloc((size_t)argc + 1, sizeof(char *));
     const char *model = NULL, *output = NULL, *v;
-    int nb_paths = 0, i, rc = CLI_OK, taken, list = 0;
+    int nb_paths = 0, i, rc = CLI_OK, taken, list = 0, check = 0;
     mica_context_t *ctx = NULL;
     mica_onnx_model_t *m = NULL;
 
@@ -87,6 +91,8 @@ int cmd_import(int argc, char **argv)
             return CLI_OK;
         } else if (cli_is_opt(a, "--list-ops")) {
             list = 1;
+        } else if (cli_is_opt(a, "--check")) {
+            check = 1;
         } else if (cli_is_opt(a, "-o") || cli_is_opt(a, "--output")) {
             if (!(v = cli_opt_value("import", argc, argv, &i, "-o")))
                 rc = CLI_USAGE;
@@ -120,7 +126,9 @@ int cmd_import(int argc, char **argv)
     }
     if (rc == CLI_OK && !model)
         rc = cli_usage_error("import", "no ONNX model given");
-    if (rc == CLI_OK && !output)
+    if (rc == CLI_OK && check && output)
+        rc = cli_usage_error("import", "--check writes nothing: no -o");
+    if (rc == CLI_OK && !output && !check)
         rc = cli_usage_error("import", "no manifest given (-o OUT.yaml)");
     if (rc != CLI_OK) {
         free(paths);
@@ -130,6 +138,12 @@ int cmd_import(int argc, char **argv)
     free(paths);
     if (rc != CLI_OK)
         return rc;
+    if (check) {
+        int32_t refused = 0;
+        rc = cli_onnx_check(ctx, model, &refused);
+        mica_context_destroy(ctx);
+        return rc == CLI_OK && refused ? CLI_ERROR : rc;
+    }
     rc = cli_onnx_import(ctx, model, &m);
     if (rc == CLI_OK) {
         if (mica_onnx_save(m, output) != MICA_OK) {

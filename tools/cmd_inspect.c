@@ -479,6 +479,17 @@ int cmd_inspect(int argc, char **argv)
     free(paths);
     if (rc != CLI_OK)
         return rc;
+    if (cli_onnx_probe(source)) {
+        /* A model the importer maps only in part: what it cannot map,
+         * node by node, instead of the engine. */
+        int32_t refused = 0;
+        rc = cli_onnx_check(ctx, source, &refused);
+        if (rc != CLI_OK || refused) {
+            mica_context_destroy(ctx);
+            return rc != CLI_OK ? rc : CLI_ERROR;
+        }
+        printf("\n");
+    }
     rc = cli_open(ctx, source, device, &src);
     if (rc == CLI_OK) {
         const char *name = cli_source_name(&src);

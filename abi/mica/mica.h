@@ -971,6 +971,23 @@ MICA_EXPORT mica_status_t mica_onnx_import(mica_context_t *ctx,
 MICA_EXPORT void mica_onnx_destroy(mica_onnx_model_t *model);
 
 /*
+ * Check the ONNX model at `path` in one pass, as polygraphy inspect does:
+ * every node the import cannot map is one line of *report (malloc'd,
+ * free with mica_free; "node 'NAME' (OP, opset N): why"), the nodes that
+ * only read their outputs are skipped (their own refusals would repeat
+ * it), and a problem of the whole (an input without its profile) is a
+ * line too.  *nb_nodes is the
+ * model's nodes (its graph's, not counting subgraphs), *nb_refused the
+ * lines.  MICA_OK when the file was read (whatever it found); a file
+ * that is not a model fails as mica_onnx_import does.
+ */
+MICA_EXPORT mica_status_t mica_onnx_check(mica_context_t *ctx,
+                                          const char *path,
+                                          const mica_onnx_options_t *opt,
+                                          char **report, int32_t *nb_nodes,
+                                          int32_t *nb_refused);
+
+/*
  * Write the manifest to `yaml_path` and its weights beside it (the same
  * name with ".weights" in place of a ".yaml"/".yml" ending, referenced by
  * `file:` and `offset:`).  Both are complete or neither is there.

@@ -350,11 +350,68 @@ const mica_expr_t *mica__expr_operation(mica_expr_builder_t *eb,
     return with_interval(eb, op, a, b);
 }
 
-mica_status_t mica__expr_eval(const mica_expr_t *e, const int64_t *symbols,
-                              int32_t nb_symbols, int64_t *out)
+/*
+ * The values of the nodes one evaluation has computed, by node: nodes
+ * are shared (hash-consed), and the shape arithmetic of a transformer
+ * (every layer's Shape, Gather, Concat, Reshape over the one before)
+ * makes expressions whose tree, walked without it, is exponentially
+ * larger than their nodes.  Open addressing; `cap` a power of two.
+ */
+typedef struct eval_memo {
+    const mica_expr_t **key;
+    int64_t *val;
+    size_t cap, nb;
+} eval_memo_t;
+
+static int memo_find(const eval_memo_t *m, const mica_expr_t *e, size_t *at)
+{
+    size_t i = ((uintptr_t)e >> 4) * 0x9E3779B97F4A7C15ull & (m->cap - 1);
+    while (m->key[i] && m->key[i] != e)
+        i = (i + 1) & (m->cap - 1);
+    *at = i;
+    return m->key[i] == e;
+}
+
+/* Remember e = v; -1 when out of memory (the walk goes on without). */
+static int memo_put(eval_memo_t *m, const mica_expr_t *e, int64_t v)
+{
+    size_t at, i;
+    if (2 * (m->nb + 1) > m->cap) {
+        eval_memo_t g;
+        g.cap = m->cap ? 2 * m->cap : 64;
+        g.nb = 0;
+        g.key = calloc(g.cap, sizeof *g.key);
+        g.val = malloc(g.cap * sizeof *g.val);
+        if (!g.key || !g.val) {
+            free(g.key);
+            free(g.val);
+            return -1;
+        }
+        for (i = 0; i < m->cap; i++)
+            if (m->key[i]) {
+                memo_find(&g, m->key[i], &at);
+                g.key[at] = m->key[i];
+                g.val[at] = m->val[i];
+                g.nb++;
+            }
+        free(m->key);
+        free(m->val);
+        *m = g;
+    }
+    memo_find(m, e, &at);
+    m->key[at] = e;
+    m->val[at] = v;
+    m->nb++;
+    return 0;
+}
+
+static mica_status_t eval_rec(const mica_expr_t *e, const int64_t *symbols,
+                              int32_t nb_symbols, eval_memo_t *m,
+                              int64_t *out)
 {
     int64_t a, b;
     mica_status_t st;
+    size_t at;
 
     if (!e)
         return MICA_ERR_INVALID;
@@ -368,10 +425,37 @@ mica_status_t mica__expr_eval(const mica_expr_t *e, const int64_t *symbols,
         *out = symbols[e->sym];
         return MICA_OK;
     }
-    if ((st = mica__expr_eval(e->a, symbols, nb_symbols, &a)) != MICA_OK ||
-        (st = mica__expr_eval(e->b, symbols, nb_symbols, &b)) != MICA_OK)
+    if (m->cap && memo_find(m, e, &at)) {
+        *out = m->val[at];
+        return MICA_OK;
+    }
+    if ((st = eval_rec(e->a, symbols, nb_symbols, m, &a)) != MICA_OK ||
+        (st = eval_rec(e->b, symbols, nb_symbols, m, &b)) != MICA_OK)
         return st;
-    return fold((mica_expr_op_t)e->kind, a, b, out) == 0 ? MICA_OK
-                                                         : MICA_ERR_INVALID;
+    if (fold((mica_expr_op_t)e->kind, a, b, out) != 0)
+        return MICA_ERR_INVALID;
+    memo_put(m, e, *out);
+    return MICA_OK;
+}
+
+mica_status_t mica__expr_eval(const mica_expr_t *e, const int64_t *symbols,
+                              int32_t nb_symbols, int64_t *out)
+{
+    eval_memo_t m = {NULL, NULL, 0, 0};
+    mica_status_t st;
+    /* A node of two leaves needs no memory. */
+    if (e && e->kind != NODE_CONST && e->kind != NODE_SYMBOL
+        && e->a && e->b && e->a->a == NULL && e->b->a == NULL) {
+        int64_t a, b;
+        if ((st = eval_rec(e->a, symbols, nb_symbols, &m, &a)) != MICA_OK ||
+            (st = eval_rec(e->b, symbols, nb_symbols, &m, &b)) != MICA_OK)
+            return st;
+        return fold((mica_expr_op_t)e->kind, a, b, out) == 0
+               ? MICA_OK : MICA_ERR_INVALID;
+    }
+    st = eval_rec(e, symbols, nb_symbols, &m, out);
+    free(m.key);
+    free(m.val);
+    return st;
 }
 

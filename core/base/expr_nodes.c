@@ -91,6 +91,11 @@ static void print_rec(const mica_expr_t *e, out_buf_t *o, int min_strength)
     char num[32];
     int s = strength(e), paren = s < min_strength;
 
+    /* The buffer is full: the rest of the walk would print nothing (an
+     * expression of shared subexpressions, as a transformer's shape
+     * arithmetic makes, is a DAG whose tree is exponentially large). */
+    if (o->pos + 1 >= o->len)
+        return;
     if (e->kind == NODE_CONST) {
         snprintf(num, sizeof num, "%lld", (long long)e->value);
         emit(o, num);

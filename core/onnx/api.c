@@ -62,26 +62,23 @@ static void model_free(mica_onnx_model_t *m)
         mica__ox_names_free(&m->x.conds[i]->inputs);
     free(m->x.weights);
     free(m->x.blob);
+    free(m->x.report);
     mica__ox_arena_free(&m->x.arena);
     mica__ox_model_close(m->x.model);
     free(m->source);
     free(m);
 }
 
-MICA_EXPORT mica_status_t mica_onnx_import(mica_context_t *ctx,
-                                           const char *path,
-                                           const mica_onnx_options_t *opt,
-                                           mica_onnx_model_t **out)
+/* One import of `path`, taking the inputs `fixed` as constants. */
+static mica_status_t import_once(mica_context_t *ctx, const char *path,
+                                 const mica_onnx_options_t *opt,
+                                 const char *const *fixed, int32_t nb_fixed,
+                                 int check, mica_onnx_model_t **out)
 {
     mica_onnx_model_t *m;
     mica__ox_t *x;
     mica_status_t st;
 
-    if (!ctx)
-        return MICA_ERR_INVALID;
-    if (!path || !out)
-        return mica__fail(ctx, MICA_ERR_INVALID,
-                          "mica_onnx_import: path or out is NULL");
     *out = NULL;
     m = calloc(1, sizeof *m);
     if (!m || !(m->source = mica__strdup(path))) {
@@ -90,6 +87,7 @@ MICA_EXPORT mica_status_t mica_onnx_import(mica_context_t *ctx,
     }
     x = &m->x;
     x->ctx = ctx;
+    x->check = check;
     st = mica__ox_model_open(ctx, path, &x->model);
     if (st == MICA_OK && opt && opt->struct_size >= sizeof *opt) {
         if (opt->shapes)
@@ -106,15 +104,126 @@ MICA_EXPORT mica_status_t mica_onnx_import(mica_context_t *ctx,
     }
     if (st == MICA_OK) {
         x->opt = opt && opt->struct_size >= sizeof *opt ? opt : NULL;
+        x->fixed = fixed;
+        x->nb_fixed = nb_fixed;
         st = mica__ox_import(x);
         x->opt = NULL;
-    }
-    if (st != MICA_OK) {
-        model_free(m);
-        return st;
+        x->fixed = NULL;
     }
     *out = m;
-    return MICA_OK;
+    return st;
+}
+
+/* The import (checking: in one pass over every node), tried again when
+ * a mapping asks for inputs the profile fixes as constants. */
+static mica_status_t import(mica_context_t *ctx, const char *path,
+                            const mica_onnx_options_t *opt, int check,
+                            mica_onnx_model_t **out)
+{
+    mica_onnx_model_t *m = NULL;
+    char **names = NULL;
+    int32_t nb = 0, i;
+    mica_status_t st;
+
+    st = import_once(ctx, path, opt, NULL, 0, check, &m);
+    /* A mapping that found it needs the values of inputs the profile
+     * fixes (an If's condition) asks for them: once more, with those. */
+    if (st != MICA_OK && m && m->x.nb_want_fixed > 0) {
+        nb = m->x.nb_want_fixed;
+        names = calloc((size_t)nb, sizeof *names);
+        for (i = 0; names && i < nb; i++)
+            if (!(names[i] = mica__strdup(m->x.want_fixed[i])))
+                break;
+        model_free(m);
+        m = NULL;
+        if (!names || i < nb)
+            st = mica__fail(ctx, MICA_ERR_NOMEM, "out of memory");
+        else
+            st = import_once(ctx, path, opt, (const char *const *)names, nb,
+                             check, &m);
+    }
+    for (i = 0; names && i < nb; i++)
+        free(names[i]);
+    free(names);
+    *out = m;
+    return st;
+}
+
+MICA_EXPORT mica_status_t mica_onnx_import(mica_context_t *ctx,
+                                           const char *path,
+                                           const mica_onnx_options_t *opt,
+                                           mica_onnx_model_t **out)
+{
+    mica_onnx_model_t *m = NULL;
+    mica_status_t st;
+    if (!ctx)
+        return MICA_ERR_INVALID;
+    if (!path || !out)
+        return mica__fail(ctx, MICA_ERR_INVALID,
+                          "mica_onnx_import: path or out is NULL");
+    st = import(ctx, path, opt, 0, &m);
+    if (st != MICA_OK) {
+        model_free(m);
+        m = NULL;
+    }
+    *out = m;
+    return st;
+}
+
+MICA_EXPORT mica_status_t mica_onnx_check(mica_context_t *ctx,
+                                          const char *path,
+                                          const mica_onnx_options_t *opt,
+                                          char **report, int32_t *nb_nodes,
+                                          int32_t *nb_refused)
+{
+    mica_onnx_model_t *m = NULL;
+    mica_status_t st;
+    const char *msg;
+    size_t len, plen;
+    if (!ctx)
+        return MICA_ERR_INVALID;
+    if (!path || !report || !nb_nodes || !nb_refused)
+        return mica__fail(ctx, MICA_ERR_INVALID,
+                          "mica_onnx_check: a NULL argument");
+    *report = NULL;
+    *nb_nodes = *nb_refused = 0;
+    st = import(ctx, path, opt, 1, &m);
+    if (!m || !m->x.model || st == MICA_ERR_NOMEM) {
+        /* Not a model (or no memory): the import's own failure. */
+        model_free(m);
+        return st != MICA_OK ? st : MICA_ERR_INTERNAL;
+    }
+    if (st != MICA_OK) {
+        /* A problem of the whole (an input without its profile): one more
+         * line, without the model's path. */
+        msg = mica_context_error(ctx);
+        plen = strlen(m->x.model->path);
+        if (!strncmp(msg, m->x.model->path, plen)
+            && !strncmp(msg + plen, ": ", 2))
+            msg += plen + 2;
+        len = strlen(msg);
+        {
+            char *g = realloc(m->x.report, m->x.report_len + len + 2);
+            if (!g) {
+                model_free(m);
+                return mica__fail(ctx, MICA_ERR_NOMEM, "out of memory");
+            }
+            m->x.report = g;
+            memcpy(g + m->x.report_len, msg, len);
+            m->x.report_len += len;
+            g[m->x.report_len++] = '\n';
+            g[m->x.report_len] = '\0';
+            m->x.nb_refused++;
+        }
+    }
+    *nb_nodes = m->x.model->proto->graph
+                ? (int32_t)m->x.model->proto->graph->n_node : 0;
+    *nb_refused = m->x.nb_refused;
+    *report = m->x.report ? m->x.report : mica__strdup("");
+    m->x.report = NULL;
+    model_free(m);
+    return *report ? MICA_OK
+                   : mica__fail(ctx, MICA_ERR_NOMEM, "out of memory");
 }
 
 MICA_EXPORT void mica_onnx_destroy(mica_onnx_model_t *model)

@@ -168,35 +168,35 @@ mica_status_t mica__ox_initializers(mica__ox_t *x, const Onnx__GraphProto *g)
     size_t i;
     for (i = 0; i < g->n_initializer && x->st == MICA_OK; i++) {
         const Onnx__TensorProto *t = g->initializer[i];
-        mica__ox_value_t *v = mica__ox_value_new(x, t->name);
+        mica__ox_value_t *v;
         mica__ox_data_t *d = mica__ox_alloc(x, sizeof *d);
+        mica_dtype_t dt;
+        int32_t type;
         char what[300];
-        int32_t k;
-        if (!v || !d)
+        if (!d)
             break;
         snprintf(what, sizeof what, "initializer '%s'", t->name);
         x->st = mica__ox_tensor_data(x->model, &x->arena, t, what, d);
         if (x->st != MICA_OK)
             break;
-        v->type = d->type;
-        if (mica__ox_type_mica(d->type, &v->dtype) != 0) {
+        type = d->type;
+        if (mica__ox_type_mica(d->type, &dt) != 0) {
             /* As TensorRT's parser: double weights become float32, other
              * integers int32 (checked when they are written). */
             if (d->type == OX_DOUBLE)
-                v->type = OX_FLOAT, v->dtype = MICA_FLOAT32;
+                type = OX_FLOAT;
             else if (d->type == OX_INT16 || d->type == OX_UINT16
                      || d->type == OX_UINT32 || d->type == OX_UINT64)
-                v->type = OX_INT32, v->dtype = MICA_INT32;
+                type = OX_INT32;
             else
                 return mica__ox_fail(x, NULL, MICA_ERR_UNSUPPORTED,
                                      "%s is of type %s, which mica does not "
                                      "support", what,
                                      mica__ox_type_name(d->type));
         }
-        v->rank = d->dims.nb_dims;
-        for (k = 0; k < v->rank; k++)
-            v->d[k] = d->dims.d[k];
-        v->cst = d;
+        v = mica__ox_const_data(x, t->name, type, d);
+        if (v)
+            v->cond = NULL;
         mica__ox_bind(x, t->name, v);
     }
     return x->st;
@@ -210,7 +210,7 @@ const mica__ox_op_t *const mica__ox_op_tables[] = {
     mica__ox_ops_nn, mica__ox_ops_norm, mica__ox_ops_resize,
     mica__ox_ops_reduce, mica__ox_ops_control, mica__ox_ops_rnn,
     mica__ox_ops_index, mica__ox_ops_loss, mica__ox_ops_math,
-    mica__ox_ops_xformer, NULL,
+    mica__ox_ops_xformer, mica__ox_ops_quant, NULL,
 };
 
 const mica__ox_op_t *mica__ox_find_op(const char *domain, const char *type)
@@ -226,7 +226,68 @@ const mica__ox_op_t *mica__ox_find_op(const char *domain, const char *type)
     return NULL;
 }
 
+static mica_status_t map_node(mica__ox_t *x, const Onnx__NodeProto *p);
+
+/* Checking: the outputs of node p are bad values (it was refused, or
+ * reads one). */
+static void poison(mica__ox_t *x, const Onnx__NodeProto *p)
+{
+    size_t i;
+    for (i = 0; i < p->n_output && x->st == MICA_OK; i++) {
+        mica__ox_value_t *v;
+        if (!*p->output[i])
+            continue;
+        v = mica__ox_value_new(x, p->output[i]);
+        if (v) {
+            v->rank = -1;
+            v->bad = 1;
+            mica__ox_bind(x, p->output[i], v);
+        }
+    }
+}
+
+/* Checking: the failure of node p as a line of the report, the import
+ * going on.  MICA_OK, or the failure when it is one to stop at. */
+static mica_status_t refused(mica__ox_t *x, const Onnx__NodeProto *p)
+{
+    const char *msg = mica_context_error(x->ctx);
+    size_t plen = strlen(x->model->path), len;
+    char *grown;
+    if (x->st == MICA_ERR_NOMEM)
+        return x->st;
+    if (x->skip_node) {
+        x->nb_skipped++;
+    } else {
+        if (!strncmp(msg, x->model->path, plen) && !strncmp(msg + plen, ": ",
+                                                            2))
+            msg += plen + 2;
+        len = strlen(msg);
+        grown = realloc(x->report, x->report_len + len + 2);
+        if (!grown)
+            return x->st = mica__fail(x->ctx, MICA_ERR_NOMEM,
+                                      "out of memory");
+        x->report = grown;
+        memcpy(x->report + x->report_len, msg, len);
+        x->report_len += len;
+        x->report[x->report_len++] = '\n';
+        x->report[x->report_len] = '\0';
+        x->nb_refused++;
+    }
+    x->skip_node = 0;
+    x->st = MICA_OK;
+    poison(x, p);
+    return x->st;
+}
+
 static mica_status_t node(mica__ox_t *x, const Onnx__NodeProto *p)
+{
+    mica_status_t st = map_node(x, p);
+    if (st != MICA_OK && x->check)
+        return refused(x, p);
+    return st;
+}
+
+static mica_status_t map_node(mica__ox_t *x, const Onnx__NodeProto *p)
 {
     mica__ox_node_t n;
     const char *domain = p->domain ? p->domain : "";
@@ -234,6 +295,7 @@ static mica_status_t node(mica__ox_t *x, const Onnx__NodeProto *p)
     const mica__ox_op_t *op;
     mica_creator_info_t info = {.struct_size = sizeof(mica_creator_info_t)};
     size_t i;
+    int reads_bad = 0;
 
     memset(&n, 0, sizeof n);
     n.proto = p;
@@ -258,11 +320,19 @@ static mica_status_t node(mica__ox_t *x, const Onnx__NodeProto *p)
             return OX_BAD(x, &n, "input %zu '%s' is not defined before "
                           "this node (nodes must be in topological order)",
                           i, p->input[i]);
+        reads_bad |= n.in[i]->bad;
     }
     /* Empty trailing inputs count as absent. */
     while (n.nb_in > 0 && !n.in[n.nb_in - 1])
         n.nb_in--;
     op = def ? mica__ox_find_op(domain, p->op_type) : NULL;
+    if (reads_bad && (op || mica__ox_find_creator(x->ctx, def ? "" : domain,
+                                                  p->op_type, &info))) {
+        /* Checking: it reads the output of a refused node (an operator
+         * that is not mapped at all is still said). */
+        x->skip_node = 1;
+        return x->st = MICA_ERR_UNSUPPORTED;
+    }
     if (op)
         op->fn(x, &n);
     else if (mica__ox_find_creator(x->ctx, def ? "" : domain, p->op_type, &info))
@@ -329,6 +399,8 @@ static mica_status_t outputs(mica__ox_t *x, const Onnx__GraphProto *g)
         if (!v)
             return mica__ox_fail(x, NULL, MICA_ERR_INVALID, "graph output "
                                  "'%s' is computed by no node", name);
+        if (v->bad)
+            continue;
         t = mica__ox_tensor(x, NULL, v);
         if (t && strcmp(t, name) && !mica__ox_names_has(&x->tensors, name)) {
             mica__ox_layer_t *l = mica__ox_layer(x, NULL, "Identity", name);
@@ -343,6 +415,47 @@ static mica_status_t outputs(mica__ox_t *x, const Onnx__GraphProto *g)
             mica__ox_add_output(x, t);
     }
     return x->st;
+}
+
+/* A runtime dimension that the profile fixes (min = max) is known: the
+ * import computes with it as with a dimension the model gives. */
+static void fixed_input(mica__ox_t *x, mica__ox_value_t *v)
+{
+    int64_t d[MICA_MAX_DIMS];
+    int32_t n, i;
+    if (mica__ox_dims_known(v)
+        || !mica__ox_profile_fixed(x, v, v->input, 0, d, &n)
+        || n != v->rank)
+        return;
+    for (i = 0; i < v->rank; i++)
+        if (v->d[i] < 0 && d[i] >= 0)
+            v->d[i] = d[i];
+}
+
+/*
+ * An input of x->fixed (its values fixed by the profile, and needed at
+ * import: an If's condition) is bound to a constant of those values; the
+ * input stays, a shape tensor whose profile holds them, so that a run
+ * with other values is refused.  1 when it was so bound.
+ */
+static int fixed_value(mica__ox_t *x, mica__ox_value_t *v)
+{
+    int64_t vals[MICA_MAX_DIMS];
+    int32_t i, n;
+    mica__ox_value_t *c;
+    for (i = 0; i < x->nb_fixed; i++)
+        if (!strcmp(x->fixed[i], v->name))
+            break;
+    if (i == x->nb_fixed || !mica__ox_dims_known(v)
+        || !mica__ox_profile_fixed(x, v, v->input, 1, vals, &n))
+        return 0;
+    c = mica__ox_const_i(x, v->type, vals, v->rank, v->d);
+    if (!c)
+        return 0;
+    c->name = v->name;
+    x->inputs[v->input].shape_tensor = 1;
+    mica__ox_bind(x, v->name, c);
+    return 1;
 }
 
 mica_status_t mica__ox_import(mica__ox_t *x)
@@ -372,7 +485,9 @@ mica_status_t mica__ox_import(mica__ox_t *x)
                                  vi->name);
         v->tensor = mica__ox_tensor_name(x, vi->name, "input", 0);
         mica__ox_add_input(x, v);
-        mica__ox_bind(x, vi->name, v);
+        fixed_input(x, v);
+        if (x->st == MICA_OK && !fixed_value(x, v))
+            mica__ox_bind(x, vi->name, v);
     }
     if (x->st == MICA_OK)
         mica__ox_initializers(x, g);
@@ -380,9 +495,11 @@ mica_status_t mica__ox_import(mica__ox_t *x)
         mica__ox_graph_nodes(x, g);
     if (x->st == MICA_OK)
         outputs(x, g);
-    if (x->st == MICA_OK && !x->nb_outputs)
+    if (x->st == MICA_OK && !x->nb_outputs && !x->nb_refused)
         return mica__ox_fail(x, NULL, MICA_ERR_INVALID, "the graph has no "
                              "outputs");
+    if (x->st == MICA_OK && x->nb_refused)
+        return x->st;       /* checking: the rest needs the whole graph */
     if (x->st == MICA_OK)
         x->st = mica__ox_mark_shape_inputs(x);
     if (x->st == MICA_OK)

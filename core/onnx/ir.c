@@ -159,16 +159,50 @@ mica_status_t mica__ox_bind(mica__ox_t *x, const char *onnx_name,
 
 int64_t mica__ox_volume(const mica__ox_value_t *v)
 {
-    int64_t n = 1;
-    int32_t i;
-    if (v->rank < 0)
-        return -1;
-    for (i = 0; i < v->rank; i++) {
-        if (v->d[i] < 0)
-            return -1;
-        n *= v->d[i];
+    return mica__ox_dims_count(v->d, v->rank);
+}
+
+mica__ox_value_t *mica__ox_const_data(mica__ox_t *x, const char *name,
+                                      int32_t type, mica__ox_data_t *d)
+{
+    mica__ox_value_t *v;
+    int32_t k;
+    if (x->st != MICA_OK)
+        return NULL;
+    if (mica__ox_dims_count(d->dims.d, d->dims.nb_dims) != d->count) {
+        x->st = mica__fail(x->ctx, MICA_ERR_INTERNAL, "constant '%s': %lld "
+                           "values for its dimensions", name ? name : "",
+                           (long long)d->count);
+        return NULL;
     }
-    return n;
+    v = mica__ox_value_new(x, name);
+    if (!v)
+        return NULL;
+    v->type = type;
+    if (mica__ox_type_mica(type, &v->dtype) != 0) {
+        x->st = mica__fail(x->ctx, MICA_ERR_INTERNAL, "constant of type %s",
+                           mica__ox_type_name(type));
+        return NULL;
+    }
+    v->rank = d->dims.nb_dims;
+    for (k = 0; k < v->rank; k++)
+        v->d[k] = d->dims.d[k];
+    v->cst = d;
+    v->cond = x->cond;
+    return v;
+}
+
+int mica__ox_cst_ok(const mica__ox_value_t *v)
+{
+    int32_t k;
+    if (!v->cst || v->rank != v->cst->dims.nb_dims
+        || mica__ox_dims_count(v->cst->dims.d, v->cst->dims.nb_dims)
+           != v->cst->count)
+        return 0;
+    for (k = 0; k < v->rank; k++)
+        if (v->d[k] != v->cst->dims.d[k])
+            return 0;
+    return 1;
 }
 
 int mica__ox_dims_known(const mica__ox_value_t *v)

@@ -85,6 +85,32 @@ static int64_t bindex(const int64_t *od, const int64_t *d, int32_t r,
     return idx;
 }
 
+mica__ox_value_t *mica__ox_fold_pick(mica__ox_t *x, const mica__ox_value_t *v,
+                                     int32_t rank, const int64_t *od,
+                                     const int64_t *src)
+{
+    int64_t count = mica__ox_dims_count(od, rank), k;
+    mica__ox_value_t *o;
+    if (x->st != MICA_OK || !v->cst || count < 0
+        || count > MICA__OX_MOVE_MAX)
+        return NULL;
+    for (k = 0; k < count; k++)
+        if (src[k] < 0 || src[k] >= v->cst->count)
+            return NULL;
+    if (mica__ox_is_int(v->type)) {
+        int64_t *vals = mica__ox_alloc(x, 8 * (size_t)(count + 1));
+        for (k = 0; vals && k < count; k++)
+            vals[k] = mica__ox_data_int(v->cst, src[k]);
+        o = vals ? mica__ox_const_i(x, v->type, vals, rank, od) : NULL;
+    } else {
+        double *vals = mica__ox_alloc(x, 8 * (size_t)(count + 1));
+        for (k = 0; vals && k < count; k++)
+            vals[k] = mica__ox_data_f(v->cst, src[k]);
+        o = vals ? mica__ox_const_f(x, v->type, vals, rank, od) : NULL;
+    }
+    return o;
+}
+
 mica__ox_value_t *mica__ox_ew(mica__ox_t *x, mica__ox_node_t *n,
                               const char *op, mica__ox_value_t *a,
                               mica__ox_value_t *b, const char *name)
@@ -98,14 +124,20 @@ mica__ox_value_t *mica__ox_ew(mica__ox_t *x, mica__ox_node_t *n,
     if (x->st != MICA_OK || mica__ox_broadcast(x, n, &a, &b) != MICA_OK)
         return NULL;
     r = a->rank;
-    for (i = 0; i < r; i++)
+    for (i = 0; i < r; i++) {
+        if (a->d[i] >= 0 && b->d[i] >= 0 && a->d[i] != b->d[i]
+            && a->d[i] != 1 && b->d[i] != 1) {
+            OX_BAD(x, n, "dimension %d is %lld in '%s' and %lld in '%s': "
+                   "they do not broadcast", (int)i, (long long)a->d[i],
+                   a->name, (long long)b->d[i], b->name);
+            return NULL;
+        }
         od[i] = bdim(a->d[i], b->d[i]);
+    }
     if (a->cst && b->cst && mica__ox_is_int(a->type)
         && mica__ox_is_int(b->type)) {
-        int64_t vol = 1, o, *vals;
-        for (i = 0; i < r; i++)
-            vol *= od[i];
-        if (vol <= MICA__OX_FOLD_MAX) {
+        int64_t vol = mica__ox_dims_count(od, r), o, *vals;
+        if (vol >= 0 && vol <= MICA__OX_FOLD_MAX) {
             vals = mica__ox_alloc(x, 8 * (size_t)(vol ? vol : 1));
             for (o = 0; vals && o < vol; o++)
                 vals[o] = ew_int(op,
@@ -190,8 +222,16 @@ mica__ox_value_t *mica__ox_cast(mica__ox_t *x, mica__ox_node_t *n,
     mica__ox_in(x, l, t);
     mica__ox_p_str(x, l, "dtype", mica_dtype_name(dt));
     o = mica__ox_out(x, l, name, dt, a->rank, a->d);
-    if (o)
+    if (o) {
         o->type = type;
+        if (a->has_kv && mica__ox_is_int(type)) {
+            o->has_kv = 1;
+            memcpy(o->kv, a->kv, sizeof o->kv);
+        }
+        /* Remembered: a float Range over integer casts counts in ints. */
+        if (mica__ox_is_int(a->type) && !mica__ox_is_int(type))
+            o->from_int = a;
+    }
     return o;
 }
 
@@ -260,6 +300,59 @@ mica__ox_value_t *mica__ox_reduce(mica__ox_t *x, mica__ox_node_t *n,
     return mica__ox_out(x, l, name, a->dtype, r, od);
 }
 
+/* Whether every input is a constant of one kind (integers or floats). */
+static int all_const_any(mica__ox_value_t *const *v, int32_t nb)
+{
+    int32_t i;
+    for (i = 0; i < nb; i++)
+        if (!v[i]->cst || mica__ox_is_int(v[i]->type)
+                          != mica__ox_is_int(v[0]->type))
+            return 0;
+    return 1;
+}
+
+/* Constants concatenated along `axis` (weights assembled in the graph),
+ * od the output's dims (checked by the caller); NULL (no failure) where
+ * the inputs' dims do not tile od. */
+static mica__ox_value_t *concat_fold(mica__ox_t *x, mica__ox_value_t *const *v,
+                                     int32_t nb, int32_t axis,
+                                     const int64_t *od)
+{
+    int32_t r = v[0]->rank, i, k;
+    int64_t outer = 1, total = mica__ox_dims_count(od, r), at = 0, o, e;
+    int fl = !mica__ox_is_int(v[0]->type);
+    int64_t *iv = NULL;
+    double *fv = NULL;
+    mica__ox_value_t *c;
+    for (k = 0; k < axis; k++)
+        outer *= od[k];
+    for (i = 0; i < nb; i++)
+        if (!mica__ox_cst_ok(v[i]))
+            return NULL;
+    if (fl)
+        fv = mica__ox_alloc(x, 8 * (size_t)(total + 1));
+    else
+        iv = mica__ox_alloc(x, 8 * (size_t)(total + 1));
+    if (!fv && !iv)
+        return NULL;
+    /* Each input contributes count / outer values per outer index. */
+    for (o = 0; o < outer; o++)
+        for (i = 0; i < nb; i++) {
+            int64_t per = outer ? v[i]->cst->count / outer : 0;
+            for (e = 0; e < per && at < total; e++, at++) {
+                if (fl)
+                    fv[at] = mica__ox_data_f(v[i]->cst, o * per + e);
+                else
+                    iv[at] = mica__ox_data_int(v[i]->cst, o * per + e);
+            }
+        }
+    if (at != total)
+        return NULL;
+    c = fl ? mica__ox_const_f(x, v[0]->type, fv, r, od)
+           : mica__ox_const_i(x, v[0]->type, iv, r, od);
+    return c;
+}
+
 mica__ox_value_t *mica__ox_concat(mica__ox_t *x, mica__ox_node_t *n,
                                   mica__ox_value_t **v, int32_t nb,
                                   int32_t axis, const char *name)
@@ -269,26 +362,52 @@ mica__ox_value_t *mica__ox_concat(mica__ox_t *x, mica__ox_node_t *n,
     mica__ox_layer_t *l;
     if (x->st != MICA_OK)
         return NULL;
-    for (i = 0; i < nb; i++)
+    if (axis < 0 || axis >= v[0]->rank) {
+        OX_BAD(x, n, "axis %d is out of range for rank %d", (int)axis,
+               (int)v[0]->rank);
+        return NULL;
+    }
+    for (i = 0; i < nb; i++) {
+        if (v[i]->rank != v[0]->rank) {
+            OX_BAD(x, n, "input %d has rank %d, input 0 rank %d", (int)i,
+                   (int)v[i]->rank, (int)v[0]->rank);
+            return NULL;
+        }
         all_const &= v[i]->cst != NULL && mica__ox_is_int(v[i]->type) &&
                      v[i]->rank == 1;
+    }
     for (k = 0; k < v[0]->rank; k++)
         od[k] = v[0]->d[k];
     for (i = 1; i < nb; i++)
         for (k = 0; k < v[0]->rank; k++) {
             if (k == axis)
-                od[k] = od[k] < 0 || v[i]->d[k] < 0 ? -1
-                                                    : od[k] + v[i]->d[k];
-            else if (od[k] < 0)
+                od[k] = od[k] < 0 || v[i]->d[k] < 0
+                        || od[k] > INT64_MAX - v[i]->d[k]
+                        ? -1 : od[k] + v[i]->d[k];
+            else if (od[k] >= 0 && v[i]->d[k] >= 0 && od[k] != v[i]->d[k]) {
+                OX_BAD(x, n, "dimension %d of input %d is %lld, of input 0 "
+                       "%lld", (int)k, (int)i, (long long)v[i]->d[k],
+                       (long long)od[k]);
+                return NULL;
+            } else if (od[k] < 0)
                 od[k] = v[i]->d[k];
         }
-    if (all_const && axis == 0 && od[0] <= MICA__OX_FOLD_MAX) {
+    if (all_const && axis == 0 && od[0] >= 0
+        && od[0] <= MICA__OX_FOLD_MAX) {
         int64_t *vals = mica__ox_alloc(x, 8 * (size_t)(od[0] + 1)), j = 0, e;
+        /* Each input's count is its length (the checked type), so the
+         * lengths add up to od[0]: the copy stays in vals. */
         for (i = 0; vals && i < nb; i++)
-            for (e = 0; e < v[i]->cst->count; e++)
+            for (e = 0; e < v[i]->cst->count && j < od[0]; e++)
                 vals[j++] = mica__ox_data_int(v[i]->cst, e);
         return vals ? mica__ox_named(x, mica__ox_const_i(x, v[0]->type, vals, 1, od),
                             name) : NULL;
+    }
+    if (all_const_any(v, nb) && mica__ox_dims_count(od, v[0]->rank) >= 0
+        && mica__ox_dims_count(od, v[0]->rank) <= MICA__OX_MOVE_MAX) {
+        mica__ox_value_t *o = concat_fold(x, v, nb, axis, od);
+        if (o || x->st != MICA_OK)
+            return mica__ox_named(x, o, name);
     }
     l = mica__ox_layer(x, n, "Concatenation", "concat");
     for (i = 0; i < nb; i++)
@@ -299,6 +418,15 @@ mica__ox_value_t *mica__ox_concat(mica__ox_t *x, mica__ox_node_t *n,
                                            v[0]->rank, od);
         if (o)
             o->type = v[0]->type;
+        if (o && v[0]->rank == 1 && axis == 0 && od[0] >= 0
+            && od[0] <= MICA_MAX_DIMS && mica__ox_is_int(v[0]->type)) {
+            int64_t j = 0, e;
+            for (i = 0; i < nb; i++)
+                for (e = 0; e < v[i]->d[0]; e++, j++)
+                    o->kv[j] = v[i]->cst ? mica__ox_data_int(v[i]->cst, e)
+                               : v[i]->has_kv ? v[i]->kv[e] : -1;
+            o->has_kv = 1;
+        }
         return o;
     }
 }
@@ -322,8 +450,13 @@ mica__ox_value_t *mica__ox_shape_of(mica__ox_t *x, mica__ox_node_t *n,
     l = mica__ox_layer(x, n, "Shape", "shape");
     mica__ox_in(x, l, t);
     o = mica__ox_out(x, l, NULL, MICA_INT32, 1, &len);
-    if (o)
+    if (o) {
+        int32_t i;
         o->type = OX_INT64;
+        o->has_kv = 1;
+        for (i = 0; i < v->rank; i++)
+            o->kv[i] = v->d[i];
+    }
     return o;
 }
 
@@ -337,11 +470,23 @@ mica__ox_value_t *mica__ox_shape_slice(mica__ox_t *x, mica__ox_node_t *n,
     const char *t;
     if (x->st != MICA_OK)
         return NULL;
+    if (s->rank != 1 || start < 0 || len < 0 || len > MICA_MAX_DIMS
+        || (s->d[0] >= 0 && end > s->d[0])) {
+        OX_BAD(x, n, "elements [%d, %d) of '%s', a value of rank %d and "
+               "length %lld", (int)start, (int)end, s->name, (int)s->rank,
+               (long long)(s->rank == 1 ? s->d[0] : -1));
+        return NULL;
+    }
     if (s->cst) {
         int64_t vals[MICA_MAX_DIMS], i;
         for (i = 0; i < len; i++)
             vals[i] = mica__ox_data_int(s->cst, start + i);
         return mica__ox_const_i(x, s->type, vals, 1, &len);
+    }
+    if (s->has_kv && len == 1 && s->kv[start] >= 0) {
+        /* An element known here though the vector is not. */
+        int64_t val = s->kv[start];
+        return mica__ox_const_i(x, s->type, &val, 1, &len);
     }
     t = mica__ox_tensor(x, n, s);
     l = mica__ox_layer(x, n, "Slice", "part");
@@ -350,8 +495,13 @@ mica__ox_value_t *mica__ox_shape_slice(mica__ox_t *x, mica__ox_node_t *n,
     mica__ox_p_ints(x, l, "size", &len, 1);
     mica__ox_p_ints(x, l, "stride", &one, 1);
     o = mica__ox_out(x, l, NULL, s->dtype, 1, &len);
-    if (o)
+    if (o) {
+        int64_t i;
         o->type = s->type;
+        o->has_kv = s->has_kv;
+        for (i = 0; s->has_kv && i < len; i++)
+            o->kv[i] = s->kv[start + i];
+    }
     return o;
 }
 
@@ -393,7 +543,12 @@ static void slice_arg(mica__ox_t *x, mica__ox_node_t *n, mica__ox_layer_t *l,
         return;
     }
     if (v->cst) {
-        for (i = 0; i < v->cst->count && i < MICA_MAX_DIMS; i++)
+        if (v->cst->count > MICA_MAX_DIMS) {
+            OX_BAD(x, n, "%s has %lld values (at most %d)", name,
+                   (long long)v->cst->count, MICA_MAX_DIMS);
+            return;
+        }
+        for (i = 0; i < v->cst->count; i++)
             vals[i] = mica__ox_data_int(v->cst, i);
         mica__ox_p_ints(x, l, name, vals, (int32_t)v->cst->count);
         if (input)
@@ -416,6 +571,52 @@ mica__ox_value_t *mica__ox_slice(mica__ox_t *x, mica__ox_node_t *n,
     const char *t;
     if (x->st != MICA_OK)
         return NULL;
+    if (v->cst && start->cst && size->cst && (!stride || stride->cst)
+        && (!mode || !strcmp(mode, "default")) && v->rank == r
+        && start->cst->count == r && size->cst->count == r
+        && (!stride || stride->cst->count == r)) {
+        /* Shape arithmetic: a small constant sliced here. */
+        int64_t sz[MICA_MAX_DIMS], *src, cnt, k;
+        int ok = 1;
+        for (i = 0; i < r; i++) {
+            sz[i] = mica__ox_data_int(size->cst, i);
+            ok &= sz[i] >= 0;
+        }
+        cnt = ok ? mica__ox_dims_count(sz, r) : -1;
+        src = cnt >= 0 && cnt <= MICA__OX_MOVE_MAX
+              ? mica__ox_alloc(x, 8 * (size_t)(cnt + 1)) : NULL;
+        for (k = 0; src && k < cnt; k++) {
+            int64_t rest = k, at = 0, stride_in = 1;
+            int32_t a;
+            for (a = r - 1; a >= 0; a--) {
+                int64_t c = rest % sz[a], pos;
+                rest /= sz[a];
+                pos = mica__ox_data_int(start->cst, a) +
+                      c * (stride ? mica__ox_data_int(stride->cst, a) : 1);
+                if (pos < 0 || pos >= v->d[a])
+                    break;
+                at += pos * stride_in;
+                stride_in *= v->d[a];
+            }
+            if (a >= 0)
+                break;
+            src[k] = at;
+        }
+        if (src && k == cnt) {
+            o = mica__ox_fold_pick(x, v, r, sz, src);
+            if (o)
+                return mica__ox_named(x, o, name);
+        }
+        if (x->st != MICA_OK)
+            return NULL;
+    }
+    if (start->rank != 1 || start->d[0] != r || size->rank != 1
+        || size->d[0] != r || (stride && (stride->rank != 1
+                                          || stride->d[0] != r))) {
+        OX_BAD(x, n, "a slice of '%s' (rank %d) needs start, size and "
+               "stride of %d values each", v->name, (int)r, (int)r);
+        return NULL;
+    }
     t = mica__ox_tensor(x, n, v);
     l = mica__ox_layer(x, n, "Slice", "slice");
     mica__ox_in(x, l, t);

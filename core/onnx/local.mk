@@ -30,7 +30,8 @@ core_onnx_libmicaonnx_la_SOURCES = core/onnx/onnx_int.h \
 	core/onnx/op_conv.c core/onnx/op_nn.c core/onnx/op_norm.c \
 	core/onnx/op_resize.c core/onnx/op_reduce.c core/onnx/op_control.c \
 	core/onnx/op_rnn.c core/onnx/op_loss.c core/onnx/op_index.c \
-	core/onnx/op_math.c core/onnx/op_xformer.c core/onnx/api.c
+	core/onnx/op_math.c core/onnx/op_xformer.c core/onnx/op_quant.c \
+	core/onnx/api.c
 core_onnx_libmicaonnx_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/core/onnx \
 	$(YAML_CFLAGS) $(PROTOBUF_C_CFLAGS)
 libmica_la_LIBADD += core/onnx/libmicaonnx.la $(PROTOBUF_C_LIBS)
@@ -65,6 +66,19 @@ onnx-expected: tests/test_onnx_backend$(EXEEXT) all
 	     $(srcdir)/tests/onnx/expected.txt` tests that do not pass"
 .PHONY: onnx-expected
 
+# The importer's folds on the checked tensor type (issue 25): the
+# reproducers of fuzz/regress/onnx/ refused, consistent folds computed.
+check_PROGRAMS += tests/test_onnx_folds
+TESTS += tests/test_onnx_folds
+tests_test_onnx_folds_SOURCES = tests/test_onnx_folds.c
+tests_test_onnx_folds_LDADD = $(MICA_TEST_LIBS)
+
+# Trained models from public wheels against ONNX Runtime (skips without
+# $$MICA_REAL_WHEELS and $$MICA_REAL_PYTHON, which .ci/run sets).
+TESTS += tests/test_onnx_real.sh
+EXTRA_DIST += tests/test_onnx_real.sh tests/onnx/real_models.py \
+	tests/onnx/real_models.txt
+
 # The command end to end on the models of tests/onnx/models/.
 TESTS += tests/test_cli_onnx.sh
 ONNX_TEST_MODELS = tests/onnx/make_models.py \
@@ -86,6 +100,7 @@ ONNX_TEST_MODELS = tests/onnx/make_models.py \
 	tests/onnx/models/encoder17.want.last_hidden_state.npy \
 	tests/onnx/models/encoder17.want.pooler_output.npy \
 	tests/onnx/models/encoder20.want.last_hidden_state.npy \
-	tests/onnx/models/encoder20.want.pooler_output.npy
+	tests/onnx/models/encoder20.want.pooler_output.npy \
+	tests/onnx/make_folds.py tests/onnx/models/folds-ok.onnx
 EXTRA_DIST += tests/test_cli_onnx.sh $(ONNX_TEST_MODELS)
 EXTRA_DIST += docs/onnx.md bench/onnx_import.sh

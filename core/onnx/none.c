@@ -44,6 +44,23 @@ MICA_EXPORT void mica_onnx_destroy(mica_onnx_model_t *model)
     (void)model;
 }
 
+MICA_EXPORT mica_status_t mica_onnx_check(mica_context_t *ctx,
+                                          const char *path,
+                                          const mica_onnx_options_t *opt,
+                                          char **report, int32_t *nb_nodes,
+                                          int32_t *nb_refused)
+{
+    (void)path;
+    (void)opt;
+    if (report)
+        *report = NULL;
+    if (nb_nodes)
+        *nb_nodes = 0;
+    if (nb_refused)
+        *nb_refused = 0;
+    return absent(ctx);
+}
+
 MICA_EXPORT mica_status_t mica_onnx_save(mica_onnx_model_t *model,
                                          const char *yaml_path)
 {

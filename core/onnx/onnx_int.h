@@ -81,6 +81,14 @@ int64_t mica__ox_opset(const mica__ox_model_t *m, const char *domain);
  * as their bits) at `raw`, which may be unaligned (read with memcpy).
  * A splat (a large ConstantOfShape) stores one element at `raw` that
  * stands for all `count`: read it through mica__ox_data_int/_f.
+ *
+ * A checked tensor: `count` is the product of `dims` (no dimension
+ * negative, the product within int64), set only by mica__ox_data_dims,
+ * and a constant value's rank and d[] are its data's dims (its one
+ * constructor, mica__ox_const_data, and the helpers of shape.c keep
+ * them so).  Every fold of the importer reads its inputs through their
+ * data's dims and count, so no fold can disagree with its buffer; an
+ * index outside [0, count) reads 0 rather than another buffer.
  */
 typedef struct mica__ox_data {
     int32_t type;            /* ONNX element type */
@@ -100,6 +108,14 @@ int mica__ox_type_mica(int32_t t, mica_dtype_t *out);
 /* Element i as an integer (floats truncated) or as a double. */
 int64_t mica__ox_data_int(const mica__ox_data_t *d, int64_t i);
 double mica__ox_data_f(const mica__ox_data_t *d, int64_t i);
+
+/* Set d's dims to `dims` (rank r) and its count to their product: 0, or
+ * -1 (d untouched) for a negative dimension, a rank beyond
+ * MICA_MAX_DIMS or a product beyond int64. */
+int mica__ox_data_dims(mica__ox_data_t *d, int32_t rank, const int64_t *dims);
+/* The element count of `dims` (rank r): their product, or -1 as for
+ * mica__ox_data_dims. */
+int64_t mica__ox_dims_count(const int64_t *dims, int32_t rank);
 
 /*
  * The values of tensor `t` (`what` names it in messages): from raw_data,
@@ -145,6 +161,15 @@ typedef struct mica__ox_value {
     int32_t slot;
     int gen;                 /* its tensor name was made up here */
     int32_t uses;            /* times a layer took it as an input */
+    int bad;                 /* checking: made by a node that was refused */
+    struct mica__ox_value *from_int; /* a float cast of this integer value */
+    /* A shape value computed at run time (1-D or 0-D, integer, at most
+     * MICA_MAX_DIMS elements) whose elements are partly known here:
+     * kv[i] its value, or -1 (has_kv set).  A Shape of dims partly
+     * known, sliced, gathered and concatenated with constants keeps
+     * them, so that a Reshape by it still knows those dims. */
+    int has_kv;
+    int64_t kv[MICA_MAX_DIMS];
 } mica__ox_value_t;
 
 /* An If being mapped: its name, and the IfConditionalInput of every
@@ -251,6 +276,22 @@ typedef struct mica__ox {
     mica__ox_cond_t **conds; /* every If, to free their maps */
     int32_t nb_cond_list, cap_cond_list;
     const char *name;        /* the graph's name */
+    /* Inputs whose values the profile fixes and this import takes as
+     * constants (each still an input, a shape tensor its profile
+     * checks): given by the caller of mica__ox_import; and those a
+     * mapping found it needs so (an If's condition), for the next try. */
+    const char *const *fixed;
+    int32_t nb_fixed;
+    const char **want_fixed;
+    int32_t nb_want_fixed;
+    /* Checking (mica_onnx_check): a refused node is a line of `report`
+     * and the import goes on, its outputs `bad`; nodes reading them are
+     * skipped. */
+    int check;
+    char *report;
+    size_t report_len;
+    int32_t nb_refused, nb_skipped;
+    int skip_node;           /* a subgraph's output is bad: skip the node */
 } mica__ox_t;
 
 /* The node being mapped. */
@@ -302,8 +343,17 @@ mica__ox_value_t *mica__ox_value_new(mica__ox_t *x, const char *onnx_name);
 mica__ox_value_t *mica__ox_lookup(mica__ox_t *x, const char *onnx_name);
 mica_status_t mica__ox_bind(mica__ox_t *x, const char *onnx_name,
                             mica__ox_value_t *v);
-/* Volume of a value's dims, -1 if some are unknown. */
+/* Volume of a value's dims, -1 if some are unknown (or the product
+ * passes int64). */
 int64_t mica__ox_volume(const mica__ox_value_t *v);
+/* A constant value over checked data d (its rank and dims are d's) of
+ * ONNX type `type` (the type it has as a value: double data is float);
+ * NULL after a failure. */
+mica__ox_value_t *mica__ox_const_data(mica__ox_t *x, const char *name,
+                                      int32_t type, mica__ox_data_t *d);
+/* Whether constant v is whole: its data's count is the product of its
+ * data's dims, which are v's (the invariant every fold relies on). */
+int mica__ox_cst_ok(const mica__ox_value_t *v);
 int mica__ox_dims_known(const mica__ox_value_t *v);
 
 /*
@@ -379,6 +429,12 @@ mica__ox_value_t *mica__ox_const_splat(mica__ox_t *x, int32_t type,
                                        const int64_t *dims);
 /* The largest constant the helpers compute on the host (elements). */
 #define MICA__OX_FOLD_MAX 4096
+/* The largest constant a fold that moves values (Slice, Transpose,
+ * Concat of constants: weights cut and assembled in the graph) makes. */
+#define MICA__OX_MOVE_MAX ((int64_t)1 << 22)
+/* The largest constant made here at all (elements, 8 bytes each): a
+ * larger one is a layer's work (a Range becomes a Fill). */
+#define MICA__OX_HOST_MAX ((int64_t)1 << 24)
 /* Whether an ONNX type is an integer (or bool) type. */
 int mica__ox_is_int(int32_t t);
 /* v renamed `name` (a folded constant takes its output's ONNX name). */
@@ -427,6 +483,21 @@ mica__ox_value_t *mica__ox_reduce(mica__ox_t *x, mica__ox_node_t *n,
                                   const char *op, mica__ox_value_t *a,
                                   const int64_t *axes, int32_t nb, int keep,
                                   const char *name);
+/* A constant of v's type and dims od (rank r) whose element k is v's
+ * element src[k]: a transpose or slice of a small constant computed
+ * here; NULL (no failure) when it is not one the folds compute. */
+mica__ox_value_t *mica__ox_fold_pick(mica__ox_t *x, const mica__ox_value_t *v,
+                                     int32_t rank, const int64_t *od,
+                                     const int64_t *src);
+/* MatMul of a and b (op_nn.c: MatrixMultiply, a 1-D side a vector). */
+mica__ox_value_t *mica__ox_matmul(mica__ox_t *x, mica__ox_node_t *n,
+                                  mica__ox_value_t *a, mica__ox_value_t *b,
+                                  const char *name);
+/* Conv of v with the constant kernel w and bias b (NULL: none) by node
+ * n's attributes (op_conv.c: Convolution). */
+mica__ox_value_t *mica__ox_conv(mica__ox_t *x, mica__ox_node_t *n,
+                                mica__ox_value_t *v, mica__ox_value_t *w,
+                                mica__ox_value_t *b, const char *name);
 /* Unsqueeze a and b to one rank (leading 1s) as TensorRT's parser does. */
 mica_status_t mica__ox_broadcast(mica__ox_t *x, mica__ox_node_t *n,
                                  mica__ox_value_t **a, mica__ox_value_t **b);
@@ -548,6 +619,10 @@ mica__ox_value_t *mica__ox_normalization(mica__ox_t *x, mica__ox_node_t *n,
                                          uint32_t axes, double eps,
                                          int64_t groups, int rms,
                                          const char *name);
+extern const mica__ox_op_t mica__ox_ops_quant[];
+/* QuantizeLinear or DequantizeLinear of uint8 (op_quant.c). */
+mica_status_t mica__ox_qdq_uint8(mica__ox_t *x, mica__ox_node_t *n,
+                                 int quantize, int64_t axis);
 /* All of them, NULL-terminated (import.c). */
 extern const mica__ox_op_t *const mica__ox_op_tables[];
 
@@ -584,6 +659,28 @@ const uint8_t *mica__ox_blob(mica__ox_t *x);
 /* Parse "NAME:AxBxC,..." into x->ranges with bit `bit`. */
 mica_status_t mica__ox_parse_shapes(mica__ox_t *x, const char *spec,
                                     int bit, const char *option);
+/*
+ * Whether the profile fixes input v (position pos among the graph's
+ * inputs): its dimensions (values 0) or its values (values 1, an integer
+ * input of at most MICA_MAX_DIMS elements), min = max each, from the
+ * shape options or else the input the caller gives (mica run).  1 and
+ * the *n numbers in out, or 0.  For dims, those of a range that the
+ * options do not fix are -1 in out.
+ */
+int mica__ox_profile_fixed(mica__ox_t *x, const mica__ox_value_t *v,
+                           int32_t pos, int values, int64_t *out,
+                           int32_t *n);
+/* The graph inputs the value of tensor `t` is computed from, when each
+ * is an integer input whose values the profile fixes and every layer on
+ * the way computes on the host (shape arithmetic): their number, names
+ * into `names` (at most `cap`); 0 when none, -1 when something else
+ * (a runtime dimension, an input the profile does not fix, a layer that
+ * is not shape arithmetic) feeds it, and then *why (when why is not
+ * NULL) says what, for a message. */
+int32_t mica__ox_fixed_sources(mica__ox_t *x, const char *t,
+                               const char **names, int32_t cap,
+                               const char **why);
+
 /* Mark the inputs layers read as shapes (after every node is mapped). */
 mica_status_t mica__ox_mark_shape_inputs(mica__ox_t *x);
 /* Check and complete the profile of every input that needs one. */

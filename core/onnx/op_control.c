@@ -65,6 +65,12 @@ static mica__ox_value_t *graph_out(mica__ox_t *x, mica__ox_node_t *n,
     if (!v)
         OX_BAD(x, n, "subgraph output '%s' is computed by no node",
                g->output[i]->name);
+    if (v && v->bad) {
+        /* Checking: a node of the subgraph was refused (and said so). */
+        x->skip_node = 1;
+        x->st = MICA_ERR_UNSUPPORTED;
+        return NULL;
+    }
     return v;
 }
 
@@ -114,6 +120,43 @@ static const char **branch(mica__ox_t *x, mica__ox_node_t *n,
     return x->st == MICA_OK ? t : NULL;
 }
 
+/*
+ * A condition computed on the host from inputs whose values the profile
+ * fixes (a sample rate given once, with constants and shape arithmetic):
+ * ask for the import again with those inputs as constants, the branch
+ * then chosen here (docs/onnx.md, "If").  MICA_OK when it is not such a
+ * condition, or on the second try.
+ */
+static mica_status_t host_condition(mica__ox_t *x, mica__ox_node_t *n,
+                                    mica__ox_value_t *cond)
+{
+    const char *names[16];
+    int32_t k, i;
+    if (x->nb_fixed > 0 || !cond->tensor)
+        return MICA_OK;
+    k = mica__ox_fixed_sources(x, cond->tensor, names, 16, NULL);
+    if (k <= 0)
+        return MICA_OK;
+    x->want_fixed = mica__ox_alloc(x, sizeof *x->want_fixed * (size_t)k);
+    if (!x->want_fixed)
+        return x->st;
+    for (i = 0; i < k; i++)
+        x->want_fixed[i] = names[i];
+    x->nb_want_fixed = k;
+    return OX_UNSUP(x, n, "the condition depends on input '%s', whose "
+                    "values the profile fixes: imported again with them as "
+                    "constants", names[0]);
+}
+
+/* What an If's condition depends on that the profile does not fix. */
+static const char *cond_why(mica__ox_t *x, const char *t)
+{
+    const char *why = NULL;
+    if (t)
+        mica__ox_fixed_sources(x, t, NULL, 0, &why);
+    return why ? why : "values known only at run time";
+}
+
 static mica_status_t op_if(mica__ox_t *x, mica__ox_node_t *n)
 {
     const Onnx__GraphProto *gt = graph_attr(x, n, "then_branch"),
@@ -132,6 +175,8 @@ static mica_status_t op_if(mica__ox_t *x, mica__ox_node_t *n)
         return OX_BAD(x, n, "the condition must hold one element");
     if (cond->cst)
         return inline_branch(x, n, mica__ox_data_int(cond->cst, 0) ? gt : ge);
+    if (host_condition(x, n, cond) != MICA_OK)
+        return x->st;
     if ((int32_t)gt->n_output != n->nb_out
         || (int32_t)ge->n_output != n->nb_out)
         return OX_BAD(x, n, "the branches have %zu and %zu outputs, the node "
@@ -170,9 +215,14 @@ static mica_status_t op_if(mica__ox_t *x, mica__ox_node_t *n)
         int64_t od[MICA_MAX_DIMS];
         if (vt[i]->rank != vf[i]->rank || vt[i]->dtype != vf[i]->dtype)
             return OX_UNSUP(x, n, "output %d is %s of rank %d in one branch "
-                            "and %s of rank %d in the other", (int)i,
+                            "and %s of rank %d in the other, and the "
+                            "condition depends on %s (mica chooses such a "
+                            "branch when the network is built: give the "
+                            "inputs it depends on one value each in the "
+                            "profile)", (int)i,
                             mica_dtype_name(vt[i]->dtype), (int)vt[i]->rank,
-                            mica_dtype_name(vf[i]->dtype), (int)vf[i]->rank);
+                            mica_dtype_name(vf[i]->dtype), (int)vf[i]->rank,
+                            cond_why(x, cond->tensor));
         for (k = 0; k < vt[i]->rank; k++)
             od[k] = vt[i]->d[k] == vf[i]->d[k] ? vt[i]->d[k] : -1;
         l = mica__ox_layer(x, n, "IfConditionalOutput", "cond_out");

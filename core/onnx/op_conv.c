@@ -147,9 +147,37 @@ static mica__ox_value_t *trail1(mica__ox_t *x, mica__ox_node_t *n,
 
 /* ---- convolutions ----------------------------------------------------------- */
 
+static mica__ox_value_t *conv_values(mica__ox_t *x, mica__ox_node_t *n,
+                                     mica__ox_value_t *v,
+                                     mica__ox_value_t *wv,
+                                     mica__ox_value_t *bv, int transposed,
+                                     const char *name);
+
 static mica_status_t conv(mica__ox_t *x, mica__ox_node_t *n, int transposed)
 {
-    mica__ox_value_t *v, *wv, *bv, *o;
+    mica__ox_value_t *o;
+    if (mica__ox_need(x, n, 2) != MICA_OK)
+        return x->st;
+    o = conv_values(x, n, IN(0), IN(1), IN(2), transposed, OUT(0));
+    if (o)
+        mica__ox_set_out(x, n, 0, o);
+    return x->st;
+}
+
+mica__ox_value_t *mica__ox_conv(mica__ox_t *x, mica__ox_node_t *n,
+                                mica__ox_value_t *v, mica__ox_value_t *w,
+                                mica__ox_value_t *b, const char *name)
+{
+    return conv_values(x, n, v, w, b, 0, name);
+}
+
+static mica__ox_value_t *conv_values(mica__ox_t *x, mica__ox_node_t *n,
+                                     mica__ox_value_t *v,
+                                     mica__ox_value_t *wv,
+                                     mica__ox_value_t *bv, int transposed,
+                                     const char *name)
+{
+    mica__ox_value_t *o;
     window_t w;
     int64_t group = mica__ox_attr_i(n, "group", 1), kernel[3], maps, od[5];
     const int64_t *ks;
@@ -158,22 +186,19 @@ static mica_status_t conv(mica__ox_t *x, mica__ox_node_t *n, int transposed)
     const char *kw, *bw = NULL, *t;
     mica_dims_t kd;
 
-    if (mica__ox_need(x, n, 2) != MICA_OK)
-        return x->st;
-    v = IN(0);
-    wv = IN(1);
-    bv = IN(2);
+    if (x->st != MICA_OK)
+        return NULL;
     if (!wv->cst)
         return OX_UNSUP(x, n, "a kernel known only at run time (the %s "
                         "layer takes its kernel as weights)",
-                        transposed ? "Deconvolution" : "Convolution");
+                        transposed ? "Deconvolution" : "Convolution"), NULL;
     if (bv && !bv->cst)
-        return OX_UNSUP(x, n, "a bias known only at run time");
+        return OX_UNSUP(x, n, "a bias known only at run time"), NULL;
     if (wv->rank < 3 || wv->rank > 5 || wv->rank != v->rank)
         return OX_BAD(x, n, "kernel of rank %d for an input of rank %d",
-                      (int)wv->rank, (int)v->rank);
+                      (int)wv->rank, (int)v->rank), NULL;
     if (group < 1)
-        return OX_BAD(x, n, "group %lld", (long long)group);
+        return OX_BAD(x, n, "group %lld", (long long)group), NULL;
     nk = wv->rank - 2;
     if (mica__ox_attr_ints(n, "kernel_shape", &ks) == nk)
         for (i = 0; i < nk; i++)
@@ -182,7 +207,7 @@ static mica_status_t conv(mica__ox_t *x, mica__ox_node_t *n, int transposed)
         for (i = 0; i < nk; i++)
             kernel[i] = wv->d[2 + i];
     if (window(x, n, v, kernel, nk, transposed, &w) != MICA_OK)
-        return x->st;
+        return NULL;
     maps = transposed ? wv->d[1] * group : wv->d[0];
     if (transposed) {
         const int64_t *a;
@@ -191,7 +216,7 @@ static mica_status_t conv(mica__ox_t *x, mica__ox_node_t *n, int transposed)
         if ((k = mica__ox_attr_ints(n, "output_padding", &a)) >= 0) {
             if (k != nk)
                 return OX_BAD(x, n, "%d output_padding values for %d axes",
-                              (int)k, (int)nk);
+                              (int)k, (int)nk), NULL;
             for (i = 0; i < nk; i++)
                 op[i] = a[i];
         }
@@ -199,12 +224,12 @@ static mica_status_t conv(mica__ox_t *x, mica__ox_node_t *n, int transposed)
             const char *pad = mica__ox_attr_s(x, n, "auto_pad", "NOTSET");
             if (k != nk)
                 return OX_BAD(x, n, "%d output_shape values for %d axes",
-                              (int)k, (int)nk);
+                              (int)k, (int)nk), NULL;
             for (i = 0; i < nk; i++) {
                 int64_t in = v->d[2 + i], total;
                 if (in < 0)
                     return OX_UNSUP(x, n, "output_shape over an axis known "
-                                    "only at run time");
+                                    "only at run time"), NULL;
                 total = w.s[i] * (in - 1) + op[i] + (w.k[i] - 1) * w.d[i] +
                         1 - a[i];
                 if (!strcmp(pad, "SAME_UPPER")) {
@@ -236,7 +261,7 @@ static mica_status_t conv(mica__ox_t *x, mica__ox_node_t *n, int transposed)
     if (w.unsq)
         v = trail1(x, n, v);
     if (!v || x->st != MICA_OK)
-        return x->st;
+        return NULL;
     t = mica__ox_tensor(x, n, v);
     l = mica__ox_layer(x, n, transposed ? "Deconvolution" : "Convolution",
                        NULL);
@@ -252,13 +277,12 @@ static mica_status_t conv(mica__ox_t *x, mica__ox_node_t *n, int transposed)
     od[1] = maps;
     for (i = 0; i < w.nd; i++)
         od[2 + i] = w.out[i];
-    o = mica__ox_out(x, l, w.unsq ? NULL : OUT(0), v->dtype, w.nd + 2, od);
+    o = mica__ox_out(x, l, w.unsq ? NULL : name, v->dtype, w.nd + 2, od);
     if (o && w.unsq) {
         int64_t axis = 3;
-        o = mica__ox_squeeze(x, n, o, &axis, 1, OUT(0));
+        o = mica__ox_squeeze(x, n, o, &axis, 1, name);
     }
-    mica__ox_set_out(x, n, 0, o);
-    return x->st;
+    return o;
 }
 
 static mica_status_t op_conv(mica__ox_t *x, mica__ox_node_t *n)

@@ -283,7 +283,7 @@ static mica_status_t op_clip(mica__ox_t *x, mica__ox_node_t *n)
     if (n->opset < 11) {
         a = mica__ox_attr_f(n, "min", -FLT_MAX);
         b = mica__ox_attr_f(n, "max", FLT_MAX);
-        if (fl)
+        if (fl && isfinite(a) && isfinite(b))
             return activation(x, n, "clip", 1, a, 1, b);
         lo = mica__ox_scalar_like(x, v, a);
         hi = mica__ox_scalar_like(x, v, b);
@@ -294,7 +294,15 @@ static mica_status_t op_clip(mica__ox_t *x, mica__ox_node_t *n)
             a = mica__ox_data_f(lo->cst, 0);
         if (hi)
             b = mica__ox_data_f(hi->cst, 0);
-        return activation(x, n, "clip", 1, a, 1, b);
+        /* Activation clip takes finite bounds; an infinite one (ONNX's
+         * default max is +inf) bounds nothing: the other alone is an
+         * ElementWise max or min, neither an identity. */
+        if (isfinite(a) && isfinite(b))
+            return activation(x, n, "clip", 1, a, 1, b);
+        lo = isfinite(a) || isnan(a) ? mica__ox_scalar_like(x, v, a) : NULL;
+        hi = isfinite(b) || isnan(b) ? mica__ox_scalar_like(x, v, b) : NULL;
+        if (x->st != MICA_OK)
+            return x->st;
     }
     r = v;
     if (lo)

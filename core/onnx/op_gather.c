@@ -63,17 +63,19 @@ static mica_status_t op_gather(mica__ox_t *x, mica__ox_node_t *n)
     for (i = (int32_t)axis + 1; i < data->rank; i++)
         od[r++] = data->d[i];
     /* Shape arithmetic: a known 1-D data and known indices. */
-    if (data->cst && idx->cst && data->rank == 1 && data->cst->count <= 4096
+    if (data->cst && idx->cst && data->rank == 1
+        && data->cst->count <= MICA__OX_FOLD_MAX
+        && idx->cst->count <= MICA__OX_FOLD_MAX
         && (data->type == OX_INT64 || data->type == OX_INT32)) {
         int64_t *vals = mica__ox_alloc(x, 8 * (size_t)(idx->cst->count + 1)),
-                k;
+                k, len = data->cst->count;
         for (k = 0; vals && k < idx->cst->count; k++) {
             int64_t j = mica__ox_data_int(idx->cst, k);
-            j = j < 0 ? j + data->d[0] : j;
-            if (j < 0 || j >= data->d[0])
+            j = j < 0 ? j + len : j;
+            if (j < 0 || j >= len)
                 return OX_BAD(x, n, "index %lld is out of range for %lld "
                               "values", (long long)mica__ox_data_int(
-                                  idx->cst, k), (long long)data->d[0]);
+                                  idx->cst, k), (long long)len);
             vals[k] = mica__ox_data_int(data->cst, j);
         }
         if (vals) {
@@ -85,8 +87,32 @@ static mica_status_t op_gather(mica__ox_t *x, mica__ox_node_t *n)
         }
         return x->st;
     }
-    mica__ox_set_out(x, n, 0, gather_layer(x, n, data, idx, "default", axis,
-                                           0, r, od));
+    {
+        /* Known elements of a shape value, gathered by known indices: a
+         * constant when every one is known, else kept beside the layer. */
+        int64_t kv[MICA_MAX_DIMS], k, all = 1;
+        int have = data->has_kv && data->rank == 1 && idx->cst
+                   && idx->cst->count <= MICA_MAX_DIMS && data->d[0] >= 0;
+        mica__ox_value_t *o;
+        for (k = 0; have && k < idx->cst->count; k++) {
+            int64_t j = mica__ox_data_int(idx->cst, k);
+            j = j < 0 ? j + data->d[0] : j;
+            kv[k] = j >= 0 && j < data->d[0] ? data->kv[j] : -1;
+            all &= kv[k] >= 0;
+        }
+        if (have && all) {
+            o = mica__ox_const_i(x, data->type, kv, r, od);
+            if (o && OUT(0))
+                o->name = mica__ox_strdup(x, OUT(0));
+        } else {
+            o = gather_layer(x, n, data, idx, "default", axis, 0, r, od);
+            if (o && have) {
+                o->has_kv = 1;
+                memcpy(o->kv, kv, sizeof(int64_t) * (size_t)idx->cst->count);
+            }
+        }
+        mica__ox_set_out(x, n, 0, o);
+    }
     return x->st;
 }
 

@@ -25,6 +25,19 @@ static int is_float(const mica__ox_value_t *v)
 static mica__ox_value_t *matmul(mica__ox_t *x, mica__ox_node_t *n,
                                 mica__ox_value_t *a, mica__ox_value_t *b,
                                 const char *op_a, const char *op_b,
+                                const char *name);
+
+mica__ox_value_t *mica__ox_matmul(mica__ox_t *x, mica__ox_node_t *n,
+                                  mica__ox_value_t *a, mica__ox_value_t *b,
+                                  const char *name)
+{
+    return matmul(x, n, a, b, a->rank == 1 ? "vector" : "none",
+                  b->rank == 1 ? "vector" : "none", name);
+}
+
+static mica__ox_value_t *matmul(mica__ox_t *x, mica__ox_node_t *n,
+                                mica__ox_value_t *a, mica__ox_value_t *b,
+                                const char *op_a, const char *op_b,
                                 const char *name)
 {
     int va = !strcmp(op_a, "vector"), vb = !strcmp(op_b, "vector");
@@ -350,9 +363,23 @@ static mica_status_t qdq(mica__ox_t *x, mica__ox_node_t *n, int quantize)
     v = IN(0);
     scale = IN(1);
     zp = IN(2);
+    /* uint8 (the Quantize and Dequantize layers are int8): their
+     * formula in float layers (op_quant.c). */
+    if ((quantize && zp && zp->type == OX_UINT8)
+        || (quantize && !zp) || (!quantize && v->type == OX_UINT8))
+        return mica__ox_qdq_uint8(x, n, quantize, axis);
     if (scale->rank > 1)
         return OX_UNSUP(x, n, "a scale of rank %d (0-D or 1-D)",
                         (int)scale->rank);
+    /* One element is per tensor, whatever its rank (as ONNX Runtime
+     * reads it). */
+    if (scale->rank == 1 && scale->d[0] == 1) {
+        scale = mica__ox_reshape(x, n, scale, NULL, 0, NULL);
+        if (zp && zp->rank == 1 && zp->d[0] == 1)
+            zp = mica__ox_reshape(x, n, zp, NULL, 0, NULL);
+        if (!scale || (zp && !zp))
+            return x->st;
+    }
     l = mica__ox_layer(x, n, quantize ? "Quantize" : "Dequantize", NULL);
     mica__ox_in(x, l, mica__ox_tensor(x, n, v));
     mica__ox_in(x, l, mica__ox_tensor(x, n, scale));

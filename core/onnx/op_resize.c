@@ -43,7 +43,7 @@ static mica_status_t resize(mica__ox_t *x, mica__ox_node_t *n,
         return OX_UNSUP(x, n, "antialias");
     if (mica__ox_attr(n, "axes"))
         return OX_UNSUP(x, n, "the axes attribute");
-    if (sizes && sizes->rank == 1 && sizes->d[0] != v->rank)
+    if (sizes && (sizes->rank != 1 || sizes->d[0] != v->rank))
         return OX_BAD(x, n, "sizes has %lld values for rank %d",
                       (long long)sizes->d[0], (int)v->rank);
     if (scales && !scales->cst)

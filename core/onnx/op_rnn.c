@@ -12,6 +12,7 @@
  */
 #include <config.h>
 
+#include <stdint.h>
 #include <string.h>
 
 #include "onnx_int.h"
@@ -104,9 +105,6 @@ static mica_status_t rnn(mica__ox_t *x, mica__ox_node_t *n, const char *op,
     if (v->type != OX_FLOAT)
         return OX_UNSUP(x, n, "%s data (float)", mica__ox_type_name(v->type));
     s = v->d[layout ? 1 : 0];
-    if (s < 0)
-        return OX_UNSUP(x, n, "a sequence length known only at run time "
-                        "(RNNv2 takes a maximum)");
     for (d = 0; d < nd; d++) {
         ws[d] = part(x, n, w, d, 0, gates * hs, "W");
         rs[d] = part(x, n, r, d, 0, gates * hs, "R");
@@ -141,7 +139,10 @@ static mica_status_t rnn(mica__ox_t *x, mica__ox_node_t *n, const char *op,
     mica__ox_p_str(x, l, "op", op);
     mica__ox_p_int(x, l, "layers", 1);
     mica__ox_p_int(x, l, "hidden_size", hs);
-    mica__ox_p_int(x, l, "max_seq_length", s);
+    /* A sequence length known only at run time: the layer takes any up
+     * to max_seq_length, and the build sizes it for the profile's
+     * largest, which bounds it (RNNv2 checks it against this). */
+    mica__ox_p_int(x, l, "max_seq_length", s >= 0 ? s : INT32_MAX);
     mica__ox_p_str(x, l, "direction", nd == 2 ? "bidirection"
                                               : "unidirection");
     mica__ox_p_weights(x, l, "weights", ws, (int32_t)nd, 1);
@@ -169,7 +170,18 @@ static mica_status_t rnn(mica__ox_t *x, mica__ox_node_t *n, const char *op,
         d4[1] = s;
         d4[2] = nd;
         d4[3] = hs;
-        y = mica__ox_reshape(x, n, y, d4, 4, layout ? OUT(0) : NULL);
+        if (d4[0] >= 0 && d4[1] >= 0) {
+            y = mica__ox_reshape(x, n, y, d4, 4, layout ? OUT(0) : NULL);
+        } else {
+            /* N or S known only at run time: 0s copy them. */
+            int64_t p4[4] = {0, 0, nd, hs};
+            l = mica__ox_layer(x, n, "Shuffle", "reshape");
+            mica__ox_in(x, l, mica__ox_tensor(x, n, y));
+            mica__ox_p_ints(x, l, "reshape", p4, 4);
+            mica__ox_p_bool(x, l, "zero_is_placeholder", 1);
+            y = mica__ox_out(x, l, layout ? OUT(0) : NULL, MICA_FLOAT32, 4,
+                             d4);
+        }
         if (y && !layout)
             y = mica__ox_transpose(x, n, y, perm4, OUT(0));
         mica__ox_set_out(x, n, 0, y);

@@ -138,8 +138,22 @@ static mica_status_t op_constant_of_shape(mica__ox_t *x, mica__ox_node_t *n)
     return x->st;
 }
 
-/* Range: values when start, limit and delta are known, else an int32
- * Fill linspace over a count computed as a shape tensor. */
+/* The integer value a float scalar stands for: a whole constant, or the
+ * integer it was cast from; NULL if neither. */
+static mica__ox_value_t *int_of(mica__ox_t *x, mica__ox_value_t *v)
+{
+    if (v->cst) {
+        double f = mica__ox_data_f(v->cst, 0);
+        int64_t i = (int64_t)f;
+        if (f != (double)i || f > 2147483647.0 || f < -2147483648.0)
+            return NULL;
+        return mica__ox_const_i(x, OX_INT64, &i, 0, NULL);
+    }
+    return v->from_int && v->from_int->rank == 0 ? v->from_int : NULL;
+}
+
+/* Range: values when start, limit and delta are known, else a Fill
+ * linspace over a count computed as a shape tensor. */
 static mica_status_t op_range(mica__ox_t *x, mica__ox_node_t *n)
 {
     mica__ox_value_t *s, *l, *d, *o, *cnt;
@@ -182,16 +196,24 @@ static mica_status_t op_range(mica__ox_t *x, mica__ox_node_t *n)
             mica__ox_set_out(x, n, 0, o);
         return x->st;
     }
-    if (fl)
-        return OX_UNSUP(x, n, "a float Range whose start, limit or delta "
-                        "is known only at run time (mica computes the "
-                        "count as an int32 shape tensor)");
-    /* count = max(-floor_div(start - limit, delta), 0), as [count]. */
     {
+        /* count = max(-floor_div(start - limit, delta), 0), as [count],
+         * in integers: a float Range's start, limit and delta must be
+         * integer casts (a Cast of shape values, or whole constants), as
+         * exporters write arange over a dimension. */
         int64_t zero = 0, one = 1;
-        mica__ox_value_t *z = mica__ox_const_i(x, s->type, &zero, 0, NULL);
+        mica__ox_value_t *si = fl ? int_of(x, s) : s,
+                         *li = fl ? int_of(x, l) : l,
+                         *di = fl ? int_of(x, d) : d, *z;
+        if (!si || !li || !di)
+            return x->st != MICA_OK ? x->st
+                : OX_UNSUP(x, n, "a float Range whose start, limit or delta "
+                           "is known only at run time and is not a cast of "
+                           "an integer (mica computes the count as an int32 "
+                           "shape tensor)");
+        z = mica__ox_const_i(x, OX_INT64, &zero, 0, NULL);
         cnt = mica__ox_ew(x, n, "floor_div",
-                          mica__ox_ew(x, n, "sub", s, l, NULL), d, NULL);
+                          mica__ox_ew(x, n, "sub", si, li, NULL), di, NULL);
         cnt = cnt ? mica__ox_ew(x, n, "max",
                                 mica__ox_ew(x, n, "sub", z, cnt, NULL), z,
                                 NULL) : NULL;
@@ -205,8 +227,9 @@ static mica_status_t op_range(mica__ox_t *x, mica__ox_node_t *n)
         mica__ox_in(x, f, mica__ox_tensor(x, n, s));
         mica__ox_in(x, f, mica__ox_tensor(x, n, d));
         mica__ox_p_str(x, f, "op", "linspace");
-        mica__ox_p_str(x, f, "dtype", "int32");
-        o = mica__ox_out(x, f, OUT(0), MICA_INT32, 1, NULL);
+        mica__ox_p_str(x, f, "dtype", fl ? mica_dtype_name(s->dtype)
+                                         : "int32");
+        o = mica__ox_out(x, f, OUT(0), fl ? s->dtype : MICA_INT32, 1, NULL);
         if (o)
             o->type = s->type;
         mica__ox_set_out(x, n, 0, o);

@@ -57,9 +57,6 @@ static mica_status_t op_split(mica__ox_t *x, mica__ox_node_t *n)
     if (axis < 0)
         return OX_BAD(x, n, "axis out of range for rank %d", (int)v->rank);
     len = v->d[axis];
-    if (len < 0)
-        return OX_UNSUP(x, n, "splitting axis %lld, whose length is known "
-                        "only at run time", (long long)axis);
     if (n->opset < 13) {
         const int64_t *s;
         k = mica__ox_attr_ints(n, "split", &s);
@@ -76,6 +73,20 @@ static mica_status_t op_split(mica__ox_t *x, mica__ox_node_t *n)
     if (k >= 0 && k != n->nb_out)
         return OX_BAD(x, n, "split has %d entries for %d outputs", (int)k,
                       (int)n->nb_out);
+    if (len < 0 && !split)
+        return OX_UNSUP(x, n, "splitting axis %lld, whose length is known "
+                        "only at run time, into equal parts (give the "
+                        "sizes)", (long long)axis);
+    if (len < 0) {
+        /* Sizes given: the parts are known, the axis is their sum (the
+         * Slice layers check it as they run). */
+        for (i = 0, len = 0; i < k; i++) {
+            if (split[i] < 0)
+                return OX_BAD(x, n, "a split size of %lld",
+                              (long long)split[i]);
+            len += split[i];
+        }
+    }
     for (i = 0; i < n->nb_out && x->st == MICA_OK; i++) {
         int64_t part = split ? split[i]
                        : (len + n->nb_out - 1) / n->nb_out;

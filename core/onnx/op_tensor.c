@@ -26,28 +26,19 @@ static mica_status_t op_constant(mica__ox_t *x, mica__ox_node_t *n)
     int64_t one = 1;
     if ((a = mica__ox_attr(n, "value")) && a->t) {
         mica__ox_data_t *d = mica__ox_alloc(x, sizeof *d);
-        int32_t k;
+        mica_dtype_t dt;
         if (!d)
             return x->st;
         if ((x->st = mica__ox_tensor_data(x->model, &x->arena, a->t,
                                           "attribute 'value'", d)) != MICA_OK)
             return x->st;
-        v = mica__ox_value_new(x, OUT(0));
+        if (mica__ox_type_mica(d->type, &dt) != 0 && d->type != OX_DOUBLE)
+            return OX_UNSUP(x, n, "constants of type %s",
+                            mica__ox_type_name(d->type));
+        v = mica__ox_const_data(x, OUT(0), d->type == OX_DOUBLE ? OX_FLOAT
+                                                                : d->type, d);
         if (!v)
             return x->st;
-        v->type = d->type;
-        if (mica__ox_type_mica(d->type, &v->dtype) != 0) {
-            if (d->type != OX_DOUBLE)
-                return OX_UNSUP(x, n, "constants of type %s",
-                                mica__ox_type_name(d->type));
-            v->type = OX_FLOAT;
-            v->dtype = MICA_FLOAT32;
-        }
-        v->rank = d->dims.nb_dims;
-        for (k = 0; k < v->rank; k++)
-            v->d[k] = d->dims.d[k];
-        v->cst = d;
-        v->cond = x->cond;
     } else if ((a = mica__ox_attr(n, "value_float")) && a->has_f) {
         double f = a->f;
         v = mica__ox_const_f(x, OX_FLOAT, &f, 0, NULL);

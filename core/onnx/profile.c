@@ -247,6 +247,142 @@ mica_status_t mica__ox_profiles(mica__ox_t *x)
     return MICA_OK;
 }
 
+/* ---- what the profile fixes ------------------------------------------------ */
+
+int mica__ox_profile_fixed(mica__ox_t *x, const mica__ox_value_t *v,
+                           int32_t pos, int values, int64_t *out,
+                           int32_t *n)
+{
+    const mica_onnx_options_t *o = x->opt;
+    int64_t want = values ? mica__ox_volume(v) : v->rank;
+    int32_t k, i;
+    if (want < 0 || want > MICA_MAX_DIMS
+        || (values && v->type != OX_INT64 && v->type != OX_INT32))
+        return 0;
+    for (k = 0; k < x->nb_ranges; k++) {
+        const mica__ox_range_t *r = &x->ranges[k];
+        if (strcmp(r->name, v->name))
+            continue;
+        if (r->n != want)
+            return 0;
+        for (i = 0; i < r->n; i++) {
+            /* What is missing of min, opt and max is what is given. */
+            int64_t any = r->have & 2 ? r->opt[i] : r->have & 4 ? r->max[i]
+                                                                : r->min[i],
+                    lo = r->have & 1 ? r->min[i] : any,
+                    hi = r->have & 4 ? r->max[i] : any;
+            /* Dims: each one the profile fixes (-1 for the others). */
+            if (lo != hi && values)
+                return 0;
+            out[i] = lo == hi ? lo : -1;
+        }
+        *n = r->n;
+        return 1;
+    }
+    if (!o || o->struct_size < sizeof *o)
+        return 0;
+    for (k = 0; k < o->nb_inputs; k++)
+        if (o->input_names && o->input_names[k]
+            ? !strcmp(o->input_names[k], v->name) : k == pos)
+            break;
+    if (k == o->nb_inputs)
+        return 0;
+    if (!values) {
+        if (o->input_descs[k].dims.nb_dims != v->rank)
+            return 0;
+        for (i = 0; i < v->rank; i++)
+            out[i] = o->input_descs[k].dims.d[i];
+        *n = v->rank;
+        return 1;
+    }
+    if ((o->input_descs[k].dtype != MICA_INT32
+         && o->input_descs[k].dtype != MICA_INT64)
+        || mica_dims_volume(&o->input_descs[k].dims) != want
+        || !o->input_data || !o->input_data[k])
+        return 0;
+    for (i = 0; i < want; i++)
+        out[i] = o->input_descs[k].dtype == MICA_INT64
+                 ? ((const int64_t *)o->input_data[k])[i]
+                 : ((const int32_t *)o->input_data[k])[i];
+    *n = (int32_t)want;
+    return 1;
+}
+
+/* Layer types the importer's folds compute on the host. */
+static int host_type(const char *type)
+{
+    static const char *const types[] = {
+        "ElementWise", "Unary", "Identity", "Shuffle", "Slice",
+        "Concatenation", "Gather", "Reduce", "Constant", "Select",
+        "IfConditionalInput", NULL,
+    };
+    int k;
+    for (k = 0; types[k]; k++)
+        if (!strcmp(types[k], type))
+            return 1;
+    return 0;
+}
+
+int32_t mica__ox_fixed_sources(mica__ox_t *x, const char *t,
+                               const char **names, int32_t cap,
+                               const char **why)
+{
+    const char *stack[256];
+    int32_t nb = 0, found = 0, i, steps = 0;
+    stack[nb++] = t;
+    while (nb > 0) {
+        const char *u = stack[--nb];
+        mica__ox_layer_t *l, *p = NULL;
+        if (++steps > 4096)
+            return -1;
+        for (l = x->first; l && !p; l = l->next)
+            for (i = 0; i < l->nb_out && !p; i++)
+                if (l->out[i] && !strcmp(l->out[i], u))
+                    p = l;
+        if (!p) {
+            mica__ox_value_t *v = NULL;
+            int64_t vals[MICA_MAX_DIMS];
+            int32_t cnt, j;
+            for (i = 0; i < x->nb_inputs && !v; i++)
+                if (!strcmp(x->inputs[i].v->tensor, u))
+                    v = x->inputs[i].v;
+            if (!v || !mica__ox_profile_fixed(x, v, v->input, 1, vals, &cnt)) {
+                if (why)
+                    *why = v ? mica__ox_printf(x, "input '%s', whose values "
+                                               "the profile does not fix",
+                                               v->name)
+                             : "values known only at run time";
+                return -1;
+            }
+            for (j = 0; names && j < found; j++)
+                if (!strcmp(names[j], v->name))
+                    break;
+            if (j == found) {
+                if (found == cap)
+                    return -1;
+                if (names)
+                    names[found] = v->name;
+                found++;
+            }
+            continue;
+        }
+        if (!host_type(p->type)) {
+            if (why)
+                *why = mica__ox_printf(x, "the output of layer '%s' (%s), "
+                                       "computed at run time", p->name,
+                                       p->type);
+            return -1;
+        }
+        for (i = 0; i < p->nb_in; i++)
+            if (p->in[i]) {
+                if (nb == (int32_t)(sizeof stack / sizeof *stack))
+                    return -1;
+                stack[nb++] = p->in[i];
+            }
+    }
+    return found;
+}
+
 /* ---- shape-tensor inputs -------------------------------------------------- */
 
 /* Which inputs of a layer are read as shapes (a while TripLimit's

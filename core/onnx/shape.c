@@ -34,31 +34,21 @@ static mica__ox_value_t *const_new(mica__ox_t *x, int32_t type, int32_t rank,
                                    const int64_t *dims, int is_int,
                                    int splat)
 {
-    mica__ox_value_t *v = mica__ox_value_new(x, NULL);
     mica__ox_data_t *d = mica__ox_alloc(x, sizeof *d);
-    int64_t count = 1;
-    int32_t i;
-    if (!v || !d)
+    if (!d)
         return NULL;
-    v->type = type;
-    if (mica__ox_type_mica(type, &v->dtype) != 0) {
-        x->st = mica__fail(x->ctx, MICA_ERR_INTERNAL, "constant of type %s",
-                           mica__ox_type_name(type));
+    if (mica__ox_data_dims(d, rank, dims) != 0
+        || (!splat && d->count > MICA__OX_HOST_MAX)) {
+        mica__ox_fail(x, NULL, MICA_ERR_UNSUPPORTED, "a constant computed "
+                      "at import of rank %d whose dimensions multiply past "
+                      "%s", (int)rank, splat ? "2^63" : "2^24 elements");
         return NULL;
     }
-    v->rank = rank;
-    d->dims.nb_dims = rank;
-    for (i = 0; i < rank; i++) {
-        v->d[i] = d->dims.d[i] = dims[i];
-        count *= dims[i];
-    }
-    d->count = count;
     d->type = is_int ? OX_INT64 : OX_FLOAT;
     d->splat = splat;
-    d->raw = mica__ox_alloc(x, (size_t)(count && !splat ? count : 1) * 8);
-    v->cst = d;
-    v->cond = x->cond;
-    return x->st == MICA_OK ? v : NULL;
+    d->raw = mica__ox_alloc(x, (size_t)(d->count && !splat ? d->count : 1)
+                               * 8);
+    return d->raw ? mica__ox_const_data(x, NULL, type, d) : NULL;
 }
 
 mica__ox_value_t *mica__ox_const_i(mica__ox_t *x, int32_t type,
@@ -107,25 +97,26 @@ mica__ox_value_t *mica__ox_scalar_like(mica__ox_t *x,
     return mica__ox_const_f(x, v->type, &val, 0, NULL);
 }
 
-/* A constant with v's values and new dims (no layer). */
-static mica__ox_value_t *const_redim(mica__ox_t *x, const mica__ox_value_t *v,
+/* A constant with v's values and new dims (no layer): only dims of as
+ * many elements (reshape_dims checked them; checked again here, as the
+ * one place a constant's dims change). */
+static mica__ox_value_t *const_redim(mica__ox_t *x, mica__ox_node_t *n,
+                                     const mica__ox_value_t *v,
                                      const int64_t *dims, int32_t rank)
 {
-    mica__ox_value_t *r = mica__ox_value_new(x, NULL);
     mica__ox_data_t *d = mica__ox_alloc(x, sizeof *d);
-    int32_t i;
-    if (!r || !d)
+    mica__ox_value_t *r;
+    if (!d)
         return NULL;
     *d = *v->cst;
-    r->name = v->name;
-    r->type = v->type;
-    r->dtype = v->dtype;
-    r->rank = rank;
-    d->dims.nb_dims = rank;
-    for (i = 0; i < rank; i++)
-        r->d[i] = d->dims.d[i] = dims[i];
-    r->cst = d;
-    r->cond = x->cond;
+    if (mica__ox_data_dims(d, rank, dims) != 0 || d->count != v->cst->count) {
+        OX_BAD(x, n, "a reshape of constant '%s' (%lld values) to dimensions "
+               "of another size", v->name, (long long)v->cst->count);
+        return NULL;
+    }
+    r = mica__ox_const_data(x, NULL, v->type, d);
+    if (r)
+        r->name = v->name;
     return r;
 }
 
@@ -275,21 +266,48 @@ mica_status_t mica__ox_set_out(mica__ox_t *x, mica__ox_node_t *n, int32_t k,
 
 /* ---- one-layer helpers ---------------------------------------------------- */
 
-/* Output dims of a reshape: -1 inferred from the input's volume. */
-static void reshape_dims(const mica__ox_value_t *v, const int64_t *dims,
-                         int32_t rank, int64_t *out)
+/*
+ * Output dims of a reshape of v to `dims` (rank r): one -1 is inferred
+ * from v's volume where it is known.  Refused (a failure naming n): a
+ * dimension below -1, two -1s, and, where v's volume is known, dims of
+ * another volume (or a -1 that no whole number fills).  A constant's
+ * volume is always known: no reshape re-dims its values wrongly.
+ */
+static mica_status_t reshape_dims(mica__ox_t *x, mica__ox_node_t *n,
+                                  const mica__ox_value_t *v,
+                                  const int64_t *dims, int32_t rank,
+                                  int64_t *out)
 {
-    int64_t vol = mica__ox_volume(v), known = 1;
+    int64_t vol = v->cst ? v->cst->count : mica__ox_volume(v), known = 1;
     int32_t i, hole = -1;
+    char ds[160];
+    size_t m = 0;
+    ds[0] = '\0';
+    for (i = 0; i < rank && m < sizeof ds; i++)
+        m += (size_t)snprintf(ds + m, sizeof ds - m, "%s%lld", i ? ", " : "",
+                              (long long)dims[i]);
     for (i = 0; i < rank; i++) {
         out[i] = dims[i];
-        if (dims[i] < 0)
+        if (dims[i] < -1 || (dims[i] == -1 && hole >= 0))
+            return OX_BAD(x, n, "a reshape to [%s]: at most one -1 and no "
+                          "other negative dimension", ds);
+        if (dims[i] == -1)
             hole = i;
-        else
+        else if (known >= 0 && dims[i]
+                 && known > INT64_MAX / dims[i])
+            known = -1;
+        else if (known >= 0)
             known *= dims[i];
     }
+    if (vol < 0)
+        return MICA_OK;
+    if (known < 0 || (hole < 0 && known != vol)
+        || (hole >= 0 && (known == 0 || vol % known != 0)))
+        return OX_BAD(x, n, "a reshape of %lld elements (%s'%s') to [%s]",
+                      (long long)vol, v->cst ? "constant " : "", v->name, ds);
     if (hole >= 0)
-        out[hole] = vol >= 0 && known > 0 ? vol / known : -1;
+        out[hole] = vol / known;
+    return MICA_OK;
 }
 
 mica__ox_value_t *mica__ox_reshape(mica__ox_t *x, mica__ox_node_t *n,
@@ -301,15 +319,30 @@ mica__ox_value_t *mica__ox_reshape(mica__ox_t *x, mica__ox_node_t *n,
     const char *t;
     if (x->st != MICA_OK)
         return NULL;
-    reshape_dims(v, dims, rank, od);
+    if (rank < 0 || rank > MICA_MAX_DIMS) {
+        OX_UNSUP(x, n, "a reshape to %d dimensions (at most %d)", (int)rank,
+                 MICA_MAX_DIMS);
+        return NULL;
+    }
+    if (reshape_dims(x, n, v, dims, rank, od) != MICA_OK)
+        return NULL;
     if (v->cst)
-        return mica__ox_named(x, const_redim(x, v, od, rank), name);
+        return mica__ox_named(x, const_redim(x, n, v, od, rank), name);
     t = mica__ox_tensor(x, n, v);
     l = mica__ox_layer(x, n, "Shuffle", "reshape");
     mica__ox_in(x, l, t);
     mica__ox_p_ints(x, l, "reshape", dims, rank);
     mica__ox_p_bool(x, l, "zero_is_placeholder", 0);
-    return mica__ox_out(x, l, name, v->dtype, rank, od);
+    {
+        mica__ox_value_t *o = mica__ox_out(x, l, name, v->dtype, rank, od);
+        if (o && v->has_kv) {
+            /* A shape value re-dimmed (0-D <-> [1]): its elements stay. */
+            o->type = v->type;
+            o->has_kv = 1;
+            memcpy(o->kv, v->kv, sizeof o->kv);
+        }
+        return o;
+    }
 }
 
 mica__ox_value_t *mica__ox_reshape_t(mica__ox_t *x, mica__ox_node_t *n,
@@ -338,7 +371,19 @@ mica__ox_value_t *mica__ox_reshape_t(mica__ox_t *x, mica__ox_node_t *n,
     mica__ox_in(x, l, t);
     mica__ox_in(x, l, s);
     mica__ox_p_bool(x, l, "zero_is_placeholder", zero);
-    return mica__ox_out(x, l, name, v->dtype, (int32_t)shape->d[0], NULL);
+    {
+        /* The dims the shape's known elements give: a positive value, or
+         * a 0 that copies a known dim of v. */
+        int64_t od[MICA_MAX_DIMS];
+        int32_t i, r = (int32_t)shape->d[0];
+        for (i = 0; i < r; i++) {
+            int64_t k = shape->has_kv ? shape->kv[i] : -1;
+            od[i] = k > 0 ? k
+                    : k == 0 && zero ? (i < v->rank ? v->d[i] : -1)
+                    : k == 0 ? 0 : -1;
+        }
+        return mica__ox_out(x, l, name, v->dtype, r, od);
+    }
 }
 
 mica__ox_value_t *mica__ox_transpose(mica__ox_t *x, mica__ox_node_t *n,
@@ -353,6 +398,29 @@ mica__ox_value_t *mica__ox_transpose(mica__ox_t *x, mica__ox_node_t *n,
         return NULL;
     for (i = 0; i < v->rank; i++)
         od[i] = v->d[perm[i]];
+    if (v->cst && mica__ox_volume(v) <= MICA__OX_MOVE_MAX) {
+        /* Shape arithmetic: a small constant transposed here. */
+        int64_t cnt = mica__ox_volume(v), k, in_stride[MICA_MAX_DIMS],
+                *src = mica__ox_alloc(x, 8 * (size_t)(cnt + 1));
+        mica__ox_value_t *o;
+        for (i = v->rank - 1, k = 1; i >= 0; i--) {
+            in_stride[i] = k;
+            k *= v->d[i];
+        }
+        for (k = 0; src && k < cnt; k++) {
+            int64_t rest = k, at = 0;
+            for (i = v->rank - 1; i >= 0; i--) {
+                at += (rest % od[i]) * in_stride[perm[i]];
+                rest /= od[i];
+            }
+            src[k] = at;
+        }
+        o = src ? mica__ox_fold_pick(x, v, v->rank, od, src) : NULL;
+        if (o)
+            return mica__ox_named(x, o, name);
+        if (x->st != MICA_OK)
+            return NULL;
+    }
     t = mica__ox_tensor(x, n, v);
     l = mica__ox_layer(x, n, "Shuffle", "transpose");
     mica__ox_in(x, l, t);

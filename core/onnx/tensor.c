@@ -74,10 +74,48 @@ static float half_to_float(uint16_t h)
     return out;
 }
 
+int64_t mica__ox_dims_count(const int64_t *dims, int32_t rank)
+{
+    mica_dims_t md;
+    int64_t v;
+    int32_t i;
+    if (rank < 0 || rank > MICA_MAX_DIMS)
+        return -1;
+    md.nb_dims = rank;
+    for (i = 0; i < rank; i++)
+        md.d[i] = dims[i];
+    return mica_dims_volume_checked(&md, &v) == 0 ? v : -1;
+}
+
+int mica__ox_data_dims(mica__ox_data_t *d, int32_t rank, const int64_t *dims)
+{
+    int64_t count = mica__ox_dims_count(dims, rank);
+    int32_t i;
+    if (count < 0)
+        return -1;
+    memset(&d->dims, 0, sizeof d->dims);
+    d->dims.nb_dims = rank;
+    for (i = 0; i < rank; i++)
+        d->dims.d[i] = dims[i];
+    d->count = count;
+    return 0;
+}
+
+/* Element i's bytes; NULL outside [0, count) (no fold reads there: the
+ * invariant of onnx_int.h; this keeps a slip from reading memory). */
+static const uint8_t *element(const mica__ox_data_t *d, int64_t i)
+{
+    if (i < 0 || i >= d->count || !d->raw)
+        return NULL;
+    return (const uint8_t *)d->raw +
+           (size_t)(d->splat ? 0 : i) * mica__ox_type_size(d->type);
+}
+
 int64_t mica__ox_data_int(const mica__ox_data_t *d, int64_t i)
 {
-    const uint8_t *p = (const uint8_t *)d->raw +
-                       (size_t)(d->splat ? 0 : i) * mica__ox_type_size(d->type);
+    const uint8_t *p = element(d, i);
+    if (!p)
+        return 0;
     switch (d->type) {
     case OX_INT64: { int64_t v; memcpy(&v, p, 8); return v; }
     case OX_UINT64: { uint64_t v; memcpy(&v, p, 8);
@@ -104,8 +142,9 @@ int64_t mica__ox_data_int(const mica__ox_data_t *d, int64_t i)
 
 double mica__ox_data_f(const mica__ox_data_t *d, int64_t i)
 {
-    const uint8_t *p = (const uint8_t *)d->raw +
-                       (size_t)(d->splat ? 0 : i) * mica__ox_type_size(d->type);
+    const uint8_t *p = element(d, i);
+    if (!p)
+        return 0;
     switch (d->type) {
     case OX_FLOAT: { float v; memcpy(&v, p, 4); return v; }
     case OX_DOUBLE: { double v; memcpy(&v, p, 8); return v; }
@@ -283,21 +322,21 @@ mica_status_t mica__ox_tensor_data(mica__ox_model_t *m,
         return mica__fail(m->ctx, MICA_ERR_UNSUPPORTED, "%s: %s has %zu "
                           "dimensions; mica takes at most %d", m->path, what,
                           t->n_dims, MICA_MAX_DIMS);
-    out->dims.nb_dims = (int32_t)t->n_dims;
     for (i = 0; i < t->n_dims; i++) {
         if (t->dims[i] < 0 || (t->dims[i] && count > INT64_MAX / 16 /
                                t->dims[i]))
             return mica__fail(m->ctx, MICA_ERR_INVALID, "%s: %s: dimension "
                               "%zu is %lld", m->path, what, i,
                               (long long)t->dims[i]);
-        out->dims.d[i] = t->dims[i];
         count *= t->dims[i];
     }
-    out->count = count;
-    bytes = (size_t)count * es;
+    if (mica__ox_data_dims(out, (int32_t)t->n_dims, t->dims) != 0)
+        return mica__fail(m->ctx, MICA_ERR_INVALID, "%s: %s: its dimensions "
+                          "multiply past 2^63", m->path, what);
+    bytes = (size_t)out->count * es;
     if (t->has_data_location
         && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
-        return count ? external(m, t, what, bytes, out) : MICA_OK;
+        return out->count ? external(m, t, what, bytes, out) : MICA_OK;
     if (t->has_raw_data) {
         if (t->raw_data.len != bytes)
             return mica__fail(m->ctx, MICA_ERR_INVALID, "%s: %s: raw_data "

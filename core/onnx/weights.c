@@ -126,6 +126,12 @@ const char *mica__ox_weights_add(mica__ox_t *x, const mica__ox_node_t *n,
 
     if (x->st != MICA_OK)
         return NULL;
+    if (mica_dims_volume(dims) != d->count || d->count < 0) {
+        x->st = mica__fail(x->ctx, MICA_ERR_INTERNAL, "%s: %lld values for "
+                           "weights of other dimensions", what,
+                           (long long)d->count);
+        return NULL;
+    }
     if (x->nb_weights == x->cap_weights) {
         int32_t cap = x->cap_weights ? 2 * x->cap_weights : 64;
         mica__ox_weights_t *g = realloc(x->weights, sizeof *g * (size_t)cap);
