@@ -36,12 +36,14 @@ modules_common_libmicamodkit_nn_la_SOURCES += modules/common/kit_onednn.c \
 endif
 
 # The GPU libraries' helpers (not installed): cuBLAS and, when configure
-# found it, cuDNN, opened on first use, with a handle per thread and device.
+# found it, cuDNN, opened on first use, with a handle per thread and device;
+# NVRTC and the CUDA driver, for kernels compiled while an engine is built.
 if MICA_CUDA
 noinst_LTLIBRARIES += modules/common/libmicamodkit_gpu.la
 modules_common_libmicamodkit_gpu_la_SOURCES = modules/common/kit_handles.c \
 	modules/common/kit_handles.h modules/common/kit_cublas.c \
-	modules/common/kit_cublas.h
+	modules/common/kit_cublas.h modules/common/kit_nvrtc.c \
+	modules/common/kit_nvrtc.h
 modules_common_libmicamodkit_gpu_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	$(MICA_CUDNN_CPPFLAGS)
 if MICA_CUDNN
