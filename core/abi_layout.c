@@ -67,6 +67,13 @@ static_assert(offsetof(mica_fusion_rule_info_t, module_file) == 32,
               "fusion rule info v1");
 static_assert(offsetof(mica_build_config_t, no_fusion) == 40,
               "build config: no_fusion appended");
+static_assert(offsetof(mica_build_config_t, passes) == 48,
+              "build config: passes appended");
+static_assert(offsetof(mica_build_config_t, no_passes) == 56,
+              "build config: no_passes appended");
+static_assert(sizeof(mica_pass_info_t) == 32, "pass info: first layout");
+static_assert(offsetof(mica_pass_info_t, changed) == 24,
+              "pass info: first layout");
 static_assert(offsetof(mica_layer_info_t, tactic) == 104,
               "layer info: tactic appended");
 static_assert(offsetof(mica_creator_info_t, module_license) == 80,

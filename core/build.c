@@ -14,6 +14,7 @@
 #include <config.h>
 
 #include "build.h"
+#include "passes/passes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,7 +116,7 @@ static double now_ms(void)
 static void took(build_t *b, const char *step, double *t)
 {
     double t1;
-    if (b->validate_only)
+    if (b->validate_only || b->facts)
         return;
     t1 = now_ms();
     mica__log(b->ctx, MICA_LOG_DEBUG, "build: %s: %.2f ms", step, t1 - *t);
@@ -155,7 +156,8 @@ static mica_status_t run_build(build_t *b)
         (st = mica__dds_check(b)) != MICA_OK)
         return st;
     mica__control_lifetimes(b->e);
-    if (!b->validate_only && (st = mica__inplace(b->e)) != MICA_OK)
+    if (!b->validate_only && !b->facts &&
+        (st = mica__inplace(b->e)) != MICA_OK)
         return st;
     took(b, "kinds, types and shapes", &t);
     st = mica__build_profiles(b);
@@ -165,16 +167,21 @@ static mica_status_t run_build(build_t *b)
 
 void mica__engine_free(mica_engine_t *e);
 
+/* What a build makes. */
+enum { BUILD_ENGINE, BUILD_VALIDATE, BUILD_FACTS };
+
 /*
  * Build net for the device `dev` (bit `device`), already picked and
- * opened; validate_only: run the same checks without a device; again: a
- * second build of a rewritten network, which does not repeat the
- * warnings of the first.
+ * opened; `mode` BUILD_VALIDATE: run the same checks without a device,
+ * BUILD_FACTS: an engine that says what the passes ask
+ * (mica__build_facts); again: a second build of a rewritten network,
+ * which does not repeat the warnings of the first.
  */
 static mica_status_t build(mica_network_t *net, const mica_build_config_t *cfg,
-                           int validate_only, int again, uint32_t device,
+                           int mode, int again, uint32_t device,
                            const mica__device_t *dev, mica_engine_t **out)
 {
+    int validate_only = mode == BUILD_VALIDATE;
     build_t b;
     mica_status_t st;
 
@@ -189,7 +196,8 @@ static mica_status_t build(mica_network_t *net, const mica_build_config_t *cfg,
                                   sizeof b.cfg->autotune &&
                  b.cfg->autotune;
     b.validate_only = validate_only;
-    b.again = again;
+    b.facts = mode == BUILD_FACTS;
+    b.again = again || b.facts;
     b.e = calloc(1, sizeof *b.e);
     if (!b.e)
         return mica__fail(b.ctx, MICA_ERR_NOMEM, "out of host memory");
@@ -219,16 +227,15 @@ static mica_status_t build(mica_network_t *net, const mica_build_config_t *cfg,
 
 mica_status_t mica_network_validate(mica_network_t *net)
 {
-    return build(net, NULL, 1, 0, 0, NULL, NULL);
+    return build(net, NULL, BUILD_VALIDATE, 0, 0, NULL, NULL);
 }
 
-/* Whether cfg turns fusion off. */
-static int no_fusion(const mica_build_config_t *cfg)
+mica_status_t mica__build_facts(mica_network_t *net,
+                                const mica_build_config_t *cfg,
+                                uint32_t device, const mica__device_t *dev,
+                                mica_engine_t **out)
 {
-    return cfg && cfg->struct_size >= offsetof(mica_build_config_t,
-                                               no_fusion) +
-                                          sizeof cfg->no_fusion &&
-           cfg->no_fusion;
+    return build(net, cfg, BUILD_FACTS, 1, device, dev, out);
 }
 
 /* The precisions cfg allows, as bits; float32 always. */
@@ -255,7 +262,7 @@ static mica_status_t build_all(mica_network_t *net,
     mica_network_t *half = NULL, *formats = NULL;
     mica_status_t st;
 
-    if ((st = build(net, cfg, 0, 0, device, dev, out)) != MICA_OK)
+    if ((st = build(net, cfg, BUILD_ENGINE, 0, device, dev, out)) != MICA_OK)
         return st;
     /* Float16: rewrite the network with what the float32 build knows of
      * each implementation, then build the rewritten one. */
@@ -264,7 +271,7 @@ static mica_status_t build_all(mica_network_t *net,
     if (st == MICA_OK && half) {
         mica_engine_destroy(*out);
         *out = NULL;
-        st = build(half, cfg, 0, 1, device, dev, out);
+        st = build(half, cfg, BUILD_ENGINE, 1, device, dev, out);
     }
     /* Formats: the same, from what that build knows (core/formats.c). */
     if (st == MICA_OK)
@@ -272,7 +279,7 @@ static mica_status_t build_all(mica_network_t *net,
     if (st == MICA_OK && formats) {
         mica_engine_destroy(*out);
         *out = NULL;
-        st = build(formats, cfg, 0, 1, device, dev, out);
+        st = build(formats, cfg, BUILD_ENGINE, 1, device, dev, out);
     }
     mica_network_destroy(half);
     mica_network_destroy(formats);
@@ -283,16 +290,30 @@ static mica_status_t build_all(mica_network_t *net,
     return st;
 }
 
+mica_status_t mica__build_plain(mica_network_t *net,
+                                const mica_build_config_t *cfg,
+                                uint32_t device, const mica__device_t *dev,
+                                mica_engine_t **out)
+{
+    int32_t i, asked = 0;
+    *out = NULL;
+    for (i = 0; i < net->nb_layers; i++)
+        asked |= net->layers[i].precision == MICA_FLOAT16 + 1;
+    return build_all(net, cfg, asked, device, dev, out);
+}
+
 mica_status_t mica_engine_build(mica_network_t *net,
                                 const mica_build_config_t *cfg,
                                 mica_engine_t **out)
 {
     uint32_t device;
     const mica__device_t *dev;
-    mica_network_t *fused = NULL;
+    mica_network_t *passed = NULL;
+    mica__passes_chain_t chain = {NULL, 0};
+    mica__pass_record_t *records = NULL;
     mica_context_t *ctx = net->ctx;
     mica_status_t st = MICA_OK;
-    int32_t i, asked = 0;
+    int32_t i, asked = 0, nb_records = 0;
     double t0 = now_ms();
 
     *out = NULL;
@@ -302,31 +323,38 @@ mica_status_t mica_engine_build(mica_network_t *net,
         return st;
     for (i = 0; i < net->nb_layers; i++)
         asked |= net->layers[i].precision == MICA_FLOAT16 + 1;
-    /* Fusion first: the rest sees the fused layers (core/fusion.c).  A
-     * fused network the builder refuses (a fused layer's implementation
-     * that does not take the chain's types, say) is built as written:
-     * fusion never fails a build that would succeed without it. */
-    if (!no_fusion(cfg) &&
-        (st = mica__fusion_rewrite(net, cfg, device, &fused)) != MICA_OK)
+    /* The graph passes first: the rest sees the rewritten network
+     * (core/passes/).  A rewritten network the builder refuses (a fused
+     * layer's implementation that does not take the chain's types, say)
+     * is built as written: passes never fail a build that would succeed
+     * without them. */
+    if ((st = mica__passes_run(net, cfg, device, dev, &passed, &chain,
+                               &records, &nb_records)) != MICA_OK)
         return st;
-    if (fused) {
-        st = build_all(fused, cfg, asked, device, dev, out);
-        mica_network_destroy(fused);
-        if (st == MICA_ERR_NOMEM)
-            return st;
-        if (st != MICA_OK) {
+    if (passed) {
+        st = build_all(passed, cfg, asked, device, dev, out);
+        if (st != MICA_OK && st != MICA_ERR_NOMEM) {
             char why[MICA_ERROR_MAX];
             snprintf(why, sizeof why, "%s", mica_context_error(ctx));
+            mica__pass_records_free(records, nb_records);
+            records = NULL;
+            nb_records = 0;
             st = build_all(net, cfg, asked, device, dev, out);
             if (st == MICA_OK)
-                mica__log(ctx, MICA_LOG_WARNING, "fusion: the fused network "
-                          "does not build (%s); built without fusion", why);
+                mica__log(ctx, MICA_LOG_WARNING, "passes: the rewritten "
+                          "network does not build (%s); built without "
+                          "passes", why);
         }
     } else {
         st = build_all(net, cfg, asked, device, dev, out);
     }
-    if (st != MICA_OK)
+    mica__passes_chain_free(&chain);
+    if (st != MICA_OK) {
+        mica__pass_records_free(records, nb_records);
         return st;
+    }
+    (*out)->passes = records;
+    (*out)->nb_passes = nb_records;
     mica__log(ctx, MICA_LOG_INFO, "engine built for %s in %.1f ms: %d "
               "layers, %d profile%s, %lld arena bytes",
               mica__device_desc(device)->name, now_ms() - t0,

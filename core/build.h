@@ -14,6 +14,7 @@ typedef struct mica__build {
     mica_engine_t *e;
     const mica_build_config_t *cfg;
     int validate_only;
+    int facts;               /* for the graph passes: mica__build_facts */
     int again;               /* a rewritten network's second build */
     int autotune;            /* time the candidate implementations */
     mica__index_t names;     /* tensor name -> tensor index */

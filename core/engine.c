@@ -118,6 +118,7 @@ void mica__engine_free(mica_engine_t *e)
     free(e->profiles);
     mica__constructs_free(e);
     mica__expr_builder_destroy(e->eb);
+    mica__pass_records_free(e->passes, e->nb_passes);
     /* Last: the layers destroyed above may have pointed into them. */
     if (e->bytes)
         mica__bytes_release(e->bytes, e->bytes_size, e->bytes_unmap);
@@ -338,5 +339,27 @@ mica_status_t mica_engine_symbol(const mica_engine_t *engine, int32_t index,
                           (int)engine->nb_symbols - 1);
     *name = engine->symbols[index].name;
     *meaning = engine->symbols[index].meaning;
+    return MICA_OK;
+}
+
+int32_t mica_engine_nb_passes(const mica_engine_t *engine)
+{
+    return engine->nb_passes;
+}
+
+mica_status_t mica_engine_pass(const mica_engine_t *engine, int32_t index,
+                               mica_pass_info_t *info)
+{
+    mica_pass_info_t full;
+    if (index < 0 || index >= engine->nb_passes)
+        return mica__fail(engine->ctx, MICA_ERR_INVALID,
+                          "pass index %d out of range (the engine records "
+                          "%d passes)", (int)index, (int)engine->nb_passes);
+    memset(&full, 0, sizeof full);
+    full.struct_size = sizeof full;
+    full.name = engine->passes[index].name;
+    full.summary = engine->passes[index].summary;
+    full.changed = engine->passes[index].changed;
+    mica__fill_out(info, &full, sizeof full, sizeof full);
     return MICA_OK;
 }

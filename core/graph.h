@@ -123,6 +123,13 @@ static inline int mica__valid_name(const char *s)
 }
 
 /*
+ * mica_network_add_layer for a layer whose weights outlive the network
+ * (a rewrite's, borrowed from the network it rewrites): not copied.
+ */
+mica_status_t mica__network_add_borrowed(mica_network_t *net,
+                                         const mica_layer_spec_t *spec);
+
+/*
  * Add a layer whose params the caller checked (mica__fields_validate)
  * against `creator`: the network takes `fields` over (also on failure).
  * Used by the manifest loader, which checks them with their positions.
@@ -154,7 +161,8 @@ const char *mica__deploy_choice(const mica_context_t *ctx, const char *type,
  * Rewriting a network for a second build (core/rewrite.c): into `out`,
  * the inputs, profiles, scales, formats and outputs of net; layer nl
  * with its tensors named `names` (inputs then outputs), its own fields
- * or `fields` where not NULL, running with
+ * (their weights borrowed: nl's network must outlive out) or `fields`
+ * where not NULL (copied), running with
  * `formats` (per input then output; NULL: all linear) and a note for
  * inspect (NULL: its own); an Identity `name` from `from` to `to`, a
  * cast to `dtype` if not NULL, with its two formats (NULL: linear).
@@ -185,16 +193,25 @@ mica_status_t mica__formats_rewrite(mica_network_t *net,
                                     mica_network_t **out);
 
 /*
- * The network with the fusion rules of the loaded modules applied, for
- * the device `device` (a bit; core/fusion.c), leaving alone the layers
- * of the types cfg (or the deploy-time choice) prefers an implementation
- * for.  *out is NULL when no rule
- * matches, or when a fused layer's params do not pass its schema (said
- * as a warning).
+ * An engine of net for the device `device` (bit; `dev` opened) that
+ * says what the graph passes ask (core/passes/): every tensor's kind,
+ * type, symbolic shape and values, each profile's corner shapes, the
+ * layers' implementations and instances; nothing configured, no memory
+ * planned, nothing logged but failures.  It is not for running: free it
+ * with mica_engine_destroy.
  */
-mica_status_t mica__fusion_rewrite(mica_network_t *net,
-                                   const mica_build_config_t *cfg,
-                                   uint32_t device, mica_network_t **out);
+mica_status_t mica__build_facts(mica_network_t *net,
+                                const mica_build_config_t *cfg,
+                                uint32_t device, const mica__device_t *dev,
+                                mica_engine_t **out);
+
+/* mica_engine_build of net as written (no graph pass), for the device
+ * `device` (`dev` opened), saying nothing but failures: the engines the
+ * passes build for themselves (core/passes/fold.c). */
+mica_status_t mica__build_plain(mica_network_t *net,
+                                const mica_build_config_t *cfg,
+                                uint32_t device, const mica__device_t *dev,
+                                mica_engine_t **out);
 
 /*
  * The network rewritten so that layers run in float16 where `allowed`
@@ -274,7 +291,13 @@ struct mica_network {
     int32_t nb_formats;
     int32_t formats_set;      /* rewritten by core/formats.c: every layer
                                  says the formats of its tensors */
+    void **blobs;             /* weights a pass made, which its layers
+                                 borrow (mica__network_keep) */
+    int32_t nb_blobs;
 };
+
+/* Net takes over malloc'd `blob` (freed with it, also on failure). */
+mica_status_t mica__network_keep(mica_network_t *net, void *blob);
 
 /* The format asked for network input or output `name` (LINEAR if none),
  * and the arrays of net's formats freed (core/network_format.c). */
@@ -445,7 +468,21 @@ struct mica_engine {
     void *bytes;
     size_t bytes_size;
     int32_t bytes_unmap;
+    /* The graph passes that ran before the build (core/passes/), in
+     * order, with what each changed; kept in engine files (format 4). */
+    struct mica__pass_record *passes;
+    int32_t nb_passes;
 };
+
+/* What one graph pass did to the network an engine was built from. */
+typedef struct mica__pass_record {
+    char *name;                /* "constant-folding" */
+    char *summary;             /* "302 layers folded" */
+    int64_t changed;           /* the number the summary counts */
+} mica__pass_record_t;
+
+/* Free n records and the array. */
+void mica__pass_records_free(mica__pass_record_t *r, int32_t n);
 
 /* ---- loops and conditionals (core/control.c) ------------------------ */
 

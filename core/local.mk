@@ -23,7 +23,9 @@ libmica_la_SOURCES += \
 	core/plan.c core/inplace.c core/dds.c core/engine.c core/exec.c \
 	core/exec_run.c core/exec_timing.c core/exec_graph.c \
 	core/flow.c \
-	core/autotune.c core/precision.c core/rewrite.c core/fusion.c \
+	core/autotune.c core/precision.c core/rewrite.c \
+	core/passes/passes.c core/passes/passes.h core/passes/fusion.c \
+	core/passes/fold.c \
 	core/control.c core/control_plan.c core/control_order.c \
 	core/control_check.c core/cpu/device.c
 # Engine files (core/format/): the format in one room.
@@ -113,7 +115,8 @@ check_PROGRAMS += tests/test_engine_format
 TESTS += tests/test_engine_format
 tests_test_engine_format_SOURCES = tests/test_engine_format.c
 tests_test_engine_format_LDADD = $(MICA_TEST_LIBS)
-EXTRA_DIST += tests/engines/rows-v2.engine tests/engines/dynamic-v2.engine
+EXTRA_DIST += tests/engines/rows-v2.engine tests/engines/dynamic-v2.engine \
+	tests/engines/rows-v3.engine
 # Crafted engine files (tests/craft.h: reseal, walk, change one field),
 # each refused in one line; the fuzzers reuse tests/craft.c.
 check_PROGRAMS += tests/test_engine_crafted

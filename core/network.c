@@ -84,7 +84,23 @@ void mica_network_destroy(mica_network_t *net)
     mica__index_free(&net->layer_names);
     free_strv(net->outputs, net->nb_outputs);
     free_strv(net->output_origins, net->nb_outputs);
+    for (i = 0; i < net->nb_blobs; i++)
+        free(net->blobs[i]);
+    free(net->blobs);
     free(net);
+}
+
+mica_status_t mica__network_keep(mica_network_t *net, void *blob)
+{
+    void **grown = realloc(net->blobs, sizeof *grown *
+                           ((size_t)net->nb_blobs + 1));
+    if (!grown) {
+        free(blob);
+        return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
+    }
+    net->blobs = grown;
+    net->blobs[net->nb_blobs++] = blob;
+    return MICA_OK;
 }
 
 /* A copy of the n strings of v (entries may be NULL); NULL v gives NULLs. */
@@ -189,8 +205,9 @@ nomem:
     return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
 }
 
-mica_status_t mica_network_add_layer(mica_network_t *net,
-                                     const mica_layer_spec_t *spec)
+/* Add a layer; `borrow`: its weights outlive the network (no copy). */
+static mica_status_t add_layer(mica_network_t *net,
+                               const mica_layer_spec_t *spec, int borrow)
 {
     mica_context_t *ctx = net->ctx;
     mica__net_layer_t l;
@@ -228,6 +245,7 @@ mica_status_t mica_network_add_layer(mica_network_t *net,
     memset(&src, 0, sizeof src);
     src.layer = spec->name;
     src.origin = spec->origin;
+    src.borrow_weights = borrow;
     st = mica__fields_validate(&src, info.creator, given, n, &l.fields, err,
                                sizeof err);
     free(given);
@@ -235,6 +253,18 @@ mica_status_t mica_network_add_layer(mica_network_t *net,
         return mica__fail(ctx, st, "%s", err);
     l.checked_with = info.creator;
     return append(net, spec, &l);
+}
+
+mica_status_t mica_network_add_layer(mica_network_t *net,
+                                     const mica_layer_spec_t *spec)
+{
+    return add_layer(net, spec, 0);
+}
+
+mica_status_t mica__network_add_borrowed(mica_network_t *net,
+                                         const mica_layer_spec_t *spec)
+{
+    return add_layer(net, spec, 1);
 }
 
 mica_status_t mica__network_add_checked(mica_network_t *net,

@@ -300,19 +300,19 @@ mica_status_t mica__build_profiles(mica__build_t *b)
         if ((st = alloc_profile(b, k)) != MICA_OK ||
             (st = measure(b, k, &s, input_dims)) != MICA_OK)
             break;
-        if (k == 0 && b->autotune && !b->validate_only &&
+        if (k == 0 && b->autotune && !b->validate_only && !b->facts &&
             (st = mica__autotune(b)) != MICA_OK)
             break;
-        if (k == 0 && !b->validate_only &&
+        if (k == 0 && !b->validate_only && !b->facts &&
             (st = mica__default_tactics(e)) != MICA_OK)
             break;
-        if (!b->validate_only &&
+        if (!b->validate_only && !b->facts &&
             ((st = mica__configure_profile(e, k, e->profiles[k].workspace)) !=
                  MICA_OK ||
              (st = mica__plan_memory(e, k)) != MICA_OK))
             break;
     }
-    if (st == MICA_OK && !b->validate_only)
+    if (st == MICA_OK && !b->validate_only && !b->facts)
         st = mica__configure_host(e);
     mica__shapes_free(e, &s);
     free(input_dims);

@@ -99,7 +99,10 @@ mica_status_t mica__rewrite_layer(mica_network_t *out,
     spec.input_origins = (const char *const *)nl->input_origins;
     spec.loop = nl->loop;
     spec.conditional = nl->conditional;
-    if ((st = mica_network_add_layer(out, &spec)) != MICA_OK)
+    /* Its own weights are borrowed from the network it comes from;
+     * fields given are the caller's, copied. */
+    if ((st = fields ? mica_network_add_layer(out, &spec)
+                     : mica__network_add_borrowed(out, &spec)) != MICA_OK)
         return st;
     out->layers[out->nb_layers - 1].precision = nl->precision;
     if (nl->fused && !(out->layers[out->nb_layers - 1].fused =

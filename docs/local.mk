@@ -1,8 +1,10 @@
-# docs/local.mk - the manifest reference and the command's reference,
-# installed in $(docdir), and the check that the manifest reference
-# documents every layer type the in-tree modules register.
+# docs/local.mk - the manifest reference, the command's reference and
+# the graph passes', installed in $(docdir), and the check that the
+# manifest reference documents every layer type the in-tree modules
+# register (and docs/passes.md every pass).
 
-dist_doc_DATA += docs/manifest.md docs/mica.md docs/triton.md docs/limits.md
+dist_doc_DATA += docs/manifest.md docs/mica.md docs/triton.md docs/limits.md \
+	docs/passes.md
 
 check_PROGRAMS += tests/test_docs
 TESTS += tests/test_docs

@@ -148,9 +148,10 @@ int craft_map(const unsigned char *data, size_t size, craft_map_t *m)
 {
     walk_t w = {data, size, CRAFT_HEADER, 0};
     uint32_t c[11], i, k, n, kind;
+    uint32_t format = size >= CRAFT_HEADER ? craft_get_u32(data, 8) : 0;
 
     memset(m, 0, sizeof *m);
-    if (size < CRAFT_HEADER || craft_get_u32(data, 8) != 3)
+    if (format != 3 && format != 4)
         return -1;
     skip(&w, 4); /* device */
     m->counts = w.pos;
@@ -235,7 +236,7 @@ int craft_map(const unsigned char *data, size_t size, craft_map_t *m)
         skip(&w, 8);
     }
     m->fusion = 0;
-    if (!w.bad && w.pos < size) {
+    if (!w.bad && (format >= 4 || w.pos < size)) {
         uint32_t n, i;
         m->fusion = w.pos;
         n = u32(&w);
@@ -243,6 +244,18 @@ int craft_map(const unsigned char *data, size_t size, craft_map_t *m)
             note(m->fusion_layer, i, w.pos);
             skip(&w, 4);
             str(&w);
+        }
+    }
+    m->passes = 0;
+    if (!w.bad && format >= 4) {
+        uint32_t n, i;
+        m->passes = w.pos;
+        n = u32(&w);
+        for (i = 0; i < n && !w.bad; i++) {
+            note(m->pass_name, i, w.pos);
+            str(&w);
+            str(&w);
+            skip(&w, 8);
         }
     }
     m->end = w.pos;

@@ -9,7 +9,7 @@
  *
  * craft_reseal makes any bytes after the header pass the header's size
  * and checksum checks, so that what follows reaches the parser itself.
- * craft_map walks a file of format 3 as the loader reads it
+ * craft_map walks a file of format 3 or 4 as the loader reads it
  * (core/format/format.h) and records where each field lies, so that a
  * test can change one field and nothing else.
  */
@@ -56,12 +56,16 @@ typedef struct craft_map {
                                       i64 offset */
     size_t arena;                  /* profile 0's i64 arena bytes */
     size_t fusion;                 /* the fusion records' u32 count, 0:
-                                      none (an engine nothing fused) */
+                                      none (format 3: an engine nothing
+                                      fused) */
     size_t fusion_layer[CRAFT_MAX]; /* each record's i32 layer */
+    size_t passes;                 /* format 4: the pass records' u32
+                                      count */
+    size_t pass_name[CRAFT_MAX];   /* each record's name (u32 length) */
     size_t end;                    /* where the walk stopped */
 } craft_map_t;
 
-/* 0 if data is a file of format 3 walked to its end, else -1. */
+/* 0 if data is a file of format 3 or 4 walked to its end, else -1. */
 int craft_map(const unsigned char *data, size_t size, craft_map_t *m);
 
 /*

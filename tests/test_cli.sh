@@ -122,7 +122,9 @@ run "$mica" run "$tmp/in.yaml" --input "x=$tmp/x.npy" --profile -1 --output-dir 
 is 2 "$rc" "run --profile -1: usage error (2)"
 
 # ---- inspect ---------------------------------------------------------------
-run "$mica" inspect "$hello" --device cpu
+# (hello.yaml has no input: constant folding would make it all Constants;
+# --no-passes all shows its layers as written.)
+run "$mica" inspect "$hello" --device cpu --no-passes all
 is 0 "$rc" "inspect exits 0"
 has "$tmp/out" '^device: *cpu' "inspect: the device"
 has "$tmp/out" '^arena: *[0-9][0-9]* bytes' "inspect: the arena size"
@@ -191,13 +193,15 @@ is 1 "$rc" "missing manifest: exits 1"
 has "$tmp/err" "^mica: cannot open manifest" "  and says so"
 
 # ---- deploy-time implementation choice ---------------------------------------
-run "$mica" inspect "$hello" --device cpu
+run "$mica" inspect "$hello" --device cpu --no-passes all
 has "$tmp/out" '^  2  add .*\(reference\|onednn\) .*the highest priority for cpu' \
     "inspect says why each implementation was chosen"
-run "$mica" inspect "$hello" --device cpu --prefer ElementWise=reference
+run "$mica" inspect "$hello" --device cpu --prefer ElementWise=reference \
+    --no-passes all
 has "$tmp/out" '^  2  add .*reference .*the deploy-time choice' \
     "--prefer Type=impl is the deploy-time choice"
-run "$mica" inspect "$hello" --device cpu --prefer ElementWise=nope
+run "$mica" inspect "$hello" --device cpu --prefer ElementWise=nope \
+    --no-passes all
 is 0 "$rc" "--prefer of an implementation that does not exist: still builds"
 has "$tmp/err" "implementation 'nope' of ElementWise .* is not usable" \
     "  with a warning"

@@ -105,7 +105,8 @@ ok $([ ! -e "$tmp/u.engine" ]; echo $?) "usage errors write no engine"
 
 # ---- hello.yaml: build, run, inspect ---------------------------------------
 mkdir "$tmp/eng"
-run "$mica" build "$hello" -o "$tmp/eng/hello.engine" --device cpu
+run "$mica" build "$hello" -o "$tmp/eng/hello.engine" --device cpu \
+    --no-passes all
 is 0 "$rc" "build hello.yaml exits 0"
 [ "$rc" -eq 0 ] || sed 's/^/#     | /' "$tmp/err"
 is 1 "$(lines "$tmp/out")" "  one line on stdout"
@@ -154,7 +155,7 @@ run "$mica" run "$tmp/eng/hello.yaml" --output-dir "$tmp/hy"
 is 0 "$rc" "an engine file named .yaml runs as an engine"
 rm -f "$tmp/eng/hello.yaml"
 
-run "$mica" inspect "$hello" --device cpu
+run "$mica" inspect "$hello" --device cpu --no-passes all
 cp "$tmp/out" "$tmp/insp.m"
 run "$mica" inspect "$tmp/eng/hello.engine"
 is 0 "$rc" "inspect hello.engine exits 0"
@@ -173,11 +174,13 @@ is 1 "$rc" "inspect of a CPU engine --device cuda: refused (exit 1)"
 is 1 "$(lines "$tmp/err")" "  with one line"
 
 # A second build replaces the file whole.
-run "$mica" build "$hello" -o "$tmp/eng/hello.engine" --device cpu
+run "$mica" build "$hello" -o "$tmp/eng/hello.engine" --device cpu \
+    --no-passes all
 is 0 "$rc" "build again over the engine exits 0"
 is "hello.engine" "$(ls -A "$tmp/eng" | tr '\n' ' ' | sed 's/ $//')" \
     "  the engine file alone, no temporary file"
-run "$mica" build "$hello" --output="$tmp/eng/hello2.engine" --device=cpu
+run "$mica" build "$hello" --output="$tmp/eng/hello2.engine" --device=cpu \
+    --no-passes=all
 is 0 "$rc" "build --output=FILE --device=cpu"
 same "$tmp/eng/hello.engine" "$tmp/eng/hello2.engine" \
     "  two builds of one manifest write the same bytes"
@@ -516,7 +519,8 @@ else
 fi
 
 # ---- float16 ----------------------------------------------------------------
-run "$mica" build "$hello" -o "$tmp/h16.engine" --fp16 --device cpu
+run "$mica" build "$hello" -o "$tmp/h16.engine" --fp16 --device cpu \
+    --no-passes all
 is 0 "$rc" "build --fp16 exits 0"
 run "$mica" inspect "$tmp/h16.engine"
 has "$tmp/out" '^  [0-9]  add .*runs in float16' "  ElementWise runs in float16"
@@ -531,7 +535,7 @@ sed -e 's/^name: hello$/name: hello\nprecision: [float32, float16]/' \
     -e 's/^  - {name: relu, \(.*\)}$/  - {name: relu, \1, precision: float32}/' \
     "$hello" >"$tmp/h16.yaml"
 cp "$top_src/examples/hello_x.npy" "$tmp/"
-run "$mica" inspect "$tmp/h16.yaml" --device cpu
+run "$mica" inspect "$tmp/h16.yaml" --device cpu --no-passes all
 has "$tmp/out" '^  [0-9]  add .*runs in float16' \
     "manifest precision [float32, float16]: float16 where allowed"
 has "$tmp/out" '^  [0-9]  relu .*the highest priority for cpu$' \

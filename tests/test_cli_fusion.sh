@@ -147,7 +147,7 @@ EOF
 run "$mica" inspect "$tmp/int.yaml" --device cpu --module-path "$addrelu"
 ok "$rc" "addrelu.so on int32: the network still builds"
 hasnt "$tmp/out" "AddRelu" "addrelu.so on int32: nothing fused"
-has "$tmp/err" "fusion: the fused network does not build (.*AddRelu.*); built without fusion" \
+has "$tmp/err" "passes: the rewritten network does not build (.*AddRelu.*); built without passes" \
     "addrelu.so on int32: a warning says why"
 
 run "$mica" modules --module-path "$addrelu"

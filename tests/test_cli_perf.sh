@@ -88,7 +88,7 @@ has "$tmp/out" '^Data transfers: off' "  says transfers are off"
 has "$tmp/out" '^H2D Latency: min = 0 ms, max = 0 ms' "  H2D is 0"
 has "$tmp/out" '^D2H Latency: min = 0 ms, max = 0 ms' "  D2H is 0"
 
-run "$mica" bench "$hello" $quick --profile-layers
+run "$mica" bench "$hello" $quick --profile-layers --no-passes all
 is 0 "$rc" "bench --profile-layers exits 0"
 has "$tmp/out" '^Per-layer timing: on$' "  says so"
 has "$tmp/out" '^=== Profile (7 iterations) ===$' "  a per-layer table"
@@ -103,7 +103,7 @@ has "$tmp/out" "^Total  *$num  *$num  *$num  *100.0$" "  and a total"
 
 # ---- bench: the JSON exports -------------------------------------------------
 run "$mica" bench "$hello" $quick --export-times "$tmp/times.json" \
-    --export-profile "$tmp/profile.json"
+    --export-profile "$tmp/profile.json" --no-passes all
 is 0 "$rc" "bench --export-times --export-profile exits 0"
 has "$tmp/out" "^times: $tmp/times.json$" "  names the times file"
 has "$tmp/out" '^=== Profile' "  --export-profile implies the table"

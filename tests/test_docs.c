@@ -13,6 +13,8 @@
  *
  * and the sections are in byte order of their names.  A new module that
  * is not documented, or a new field, fails here, naming what is missing.
+ * So does a graph pass (mica_pass_name) without its "## `name`" section
+ * in docs/passes.md (beside manifest.md).
  *
  * Run it alone with `make check-docs`, or as
  * `tests/test_docs [PATH/manifest.md]` with $MICA_MODULE_DIR set.
@@ -181,6 +183,29 @@ static void check_order(const char *start, const char *end)
     ok(sorted, "the layer type sections are in alphabetical order");
 }
 
+/* Every graph pass has its section in passes.md, beside manifest.md at
+ * `path`. */
+static void check_passes(const char *path)
+{
+    char file[4200], head[256];
+    const char *slash = strrchr(path, '/');
+    char *doc;
+    int32_t i;
+
+    if (slash)
+        snprintf(file, sizeof(file), "%.*s/passes.md",
+                 (int)(slash - path), path);
+    else
+        snprintf(file, sizeof(file), "passes.md");
+    doc = slurp(file);
+    for (i = 0; mica_pass_name(i); i++) {
+        snprintf(head, sizeof(head), "\n## `%s`", mica_pass_name(i));
+        ok(doc && strstr(doc, head), "pass %s: its section in %s",
+           mica_pass_name(i), file);
+    }
+    free(doc);
+}
+
 int main(int argc, char **argv)
 {
     const char *top = getenv("MICA_TOP_SRCDIR");
@@ -220,10 +245,13 @@ int main(int argc, char **argv)
     }
     if (!nb_types)
         skip_all("no module is loaded (set MICA_MODULE_DIR)");
-    plan(nb_types + 1);
+    for (k = 0; mica_pass_name(k); k++)
+        ;
+    plan(nb_types + 1 + k);
     for (i = 0; i < nb_types; i++)
         check_type(ctx, start, end, types[i]);
     check_order(start, end);
+    check_passes(path);
     free(types);
     free(doc);
     mica_context_destroy(ctx);

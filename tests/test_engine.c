@@ -219,23 +219,23 @@ static void test_damage(void)
     ok(survived, "damage behind a valid checksum: an engine or a message, "
        "never a crash");
     memcpy(copy, data, size);
-    v = 4;
+    v = 5;
     memcpy(copy + 8, &v, 4);
     ok(mica_engine_deserialize(ctx, copy, size, &out) != MICA_OK,
        "a format version from the future: refused");
-    contains(err(), "format version 4; this mica reads versions 1 to 3",
+    contains(err(), "format version 5; this mica reads versions 1 to 4",
              "  saying so");
     v = 0;
     memcpy(copy + 8, &v, 4);
     ok(mica_engine_deserialize(ctx, copy, size, &out) != MICA_OK,
        "format version 0: refused");
-    contains(err(), "format version 0; this mica reads versions 1 to 3",
+    contains(err(), "format version 0; this mica reads versions 1 to 4",
              "  saying so");
     /* The format is in the header, outside the checksum. */
     v = 1;
     memcpy(copy + 8, &v, 4);
     ok(mica_engine_deserialize(ctx, copy, size, &out) != MICA_OK &&
-       strstr(err(), "is corrupt"), "a format-3 file labelled format 1: "
+       strstr(err(), "is corrupt"), "a format-4 file labelled format 1: "
        "refused as corrupt (format 1 holds a network, not an engine)");
     memcpy(copy, data, size);
     v = 99;

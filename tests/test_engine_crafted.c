@@ -7,8 +7,9 @@
  * number of rows: symbols, expressions, shape tensors on the host,
  * weights); then every byte of it changed in turn.  Then the engine of
  * tests/manifests/fusion/fusion.yaml, where fusion rules fired: its
- * fusion records broken, then left out (as files written before fusion
- * hold none), and every byte of it changed in turn.
+ * fusion records broken, then left out (as files of format 3 written
+ * before fusion hold none), its records of the graph passes broken and
+ * left out (format 3), and every byte of it changed in turn.
  *
  * Issue 15's reproducers are among them: a saved field's count that asks
  * for 206 GB (refused by the host before any module reads it, and by
@@ -310,7 +311,11 @@ static void test_fusion(void)
     c = copy();
     craft_reseal(c, map.fusion);
     st = mica_engine_deserialize(ctx, c, map.fusion, &e);
-    ok(st == MICA_OK && e, "without its fusion records: loads (%s)",
+    ok(st != MICA_OK && !e, "format 4 without its fusion records: refused");
+    craft_put_u32(c, 8, 3);
+    craft_reseal(c, map.fusion);
+    st = mica_engine_deserialize(ctx, c, map.fusion, &e);
+    ok(st == MICA_OK && e, "format 3 without its fusion records: loads (%s)",
        st == MICA_OK ? "ok" : err());
     for (i = 0; e && i < mica_engine_nb_layers(e); i++) {
         mica_layer_info_t li;
@@ -320,6 +325,35 @@ static void test_fusion(void)
             fused++;
     }
     ok(e && fused == 0, "  and no layer has a record (%d)", (int)fused);
+    mica_engine_destroy(e);
+    free(c);
+}
+
+/*
+ * The records of the graph passes (format 4): each checked; a file of
+ * format 3 holds none and loads with none.
+ */
+static void test_passes(void)
+{
+    mica_engine_t *e = NULL;
+    mica_status_t st;
+    unsigned char *c;
+    uint32_t n = map.passes ? craft_get_u32(orig, map.passes) : 0;
+
+    ok(n >= 1, "the engine records the passes that ran (%u)", (unsigned)n);
+    c = copy();
+    craft_put_u32(c, map.passes, 1000000);
+    refused(c, "is corrupt: bad pass records", "more records than bytes");
+    c = copy();
+    craft_put_u32(c, map.pass_name[0], 0);
+    refused(c, "is corrupt: bad pass records", "a record without a name");
+    c = copy();
+    craft_put_u32(c, 8, 3);
+    craft_reseal(c, map.passes);
+    st = mica_engine_deserialize(ctx, c, map.passes, &e);
+    ok(st == MICA_OK && e && mica_engine_nb_passes(e) == 0,
+       "format 3, without pass records: loads, with none (%s)",
+       st == MICA_OK ? "ok" : err());
     mica_engine_destroy(e);
     free(c);
 }
@@ -344,7 +378,7 @@ static void use(const char *top, const char *rel)
     mica_engine_destroy(e);
     mica_manifest_destroy(m);
     if (craft_map(orig, size, &map) != 0)
-        bail("%s: the engine does not walk as format 3 (stopped at %zu of "
+        bail("%s: the engine does not walk as format 4 (stopped at %zu of "
              "%zu)", rel, map.end, size);
 }
 
@@ -354,7 +388,8 @@ int main(void)
 
     if (!top)
         skip_all("MICA_TOP_SRCDIR not set");
-    plan(2 * 5 + 1 + 2 * 11 + 2 * 7 + 1 + 2 * 3 + 1 + 2 * 3 + 2 + 1);
+    plan(2 * 5 + 1 + 2 * 11 + 2 * 7 + 1 + 2 * 3 + 1 + 2 * 3 + 3 + 1 +
+         1 + 2 * 2 + 1);
     ctx = th_context();
     use(top, "tests/manifests/control/dynamic_rows.yaml");
     test_fields();
@@ -366,6 +401,7 @@ int main(void)
     test_operation();
     use(top, "tests/manifests/fusion/fusion.yaml");
     test_fusion();
+    test_passes();
     test_every_byte();
     mica_free(orig);
     return 0;

@@ -6,7 +6,7 @@
  * on the host; examples/dynamic.yaml: two profiles), and what this
  * library writes now.  A loaded engine describes itself (layers,
  * implementations, tensors, shapes, symbols, profiles) as the engine
- * built from the manifest does (one of format 3, restored rather than
+ * built from the manifest does (one of format 4, restored rather than
  * rebuilt, down to tensor indices and arena placement), and computes the
  * same outputs, bit for bit.  Every manifest of tests/manifests/ that
  * builds is restored exactly too.
@@ -164,6 +164,15 @@ static char *describe(const mica_engine_t *e, int exact)
                                                 : 1); k++)
         say(&s, &len, "profile %d arena %lld\n", (int)k,
             (long long)mica_engine_profile_arena_bytes(e, k));
+    for (i = 0; exact && i < mica_engine_nb_passes(e); i++) {
+        mica_pass_info_t pi;
+        memset(&pi, 0, sizeof pi);
+        pi.struct_size = sizeof pi;
+        if (mica_engine_pass(e, i, &pi) != MICA_OK)
+            bail("pass %d: %s", (int)i, err());
+        say(&s, &len, "pass %s: %s (%lld)\n", pi.name, pi.summary,
+            (long long)pi.changed);
+    }
     return exact ? s : sort_tensors(s);
 }
 
@@ -230,7 +239,9 @@ static char *outputs(mica_engine_t *e, int64_t n)
     return s;
 }
 
-static mica_engine_t *build(const char *manifest)
+/* The engine of `manifest` on the CPU, with the graph passes `passes`
+ * (NULL: every one). */
+static mica_engine_t *build_with(const char *manifest, const char *passes)
 {
     mica_manifest_t *m = NULL;
     mica_build_config_t cfg;
@@ -239,11 +250,18 @@ static mica_engine_t *build(const char *manifest)
     if (mica_manifest_load(ctx, manifest, &m) != MICA_OK)
         bail("%s: %s", manifest, err());
     cfg = *mica_manifest_config(m);
+    cfg.struct_size = sizeof cfg;
     cfg.device = MICA_DEVICE_CPU;
+    cfg.passes = passes;
     if (mica_engine_build(mica_manifest_network(m), &cfg, &e) != MICA_OK)
         bail("%s: %s", manifest, err());
     mica_manifest_destroy(m);
     return e;
+}
+
+static mica_engine_t *build(const char *manifest)
+{
+    return build_with(manifest, NULL);
 }
 
 /* Loaded engine b against built engine a: description (exact: tensor
@@ -289,10 +307,11 @@ static void old_file(const char *file, const char *manifest,
     snprintf(mpath, sizeof mpath, "%s/%s", top, manifest);
     /* The files were built when the reference was the CPU's only
      * ElementWise: the built engine and the loaded one take it alike,
-     * by a deploy-time choice (which replaces a loaded engine's). */
+     * by a deploy-time choice (which replaces a loaded engine's); and
+     * before graph passes existed: the manifest is built without. */
     if (mica_context_set_prefer(ctx, "ElementWise=reference") != MICA_OK)
         bail("prefer: %s", err());
-    built = build(mpath);
+    built = build_with(mpath, "none");
     ok(mica_engine_load(ctx, path, &loaded) == MICA_OK, "%s loads", file);
     if (!loaded) {
         diag("%s", err());
@@ -324,7 +343,7 @@ static void new_file(const char *manifest, const int64_t *rows, int nb_runs)
     if (mica_engine_serialize(built, &data, &size) != MICA_OK)
         bail("serialize: %s", err());
     memcpy(&format, (const char *)data + 8, 4);
-    is_int(3, format, "%s: written in format 3", manifest);
+    is_int(4, format, "%s: written in format 4", manifest);
     ok(mica_engine_deserialize(ctx, data, size, &loaded) == MICA_OK,
        "%s: read back", manifest);
     if (!loaded) {
@@ -394,12 +413,14 @@ int main(void)
     static const int64_t rows[] = {1, 3, 8};
     static const int64_t batch[] = {1, 5, 8, 9, 31};
 
-    plan(3 + 5 + 7 + 4 + 6 + 8 + 22);
+    plan(3 + 5 + 7 + 5 + 4 + 6 + 8 + 22);
     ctx = th_context();
     old_file("hello-v1.engine", "examples/hello.yaml", none, 1);
     old_file("rows-v2.engine", "tests/manifests/control/dynamic_rows.yaml",
              rows, 3);
     old_file("dynamic-v2.engine", "examples/dynamic.yaml", batch, 5);
+    old_file("rows-v3.engine", "tests/manifests/control/dynamic_rows.yaml",
+             rows, 3);
     new_file("examples/hello.yaml", none, 1);
     new_file("tests/manifests/control/dynamic_rows.yaml", rows, 3);
     new_file("examples/dynamic.yaml", batch, 5);

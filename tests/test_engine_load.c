@@ -126,7 +126,7 @@ static int within(int64_t a, const void *p, size_t n)
 
 uint64_t mica__checksum(const unsigned char *p, size_t n);
 
-/* The file's layout: format 3, states and weights at multiples of 64. */
+/* The file's layout: format 4, states and weights at multiples of 64. */
 static void test_layout(const unsigned char *data, size_t size)
 {
     uint32_t format;
@@ -134,7 +134,7 @@ static void test_layout(const unsigned char *data, size_t size)
     const unsigned char *hit = NULL;
 
     memcpy(&format, data + 8, 4);
-    is_int(3, format, "an engine is saved in format 3");
+    is_int(4, format, "an engine is saved in format 4");
     for (i = 32; i + 8 <= size; i++)
         if (memcmp(data + i, "PROBEST", 8) == 0) {
             states++;

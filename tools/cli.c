@@ -124,6 +124,9 @@ static char prefer[1024];
 static int autotune, fp16;
 /* --no-fusion */
 static int no_fusion;
+/* --passes, --no-passes: comma-separated pass names, each option's
+ * values joined */
+static char passes[1024], no_passes[1024];
 /* --allow-manifest-modules */
 static int manifest_modules;
 
@@ -140,6 +143,37 @@ void cli_set_autotune(int on)
 void cli_set_no_fusion(int on)
 {
     no_fusion = on;
+}
+
+int cli_passes_option(const char *cmd, int argc, char **argv, int *i,
+                      int *taken)
+{
+    const char *a = argv[*i], *v;
+    int no = cli_is_opt(a, "--no-passes");
+    char *list = no ? no_passes : passes;
+    size_t n = strlen(list);
+
+    *taken = 0;
+    if (!no && !cli_is_opt(a, "--passes"))
+        return CLI_OK;
+    *taken = 1;
+    if (!(v = cli_opt_value(cmd, argc, argv, i, no ? "--no-passes"
+                                                   : "--passes")))
+        return CLI_USAGE;
+    if (!v[0])
+        return cli_usage_error(cmd, "%s: expected pass names (NAME,...), "
+                               "all or none", no ? "--no-passes"
+                                                 : "--passes");
+    if (n + strlen(v) + 2 > sizeof passes)
+        return cli_usage_error(cmd, "too many pass names");
+    snprintf(list + n, sizeof passes - n, "%s%s", n ? "," : "", v);
+    return CLI_OK;
+}
+
+void cli_passes_config(mica_build_config_t *cfg)
+{
+    cfg->passes = passes[0] ? passes : NULL;
+    cfg->no_passes = no_passes[0] ? no_passes : NULL;
 }
 
 void cli_set_fp16(int on)
@@ -224,6 +258,7 @@ int cli_build(mica_context_t *ctx, const char *manifest, uint32_t device,
     cfg.struct_size = sizeof cfg;
     cfg.autotune = autotune;
     cfg.no_fusion = no_fusion;
+    cli_passes_config(&cfg);
     if (fp16)
         cfg.precisions |= 1u << MICA_FLOAT16;
     st = mica_engine_build(mica_manifest_network(*m), &cfg, engine);

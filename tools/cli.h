@@ -74,6 +74,15 @@ void cli_set_autotune(int on);
 void cli_set_fp16(int on);
 /* Builds from manifests apply no fusion rule (--no-fusion). */
 void cli_set_no_fusion(int on);
+/*
+ * Take argv[*i] if it is --passes or --no-passes (*taken 1, *i advanced
+ * past its value; several of one option add up); CLI_USAGE after a
+ * message if it has no value.  cli_passes_config puts what they said in
+ * a build configuration (the library checks the names).
+ */
+int cli_passes_option(const char *cmd, int argc, char **argv, int *i,
+                      int *taken);
+void cli_passes_config(mica_build_config_t *cfg);
 /* What cli_set_fp16 and cli_set_autotune set. */
 int cli_fp16(void);
 int cli_autotune(void);

@@ -39,6 +39,7 @@ static void usage(FILE *f)
         "                  [--input NAME=FILE.npy|NAME=random]... [--seed N]\n"
         "                  [--device auto|cpu|cuda] [--profile K] [--prefer T=I]...\n"
         "                  [--fp16] [--no-fusion] [--module-path DIR]...\n"
+        "                  [--passes NAME,...] [--no-passes NAME,...]\n"
         "                  [--verbose]\n\n"
         "Time repeated runs of the network, as trtexec does: throughput, then\n"
         "min, max, mean, median and percentiles 90, 95 and 99 of the latency,\n"
@@ -71,6 +72,8 @@ static void usage(FILE *f)
         "  --prefer TYPE=IMPL      implementation IMPL for layers of TYPE\n"
         "  --fp16                  let layers run in float16\n"
         "  --no-fusion             apply no fusion rule\n"
+        "  --passes NAME,...       run only these graph passes (all, none)\n"
+        "  --no-passes NAME,...    run every graph pass but these (all: none)\n"
         "  --module-path DIR       another folder of modules (repeatable)\n"
         "  --verbose               a progress line, and what each metric means\n\n"
         "A progress line goes to standard error when it is a terminal (or\n"
@@ -111,6 +114,11 @@ static int parse(bench_t *b, int argc, char **argv, int *help)
         } else if (taken) {
             continue;
         } else if (cli_onnx_option("bench", argc, argv, &i, &taken) !=
+                   CLI_OK) {
+            return CLI_USAGE;
+        } else if (taken) {
+            continue;
+        } else if (cli_passes_option("bench", argc, argv, &i, &taken) !=
                    CLI_OK) {
             return CLI_USAGE;
         } else if (taken) {

@@ -21,6 +21,7 @@ static void usage(FILE *f)
         "usage: mica build MANIFEST -o ENGINE [--device auto|cpu|cuda] [--fp16]\n"
         "                  [--autotune] [--prefer T=I]... [--module-path DIR]...\n"
         "                  [--allow-manifest-modules] [--no-fusion]\n"
+        "                  [--passes NAME,...] [--no-passes NAME,...]\n"
         "                  [--shapes NAME:AxB,...] (MANIFEST may be an ONNX model:\n"
         "                  its profile; also --min/--opt/--max-shapes)\n\n"
         "Build the engine of MANIFEST (choose an implementation for every\n"
@@ -33,8 +34,11 @@ static void usage(FILE *f)
         "  --device D             auto, cpu or cuda (default: the manifest's)\n"
         "  --fp16                 let layers run in float16 where their\n"
         "                         implementations take it (casts are added)\n"
-        "  --no-fusion            apply no fusion rule: every layer is built\n"
-        "                         as the manifest has it\n"
+        "  --no-fusion            apply no fusion rule (--no-passes fusion)\n"
+        "  --passes NAME,...      run only these graph passes (all, none;\n"
+        "                         default all: docs/passes.md)\n"
+        "  --no-passes NAME,...   run every pass but these (all: none runs;\n"
+        "                         the network is built as written)\n"
         "  --autotune             time every implementation a layer may take\n"
         "                         and keep the fastest (else: by priority)\n"
         "  --prefer TYPE=IMPL     use implementation IMPL for layers of TYPE\n"
@@ -110,6 +114,9 @@ int cmd_build(int argc, char **argv)
                 rc = cli_usage_error("build", "--device '%s': expected "
                                      "%s", v, cli_device_choices());
         } else if ((rc = cli_onnx_option("build", argc, argv, &i, &taken))
+                   != CLI_OK || taken) {
+            continue;
+        } else if ((rc = cli_passes_option("build", argc, argv, &i, &taken))
                    != CLI_OK || taken) {
             continue;
         } else if (a[0] == '-' && a[1]) {

@@ -6,8 +6,13 @@
  * against A (tools/compare_diff.c); status 1 on a mismatch.
  *
  * A configuration is a comma-separated list: device=auto|cpu|cuda,
- * prefer=TYPE=IMPL (repeatable), fp16, autotune, no-fusion.  A defaults to
- * "device=cpu" (the CPU reference), B to "" (the manifest's own choices).
+ * prefer=TYPE=IMPL (repeatable), fp16, autotune, no-fusion,
+ * passes=NAME|all|none and no-passes=NAME (each repeatable: the graph
+ * passes, docs/passes.md; `--a passes=none` compares the network as
+ * written with what the passes made of it).  A defaults to "device=cpu"
+ * (the CPU reference), B to "" (the manifest's own choices); --passes
+ * and --no-passes apply to both, where a configuration says nothing of
+ * its own.
  *
  * --all-layers compares every intermediate tensor too, and names the
  * first layer, in execution order, whose output diverges.  It marks every
@@ -35,6 +40,7 @@ static void usage(FILE *f)
         "                    [--atol X] [--rtol X] [--all-layers]\n"
         "                    [--input NAME=FILE.npy|NAME=random]... [--seed N]\n"
         "                    [--shapes NAME:AxB,...] [--profile K]\n"
+        "                    [--passes NAME,...] [--no-passes NAME,...]\n"
         "                    [--module-path DIR]...\n\n"
         "Build the model in two configurations, run both once on the same\n"
         "inputs (given, or seeded random values) and report, per output, the\n"
@@ -48,8 +54,12 @@ static void usage(FILE *f)
         "  fp16              let layers run in float16\n"
         "  autotune          time the implementations and keep the fastest\n"
         "  no-fusion         apply no fusion rule\n"
+        "  passes=NAME       run graph pass NAME (repeatable; all, none):\n"
+        "                    these only\n"
+        "  no-passes=NAME    do not run graph pass NAME (repeatable; all)\n"
         "A is 'device=cpu' unless given (the reference), B '' (the\n"
-        "manifest's own choices).\n\n"
+        "manifest's own choices).  --passes and --no-passes NAME,... apply\n"
+        "to both where a configuration names none of its own.\n\n"
         "  --atol X          absolute tolerance (default 1e-5)\n"
         "  --rtol X          relative tolerance, of |A| (default 1e-5)\n"
         "  --all-layers      compare every tensor computed outside loops and\n"
@@ -66,6 +76,8 @@ typedef struct config {
     uint32_t device;
     char prefer[1024];          /* "Type=impl,..." */
     int fp16, autotune, no_fusion;
+    char passes[512];           /* "NAME,...": passes=, "" if none */
+    char no_passes[512];        /* no-passes= */
 } config_t;
 
 typedef struct compare {
@@ -118,10 +130,25 @@ static int parse_config(const char *opt, const char *v, config_t *c)
             c->autotune = 1;
         } else if (!strcmp(item, "no-fusion")) {
             c->no_fusion = 1;
+        } else if (!strncmp(item, "passes=", 7) ||
+                   !strncmp(item, "no-passes=", 10)) {
+            int no = item[0] == 'n';
+            const char *name = item + (no ? 10 : 7);
+            char *list = no ? c->no_passes : c->passes;
+            size_t len = strlen(list);
+            if (!*name)
+                return cli_usage_error("compare", "%s: '%s': expected a "
+                                       "pass name, all or none", opt, item);
+            if (len + strlen(name) + 2 > sizeof c->passes)
+                return cli_usage_error("compare", "%s: too many pass names",
+                                       opt);
+            snprintf(list + len, sizeof c->passes - len, "%s%s",
+                     len ? "," : "", name);
         } else if (n) {
             return cli_usage_error("compare", "%s: unknown item '%s' "
                                    "(device=D, prefer=TYPE=IMPL, fp16, "
-                                   "autotune, no-fusion)", opt, item);
+                                   "autotune, no-fusion, passes=NAME, "
+                                   "no-passes=NAME)", opt, item);
         }
         p = end ? end + 1 : NULL;
     }
@@ -162,6 +189,11 @@ static int parse(compare_t *c, int argc, char **argv, int *help)
         } else if (taken) {
             continue;
         } else if (cli_onnx_option("compare", argc, argv, &i, &taken) !=
+                   CLI_OK) {
+            return CLI_USAGE;
+        } else if (taken) {
+            continue;
+        } else if (cli_passes_option("compare", argc, argv, &i, &taken) !=
                    CLI_OK) {
             return CLI_USAGE;
         } else if (taken) {
@@ -213,12 +245,22 @@ static int build(mica_context_t *ctx, mica_manifest_t *m, const config_t *c,
                  const char *which, mica_engine_t **engine)
 {
     mica_build_config_t cfg = *mica_manifest_config(m);
+    char no_passes[1600];
 
     cfg.struct_size = sizeof cfg;
     if (c->device_set)
         cfg.device = c->device;
     cfg.autotune = c->autotune;
     cfg.no_fusion = c->no_fusion;
+    cli_passes_config(&cfg); /* --passes, --no-passes: both */
+    if (c->passes[0])
+        cfg.passes = c->passes;
+    if (c->no_passes[0]) {
+        snprintf(no_passes, sizeof no_passes, "%s%s%s",
+                 cfg.no_passes ? cfg.no_passes : "",
+                 cfg.no_passes ? "," : "", c->no_passes);
+        cfg.no_passes = no_passes;
+    }
     if (c->fp16)
         cfg.precisions |= 1u << MICA_FLOAT16;
     if (mica_context_set_prefer(ctx, c->prefer[0] ? c->prefer : NULL) !=

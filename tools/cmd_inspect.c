@@ -22,6 +22,7 @@ static void usage(FILE *f)
         "usage: mica inspect MANIFEST|ENGINE|MODEL.onnx [--device auto|cpu|cuda]\n"
         "                    [--prefer T=I]... [--module-path DIR]...\n"
         "                    [--allow-manifest-modules] [--no-fusion]\n"
+        "                    [--passes NAME,...] [--no-passes NAME,...]\n"
         "                    [--shapes NAME:AxB,...] (an ONNX model's profile;\n"
         "                    also --min-shapes, --opt-shapes, --max-shapes)\n\n"
         "Build the engine of MANIFEST, or load ENGINE (an engine file that\n"
@@ -35,11 +36,45 @@ static void usage(FILE *f)
         "branch for a conditional), and the\n"
         "optimization profiles with the min/opt/max dimensions (or values,\n"
         "for a shape-tensor input) of every input and the arena each needs.\n"
-        "A layer a fusion rule made says which layers it replaced;\n"
-        "--no-fusion builds a manifest without fusion.\n"
+        "The graph passes that ran before the build are listed with what\n"
+        "each changed; --passes NAME,... runs only those, --no-passes\n"
+        "NAME,... all but those (--no-passes all: the network as written;\n"
+        "docs/passes.md).  A layer a fusion rule made says which layers it\n"
+        "replaced; --no-fusion builds a manifest without fusion.\n"
         "--allow-manifest-modules lets the manifest load the modules its\n"
         "modules.paths and modules.load name (native code: only for trusted\n"
         "manifests).\n");
+}
+
+/* The graph passes that ran before the build, each with what it
+ * changed. */
+static void print_passes(mica_engine_t *engine)
+{
+    int32_t n = mica_engine_nb_passes(engine), i;
+    cli_table_t *t;
+
+    if (!n) {
+        printf("passes:   none\n\n");
+        return;
+    }
+    if (!(t = cli_table_new(2)))
+        return;
+    for (i = 0; i < n; i++) {
+        mica_pass_info_t pi;
+        const char *row[2];
+        memset(&pi, 0, sizeof(pi));
+        pi.struct_size = sizeof(pi);
+        if (mica_engine_pass(engine, i, &pi) != MICA_OK)
+            continue;
+        row[0] = pi.name;
+        row[1] = pi.summary;
+        if (cli_table_add(t, row))
+            break;
+    }
+    printf("passes (%d, in the order they ran):\n", (int)n);
+    cli_table_print(t, stdout, "  ");
+    cli_table_free(t);
+    printf("\n");
 }
 
 /* The layers fusion rules made, each with what it replaced. */
@@ -423,6 +458,9 @@ int cmd_inspect(int argc, char **argv)
         } else if ((rc = cli_onnx_option("inspect", argc, argv, &i, &taken))
                    != CLI_OK || taken) {
             continue;
+        } else if ((rc = cli_passes_option("inspect", argc, argv, &i,
+                                           &taken)) != CLI_OK || taken) {
+            continue;
         } else if (a[0] == '-' && a[1]) {
             rc = cli_usage_error("inspect", "unknown option '%s'", a);
         } else if (!source) {
@@ -456,6 +494,7 @@ int cmd_inspect(int argc, char **argv)
         printf("inputs:   %d, outputs: %d\n\n",
                (int)mica_engine_nb_inputs(engine),
                (int)mica_engine_nb_outputs(engine));
+        print_passes(engine);
         rc = print_layers(engine);
         if (rc == CLI_OK)
             rc = print_constructs(engine);

@@ -30,7 +30,8 @@ static void usage(FILE *f)
         "                [--input NAME=FILE.npy|NAME=random]... [--seed N]\n"
         "                [--device auto|cpu|cuda] [--profile K] [--prefer T=I]...\n"
         "                [--shapes NAME:AxB,...] [--module-path DIR]...\n"
-        "                [--allow-manifest-modules] [--no-fusion]\n\n"
+        "                [--allow-manifest-modules] [--no-fusion]\n"
+        "                [--passes NAME,...] [--no-passes NAME,...]\n\n"
         "Run the network of MANIFEST (built here), of ENGINE (an engine\n"
         "file that 'mica build' wrote) or of an ONNX model once and write every\n"
         "network output and every output for shapes as DIR/NAME.npy (DIR is\n"
@@ -51,6 +52,8 @@ static void usage(FILE *f)
         "  --profile K            the optimization profile to use (default: the\n"
         "                         first that admits the inputs' shapes)\n"
         "  --no-fusion            apply no fusion rule (a manifest or model)\n"
+        "  --passes NAME,...      run only these graph passes (all, none)\n"
+        "  --no-passes NAME,...   run every graph pass but these (all: none)\n"
         "  --prefer TYPE=IMPL     use implementation IMPL for layers of TYPE\n"
         "                         that do not pin one (repeatable; replaces\n"
         "                         $MICA_PREFER)\n"
@@ -129,6 +132,11 @@ static int parse(run_t *r, int argc, char **argv, int *help)
             r->paths[r->nb_paths++] = (char *)v;
         } else if (cli_onnx_option("run", argc, argv, &i, &taken)
                    != CLI_OK) {
+            return CLI_USAGE;
+        } else if (taken) {
+            continue;
+        } else if (cli_passes_option("run", argc, argv, &i, &taken) !=
+                   CLI_OK) {
             return CLI_USAGE;
         } else if (taken) {
             continue;

@@ -62,6 +62,11 @@ EXTRA_DIST += tests/test_cli_cnn.sh tests/gen/small_cnn.py \
 TESTS += tests/test_cli_fusion.sh
 EXTRA_DIST += tests/test_cli_fusion.sh tests/manifests/fusion/fusion.yaml
 
+# Graph passes through the command (docs/passes.md): --passes,
+# --no-passes, inspect's record, engines, compare's passes= items.
+TESTS += tests/test_cli_passes.sh
+EXTRA_DIST += tests/test_cli_passes.sh
+
 # Loops and conditionals through the command (tests/manifests/control/).
 TESTS += tests/test_cli_control.sh
 

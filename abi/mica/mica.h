@@ -386,6 +386,16 @@ typedef struct mica_build_config {
      * only when struct_size covers it. */
     int32_t no_fusion;
     int32_t reserved2_;
+    /* Appended: the graph passes run on the network before the build
+     * (docs/passes.md), each a comma-separated list of pass names
+     * (mica_pass_name).  `passes`: the passes that may run, "all" (or
+     * NULL, "": every pass) or "none"; `no_passes`: passes taken out of
+     * that set ("all": every one), as ONNX Runtime's disabled
+     * optimizers (mica build --passes, --no-passes).  `no_fusion` takes
+     * out the pass "fusion".  A name no pass has fails the build, naming
+     * the passes there are.  Read only when struct_size covers them. */
+    const char *passes;
+    const char *no_passes;
 } mica_build_config_t;
 
 /*
@@ -509,6 +519,29 @@ MICA_EXPORT int32_t mica_engine_nb_inputs(const mica_engine_t *engine);
 MICA_EXPORT int32_t mica_engine_input(const mica_engine_t *engine, int32_t i);
 MICA_EXPORT int32_t mica_engine_nb_outputs(const mica_engine_t *engine);
 MICA_EXPORT int32_t mica_engine_output(const mica_engine_t *engine, int32_t i);
+/*
+ * The graph passes that ran when the engine was built (docs/passes.md),
+ * in the order they ran, each with what it changed: "constant-folding",
+ * "302 layers folded".  An engine built without passes, or loaded from a
+ * file written before passes existed, has none.  Pointers live as long
+ * as the engine.
+ */
+typedef struct mica_pass_info {
+    uint32_t struct_size;
+    int32_t reserved_;
+    const char *name;           /* the pass's name, as --passes takes it */
+    const char *summary;        /* what it changed, one phrase */
+    int64_t changed;            /* the number the summary counts */
+} mica_pass_info_t;
+
+MICA_EXPORT int32_t mica_engine_nb_passes(const mica_engine_t *engine);
+MICA_EXPORT mica_status_t mica_engine_pass(const mica_engine_t *engine,
+                                           int32_t index,
+                                           mica_pass_info_t *info);
+/* The name of graph pass `index` of this library, in the order the
+ * builder runs them ("constant-folding", ...); NULL past the last. */
+MICA_EXPORT const char *mica_pass_name(int32_t index);
+
 /* Bytes of the activation arena on the engine's device (profile 0). */
 MICA_EXPORT int64_t mica_engine_arena_bytes(const mica_engine_t *engine);
 

@@ -3,13 +3,13 @@
  * magic, versions and alignment; the bounds-checked reader and the writer
  * of its payload (read.c, write.c); one layer's saved record (layer.c);
  * the expression table (exprs.c); the fields' byte form checked against
- * a creator's schema (fields_form.c).  Files are written in format 3
- * (write.c) and read in formats 1 to 3 (load.c: the header; restore.c:
- * format 3; legacy.c: formats 1 and 2).
+ * a creator's schema (fields_form.c).  Files are written in format 4
+ * (write.c) and read in formats 1 to 4 (load.c: the header; restore.c:
+ * formats 3 and 4; legacy.c: formats 1 and 2).
  *
  * Header, 32 bytes, little-endian (as the machines mica runs on):
  *     8   magic "MICAENG\0"
- *     u32 format version (3)
+ *     u32 format version (4)
  *     u32 ABI version the engine's modules were used through
  *     u64 payload bytes
  *     u64 checksum of the payload (mica__checksum)
@@ -24,7 +24,9 @@
  * the state's bytes: a loader that keeps the file (mapped at a page
  * boundary) hands each layer 64-byte aligned state to use in place.
  *
- * Format 3: the engine as built, restored without building again.
+ * Formats 3 and 4: the engine as built, restored without building
+ * again.  Format 4 is format 3 with its last two sections always
+ * written (fusions, passes).
  *   u32 device
  *   counts: u32 tensors, layers, symbols, expressions, constructs,
  *           program, inputs, outputs, shape outputs, user profiles,
@@ -52,9 +54,13 @@
  *             u32 nb_values, i32 values min/opt/max]; per tensor: dims
  *             min/opt/max, i64 bytes, i64 offset; per layer: i64
  *             workspace, i64 workspace offset; then i64 arena bytes
- *   fusions (written only where some layer was made by a fusion rule;
- *             a file without them reads as before): u32 n, then per
- *             record i32 layer, its record ("RULE: NAME (TYPE), ...")
+ *   fusions (format 3: written only where some layer was made by a
+ *             fusion rule, a file without them reads as before; format
+ *             4: always): u32 n, then per record i32 layer, its record
+ *             ("RULE: NAME (TYPE), ...")
+ *   passes (format 4): u32 n, then per graph pass that ran before the
+ *             build (core/passes/), in order: name, summary, i64 count
+ *             of what it changed
  *
  * Formats 1 and 2 (read, no longer written) hold the network, not the
  * engine, and are built again when they load:
@@ -85,7 +91,7 @@
 #include "mica/mica.h"
 
 #define ENGINE_MAGIC "MICAENG"
-#define ENGINE_FORMAT 3      /* the newest format read, the one written */
+#define ENGINE_FORMAT 4      /* the newest format read, the one written */
 #define ENGINE_FORMAT_MIN 1  /* the oldest read */
 #define HEADER_BYTES 32
 #define STATE_ALIGN 64

@@ -243,6 +243,7 @@ mica_status_t mica__load_legacy(mica__load_t *in, mica_engine_t **out)
     memset(&cfg, 0, sizeof cfg);
     cfg.struct_size = sizeof cfg;
     cfg.device = l.device;
+    cfg.passes = "none"; /* the network as it was saved, from state */
     if ((st = mica_engine_build(l.net, &cfg, out)) != MICA_OK) {
         char msg[MICA_ERROR_MAX];
         snprintf(msg, sizeof msg, "%s", mica_context_error(l.ctx));

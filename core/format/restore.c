@@ -329,7 +329,7 @@ static mica_status_t read_fusions(mica__restore_t *x)
     mica__in_t *r = x->r;
     uint32_t n, i;
 
-    if (r->pos == r->len)
+    if (r->format < 4 && r->pos == r->len)
         return MICA_OK; /* none, or written before fusion */
     n = mica__in_count(r, 8);
     if (r->bad || n > (uint32_t)e->nb_layers)
@@ -342,6 +342,34 @@ static mica_status_t read_fusions(mica__restore_t *x)
             return mica__load_corrupt(x->l, "fusion records");
         }
         e->layers[s].fused = text;
+    }
+    return MICA_OK;
+}
+
+/* The records of the graph passes (format 4; format.h): each a name
+ * (of this library's passes or a newer one's: a record only says what
+ * ran), a summary and a count. */
+static mica_status_t read_passes(mica__restore_t *x)
+{
+    mica_engine_t *e = x->e;
+    mica__in_t *r = x->r;
+    uint32_t n, i;
+
+    if (r->format < 4)
+        return MICA_OK;
+    n = mica__in_count(r, 16);
+    if (r->bad)
+        return mica__load_corrupt(x->l, "pass records");
+    if (n && !(e->passes = calloc(n, sizeof *e->passes)))
+        return mica__fail(x->ctx, MICA_ERR_NOMEM, "out of host memory");
+    for (i = 0; i < n; i++) {
+        mica__pass_record_t *p = &e->passes[e->nb_passes++];
+        p->name = mica__in_str(r);
+        p->summary = mica__in_str(r);
+        p->changed = mica__in_i64(r);
+        if (r->bad || !p->name || !p->summary || !p->name[0] ||
+            p->changed < 0)
+            return mica__load_corrupt(x->l, "pass records");
     }
     return MICA_OK;
 }
@@ -382,7 +410,8 @@ static mica_status_t read_engine(mica__restore_t *x)
             return st;
     if ((st = read_constructs(x)) != MICA_OK ||
         (st = read_profiles(x)) != MICA_OK ||
-        (st = read_fusions(x)) != MICA_OK)
+        (st = read_fusions(x)) != MICA_OK ||
+        (st = read_passes(x)) != MICA_OK)
         return st;
     if (r->pos != r->len)
         return mica__restore_bad(x, "end", "%zu bytes after the memory plan",

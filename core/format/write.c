@@ -1,5 +1,5 @@
 /*
- * core/format/write.c - writing engine files, in format 3 (the layout is
+ * core/format/write.c - writing engine files, in format 4 (the layout is
  * in core/format/format.h): the engine as built, so that a load restores
  * it instead of building it again.
  */
@@ -206,14 +206,12 @@ static void put_profiles(const mica_engine_t *e, mica__out_t *o)
     }
 }
 
-/* The fusion records, where some layer has one (format.h). */
+/* The fusion records (format.h). */
 static void put_fusions(const mica_engine_t *e, mica__out_t *o)
 {
     int32_t s, n = 0;
     for (s = 0; s < e->nb_layers; s++)
         n += e->layers[s].fused != NULL;
-    if (!n)
-        return;
     mica__out_u32(o, (uint32_t)n);
     for (s = 0; s < e->nb_layers; s++)
         if (e->layers[s].fused) {
@@ -222,7 +220,19 @@ static void put_fusions(const mica_engine_t *e, mica__out_t *o)
         }
 }
 
-/* The payload of format 3 after the header. */
+/* The records of the graph passes (format.h). */
+static void put_passes(const mica_engine_t *e, mica__out_t *o)
+{
+    int32_t i;
+    mica__out_u32(o, (uint32_t)e->nb_passes);
+    for (i = 0; i < e->nb_passes; i++) {
+        mica__out_str(o, e->passes[i].name);
+        mica__out_str(o, e->passes[i].summary);
+        mica__out_i64(o, e->passes[i].changed);
+    }
+}
+
+/* The payload of format 4 after the header. */
 static mica_status_t put_engine(const mica_engine_t *e, mica__out_t *o)
 {
     mica__expr_table_t *x = NULL;
@@ -259,6 +269,7 @@ static mica_status_t put_engine(const mica_engine_t *e, mica__out_t *o)
     put_constructs(e, o);
     put_profiles(e, o);
     put_fusions(e, o);
+    put_passes(e, o);
     return MICA_OK;
 }
 

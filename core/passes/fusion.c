@@ -1,6 +1,7 @@
 /*
- * core/fusion.c - the fusion rules of the loaded modules (mica/module.h,
- * registry/rules.c) applied to a network before its first build.
+ * core/passes/fusion.c - the pass "fusion": the fusion rules of the
+ * loaded modules (mica/module.h, registry/rules.c) applied to a network
+ * before its first build.
  *
  * The rules whose type has an implementation for the build's device are
  * tried longest first (then in load order), each at every layer in the
@@ -20,7 +21,7 @@
  */
 #include <config.h>
 
-#include "graph.h"
+#include "passes.h"
 #include "registry/registry.h"
 
 #include <stdio.h>
@@ -426,9 +427,10 @@ static mica_status_t rewrite(fuse_t *x, mica_network_t *out)
     return st;
 }
 
-mica_status_t mica__fusion_rewrite(mica_network_t *net,
-                                   const mica_build_config_t *cfg,
-                                   uint32_t device, mica_network_t **out)
+static mica_status_t fusion_rewrite(mica_network_t *net,
+                                    const mica_build_config_t *cfg,
+                                    uint32_t device, mica_network_t **out,
+                                    int64_t *layers, int32_t *fused)
 {
     mica_network_t *o = NULL;
     mica_status_t st;
@@ -459,10 +461,13 @@ mica_status_t mica__fusion_rewrite(mica_network_t *net,
         o = NULL;
         goto done;
     }
-    for (m = 0; m < x.nb_matches; m++)
+    for (m = 0; m < x.nb_matches; m++) {
         mica__log(net->ctx, MICA_LOG_INFO, "fusion: layer '%s' (%s) by rule "
                   "%s", net->layers[x.steps[m][x.rule[m]->nb_steps - 1]].name,
                   x.rule[m]->type, x.rule[m]->name);
+        *layers += x.rule[m]->nb_steps;
+    }
+    *fused = x.nb_matches;
 done:
     if (st != MICA_OK) {
         mica_network_destroy(o);
@@ -478,5 +483,19 @@ done:
     mica__index_free(&x.reads);
     mica__index_free(&x.outputs);
     *out = o;
+    return st;
+}
+
+mica_status_t mica__pass_fusion(mica__pass_run_t *p)
+{
+    int64_t layers = 0;
+    int32_t fused = 0;
+    mica_status_t st = fusion_rewrite(p->net, p->cfg, p->device, &p->out,
+                                      &layers, &fused);
+    if (st == MICA_OK && p->out) {
+        p->changed = layers;
+        snprintf(p->summary, sizeof p->summary, "%lld layers fused into %d",
+                 (long long)layers, (int)fused);
+    }
     return st;
 }

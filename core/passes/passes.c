@@ -1,0 +1,441 @@
+/*
+ * core/passes/passes.c - the table of graph passes, the selection of a
+ * build's (mica_build_config_t.passes, no_passes), the driver that runs
+ * them in order, and what the passes share: the facts of a network,
+ * tensors by name, renamed tensors, copied layers, fresh names.
+ *
+ * The order is deliberate (docs/passes.md): constant folding first, so
+ * that what every later pass sees of weights is weights; elimination
+ * next, removing what folding left dead and what does nothing; then the
+ * rewrites that make layers the fusion rules recognize (transposes into
+ * MatrixMultiply's operand options and into weights, per-channel affine
+ * ElementWise into Scale); the modules' fusion rules last, on the
+ * simplest network.
+ */
+#include <config.h>
+
+#include "passes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const mica__pass_t mica__passes[] = {
+    {"constant-folding", "constant folding", mica__pass_fold},
+    {"fusion", "fusion rules", mica__pass_fusion},
+};
+const int32_t mica__nb_passes =
+    (int32_t)(sizeof mica__passes / sizeof mica__passes[0]);
+
+const char *mica_pass_name(int32_t index)
+{
+    return index >= 0 && index < mica__nb_passes ? mica__passes[index].name
+                                                 : NULL;
+}
+
+/* ---- selection ----------------------------------------------------------- */
+
+/* "constant-folding, elimination, ...": every pass's name, into buf. */
+static void pass_names(char *buf, size_t len)
+{
+    size_t pos = 0;
+    int32_t i;
+    buf[0] = '\0';
+    for (i = 0; i < mica__nb_passes && pos < len; i++)
+        pos += (size_t)snprintf(buf + pos, len - pos, "%s%s", i ? ", " : "",
+                                mica__passes[i].name);
+}
+
+/* Set on[i] to `value` for every pass `list` names ("all" every one,
+ * "none" none); `what` names the list for messages. */
+static mica_status_t mark(mica_context_t *ctx, const char *list,
+                          const char *what, uint8_t value, uint8_t *on)
+{
+    const char *p = list;
+    char names[512];
+    int32_t i;
+
+    while (p && *p) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        int found = 0;
+        while (n && (*p == ' ')) {
+            p++;
+            n--;
+        }
+        while (n && p[n - 1] == ' ')
+            n--;
+        if (n == 3 && !strncmp(p, "all", 3)) {
+            memset(on, value, (size_t)mica__nb_passes);
+            found = 1;
+        } else if (n == 4 && !strncmp(p, "none", 4)) {
+            memset(on, !value, (size_t)mica__nb_passes);
+            found = 1;
+        }
+        for (i = 0; i < mica__nb_passes && !found; i++)
+            if (strlen(mica__passes[i].name) == n &&
+                !strncmp(mica__passes[i].name, p, n)) {
+                on[i] = value;
+                found = 1;
+            }
+        if (!found && n) {
+            pass_names(names, sizeof names);
+            return mica__fail(ctx, MICA_ERR_INVALID, "%s: no pass is named "
+                              "'%.*s'; the passes are %s (or all, none)",
+                              what, (int)n, p, names);
+        }
+        p = end ? end + 1 : NULL;
+    }
+    return MICA_OK;
+}
+
+mica_status_t mica__passes_selected(mica_context_t *ctx,
+                                    const mica_build_config_t *cfg,
+                                    uint8_t *on)
+{
+    int has = cfg && cfg->struct_size >= offsetof(mica_build_config_t,
+                                                  no_passes) +
+                                             sizeof cfg->no_passes;
+    int32_t i;
+    mica_status_t st;
+
+    memset(on, 1, (size_t)mica__nb_passes);
+    if (has && cfg->passes && cfg->passes[0]) {
+        memset(on, 0, (size_t)mica__nb_passes);
+        if ((st = mark(ctx, cfg->passes, "passes", 1, on)) != MICA_OK)
+            return st;
+    }
+    if (has && (st = mark(ctx, cfg->no_passes, "no_passes", 0, on)) !=
+                   MICA_OK)
+        return st;
+    if (cfg && cfg->struct_size >= offsetof(mica_build_config_t, no_fusion) +
+                                       sizeof cfg->no_fusion &&
+        cfg->no_fusion)
+        for (i = 0; i < mica__nb_passes; i++)
+            if (!strcmp(mica__passes[i].name, "fusion"))
+                on[i] = 0;
+    return MICA_OK;
+}
+
+/* ---- the driver --------------------------------------------------------- */
+
+void mica__pass_records_free(mica__pass_record_t *r, int32_t n)
+{
+    int32_t i;
+    for (i = 0; r && i < n; i++) {
+        free(r[i].name);
+        free(r[i].summary);
+    }
+    free(r);
+}
+
+void mica__passes_chain_free(mica__passes_chain_t *chain)
+{
+    int32_t i;
+    for (i = chain->n - 1; i >= 0; i--)
+        mica_network_destroy(chain->nets[i]);
+    free(chain->nets);
+    chain->nets = NULL;
+    chain->n = 0;
+}
+
+mica_status_t mica__pass_facts(mica__pass_run_t *p, const mica_engine_t **e)
+{
+    mica_status_t st;
+
+    *e = NULL;
+    if (p->facts_failed)
+        return MICA_ERR_UNSUPPORTED;
+    if (!p->facts) {
+        st = mica__build_facts(p->net, p->cfg, p->device, p->dev, &p->facts);
+        if (st == MICA_ERR_NOMEM)
+            return st;
+        if (st != MICA_OK) {
+            mica__log(p->ctx, MICA_LOG_DEBUG, "passes: the network does "
+                      "not build (%s): no pass changes it",
+                      mica_context_error(p->ctx));
+            p->facts_failed = 1;
+            return MICA_ERR_UNSUPPORTED;
+        }
+    }
+    *e = p->facts;
+    return MICA_OK;
+}
+
+/* Append a record of pass i (its summary in p) to *records. */
+static mica_status_t record(mica__pass_run_t *p, int32_t i,
+                            mica__pass_record_t *records, int32_t *n)
+{
+    mica__pass_record_t *r = &records[(*n)++];
+    r->name = mica__strdup(mica__passes[i].name);
+    r->summary = mica__strdup(p->summary[0] ? p->summary : "nothing changed");
+    r->changed = p->changed;
+    if (!r->name || !r->summary)
+        return mica__fail(p->ctx, MICA_ERR_NOMEM, "out of host memory");
+    return MICA_OK;
+}
+
+/* Keep network n in the chain (taken over, also on failure). */
+static mica_status_t keep(mica_context_t *ctx, mica__passes_chain_t *chain,
+                          mica_network_t *n)
+{
+    mica_network_t **grown = realloc(chain->nets, sizeof *grown *
+                                     ((size_t)chain->n + 1));
+    if (!grown) {
+        mica_network_destroy(n);
+        return mica__fail(ctx, MICA_ERR_NOMEM, "out of host memory");
+    }
+    chain->nets = grown;
+    chain->nets[chain->n++] = n;
+    return MICA_OK;
+}
+
+mica_status_t mica__passes_run(mica_network_t *net,
+                               const mica_build_config_t *cfg,
+                               uint32_t device, const mica__device_t *dev,
+                               mica_network_t **out,
+                               mica__passes_chain_t *chain,
+                               mica__pass_record_t **records,
+                               int32_t *nb_records)
+{
+    mica__pass_run_t p;
+    mica__pass_record_t *rec;
+    uint8_t on[64];
+    mica_status_t st;
+    int32_t i, n = 0;
+
+    *out = NULL;
+    *records = NULL;
+    *nb_records = 0;
+    memset(&p, 0, sizeof p);
+    p.net = net;
+    p.ctx = net->ctx;
+    p.cfg = cfg;
+    p.device = device;
+    p.dev = dev;
+    if ((st = mica__passes_selected(net->ctx, cfg, on)) != MICA_OK)
+        return st;
+    if (!(rec = calloc((size_t)mica__nb_passes + 1, sizeof *rec)))
+        return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
+    for (i = 0; i < mica__nb_passes; i++) {
+        if (!on[i])
+            continue;
+        p.out = NULL;
+        p.changed = 0;
+        p.summary[0] = '\0';
+        st = mica__passes[i].run(&p);
+        if (st == MICA_ERR_NOMEM)
+            break;
+        if (st != MICA_OK) {
+            /* A pass never fails a build: it changes nothing instead. */
+            mica__log(net->ctx, MICA_LOG_WARNING, "%s: %s; the pass is "
+                      "skipped", mica__passes[i].title,
+                      mica_context_error(net->ctx));
+            mica_network_destroy(p.out);
+            p.out = NULL;
+            snprintf(p.summary, sizeof p.summary, "skipped (it failed)");
+            p.changed = 0;
+            st = MICA_OK;
+        }
+        if (p.out) {
+            if ((st = keep(net->ctx, chain, p.out)) != MICA_OK)
+                break;
+            p.net = p.out;
+            mica_engine_destroy(p.facts);
+            p.facts = NULL;
+            p.facts_failed = 0;
+        }
+        mica__log(net->ctx, MICA_LOG_INFO, "%s: %s", mica__passes[i].title,
+                  p.summary[0] ? p.summary : "nothing changed");
+        if ((st = record(&p, i, rec, &n)) != MICA_OK)
+            break;
+    }
+    mica_engine_destroy(p.facts);
+    if (st != MICA_OK) {
+        mica__pass_records_free(rec, n);
+        return st;
+    }
+    *out = p.net != net ? p.net : NULL;
+    *records = rec;
+    *nb_records = n;
+    return MICA_OK;
+}
+
+/* ---- tensors by name ----------------------------------------------------- */
+
+mica_status_t mica__pass_graph_make(const mica_network_t *net,
+                                    mica__pass_graph_t *g)
+{
+    int32_t li, i;
+
+    memset(g, 0, sizeof *g);
+    g->net = net;
+    for (li = 0; li < net->nb_layers; li++) {
+        const mica__net_layer_t *nl = &net->layers[li];
+        for (i = 0; i < nl->nb_outputs && i < MICA__PASS_IO; i++)
+            if (li < INT32_MAX / MICA__PASS_IO - 1 &&
+                mica__index_put(&g->producer, nl->outputs[i],
+                                li * MICA__PASS_IO + i) != 0)
+                goto nomem;
+        for (i = 0; i < nl->nb_inputs; i++) {
+            int32_t c;
+            if (!nl->inputs[i])
+                continue;
+            c = mica__index_get(&g->reads, nl->inputs[i]);
+            if (mica__index_put(&g->reads, nl->inputs[i], c < 0 ? 1 : c + 1))
+                goto nomem;
+        }
+    }
+    for (i = 0; i < net->nb_outputs; i++)
+        if (mica__index_put(&g->outputs, net->outputs[i], i) != 0)
+            goto nomem;
+    for (i = 0; i < net->nb_shape_outputs; i++)
+        if (mica__index_put(&g->outputs, net->shape_outputs[i], i) != 0)
+            goto nomem;
+    for (i = 0; i < net->nb_inputs; i++)
+        if (mica__index_put(&g->inputs, net->inputs[i].name, i) != 0)
+            goto nomem;
+    return MICA_OK;
+nomem:
+    mica__pass_graph_free(g);
+    return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
+}
+
+void mica__pass_graph_free(mica__pass_graph_t *g)
+{
+    mica__index_free(&g->producer);
+    mica__index_free(&g->reads);
+    mica__index_free(&g->outputs);
+    mica__index_free(&g->inputs);
+}
+
+int32_t mica__pass_producer(const mica__pass_graph_t *g, const char *name,
+                            int32_t *slot)
+{
+    int32_t v = name ? mica__index_get(&g->producer, name) : -1;
+    if (v < 0)
+        return -1;
+    if (slot)
+        *slot = v % MICA__PASS_IO;
+    return v / MICA__PASS_IO;
+}
+
+int32_t mica__pass_reads(const mica__pass_graph_t *g, const char *name)
+{
+    int32_t v = name ? mica__index_get(&g->reads, name) : -1;
+    return v < 0 ? 0 : v;
+}
+
+int mica__pass_is_output(const mica__pass_graph_t *g, const char *name)
+{
+    return name && mica__index_get(&g->outputs, name) >= 0;
+}
+
+/* ---- renamed tensors ------------------------------------------------------ */
+
+mica_status_t mica__pass_subst_put(mica_context_t *ctx,
+                                   mica__pass_subst_t *s, const char *from,
+                                   const char *to)
+{
+    int32_t k = mica__index_get(&s->ix, from);
+    char *t = mica__strdup(to);
+
+    if (!t)
+        return mica__fail(ctx, MICA_ERR_NOMEM, "out of host memory");
+    if (k >= 0) {
+        free(s->to[k]);
+        s->to[k] = t;
+        return MICA_OK;
+    }
+    if (s->n == s->cap) {
+        int32_t cap = s->cap ? 2 * s->cap : 16;
+        char **f = realloc(s->from, sizeof *f * (size_t)cap);
+        char **g = f ? realloc(s->to, sizeof *g * (size_t)cap) : NULL;
+        if (f)
+            s->from = f;
+        if (!f || !g) {
+            free(t);
+            return mica__fail(ctx, MICA_ERR_NOMEM, "out of host memory");
+        }
+        s->to = g;
+        s->cap = cap;
+    }
+    if (!(s->from[s->n] = mica__strdup(from))) {
+        free(t);
+        return mica__fail(ctx, MICA_ERR_NOMEM, "out of host memory");
+    }
+    s->to[s->n] = t;
+    if (mica__index_put(&s->ix, s->from[s->n], s->n) != 0) {
+        free(s->from[s->n]);
+        free(t);
+        return mica__fail(ctx, MICA_ERR_NOMEM, "out of host memory");
+    }
+    s->n++;
+    return MICA_OK;
+}
+
+const char *mica__pass_subst_get(const mica__pass_subst_t *s,
+                                 const char *name)
+{
+    int32_t k, hops = 0;
+    while (s && name && (k = mica__index_get(&s->ix, name)) >= 0 &&
+           hops++ <= s->n)
+        name = s->to[k];
+    return name;
+}
+
+void mica__pass_subst_free(mica__pass_subst_t *s)
+{
+    int32_t i;
+    for (i = 0; i < s->n; i++) {
+        free(s->from[i]);
+        free(s->to[i]);
+    }
+    free(s->from);
+    free(s->to);
+    mica__index_free(&s->ix);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- layers ------------------------------------------------------------- */
+
+mica_status_t mica__pass_copy_layer(mica_network_t *out,
+                                    const mica__net_layer_t *nl,
+                                    const mica__pass_subst_t *s,
+                                    const mica_fields_t *fields)
+{
+    const char **names = calloc((size_t)(nl->nb_inputs + nl->nb_outputs + 1),
+                                sizeof *names);
+    mica_status_t st;
+    int32_t i;
+
+    if (!names)
+        return mica__fail(out->ctx, MICA_ERR_NOMEM, "out of host memory");
+    for (i = 0; i < nl->nb_inputs; i++)
+        names[i] = mica__pass_subst_get(s, nl->inputs[i]);
+    for (i = 0; i < nl->nb_outputs; i++)
+        names[nl->nb_inputs + i] = nl->outputs[i];
+    st = mica__rewrite_layer(out, nl, names, fields, nl->formats, NULL);
+    free(names);
+    return st;
+}
+
+char *mica__pass_fresh_name(const mica_network_t *out,
+                            const mica__pass_graph_t *g, const char *base,
+                            const char *suffix)
+{
+    char *name = mica__asprintf("%s%s", base, suffix);
+    int32_t k;
+
+    for (k = 1; name && k < 1000000; k++) {
+        if (mica__index_get(&out->layer_names, name) < 0 &&
+            mica__index_get(&g->net->layer_names, name) < 0 &&
+            mica__index_get(&g->producer, name) < 0 &&
+            mica__index_get(&g->inputs, name) < 0)
+            return name;
+        free(name);
+        name = mica__asprintf("%s%s_%d", base, suffix, (int)k);
+    }
+    free(name);
+    return NULL;
+}
