@@ -65,8 +65,8 @@ has "$tmp/out" "relu2 (FusedConvolution) replaces, by rule conv_add_relu: conv2 
 has "$tmp/out" "^ *[0-9][0-9]* *conv4 *Convolution " \
     "inspect: conv4 stays (its output is a network output)"
 has "$tmp/out" "^ *[0-9][0-9]* *relu4 *Activation " "inspect: relu4 stays"
-has "$tmp/out" "^ *[0-9][0-9]* *relu3 *Activation " \
-    "inspect: without addrelu.so, relu3 stays an Activation"
+has "$tmp/out" "^ *[0-9][0-9]* *relu3 *Pointwise " \
+    "inspect: without addrelu.so, add3 and relu3 are one Pointwise layer"
 
 run "$mica" inspect "$net" --device cpu --no-fusion
 ok "$rc" "inspect --no-fusion builds the manifest"

@@ -9,8 +9,9 @@
  * next, removing what folding left dead and what does nothing; then the
  * rewrites that make layers the fusion rules recognize (transposes into
  * MatrixMultiply's operand options and into weights, per-channel affine
- * ElementWise into Scale); the modules' fusion rules last, on the
- * simplest network.
+ * ElementWise into Scale); the modules' fusion rules, on the simplest
+ * network; pointwise fusion last, on what the rules left of the
+ * element-by-element layers.
  */
 #include <config.h>
 
@@ -23,6 +24,7 @@
 const mica__pass_t mica__passes[] = {
     {"constant-folding", "constant folding", mica__pass_fold},
     {"fusion", "fusion rules", mica__pass_fusion},
+    {"pointwise", "pointwise fusion", mica__pass_pointwise},
 };
 const int32_t mica__nb_passes =
     (int32_t)(sizeof mica__passes / sizeof mica__passes[0]);
@@ -112,7 +114,8 @@ mica_status_t mica__passes_selected(mica_context_t *ctx,
                                        sizeof cfg->no_fusion &&
         cfg->no_fusion)
         for (i = 0; i < mica__nb_passes; i++)
-            if (!strcmp(mica__passes[i].name, "fusion"))
+            if (!strcmp(mica__passes[i].name, "fusion") ||
+                !strcmp(mica__passes[i].name, "pointwise"))
                 on[i] = 0;
     return MICA_OK;
 }
@@ -259,6 +262,22 @@ mica_status_t mica__passes_run(mica_network_t *net,
     *records = rec;
     *nb_records = n;
     return MICA_OK;
+}
+
+int mica__pass_preferred(const mica__pass_run_t *p, const char *type)
+{
+    const mica_build_config_t *cfg = p->cfg;
+    char buf[128];
+    int32_t i;
+
+    if (cfg && cfg->struct_size < offsetof(mica_build_config_t,
+                                           prefer_impls) +
+                                      sizeof cfg->prefer_impls)
+        cfg = NULL;
+    for (i = 0; cfg && i < cfg->nb_prefer; i++)
+        if (cfg->prefer_types[i] && !strcmp(cfg->prefer_types[i], type))
+            return 1;
+    return mica__deploy_choice(p->ctx, type, buf, sizeof buf) != NULL;
 }
 
 /* ---- tensors by name ----------------------------------------------------- */

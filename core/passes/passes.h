@@ -55,6 +55,7 @@ extern const int32_t mica__nb_passes;
 /* The passes themselves, one file each. */
 mica_status_t mica__pass_fold(mica__pass_run_t *p);       /* fold.c */
 mica_status_t mica__pass_fusion(mica__pass_run_t *p);     /* fusion.c */
+mica_status_t mica__pass_pointwise(mica__pass_run_t *p);  /* pointwise.c */
 
 /*
  * The facts of p->net (mica__build_facts), built on first use and kept
@@ -65,6 +66,11 @@ mica_status_t mica__pass_fusion(mica__pass_run_t *p);     /* fusion.c */
 mica_status_t mica__pass_facts(mica__pass_run_t *p, const mica_engine_t **e);
 
 /* ---- what the passes share (passes.c) ---------------------------------- */
+
+/* Whether the build prefers an implementation for layers of `type`
+ * (p->cfg's prefer list, modules.prefer, --prefer, $MICA_PREFER): a pass
+ * leaves its layers as they are. */
+int mica__pass_preferred(const mica__pass_run_t *p, const char *type);
 
 /*
  * A network's tensors by name: the layer that makes each (and at which

@@ -69,3 +69,10 @@ check_PROGRAMS += tests/test_mod_pointwise
 TESTS += tests/test_mod_pointwise
 tests_test_mod_pointwise_SOURCES = tests/test_mod_pointwise.c
 tests_test_mod_pointwise_LDADD = tests/libmicatest.la libmica.la $(LIBM)
+
+# The graph pass "pointwise" (core/passes/pointwise.c): networks with and
+# without it give the same outputs; the groups it makes.
+check_PROGRAMS += tests/test_pass_pointwise
+TESTS += tests/test_pass_pointwise
+tests_test_pass_pointwise_SOURCES = tests/test_pass_pointwise.c
+tests_test_pass_pointwise_LDADD = tests/libmicatest.la libmica.la $(LIBM)
