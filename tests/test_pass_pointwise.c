@@ -3,7 +3,8 @@
  * (core/passes/pointwise.c): networks built with it and without it
  * (no_passes "pointwise"), run on the same seeded inputs, give the same
  * outputs bit for bit on the CPU (and within tolerance on CUDA, where a
- * GPU is usable, against the CPU without it); and the groups it makes:
+ * GPU is usable, against the CPU without it, the CUDA runs captured in
+ * CUDA graphs and replayed); and the groups it makes:
  *
  *   - a chain becomes one Pointwise layer with the record of the layers
  *     it replaced;
@@ -108,7 +109,18 @@ static char out_names[8][64];
 /* Seeded inputs of an engine's network inputs (floats in [-2, 2] with a
  * NaN and an infinity, integers 0 to 5; the seed is the input's name),
  * run, the outputs into out[] in the order of their names. */
+static int run_graphs(mica_engine_t *e, th_tensor_t *out, int *nb_out,
+                      int graphs);
+
 static int run(mica_engine_t *e, th_tensor_t *out, int *nb_out)
+{
+    return run_graphs(e, out, nb_out, 0);
+}
+
+/* run(); with `graphs`, three runs with CUDA graphs on, the last one's
+ * outputs, and the graphs checked: captured, replayed, no failure. */
+static int run_graphs(mica_engine_t *e, th_tensor_t *out, int *nb_out,
+                      int graphs)
 {
     mica_exec_t *x = NULL;
     th_tensor_t in[32];
@@ -146,8 +158,23 @@ static int run(mica_engine_t *e, th_tensor_t *out, int *nb_out)
             goto done;
         n++;
     }
-    if (mica_exec_run(x) != MICA_OK)
+    if (graphs && mica_exec_set_cuda_graph(x, 1) != MICA_OK)
         goto done;
+    for (i = 0; i < (graphs ? 3 : 1); i++)
+        if (mica_exec_run(x) != MICA_OK)
+            goto done;
+    if (graphs) {
+        mica_cuda_graph_counts_t c;
+        memset(&c, 0, sizeof c);
+        c.struct_size = sizeof c;
+        if (mica_exec_cuda_graph_counts(x, &c) != MICA_OK ||
+            c.captures < 1 || c.replays < 1 || c.failures != 0) {
+            diag("CUDA graphs: %lld captures, %lld replays, %lld failures "
+                 "(%s)", (long long)c.captures, (long long)c.replays,
+                 (long long)c.failures, mica_exec_cuda_graph_why(x));
+            goto done;
+        }
+    }
     no = 0;
     for (i = 0; i < mica_engine_nb_tensors(e) && no < 8; i++) {
         mica_tensor_info_t ti;
@@ -240,10 +267,13 @@ static int both(const char *label, mica_network_t *net, const char *prefer,
         th_tensor_t yc[8];
         int nc = 0, gc;
         memset(yc, 0, sizeof yc);
-        gc = c && run(c, yc, &nc) && nc == na;
+        /* loops and conditionals never run as graphs */
+        gc = c && run_graphs(c, yc, &nc, strstr(label, "loop") == NULL) &&
+             nc == na;
         for (i = 0; gc && i < na; i++)
             gc = th_same(&ya[i], &yc[i], 2e-3, 2e-3, why, sizeof why);
-        if (!ok(gc, "%s: CUDA with the pass against the CPU without", label))
+        if (!ok(gc, "%s: CUDA with the pass, in CUDA graphs, against the "
+                "CPU without", label))
             diag("%s", why);
         for (i = 0; i < nc; i++)
             th_free(&yc[i]);

@@ -14,6 +14,10 @@ modules_mica_pointwise_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-I$(top_srcdir)/modules/pointwise -I$(top_srcdir)/modules/elementwise \
 	-I$(top_srcdir)/modules/unary -I$(top_srcdir)/modules/activation \
 	-I$(top_srcdir)/modules/scale -I$(top_srcdir)/modules/identity
+# No trapping floating point (values are unchanged, only the exception
+# flags nobody reads): the CPU evaluator's loops of selects between float
+# results (float16 conversions) then vectorize.
+modules_mica_pointwise_la_CFLAGS = $(AM_CFLAGS) -fno-trapping-math
 modules_mica_pointwise_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
 modules_mica_pointwise_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
 if MICA_CUDA

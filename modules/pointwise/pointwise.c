@@ -295,7 +295,7 @@ static mica_status_t pw_configure_cuda(mica_layer_t *layer,
         free(src);
         return MICA_OK;
     }
-    st = pw_cuda_compile(src, &bytes, &size, err);
+    st = pw_cuda_compile(src, l->base.name, &bytes, &size, err);
     free(src);
     if (st == MICA_OK) {
         /* another code: the context's module, if any, is stale */

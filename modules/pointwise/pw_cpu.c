@@ -249,49 +249,205 @@ size_t pw_cpu_workspace(const pw_cpu_t *c)
     return (size_t)c->nb_slots * (SLOT_BYTES + sizeof(void *)) + 64;
 }
 
+/* ---- conversions ------------------------------------------------------ */
+
+/*
+ * float16 and bfloat16 as mica/kit_half.h converts them (round to
+ * nearest even, overflow to infinity, subnormals kept; a NaN keeps the
+ * top bits of its payload and becomes quiet), written without branches
+ * so that loops over blocks vectorize: the kit's functions take a branch
+ * per case.  tests/test_mod_pointwise.c checks them against the kit on
+ * every float16 value and on floats of every exponent.
+ */
+static inline uint32_t fbits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static inline float bitsf(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* float16 bits to float: normal, subnormal (m * 2^-24), infinity, NaN. */
+static inline float h2f(uint16_t h)
+{
+    uint32_t sgn = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu;
+    uint32_t m = h & 0x3ffu;
+    uint32_t normal = sgn | ((e + 112u) << 23) | (m << 13);
+    uint32_t special = sgn | 0x7f800000u | (m << 13);
+    uint32_t sub = sgn | fbits((float)m * 5.9604644775390625e-8f);
+    return bitsf(e == 0 ? sub : e == 31 ? special : normal);
+}
+
+/* float to float16 and back: the value x would have as a float16. */
+static inline float r16(float x)
+{
+    uint32_t u = fbits(x), sgn = u & 0x80000000u, a = u ^ sgn;
+    uint32_t n = (a + 0xfffu + ((a >> 13) & 1u)) & ~0x1fffu;
+    uint32_t sub = fbits((bitsf(a) + 0.5f) - 0.5f); /* to 2^-24 steps */
+    uint32_t r = n >= 0x47800000u ? 0x7f800000u : n;
+    r = a < 0x38800000u ? sub : r;
+    r = a > 0x7f800000u ? (a | 0x00400000u) & ~0x1fffu : r;
+    return bitsf(r | sgn);
+}
+
+/* float16 bits of a float that r16 rounded (exact). */
+static inline uint16_t f2h_exact(float x)
+{
+    uint32_t u = fbits(x), sgn = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+    uint32_t normal = ((a >> 13) - (112u << 10)) & 0x7fffu;
+    uint32_t sub = (uint32_t)(bitsf(a) * 16777216.0f); /* m of m * 2^-24 */
+    uint32_t special = 0x7c00u | ((a >> 13) & 0x3ffu);
+    uint32_t r = a >= 0x7f800000u ? special : a < 0x38800000u ? sub : normal;
+    return (uint16_t)(r | sgn);
+}
+
+static inline float bf2f(uint16_t h)
+{
+    return bitsf((uint32_t)h << 16);
+}
+
+/* float to bfloat16 and back. */
+static inline float rbf(float x)
+{
+    uint32_t u = fbits(x);
+    uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    return bitsf((u & 0x7fffffffu) > 0x7f800000u ? (u | 0x00400000u) &
+                                                        0xffff0000u
+                                                  : r);
+}
+
+/*
+ * x86's F16C instructions convert 8 values at once, exactly as above
+ * (round to nearest even, subnormals kept, a NaN made quiet with the top
+ * bits of its payload): used where the processor has them.
+ */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define PW_F16C 1
+#define F16C_FN __attribute__((target("avx,f16c")))
+
+static pthread_once_t f16c_once = PTHREAD_ONCE_INIT;
+static int f16c_ok;
+
+static void f16c_probe(void)
+{
+    __builtin_cpu_init();
+    f16c_ok = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+}
+
+static int f16c(void)
+{
+    pthread_once(&f16c_once, f16c_probe);
+    return f16c_ok;
+}
+
+static F16C_FN void h2f_f16c(float *restrict d, const uint16_t *restrict s,
+                             int64_t n)
+{
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        _mm256_storeu_ps(d + j, _mm256_cvtph_ps(_mm_loadu_si128(
+                                    (const __m128i *)(s + j))));
+    for (; j < n; j++)
+        d[j] = h2f(s[j]);
+}
+
+/* A block (PW_B, a multiple of 8). */
+static F16C_FN void r16_f16c(float *d)
+{
+    int j;
+    for (j = 0; j < PW_B; j += 8)
+        _mm256_storeu_ps(d + j, _mm256_cvtph_ps(_mm256_cvtps_ph(
+                                    _mm256_loadu_ps(d + j),
+                                    _MM_FROUND_TO_NEAREST_INT)));
+}
+
+static F16C_FN void f2h_f16c(uint16_t *restrict o, const float *restrict f,
+                             int64_t n)
+{
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        _mm_storeu_si128((__m128i *)(o + j),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(f + j),
+                                         _MM_FROUND_TO_NEAREST_INT));
+    for (; j < n; j++)
+        o[j] = f2h_exact(f[j]);
+}
+#else
+#define PW_F16C 0
+#endif
+
+/*
+ * The loops of the evaluator compiled twice, for x86-64's baseline (SSE2)
+ * and for AVX2 (twice the lanes), the processor choosing when the module
+ * loads (GCC's and clang's function multiversioning).
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__ELF__)
+#define PW_WIDE __attribute__((target_clones("avx2", "default")))
+#else
+#define PW_WIDE
+#endif
+
 /* ---- leaves --------------------------------------------------------------- */
 
-static float r16(float x)
-{
-    return mica_kit_half_to_float(mica_kit_float_to_half(x));
-}
-
-static float rbf(float x)
-{
-    return mica_kit_bf16_to_float(mica_kit_float_to_bf16(x));
-}
+/* Loops of a count known only when they run are split into chunks of a
+ * constant count, which the compiler vectorizes (at -O2, GCC vectorizes
+ * only loops whose count it knows), and the rest. */
+#define CHUNK 16
+#define CHUNKED(n, j, stmt)                                                 \
+    do {                                                                    \
+        int64_t j##_0_ = 0, j##_k_;                                         \
+        for (; j##_0_ + CHUNK <= (n); j##_0_ += CHUNK)                      \
+            for (j##_k_ = 0; j##_k_ < CHUNK; j##_k_++) {                    \
+                int64_t j = j##_0_ + j##_k_;                                \
+                stmt;                                                       \
+            }                                                               \
+        for (; j##_0_ < (n); j##_0_++) {                                    \
+            int64_t j = j##_0_;                                             \
+            stmt;                                                           \
+        }                                                                   \
+    } while (0)
 
 /* cnt elements of type t from p at element off, stride st, into the
  * float block d. */
-static void run_f(mica_dtype_t t, const void *p, int64_t off, int64_t st,
-                  float *d, int64_t cnt)
+PW_WIDE static void run_f(mica_dtype_t t, const void *p, int64_t off, int64_t st,
+                  float *restrict d, int64_t cnt)
 {
-    int64_t j;
     if (t == MICA_FLOAT32) {
-        const float *s = (const float *)p + off;
+        const float *restrict s = (const float *)p + off;
         if (st == 1) {
             memcpy(d, s, (size_t)cnt * sizeof *d);
         } else if (st == 0) {
             float v = s[0];
-            for (j = 0; j < cnt; j++)
-                d[j] = v;
+            CHUNKED(cnt, j, d[j] = v);
         } else {
-            for (j = 0; j < cnt; j++)
-                d[j] = s[j * st];
+            CHUNKED(cnt, j, d[j] = s[j * st]);
         }
     } else {
-        const uint16_t *s = (const uint16_t *)p + off;
+        const uint16_t *restrict s = (const uint16_t *)p + off;
         if (st == 0) {
-            float v = t == MICA_FLOAT16 ? mica_kit_half_to_float(s[0])
-                                        : mica_kit_bf16_to_float(s[0]);
-            for (j = 0; j < cnt; j++)
-                d[j] = v;
+            float v = t == MICA_FLOAT16 ? h2f(s[0]) : bf2f(s[0]);
+            CHUNKED(cnt, j, d[j] = v);
+        } else if (t == MICA_FLOAT16 && st == 1) {
+#if PW_F16C
+            if (f16c()) {
+                h2f_f16c(d, s, cnt);
+                return;
+            }
+#endif
+            CHUNKED(cnt, j, d[j] = h2f(s[j]));
         } else if (t == MICA_FLOAT16) {
-            for (j = 0; j < cnt; j++)
-                d[j] = mica_kit_half_to_float(s[j * st]);
+            CHUNKED(cnt, j, d[j] = h2f(s[j * st]));
+        } else if (st == 1) {
+            CHUNKED(cnt, j, d[j] = bf2f(s[j]));
         } else {
-            for (j = 0; j < cnt; j++)
-                d[j] = mica_kit_bf16_to_float(s[j * st]);
+            CHUNKED(cnt, j, d[j] = bf2f(s[j * st]));
         }
     }
 }
@@ -308,21 +464,21 @@ static inline int64_t ld_i(mica_dtype_t t, const void *p, int64_t i)
     }
 }
 
-static void run_i(mica_dtype_t t, const void *p, int64_t off, int64_t st,
-                  int64_t *d, int64_t cnt)
+PW_WIDE static void run_i(mica_dtype_t t, const void *p, int64_t off, int64_t st,
+                  int64_t *restrict d, int64_t cnt)
 {
-    int64_t j;
     if (st == 0) {
         int64_t v = ld_i(t, p, off);
-        for (j = 0; j < cnt; j++)
-            d[j] = v;
+        CHUNKED(cnt, j, d[j] = v);
         return;
     }
 #define RUN(T, CONV)                                                        \
     do {                                                                    \
-        const T *s = (const T *)p + off;                                    \
-        for (j = 0; j < cnt; j++)                                           \
-            d[j] = CONV(s[j * st]);                                         \
+        const T *restrict s = (const T *)p + off;                           \
+        if (st == 1)                                                        \
+            CHUNKED(cnt, j, d[j] = CONV(s[j]));                             \
+        else                                                                \
+            CHUNKED(cnt, j, d[j] = CONV(s[j * st]));                        \
     } while (0)
 #define AS_IS(v) (int64_t)(v)
 #define TRUTH(v) (int64_t)((v) != 0)
@@ -340,8 +496,9 @@ static void run_i(mica_dtype_t t, const void *p, int64_t off, int64_t st,
 
 /*
  * Elements [i0, i0 + m) of leaf l (type t, memory p) through view v into
- * the block buf; returns where they are (buf, or p itself where a full
- * block lies there contiguously in the block's representation).
+ * the block buf; returns where they are: buf, or p itself where a full
+ * block lies there contiguously in the block's representation (float32,
+ * int64).
  */
 static const void *load(const pw_view_t *v, int32_t l, mica_dtype_t t,
                         const void *p, int64_t i0, int64_t m, void *buf)
@@ -356,14 +513,14 @@ static const void *load(const pw_view_t *v, int32_t l, mica_dtype_t t,
             run_i(t, p, 0, 0, buf, PW_B);
         return buf;
     }
-    if (r == 1 && v->s[l][0] == 1 && m == PW_B &&
-        (t == MICA_FLOAT32 || t == MICA_INT64))
-        return (const char *)p + (size_t)i0 * mica_dtype_size(t);
     for (k = r - 1; k >= 0; k--) {
         c[k] = rest % v->d[k];
         rest /= v->d[k];
         off += c[k] * v->s[l][k];
     }
+    if (v->s[l][r - 1] == 1 && m == PW_B && c[r - 1] + m <= v->d[r - 1] &&
+        (t == MICA_FLOAT32 || t == MICA_INT64))
+        return (const char *)p + (size_t)off * mica_dtype_size(t);
     while (done < m) {
         int64_t run = v->d[r - 1] - c[r - 1];
         if (run > m - done)
@@ -388,9 +545,15 @@ static const void *load(const pw_view_t *v, int32_t l, mica_dtype_t t,
 /* ---- instructions ----------------------------------------------------- */
 
 /* Round a float block to the values of type t (float16, bfloat16). */
-static void round_to(mica_dtype_t t, float *restrict d)
+PW_WIDE static void round_to(mica_dtype_t t, float *restrict d)
 {
     int j;
+#if PW_F16C
+    if (t == MICA_FLOAT16 && f16c()) {
+        r16_f16c(d);
+        return;
+    }
+#endif
     if (t == MICA_FLOAT16)
         for (j = 0; j < PW_B; j++)
             d[j] = r16(d[j]);
@@ -401,7 +564,7 @@ static void round_to(mica_dtype_t t, float *restrict d)
 
 /* An integer block brought back into type t (int32 wraps, int8
  * saturates, bool is 0 or 1). */
-static void norm_i(mica_dtype_t t, int64_t *restrict d)
+PW_WIDE static void norm_i(mica_dtype_t t, int64_t *restrict d)
 {
     int j;
     switch (t) {
@@ -435,7 +598,7 @@ static inline float min_f(float a, float b)
     return a < b || b != b ? a : b;
 }
 
-static void ew_float(int op, float *restrict d, const float *restrict a,
+PW_WIDE static void ew_float(int op, float *restrict d, const float *restrict a,
                      const float *restrict b)
 {
     int j;
@@ -462,7 +625,7 @@ static void ew_float(int op, float *restrict d, const float *restrict a,
 }
 
 /* A comparison of float blocks into a bool block. */
-static void cmp_float(int op, int64_t *restrict d, const float *restrict a,
+PW_WIDE static void cmp_float(int op, int64_t *restrict d, const float *restrict a,
                       const float *restrict b)
 {
     int j;
@@ -482,7 +645,7 @@ static void cmp_float(int op, int64_t *restrict d, const float *restrict a,
     }
 }
 
-static void ew_int(int op, int sat, int64_t *restrict d,
+PW_WIDE static void ew_int(int op, int sat, int64_t *restrict d,
                    const int64_t *restrict a, const int64_t *restrict b)
 {
     int j;
@@ -523,7 +686,7 @@ static void unary_float(int op, float *restrict d, const float *restrict x)
     }
 }
 
-static void act_float(int type, float alpha, float beta, float *restrict d,
+PW_WIDE static void act_float(int type, float alpha, float beta, float *restrict d,
                       const float *restrict x)
 {
     int j;
@@ -549,7 +712,7 @@ static float ones_block[PW_B];
 
 /* A value of type `from` (its block a: float or int64) cast to `to`
  * into d (float or int64), as Identity converts: through a double. */
-static void cast(mica_dtype_t from, mica_dtype_t to, void *restrict d,
+PW_WIDE static void cast(mica_dtype_t from, mica_dtype_t to, void *restrict d,
                  const void *restrict a)
 {
     const float *af = a;
@@ -577,6 +740,7 @@ static void cast(mica_dtype_t from, mica_dtype_t to, void *restrict d,
             int64_t i64;
         } u;
         double v = pw_is_float(from) ? (double)af[j] : (double)ai[j];
+        u.i64 = 0;
         mica__identity_store(&u, (int)to, 0, v);
         if (to == MICA_FLOAT32)
             df[j] = u.f;
@@ -590,7 +754,7 @@ static void cast(mica_dtype_t from, mica_dtype_t to, void *restrict d,
 }
 
 /* Run instruction i of p (result type t) into block d. */
-static void exec(const pw_prog_t *p, int32_t i, const mica_dtype_t *in,
+PW_WIDE static void exec(const pw_prog_t *p, int32_t i, const mica_dtype_t *in,
                  const mica_dtype_t *types, void *restrict d,
                  const void *const *src, const void *const *coef)
 {
@@ -678,38 +842,48 @@ static void exec(const pw_prog_t *p, int32_t i, const mica_dtype_t *in,
 /* ---- running ---------------------------------------------------------- */
 
 /* Store m elements of value block s (type t) into p at element i0. */
-static void store(mica_dtype_t t, void *p, int64_t i0, const void *s,
+PW_WIDE static void store(mica_dtype_t t, void *p, int64_t i0, const void *s,
                   int64_t m)
 {
-    const float *f = s;
-    const int64_t *v = s;
-    int64_t j;
+    const float *restrict f = s;
+    const int64_t *restrict v = s;
 
     switch (t) {
     case MICA_FLOAT32:
         if ((const float *)p + i0 != f)
             memcpy((float *)p + i0, f, (size_t)m * sizeof *f);
         break;
-    case MICA_FLOAT16:
-        for (j = 0; j < m; j++)
-            ((uint16_t *)p)[i0 + j] = mica_kit_float_to_half(f[j]);
+    case MICA_FLOAT16: {
+        uint16_t *restrict o = (uint16_t *)p + i0;
+#if PW_F16C
+        if (f16c()) {
+            f2h_f16c(o, f, m);
+            break;
+        }
+#endif
+        CHUNKED(m, j, o[j] = f2h_exact(f[j]));
         break;
-    case MICA_BFLOAT16:
-        for (j = 0; j < m; j++)
-            ((uint16_t *)p)[i0 + j] = mica_kit_float_to_bf16(f[j]);
+    }
+    case MICA_BFLOAT16: {
+        uint16_t *restrict o = (uint16_t *)p + i0;
+        CHUNKED(m, j, o[j] = (uint16_t)(fbits(f[j]) >> 16));
         break;
-    case MICA_INT8:
-        for (j = 0; j < m; j++)
-            ((int8_t *)p)[i0 + j] = (int8_t)v[j];
+    }
+    case MICA_INT8: {
+        int8_t *restrict o = (int8_t *)p + i0;
+        CHUNKED(m, j, o[j] = (int8_t)v[j]);
         break;
-    case MICA_UINT8: case MICA_BOOL:
-        for (j = 0; j < m; j++)
-            ((uint8_t *)p)[i0 + j] = (uint8_t)v[j];
+    }
+    case MICA_UINT8: case MICA_BOOL: {
+        uint8_t *restrict o = (uint8_t *)p + i0;
+        CHUNKED(m, j, o[j] = (uint8_t)v[j]);
         break;
-    case MICA_INT32:
-        for (j = 0; j < m; j++)
-            ((int32_t *)p)[i0 + j] = (int32_t)v[j];
+    }
+    case MICA_INT32: {
+        int32_t *restrict o = (int32_t *)p + i0;
+        CHUNKED(m, j, o[j] = (int32_t)v[j]);
         break;
+    }
     default: /* int64 */
         if ((const int64_t *)p + i0 != v)
             memcpy((int64_t *)p + i0, v, (size_t)m * sizeof *v);

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime_api.h>
 
@@ -218,23 +219,40 @@ static void cache_put(const char *source, uint64_t hash, const char *arch,
     free(e.bytes);
 }
 
-mica_status_t pw_cuda_compile(const char *source, unsigned char **bytes,
-                              size_t *size, mica_error_t *err)
+/* Milliseconds on a monotonic clock. */
+static double clock_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
+mica_status_t pw_cuda_compile(const char *source, const char *name,
+                              unsigned char **bytes, size_t *size,
+                              mica_error_t *err)
 {
     mica__nvrtc_code_t code;
+    double t0;
     uint64_t hash = pw_cuda_hash(source);
     char arch[16];
     mica_status_t st;
 
     mica__nvrtc_arch(arch, sizeof arch);
-    if (cache_get(source, hash, arch, bytes, size))
+    if (cache_get(source, hash, arch, bytes, size)) {
+        mica_kit_host->log(MICA_LOG_DEBUG, name, "its kernels "
+                           "were compiled before in this process");
         return MICA_OK;
+    }
+    t0 = clock_ms();
     st = mica__nvrtc_compile(source, "pointwise.cu", pw_nb_headers,
                              pw_header_texts, pw_header_names, arch,
                              (int32_t)(sizeof options / sizeof options[0]),
                              options, &code, err);
     if (st != MICA_OK)
         return st;
+    mica_kit_host->log(MICA_LOG_INFO, name, "kernels compiled "
+                       "with NVRTC for sm_%s in %.0f ms (%zu bytes of "
+                       "CUBIN)", arch, clock_ms() - t0, code.cubin_size);
     *bytes = code_bytes(hash, arch, &code, size);
     mica__nvrtc_code_free(&code);
     if (!*bytes)

@@ -35,10 +35,12 @@ int pw_code_read(const void *bytes, size_t size, pw_code_t *c);
  * The code of `source` for the current device (or the configured
  * architecture where none is usable), compiled with NVRTC unless this
  * process compiled it before: malloc'd bytes (pw_code_read's form) into
- * *bytes and *size.
+ * *bytes and *size.  Says at info level, for layer `name`, that it
+ * compiled and how long it took.
  */
-mica_status_t pw_cuda_compile(const char *source, unsigned char **bytes,
-                              size_t *size, mica_error_t *err);
+mica_status_t pw_cuda_compile(const char *source, const char *name,
+                              unsigned char **bytes, size_t *size,
+                              mica_error_t *err);
 
 /* An execution context's module, kernels and coefficients. */
 typedef struct pw_gpu pw_gpu_t;
