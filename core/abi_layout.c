@@ -48,6 +48,8 @@ static_assert(offsetof(mica_layer_ops_t, aliased_input) == 144,
               "layer ops: aliased_input appended");
 static_assert(offsetof(mica_layer_ops_t, shape_change) == 152,
               "layer ops: shape_change appended");
+static_assert(offsetof(mica_layer_ops_t, constant_output) == 160,
+              "layer ops: constant_output appended");
 static_assert(sizeof(mica_step_t) == 72, "mica_step_t is frozen");
 static_assert(offsetof(mica_step_t, value) == 32, "mica_step_t is frozen");
 static_assert(offsetof(mica_layer_creator_t, type) == 8, "creator v1");
@@ -82,6 +84,8 @@ static_assert(offsetof(mica_tensor_info_t, is_shape_output) == 128,
               "tensor info: first layout");
 static_assert(offsetof(mica_tensor_info_t, alias) == 136,
               "tensor info: alias and format appended");
+static_assert(offsetof(mica_tensor_info_t, constant) == 144,
+              "tensor info: constant appended");
 static_assert(sizeof(mica_cuda_graph_counts_t) == 56,
               "cuda graph counts: first layout");
 static_assert(offsetof(mica_cuda_graph_counts_t, evictions) == 48,

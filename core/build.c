@@ -157,7 +157,8 @@ static mica_status_t run_build(build_t *b)
         return st;
     mica__control_lifetimes(b->e);
     if (!b->validate_only && !b->facts &&
-        (st = mica__inplace(b->e)) != MICA_OK)
+        ((st = mica__constants_find(b->e)) != MICA_OK ||
+         (st = mica__inplace(b->e)) != MICA_OK))
         return st;
     took(b, "kinds, types and shapes", &t);
     st = mica__build_profiles(b);
@@ -201,6 +202,7 @@ static mica_status_t build(mica_network_t *net, const mica_build_config_t *cfg,
     b.e = calloc(1, sizeof *b.e);
     if (!b.e)
         return mica__fail(b.ctx, MICA_ERR_NOMEM, "out of host memory");
+    pthread_mutex_init(&b.e->const_lock, NULL);
     b.e->ctx = net->ctx;
     b.e->device = device;
     b.e->dev = dev;

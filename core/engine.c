@@ -119,6 +119,8 @@ void mica__engine_free(mica_engine_t *e)
     mica__constructs_free(e);
     mica__expr_builder_destroy(e->eb);
     mica__pass_records_free(e->passes, e->nb_passes);
+    mica__constants_free(e);
+    pthread_mutex_destroy(&e->const_lock);
     /* Last: the layers destroyed above may have pointed into them. */
     if (e->bytes)
         mica__bytes_release(e->bytes, e->bytes_size, e->bytes_unmap);
@@ -170,6 +172,7 @@ mica_status_t mica_engine_tensor(const mica_engine_t *engine, int32_t index,
     full.bytes = engine->profiles ? engine->profiles[0].bytes[index] : 0;
     full.alias = t->alias;
     full.format = t->format;
+    full.constant = t->const_host != NULL;
     mica__fill_out(info, &full, sizeof full,
                    offsetof(mica_tensor_info_t, is_shape_output));
     return MICA_OK;

@@ -91,7 +91,7 @@ static mica_status_t clone_layers(mica_exec_t *x)
         mica_dyn_desc_t all[128];
         mica_error_t err;
         mica__error_clear(&err);
-        if (l->run_device) {
+        if (l->run_device && !l->bound) {
             x->instances[s] = l->instance->ops->clone(l->instance, &err);
             if (!x->instances[s])
                 return mica__exec_layer_error(x, s, &err, "clone failed");
@@ -154,6 +154,7 @@ mica_status_t mica_exec_create(mica_engine_t *engine, mica_exec_t **out)
     x->profile = -1;
     x->dirty = 1;
     if ((st = alloc_state(x)) != MICA_OK ||
+        (st = mica__constants_ready(engine, x->ctx)) != MICA_OK ||
         (st = x->dev->stream_create(x->ctx, &x->own_stream)) != MICA_OK ||
         (st = clone_layers(x)) != MICA_OK)
         goto fail;

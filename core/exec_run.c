@@ -146,6 +146,8 @@ void mica__exec_refresh(mica_exec_t *x)
                 ptr[i] = x->shapes.host[t];
             else if (x->bound[t])
                 ptr[i] = x->bound[t];
+            else if (e->tensors[t].const_host)
+                ptr[i] = e->tensors[t].const_at;
             else
                 ptr[i] = p->offset[t] >= 0 ? mica__arena_at(x, p->offset[t])
                                            : NULL;
@@ -153,7 +155,7 @@ void mica__exec_refresh(mica_exec_t *x)
                 mica_dims_volume(&io[i].dims) > 0)
                 empty = 0;
         }
-        x->skip[s] = empty;
+        x->skip[s] = empty || l->bound;
     }
 }
 
@@ -187,7 +189,8 @@ mica_status_t mica__exec_tell_shapes(mica_exec_t *x, int32_t from,
         int32_t n = l->nb_inputs + l->nb_outputs;
         mica_layer_t *inst = x->instances[s];
         mica_error_t err;
-        if (!l->run_device || !MICA__HAS_OP(inst->ops, shape_change) ||
+        if (!l->run_device || !inst ||
+            !MICA__HAS_OP(inst->ops, shape_change) ||
             (x->told_ok[s] && !differ(io, told, n)))
             continue;
         memcpy(told, io, sizeof *io * (size_t)n);

@@ -325,6 +325,14 @@ typedef struct mica__tensor {
                                    set by mica__control_lifetimes */
     int32_t alias;             /* in place: the input of its producer whose
                                   memory it takes over (mica__inplace), -1 */
+    /* A constant's values, bound instead of computed (core/constants.c):
+     * its bytes on the host (the producer's constant_output), NULL if
+     * computed; where every reader finds them on the device (the host
+     * bytes on a device of host memory, else the engine's copy), NULL
+     * until mica__constants_ready. */
+    const void *const_host;
+    size_t const_bytes;
+    void *const_at;
 } mica__tensor_t;
 
 /* What a symbol stands for. */
@@ -386,6 +394,10 @@ typedef struct mica__layer {
     int32_t tactic;            /* told to its instances, 0: none */
     int32_t makes_sizes;       /* some output is a data-dependent size */
     char *fused;               /* what a fusion rule replaced, NULL */
+    int32_t bound;             /* a constant: its outputs are bound to its
+                                  values, it never runs on the device and
+                                  execution contexts make no clone of it
+                                  (core/constants.c) */
 } mica__layer_t;
 
 /*
@@ -472,7 +484,31 @@ struct mica_engine {
      * order, with what each changed; kept in engine files (format 4). */
     struct mica__pass_record *passes;
     int32_t nb_passes;
+    /* The device copy of the bound constants (core/constants.c), made
+     * once, by the first execution context, under const_lock. */
+    void *const_block;
+    int32_t const_ready;
+    pthread_mutex_t const_lock;
 };
+
+/* ---- constants bound, not computed (core/constants.c) ---------------- */
+
+/*
+ * Which layers of e are constants whose outputs are bound to their
+ * values (mica/layer.h's constant_output): each that runs on the
+ * device, outside loops and conditionals, whose every output is an
+ * execution tensor of linear format, no network output, of the bytes
+ * its shape says.  Sets the layers' `bound` and the tensors' const_host
+ * and const_bytes; call once the kinds are known, before in-place
+ * outputs and memory plans (which leave bound tensors out).
+ */
+mica_status_t mica__constants_find(mica_engine_t *e);
+/* Every bound tensor's const_at: the host bytes on a device of host
+ * memory, else one copy on the device, uploaded once for the engine
+ * (thread-safe); fails on ctx. */
+mica_status_t mica__constants_ready(mica_engine_t *e, mica_context_t *ctx);
+/* Free the device copy (mica__engine_free). */
+void mica__constants_free(mica_engine_t *e);
 
 /* What one graph pass did to the network an engine was built from. */
 typedef struct mica__pass_record {

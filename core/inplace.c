@@ -8,7 +8,7 @@
  * the input is read by no later step (its lifetime, stretched over the
  * loops it crosses, ends at this layer), is not a network input (the
  * caller may bind its own memory there) nor an output nor a shape-tensor
- * input, reaches the layer once, is read as data, has the output's type
+ * input nor a bound constant (the engine's weights, core/constants.c), reaches the layer once, is read as data, has the output's type
  * and memory format, and has not been taken over by another output
  * already.
  */
@@ -35,6 +35,7 @@ static int may(const mica_engine_t *e, int32_t s, int32_t i, int32_t o)
         if (e->tensors[j].alias == t)
             return 0;
     return in->need_e && out->need_e && !in->is_input && !in->is_output &&
+           !in->const_host &&
            !in->is_shape_input && !in->is_shape_output &&
            in->live_to == s && in->dtype == out->dtype &&
            in->format == out->format && out->alias < 0;

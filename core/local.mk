@@ -20,12 +20,14 @@ libmica_la_SOURCES += \
 	core/build.c core/graph_order.c core/choose.c core/instance.c \
 	core/device.c core/device_pick.c \
 	core/infer.c core/infer_layer.c core/profile.c core/shapes.c \
-	core/plan.c core/inplace.c core/dds.c core/engine.c core/exec.c \
+	core/plan.c core/inplace.c core/constants.c core/dds.c core/engine.c \
+	core/exec.c \
 	core/exec_run.c core/exec_timing.c core/exec_graph.c \
 	core/flow.c \
 	core/autotune.c core/precision.c core/rewrite.c \
 	core/passes/passes.c core/passes/passes.h core/passes/fusion.c \
-	core/passes/fold.c core/passes/pointwise.c \
+	core/passes/fold.c core/passes/eliminate.c core/passes/affine.c \
+	core/passes/pointwise.c \
 	core/control.c core/control_plan.c core/control_order.c \
 	core/control_check.c core/cpu/device.c
 # Engine files (core/format/): the format in one room.
@@ -148,6 +150,12 @@ TESTS += tests/test_abi_inplace
 tests_test_abi_inplace_SOURCES = tests/test_abi_inplace.c tests/craft.c \
 	tests/craft.h core/format/checksum.c
 tests_test_abi_inplace_LDADD = $(MICA_TEST_LIBS)
+# Constants bound, not computed (core/constants.c), with tests/abi2's
+# in-place layer reading one.
+check_PROGRAMS += tests/test_constants
+TESTS += tests/test_constants
+tests_test_constants_SOURCES = tests/test_constants.c
+tests_test_constants_LDADD = $(MICA_TEST_LIBS)
 check_PROGRAMS += tests/test_abi_dds
 TESTS += tests/test_abi_dds
 tests_test_abi_dds_SOURCES = tests/test_abi_dds.c tests/craft.c \

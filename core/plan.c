@@ -153,8 +153,8 @@ mica_status_t mica__plan_memory(mica_engine_t *e, int32_t k)
         const mica__tensor_t *t = &e->tensors[i];
         block_t *b = &blocks[n];
         p->offset[i] = -1;
-        if (!t->need_e || t->alias >= 0)
-            continue;
+        if (!t->need_e || t->alias >= 0 || t->const_host)
+            continue; /* a bound constant lives in the engine's weights */
         b->bytes = align_up(p->bytes[i]);
         b->start = t->live_from;
         b->end = t->live_to;

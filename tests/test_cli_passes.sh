@@ -9,7 +9,10 @@
 #   - an engine file keeps the record, and inspect of it shows it;
 #   - at info level the builder says what each pass did;
 #   - compare takes passes=none and no-passes=NAME as items, and the
-#     network as written agrees with what the passes made of it.
+#     network as written agrees with what the passes made of it;
+#   - elimination on tests/manifests/passes/eliminate.yaml, affine-scale
+#     on tests/manifests/passes/affine.yaml: each case they name is
+#     removed, collapsed or rewritten, or stays.
 #
 # Environment (from the top-level Makefile.am): MICA_BIN, MICA_TOP_SRCDIR,
 # MICA_TOP_BUILDDIR, MICA_MODULE_DIR.  TAP on stdout.
@@ -28,7 +31,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 . "$top_src/tests/tap.sh"
 
-echo "1..22"
+echo "1..40"
 
 # The passes this library has, in order (mica inspect lists every one
 # that ran; none is turned off by default).
@@ -79,5 +82,42 @@ is 0 "$rc" "compare --a passes=none: the passes change no result"
 has "$tmp/out" "^A: passes=none" "  A is the network as written"
 run "$mica" compare "$net" --a no-passes=fusion,no-passes=all --b passes=all
 is 0 "$rc" "compare takes no-passes=NAME (repeatable) and passes=all"
+
+# ---- elimination (tests/manifests/passes/eliminate.yaml says what goes) ----
+# (the passes under test only: later passes rewrite what these leave)
+el=$top_src/tests/manifests/passes/eliminate.yaml
+run "$mica" inspect "$el" --device cpu --no-passes all
+has "$tmp/out" "^layers (20," "eliminate.yaml as written: 20 layers"
+run "$mica" inspect "$el" --device cpu --passes elimination
+has "$tmp/out" "^  elimination  *10 layers removed (2 no-ops, 3 duplicates, 5 dead), 4 chains collapsed$" \
+    "elimination: no-ops, duplicates, dead layers, chains"
+has "$tmp/out" "^layers (10," "  10 layers left"
+has "$tmp/out" " back  .*x, x -> y1 " \
+    "  an Identity and two transposes that cancel: gone"
+has "$tmp/out" " r2  *Shuffle .*x -> y2 " "  a reshape of a reshape: one"
+has "$tmp/out" " p2  *Shuffle .*x -> y3 " "  a transpose then a reshape: one"
+has "$tmp/out" " f32  *Identity .*q -> y4 " \
+    "  int8 -> int32 -> float32: one cast"
+has "$tmp/out" " h32  *Identity .*xh -> y5 " \
+    "  float32 -> float16 -> float32 rounds: both stay"
+has "$tmp/out" " y6  *ElementWise .*sa, sa -> y6 " \
+    "  duplicate layers and Constants: merged"
+hasnt "$tmp/out" " spare  " "  a layer nothing reads: gone"
+run "$mica" compare "$el" --a passes=none --b ""
+is 0 "$rc" "  the outputs are those of the network as written"
+
+# ---- affine-scale (tests/manifests/passes/affine.yaml says what changes) ----
+af=$top_src/tests/manifests/passes/affine.yaml
+run "$mica" inspect "$af" --device cpu --passes affine-scale,fusion
+has "$tmp/out" "^  affine-scale  *5 ElementWise layers made 4 Scales, 5 Constants unread$" \
+    "affine-scale: per-channel and uniform affines made Scales"
+has "$tmp/out" "relu (FusedConvolution) replaces, by rule conv_scale_relu: conv (Convolution), add (Scale), relu (Activation)" \
+    "  a batch norm as arithmetic: one Scale, fused with its convolution"
+has "$tmp/out" " sub  *Scale .*x -> y2 " "  x - k: a Scale"
+has "$tmp/out" " div  *Scale .*x -> y3 " "  x / d: a Scale"
+has "$tmp/out" " neg  *Scale .*x -> y4 " "  u - x, u one value: a Scale"
+has "$tmp/out" " grid  *ElementWise " "  a Constant over two axes: stays"
+run "$mica" compare "$af" --a passes=none --b ""
+is 0 "$rc" "  the outputs are those of the network as written"
 
 exit $((failed > 0))

@@ -9,7 +9,8 @@
 #   3. run examples/bar/bar.yaml with the build tree's `mica` command,
 #      finding bar.so through MICA_MODULE_PATH and no other module, and
 #      compare the outputs (written and read back with tests/npy_fixture,
-#      which shares no code with the tool's .npy reader and writer);
+#      which shares no code with the tool's .npy reader and writer), and
+#      with and without graph passes (mica compare --a passes=none);
 #   4. check `mica modules` lists it, and that without MICA_MODULE_PATH
 #      the run fails with a message and writes nothing;
 #   5. build examples/swish (a layer written with the module kit, with a
@@ -43,7 +44,7 @@ for tool in "$CC" pkg-config; do
     fi
 done
 
-echo "1..29"
+echo "1..31"
 . "$top_src/tests/tap.sh"
 
 # show FILE: a log as TAP comments
@@ -159,6 +160,16 @@ st=$?
 ok $st "  and inspect shows its shape as [N+1, 3]"
 [ $st -eq 0 ] || show "$tmp/inspect.log"
 
+# ---- 3b'. graph passes change nothing of its outputs (tests/test_passes.sh
+# does this for the other networks of the tree)
+MICA_MODULE_DIR= MICA_MODULE_PATH=$tmp/plugins \
+    "$mica" compare "$top_src/examples/bar/bar_dynamic.yaml" \
+    --a passes=none,device=cpu --b passes=all,device=cpu \
+    >"$tmp/cmp.log" 2>&1
+st=$?
+ok $st "mica compare bar_dynamic.yaml: the same outputs with and without passes"
+[ $st -eq 0 ] || show "$tmp/cmp.log"
+
 # ---- 3c. an application against the installed library ---------------------
 "$CC" -std=c99 -pedantic -Wall -Wextra -Werror \
     $(pkg-config --cflags mica) -o "$tmp/app" "$top_src/examples/app/app.c" \
@@ -256,6 +267,13 @@ st=$?
 ok $st "examples/swish builds CPU-only against the installed kit"
 [ $st -eq 0 ] || show "$tmp/swish-make.log"
 swish_check "$tmp/swish-cpu" CPU-only
+MICA_MODULE_DIR= MICA_MODULE_PATH=$tmp/swish-cpu \
+    "$mica" compare "$top_src/examples/swish/swish.yaml" \
+    --a passes=none,device=cpu --b passes=all,device=cpu \
+    >"$tmp/swish-cmp.log" 2>&1
+st=$?
+ok $st "mica compare swish.yaml: the same outputs with and without passes"
+[ $st -eq 0 ] || show "$tmp/swish-cmp.log"
 MICA_MODULE_DIR= MICA_MODULE_PATH=$tmp/swish-cpu "$mica" modules \
     >"$tmp/swish-modules.log" 2>&1
 grep -q "^Swish .* reference .*swish-cpu/swish.so" "$tmp/swish-modules.log" &&

@@ -70,6 +70,11 @@ static mica_status_t get_layer(room_t *r)
     return mica_engine_layer(engine, 0, (mica_layer_info_t *)r->bytes);
 }
 
+static mica_status_t get_pass(room_t *r)
+{
+    return mica_engine_pass(engine, 0, (mica_pass_info_t *)r->bytes);
+}
+
 static mica_status_t get_construct(room_t *r)
 {
     return mica_engine_construct(engine, 0,
@@ -109,7 +114,7 @@ int main(void)
 
     if (!top)
         skip_all("MICA_TOP_SRCDIR not set");
-    plan(5 * 4);
+    plan(6 * 4);
     ctx = th_context();
     snprintf(path, sizeof path, "%s/tests/manifests/control/for_loop.yaml",
              top);
@@ -133,6 +138,8 @@ int main(void)
           offsetof(mica_layer_info_t, choice), sizeof(mica_layer_info_t));
     check("mica_engine_construct", get_construct,
           sizeof(mica_construct_info_t), sizeof(mica_construct_info_t));
+    check("mica_engine_pass", get_pass, sizeof(mica_pass_info_t),
+          sizeof(mica_pass_info_t));
     mica_engine_destroy(engine);
     mica_manifest_destroy(m);
     return 0;

@@ -322,6 +322,8 @@ static int print_tensors(mica_engine_t *engine)
         else if (ti.offset >= 0)
             snprintf(arena, sizeof(arena), "%lld+%lld", (long long)ti.offset,
                      (long long)ti.bytes);
+        else if (ti.constant)
+            snprintf(arena, sizeof(arena), "weights");
         else
             snprintf(arena, sizeof(arena), "-");
         row[0] = ti.name;

@@ -411,6 +411,23 @@ struct mica_layer_ops {
                                   const mica_tensor_desc_t *in, int32_t nb_in,
                                   const mica_tensor_desc_t *out,
                                   int32_t nb_out, mica_error_t *err);
+
+    /*
+     * Optional (appended after shape_change): the values of output
+     * `index` when they never change while the instance lives (a
+     * Constant's weights, TensorRT's IConstantLayer): their bytes on
+     * the host, row-major in the output's type and linear format, and
+     * their number in *bytes; NULL when the layer computes the output.
+     * Must depend only on the fields.  The core then never enqueues the
+     * layer: every reader of the output reads these bytes, in place on
+     * the CPU, from one copy per engine on a device (uploaded when the
+     * first execution context of the engine is made).  The bytes must
+     * stay valid and unchanged as long as the instance lives (a loaded
+     * engine's instance may point into the engine's file: see
+     * MICA_STATE_PERSISTENT).
+     */
+    const void *(*constant_output)(const mica_layer_t *layer, int32_t index,
+                                   size_t *bytes);
 };
 
 /* The most tactics one layer may offer. */

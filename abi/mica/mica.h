@@ -447,6 +447,11 @@ typedef struct mica_tensor_info {
      * memory layout (mica_format_t). */
     int32_t alias;
     uint32_t format;
+    /* Appended: 1 when the tensor is a constant's values, bound where
+     * the engine keeps its weights (no arena memory; the layer that
+     * makes it never runs: mica/layer.h's constant_output), else 0. */
+    int32_t constant;
+    int32_t reserved2_;
 } mica_tensor_info_t;
 
 typedef struct mica_layer_info {

@@ -16,7 +16,7 @@
 static const mica__device_desc_t table[] = {
     {.name = "cpu", .title = "CPU", .unit = "processor",
      .bit = MICA_DEVICE_CPU, .rank = 0, .streams = 0, .linked = 1,
-     .cl_float32 = "onednn"},
+     .cl_float32 = "onednn", .host_memory = 1},
     {.name = "cuda", .title = "CUDA", .unit = "GPU",
      .bit = MICA_DEVICE_CUDA, .rank = 10, .streams = 1,
 #ifdef MICA_HAVE_CUDA

@@ -108,6 +108,9 @@ typedef struct mica__device_desc {
      * CPU's "onednn", whose convolutions and pooling run NHWC as it is
      * and their blocked layouts only through reorders. */
     const char *cl_float32;
+    /* Its memory is the host's: a tensor may be bound to bytes of the
+     * host as they are (core/constants.c: a constant's values). */
+    int32_t host_memory;
 } mica__device_desc_t;
 
 /* The table, `*n` entries, in bit order. */

@@ -437,6 +437,7 @@ mica_status_t mica__load_restore(mica__load_t *l, mica_engine_t **out)
         return mica__load_corrupt(l, "device");
     if (!(x.e = calloc(1, sizeof *x.e)))
         return mica__fail(l->ctx, MICA_ERR_NOMEM, "out of host memory");
+    pthread_mutex_init(&x.e->const_lock, NULL);
     x.e->ctx = l->ctx;
     if ((st = mica__deploy_check(l->ctx)) != MICA_OK ||
         (st = mica__device_pick(l->ctx, device, &x.e->device,
@@ -456,7 +457,8 @@ mica_status_t mica__load_restore(mica__load_t *l, mica_engine_t **out)
         (st = mica__restore_check_profiles(&x)) != MICA_OK)
         goto done;
     took(&x, "graph, program, layers and profiles checked", &t);
-    if ((st = mica__restore_check_plans(&x)) != MICA_OK)
+    if ((st = mica__constants_find(x.e)) != MICA_OK ||
+        (st = mica__restore_check_plans(&x)) != MICA_OK)
         goto done;
     took(&x, "configured, memory plans checked", &t);
 done:

@@ -252,7 +252,10 @@ static int plan_holds(const mica_engine_t *e, int32_t k, block_t *v,
     }
     for (i = 0; i < e->nb_tensors; i++) {
         const mica__tensor_t *t = &e->tensors[i];
-        if (!t->need_e || t->alias >= 0)
+        /* a bound constant has no place in the arena (format 4; one of
+         * format 3 has one, unused) */
+        if (!t->need_e || t->alias >= 0 ||
+            (t->const_host && p->offset[i] == -1))
             continue;
         if (!place(v, &n, p->offset[i], gbytes[i], t->live_from, gto[i],
                    p->arena_bytes))
@@ -290,7 +293,7 @@ mica_status_t mica__restore_check_plans(mica__restore_t *x)
     block_t *v = calloc(nb, sizeof *v);
     mica_status_t st = MICA_OK;
     int32_t k, s, t;
-    int grew, moved = 0;
+    int grew, moved = 0, rebound = 0;
 
     if (!ws || !gbytes || !gto || !saved || !v) {
         st = mica__fail(x->ctx, MICA_ERR_NOMEM, "out of host memory");
@@ -304,6 +307,12 @@ mica_status_t mica__restore_check_plans(mica__restore_t *x)
         goto done;
     for (t = 0; t < e->nb_tensors; t++)
         moved |= saved[t] != e->tensors[t].alias;
+    /* A file of format 3 gave its constants arena memory: bound now
+     * (core/constants.c), they need none, and the plans are made again. */
+    for (t = 0; t < e->nb_tensors; t++)
+        for (k = 0; k < e->nb_profiles; k++)
+            rebound |= e->tensors[t].const_host &&
+                       e->profiles[k].offset[t] >= 0;
     /* A layer whose implementation a deploy-time choice swapped has no
      * tactic yet: the first its instance offers, as in a build. */
     if ((st = mica__default_tactics(e)) != MICA_OK)
@@ -317,17 +326,18 @@ mica_status_t mica__restore_check_plans(mica__restore_t *x)
             st = mica__restore_bad(x, "memory plan", "profile %d", (int)k);
             break;
         }
-        for (s = 0, grew = moved; s < e->nb_layers; s++)
+        for (s = 0, grew = moved || rebound; s < e->nb_layers; s++)
             if (ws[s] > p->workspace[s]) {
                 p->workspace[s] = ws[s];
                 grew = 1;
             }
         if (grew && (st = mica__plan_memory(e, k)) == MICA_OK)
             mica__log(x->ctx, MICA_LOG_INFO, "%s: profile %d now plans %lld "
-                      "bytes (%lld when saved): a module's %s changed",
-                      x->l->what, (int)k, (long long)p->arena_bytes,
-                      (long long)before, moved ? "in-place outputs"
-                                               : "workspace");
+                      "bytes (%lld when saved): %s", x->l->what, (int)k,
+                      (long long)p->arena_bytes, (long long)before,
+                      moved     ? "a module's in-place outputs changed"
+                      : rebound ? "its constants are bound, not copied"
+                                : "a module's workspace changed");
     }
     if (st == MICA_OK)
         st = mica__configure_host(e);

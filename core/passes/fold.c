@@ -37,18 +37,6 @@
  * A weight matrix of VGG's first FullyConnected layer is 411 MB. */
 #define FOLD_LIMIT ((int64_t)1 << 30)
 
-/* The types whose layers compute their outputs from their inputs alone
- * (every in-tree type without side effects, randomness or data-dependent
- * output shapes).  A third party's type is never folded: nothing says it
- * has no side effect. */
-static const char *const foldable_types[] = {
-    "Activation", "Concatenation", "Convolution", "Deconvolution",
-    "Dequantize", "Einsum", "ElementWise", "Fill", "FullyConnected",
-    "FusedConvolution", "Gather", "Identity", "LRN", "MatrixMultiply",
-    "Padding", "ParametricReLU", "Pooling", "Quantize", "Reduce", "Resize",
-    "Scale", "Scatter", "Select", "Shape", "Shuffle", "Slice", "SoftMax",
-    "TopK", "Unary", NULL};
-
 typedef struct fold {
     mica__pass_run_t *p;
     const mica_network_t *net;
@@ -132,21 +120,11 @@ static int int_type(mica_dtype_t dt)
 static int foldable(const fold_t *f, const mica__net_layer_t *nl, int32_t s)
 {
     const mica__layer_t *l = &f->e->layers[s];
-    const mica_field_t *op;
     int32_t i;
 
-    if ((nl->ns && nl->ns[0]) || nl->from_state || nl->loop ||
-        nl->conditional || l->construct >= 0 ||
+    if (!mica__pass_pure(nl) || !strcmp(nl->type, "Constant") ||
+        nl->loop || nl->conditional || l->construct >= 0 ||
         l->info.role != MICA_ROLE_NONE || l->makes_sizes)
-        return 0;
-    for (i = 0; foldable_types[i] && strcmp(foldable_types[i], nl->type); i++)
-        ;
-    if (!foldable_types[i])
-        return 0;
-    /* Fill's random values are drawn at every run. */
-    op = mica_fields_find(&nl->fields.view, "op");
-    if (!strcmp(nl->type, "Fill") && (!op || op->type != MICA_FIELD_ENUM ||
-                                      *(const int64_t *)op->data != 0))
         return 0;
     for (i = 0; i < l->nb_outputs; i++)
         if (fixed_bytes(&f->e->tensors[l->outputs[i]]) < 0)

@@ -16,15 +16,20 @@
 #include <config.h>
 
 #include "passes.h"
+#include "fields.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 const mica__pass_t mica__passes[] = {
-    {"constant-folding", "constant folding", mica__pass_fold},
-    {"fusion", "fusion rules", mica__pass_fusion},
-    {"pointwise", "pointwise fusion", mica__pass_pointwise},
+    /* name, title, function, keeps_tensors */
+    {"constant-folding", "constant folding", mica__pass_fold, 1},
+    {"elimination", "elimination", mica__pass_eliminate, 1},
+    {"affine-scale", "affine to Scale", mica__pass_affine, 1},
+    {"fusion", "fusion rules", mica__pass_fusion, 0},
+    {"pointwise", "pointwise fusion", mica__pass_pointwise, 0},
 };
 const int32_t mica__nb_passes =
     (int32_t)(sizeof mica__passes / sizeof mica__passes[0]);
@@ -142,11 +147,23 @@ void mica__passes_chain_free(mica__passes_chain_t *chain)
     chain->n = 0;
 }
 
+/* Forget the facts (the network changed beyond what they say). */
+static void forget_facts(mica__pass_run_t *p)
+{
+    mica_engine_destroy(p->facts);
+    p->facts = NULL;
+    p->facts_stale = 0;
+    p->facts_failed = 0;
+    mica__index_free(&p->facts_ix);
+}
+
 mica_status_t mica__pass_facts(mica__pass_run_t *p, const mica_engine_t **e)
 {
     mica_status_t st;
 
     *e = NULL;
+    if (p->facts_stale)
+        forget_facts(p);
     if (p->facts_failed)
         return MICA_ERR_UNSUPPORTED;
     if (!p->facts) {
@@ -163,6 +180,111 @@ mica_status_t mica__pass_facts(mica__pass_run_t *p, const mica_engine_t **e)
     }
     *e = p->facts;
     return MICA_OK;
+}
+
+const mica__tensor_t *mica__pass_tensor(mica__pass_run_t *p,
+                                        const char *name, mica_status_t *st)
+{
+    const mica_engine_t *e = p->facts;
+    int32_t t;
+
+    *st = MICA_OK;
+    if (!e && !p->facts_failed) {
+        *st = mica__pass_facts(p, &e);
+        if (*st == MICA_ERR_UNSUPPORTED)
+            *st = MICA_OK;
+        if (*st != MICA_OK || !e)
+            return NULL;
+    }
+    if (!e || !name)
+        return NULL;
+    if (!p->facts_ix.nb)
+        for (t = 0; t < e->nb_tensors; t++)
+            if (mica__index_put(&p->facts_ix, e->tensors[t].name, t) != 0) {
+                mica__index_free(&p->facts_ix);
+                *st = mica__fail(p->ctx, MICA_ERR_NOMEM,
+                                 "out of host memory");
+                return NULL;
+            }
+    t = mica__index_get(&p->facts_ix, name);
+    return t >= 0 ? &e->tensors[t] : NULL;
+}
+
+mica_status_t mica__pass_order(const mica_network_t *net,
+                               const mica__pass_graph_t *g, int32_t **order)
+{
+    int32_t n = net->nb_layers, li, i, head = 0, tail = 0;
+    int32_t *waits = calloc((size_t)n + 1, sizeof *waits);
+    int32_t *q = malloc(sizeof *q * ((size_t)n + 1));
+    int32_t *first = malloc(sizeof *first * ((size_t)n + 1));
+    int32_t *next = NULL, *edges = NULL, nb_edges = 0;
+    uint8_t *done = calloc((size_t)n + 1, 1);
+    mica_status_t st = MICA_OK;
+
+    *order = NULL;
+    for (li = 0; li < n; li++)
+        nb_edges += net->layers[li].nb_inputs;
+    next = malloc(sizeof *next * ((size_t)nb_edges + 1));
+    edges = malloc(sizeof *edges * ((size_t)nb_edges + 1));
+    if (!waits || !q || !first || !next || !edges || !done) {
+        st = mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
+        goto out;
+    }
+    /* per producer, the list of its readers (one entry per input) */
+    for (li = 0; li < n; li++)
+        first[li] = -1;
+    nb_edges = 0;
+    for (li = 0; li < n; li++) {
+        const mica__net_layer_t *nl = &net->layers[li];
+        for (i = 0; i < nl->nb_inputs; i++) {
+            int32_t pr = mica__pass_producer(g, nl->inputs[i], NULL);
+            if (pr < 0 || pr == li ||
+                (i == 1 && mica__pass_role(nl) == MICA_ROLE_RECURRENCE))
+                continue;
+            edges[nb_edges] = li;
+            next[nb_edges] = first[pr];
+            first[pr] = nb_edges++;
+            waits[li]++;
+        }
+    }
+    for (li = 0; li < n; li++)
+        if (!waits[li])
+            q[tail++] = li;
+    /* Kahn; then whatever a cycle left, in the network's order */
+    for (;;) {
+        while (head < tail) {
+            int32_t k;
+            li = q[head++];
+            done[li] = 1;
+            for (k = first[li]; k >= 0; k = next[k])
+                if (--waits[edges[k]] == 0)
+                    q[tail++] = edges[k];
+        }
+        for (li = 0; li < n && (done[li] || waits[li] <= 0); li++)
+            ;
+        if (li == n)
+            break;
+        waits[li] = 0;
+        q[tail++] = li;
+    }
+    *order = q;
+    q = NULL;
+out:
+    free(waits);
+    free(q);
+    free(first);
+    free(next);
+    free(edges);
+    free(done);
+    return st;
+}
+
+/* Milliseconds of a monotonic clock. */
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /* Append a record of pass i (its summary in p) to *records. */
@@ -223,10 +345,13 @@ mica_status_t mica__passes_run(mica_network_t *net,
     for (i = 0; i < mica__nb_passes; i++) {
         if (!on[i])
             continue;
+        double t0 = now_ms();
         p.out = NULL;
         p.changed = 0;
         p.summary[0] = '\0';
         st = mica__passes[i].run(&p);
+        mica__log(net->ctx, MICA_LOG_DEBUG, "build: pass %s: %.2f ms",
+                  mica__passes[i].name, now_ms() - t0);
         if (st == MICA_ERR_NOMEM)
             break;
         if (st != MICA_OK) {
@@ -244,16 +369,17 @@ mica_status_t mica__passes_run(mica_network_t *net,
             if ((st = keep(net->ctx, chain, p.out)) != MICA_OK)
                 break;
             p.net = p.out;
-            mica_engine_destroy(p.facts);
-            p.facts = NULL;
-            p.facts_failed = 0;
+            if (mica__passes[i].keeps_tensors && p.facts)
+                p.facts_stale = 1;
+            else
+                forget_facts(&p);
         }
         mica__log(net->ctx, MICA_LOG_INFO, "%s: %s", mica__passes[i].title,
                   p.summary[0] ? p.summary : "nothing changed");
         if ((st = record(&p, i, rec, &n)) != MICA_OK)
             break;
     }
-    mica_engine_destroy(p.facts);
+    forget_facts(&p);
     if (st != MICA_OK) {
         mica__pass_records_free(rec, n);
         return st;
@@ -278,6 +404,88 @@ int mica__pass_preferred(const mica__pass_run_t *p, const char *type)
         if (cfg->prefer_types[i] && !strcmp(cfg->prefer_types[i], type))
             return 1;
     return mica__deploy_choice(p->ctx, type, buf, sizeof buf) != NULL;
+}
+
+/* ---- layers that compute from their inputs alone ------------------------ */
+
+/* mica's own types without side effects, random values or data-dependent
+ * output shapes (NonZero's size is read at run time; Fill draws random
+ * values unless its op is linspace; Assertion checks). */
+static const char *const pure_types[] = {
+    "Activation", "Concatenation", "Constant", "Convolution",
+    "Deconvolution", "Dequantize", "Einsum", "ElementWise", "Fill",
+    "FullyConnected", "FusedConvolution", "Gather", "Identity", "LRN",
+    "MatrixMultiply", "Padding", "ParametricReLU", "Pooling", "Quantize",
+    "Pointwise", "Reduce", "Resize", "Scale", "Scatter", "Select", "Shape",
+    "Shuffle", "Slice", "SoftMax", "TopK", "Unary", NULL};
+
+int mica__pass_pure(const mica__net_layer_t *nl)
+{
+    const mica_field_t *op;
+    int32_t i;
+
+    if ((nl->ns && nl->ns[0]) || nl->from_state)
+        return 0;
+    for (i = 0; pure_types[i] && strcmp(pure_types[i], nl->type); i++)
+        ;
+    if (!pure_types[i])
+        return 0;
+    op = mica_fields_find(&nl->fields.view, "op");
+    return strcmp(nl->type, "Fill") != 0 ||
+           (op && op->type == MICA_FIELD_ENUM && op->count == 1 &&
+            *(const int64_t *)op->data == 0); /* linspace */
+}
+
+/* Whether fields a and b (of one schema) hold the same values. */
+static int same_field(const mica_field_t *a, const mica_field_t *b)
+{
+    int32_t i;
+
+    if (strcmp(a->name, b->name) || a->type != b->type ||
+        a->count != b->count || !a->data != !b->data)
+        return 0;
+    if (!a->data || a->count <= 0)
+        return 1;
+    if (a->type == MICA_FIELD_STRING) {
+        for (i = 0; i < a->count; i++) {
+            const char *x = ((const char *const *)a->data)[i];
+            const char *y = ((const char *const *)b->data)[i];
+            if (strcmp(x ? x : "", y ? y : ""))
+                return 0;
+        }
+        return 1;
+    }
+    if (a->type == MICA_FIELD_WEIGHTS) {
+        for (i = 0; i < a->count; i++) {
+            const mica_weights_t *x = &((const mica_weights_t *)a->data)[i];
+            const mica_weights_t *y = &((const mica_weights_t *)b->data)[i];
+            size_t bytes = (size_t)x->count * mica_dtype_size(x->dtype);
+            if (x->dtype != y->dtype || x->count != y->count ||
+                x->dims.nb_dims != y->dims.nb_dims ||
+                memcmp(x->dims.d, y->dims.d,
+                       sizeof x->dims.d[0] * (size_t)x->dims.nb_dims) ||
+                (bytes && x->values != y->values &&
+                 memcmp(x->values, y->values, bytes)))
+                return 0;
+        }
+        return 1;
+    }
+    return memcmp(a->data, b->data,
+                  mica__field_slot_size(a->type) * (size_t)a->count) == 0;
+}
+
+int mica__pass_same_fields(const mica__net_layer_t *a,
+                           const mica__net_layer_t *b)
+{
+    const mica_fields_t *x = &a->fields.view, *y = &b->fields.view;
+    int32_t i;
+
+    if (a->checked_with != b->checked_with || x->nb_fields != y->nb_fields)
+        return 0;
+    for (i = 0; i < x->nb_fields; i++)
+        if (!same_field(&x->fields[i], &y->fields[i]))
+            return 0;
+    return 1;
 }
 
 /* ---- tensors by name ----------------------------------------------------- */

@@ -38,6 +38,9 @@ typedef struct mica__pass_run {
     /* the driver's */
     mica_engine_t *facts;          /* mica__pass_facts' engine, or NULL */
     int32_t facts_failed;          /* the network does not build */
+    int32_t facts_stale;           /* built from an earlier network: its
+                                      tensors hold, its layers do not */
+    mica__index_t facts_ix;        /* its tensors by name */
 } mica__pass_run_t;
 
 typedef mica_status_t (*mica__pass_fn)(mica__pass_run_t *p);
@@ -46,6 +49,11 @@ typedef struct mica__pass {
     const char *name;              /* --passes, engine records */
     const char *title;             /* the summary's: "constant folding" */
     mica__pass_fn run;
+    /* Its rewrite keeps every tensor of the network it read that the
+     * new one has as it was (type, shape, values) and makes new tensors
+     * only of fresh names: the facts of the network before it still
+     * say what those tensors are (mica__pass_tensor). */
+    int32_t keeps_tensors;
 } mica__pass_t;
 
 /* The passes, in the order they run (passes.c). */
@@ -54,16 +62,37 @@ extern const int32_t mica__nb_passes;
 
 /* The passes themselves, one file each. */
 mica_status_t mica__pass_fold(mica__pass_run_t *p);       /* fold.c */
+mica_status_t mica__pass_eliminate(mica__pass_run_t *p);  /* eliminate.c */
+mica_status_t mica__pass_affine(mica__pass_run_t *p);     /* affine.c */
 mica_status_t mica__pass_fusion(mica__pass_run_t *p);     /* fusion.c */
 mica_status_t mica__pass_pointwise(mica__pass_run_t *p);  /* pointwise.c */
 
 /*
- * The facts of p->net (mica__build_facts), built on first use and kept
- * until the network changes.  MICA_ERR_UNSUPPORTED when the network does
- * not build (the build after the passes then says why); a pass that
- * needs facts changes nothing then.
+ * The facts of p->net (mica__build_facts): its tensors and its layers
+ * (instances, execution order), built on first use and kept until the
+ * network changes.  MICA_ERR_UNSUPPORTED when the network does not build
+ * (the build after the passes then says why); a pass that needs facts
+ * changes nothing then.
  */
 mica_status_t mica__pass_facts(mica__pass_run_t *p, const mica_engine_t **e);
+
+/*
+ * What the builder knows of tensor `name` of p->net (its type, symbolic
+ * shape, values, kind): from the facts of p->net or of an earlier
+ * network whose tensors the passes since kept (keeps_tensors), so that
+ * passes in a row share one build.  NULL for a tensor those facts do
+ * not have (a fresh one), and when the network does not build; *st is
+ * then MICA_OK, or the failure that stops the pass (memory).
+ */
+const mica__tensor_t *mica__pass_tensor(mica__pass_run_t *p,
+                                        const char *name, mica_status_t *st);
+
+/* The role of network layer nl (mica_layer_role_t, of the creator its
+ * params were checked with). */
+static inline uint32_t mica__pass_role(const mica__net_layer_t *nl)
+{
+    return nl->checked_with ? nl->checked_with->role : MICA_ROLE_NONE;
+}
 
 /* ---- what the passes share (passes.c) ---------------------------------- */
 
@@ -71,6 +100,22 @@ mica_status_t mica__pass_facts(mica__pass_run_t *p, const mica_engine_t **e);
  * (p->cfg's prefer list, modules.prefer, --prefer, $MICA_PREFER): a pass
  * leaves its layers as they are. */
 int mica__pass_preferred(const mica__pass_run_t *p, const char *type);
+
+/*
+ * Whether network layer nl computes its outputs from its inputs and
+ * params alone: of one of mica's own types (the default namespace, a
+ * table in passes.c) without side effects, random values or
+ * data-dependent output shapes, with its params (not read from an
+ * engine's state).  Such a layer may be computed at build time, merged
+ * with a duplicate, or removed when nothing reads it.  A third party's
+ * type never is: nothing says it has no side effect.
+ */
+int mica__pass_pure(const mica__net_layer_t *nl);
+
+/* Whether the params of a and b are the same (same schema, values,
+ * weights byte for byte). */
+int mica__pass_same_fields(const mica__net_layer_t *a,
+                           const mica__net_layer_t *b);
 
 /*
  * A network's tensors by name: the layer that makes each (and at which
@@ -98,6 +143,14 @@ int32_t mica__pass_producer(const mica__pass_graph_t *g, const char *name,
 int32_t mica__pass_reads(const mica__pass_graph_t *g, const char *name);
 /* Whether `name` is a network output or output for shapes. */
 int mica__pass_is_output(const mica__pass_graph_t *g, const char *name);
+
+/*
+ * The layers of net in an order where each comes after the producers of
+ * what it reads (a Recurrence's back edge aside), earliest in the
+ * network's own order first; malloc'd into *order (net->nb_layers).
+ */
+mica_status_t mica__pass_order(const mica_network_t *net,
+                               const mica__pass_graph_t *g, int32_t **order);
 
 /*
  * Renamed tensors: readers of `from` read `to` instead.  Chains are

@@ -8,12 +8,16 @@
  * also answers output_values with its values as constant expressions.
  *
  * The values stay where the fields keep them (shared by an instance and
- * its clones; in place in the engine's bytes for a loaded engine).  CUDA:
- * each execution context's clone uploads them to device memory once, in
- * initialize (or on the first enqueue of an instance that was never
- * initialized), and every enqueue is one device-to-device
+ * its clones; in place in the engine's bytes for a loaded engine), and
+ * the layer says where (constant_output): the core binds every reader of
+ * the output to them, on the CPU in place, on a device to one copy per
+ * engine, and never runs the layer.  Where it still runs (its output is
+ * a network output: the caller may bind its own memory there), CUDA:
+ * each execution context's clone uploads the values to device memory
+ * once, in initialize (or on the first enqueue of an instance that was
+ * never initialized), and every enqueue is one device-to-device
  * cudaMemcpyAsync.  The builder's instance, which never runs, uploads
- * nothing: building or loading an engine moves no weights to the device.
+ * nothing.
  */
 #include <config.h>
 
@@ -167,6 +171,18 @@ static size_t constant_bytes(const constant_layer_t *l)
     return (size_t)l->w->count * mica_dtype_size(l->w->dtype);
 }
 
+/* The values, where the fields keep them: the core binds readers to
+ * them instead of running the layer. */
+static const void *constant_constant_output(const mica_layer_t *layer,
+                                            int32_t index, size_t *bytes)
+{
+    const constant_layer_t *l = (const constant_layer_t *)layer;
+    if (index != 0)
+        return NULL;
+    *bytes = constant_bytes(l);
+    return l->w->values;
+}
+
 static mica_status_t constant_enqueue_cpu(mica_layer_t *layer,
                                           const mica_tensor_desc_t *in,
                                           int32_t nb_in,
@@ -191,7 +207,8 @@ static mica_status_t constant_enqueue_cpu(mica_layer_t *layer,
                  .output_dtypes = constant_output_dtypes,                    \
                  .output_dims = constant_output_dims,                        \
                  .supports_format = constant_supports_format,                \
-                 .output_values = constant_output_values)
+                 .output_values = constant_output_values,                    \
+                 .constant_output = constant_constant_output)
 
 static const mica_layer_ops_t constant_ops_cpu =
     CONSTANT_OPS(constant_enqueue_cpu);
