@@ -36,6 +36,7 @@ bench_bench_pointwise_SOURCES = bench/bench_pointwise.c bench/bench_util.c \
 	bench/bench_util.h
 bench_bench_pointwise_CPPFLAGS = $(AM_CPPFLAGS) $(MICA_CUDA_CPPFLAGS)
 bench_bench_pointwise_LDADD = libmica.la $(MICA_CUDA_LIBS)
+EXTRA_DIST += bench/pointwise_gpu.sh bench/pointwise_cpu.py
 MICA_BENCHES = bench/bench_overhead bench/bench_shapes bench/bench_engine \
 	bench/bench_loop bench/bench_pointwise
 if MICA_CUDA

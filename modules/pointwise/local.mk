@@ -80,3 +80,7 @@ check_PROGRAMS += tests/test_pass_pointwise
 TESTS += tests/test_pass_pointwise
 tests_test_pass_pointwise_SOURCES = tests/test_pass_pointwise.c
 tests_test_pass_pointwise_LDADD = tests/libmicatest.la libmica.la $(LIBM)
+# Networks the pointwise pass fuses, for tests/test_passes.sh (every test
+# manifest built with and without the passes, compared).
+EXTRA_DIST += tests/manifests/pointwise/dag.yaml \
+	tests/manifests/pointwise/gelu.yaml

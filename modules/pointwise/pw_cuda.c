@@ -7,10 +7,11 @@
  * graphs capture like any launch).
  *
  * The code's bytes, native little-endian:
- *   u32 magic "PWK1", u32 header bytes (48), u64 hash of the source and
+ *   u32 magic "PWK1", u32 header bytes (64), u64 hash of the source and
  *   options it was compiled from, char[16] architecture ("90"), u64
- *   CUBIN bytes, u64 PTX bytes (its final NUL included), the CUBIN, the
- *   PTX.
+ *   CUBIN bytes, u64 PTX bytes (its final NUL included), zeros to byte
+ *   64, the CUBIN (64-byte aligned in an engine file, as weights are),
+ *   the PTX.
  * A layer whose code was made from another source (an engine of another
  * version of mica) compiles again, which needs NVRTC.
  *
@@ -40,7 +41,7 @@
 #include "pw_cuda.h"
 
 #define MAGIC 0x314b5750u /* "PWK1" */
-#define HEADER 48
+#define HEADER 64 /* the CUBIN 64-byte aligned where the state is */
 #define THREADS 256
 
 /* The variants of a class's kernel (pw_gen.c), in the order of names. */
@@ -285,17 +286,18 @@ static mica_status_t upload(pw_gpu_t *g, const pw_prog_t *p,
 
     if (!(g->coef_at = calloc((size_t)p->nb_w + 1, sizeof *g->coef_at)))
         return MICA_KIT_FAIL(err, "out of host memory");
+    /* each weights at a multiple of 4 floats: 16-byte loads */
     for (w = 0; w < p->nb_w; w++)
-        total += p->coef_n[w];
+        total += (p->coef_n[w] + 3) / 4 * 4;
     if (total == 0)
         return MICA_OK;
-    if (!(host = malloc((size_t)total * sizeof *host)))
+    if (!(host = calloc((size_t)total, sizeof *host)))
         return MICA_KIT_FAIL(err, "out of host memory for %lld "
                              "coefficients", (long long)total);
     for (w = 0; w < p->nb_w; w++) {
         g->coef_at[w] = at;
         memcpy(host + at, p->coef[w], (size_t)p->coef_n[w] * sizeof *host);
-        at += p->coef_n[w];
+        at += (p->coef_n[w] + 3) / 4 * 4;
     }
     if (cudaMalloc((void **)&g->coef, (size_t)total * sizeof *host) !=
             cudaSuccess ||
