@@ -7,6 +7,8 @@
  * its three modes, NaN and infinities, an input as an output, empty
  * tensors, tensors of several blocks, runtime dimensions; each on the CPU
  * and on CUDA against the CPU (harness.h), and channels last on CUDA.
+ * The CPU's float16 and bfloat16 conversions bit for bit against the
+ * kit's (tests/test_pointwise_portable.sh: again without F16C).
  * Then the errors: the program's syntax, names, types, operand counts
  * and params, inner broadcasts and Scale's counts at build time and at
  * run time.
@@ -19,6 +21,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "mica/kit_half.h"
 
 #define F32 MICA_FLOAT32
 #define F16 MICA_FLOAT16
@@ -379,6 +382,112 @@ static void channels_last(void)
     th_free(&want);
 }
 
+/* Run program `line` (one line, result y) on input x; 1 if the output's
+ * raw bits are want's, with the first difference said otherwise. */
+static void bits(const char *label, const char *line, int nb_in,
+                 const th_tensor_t *x, const th_tensor_t *want)
+{
+    th_tensor_t got;
+    size_t es = mica_dtype_size(want->dtype);
+    int64_t i, n = th_volume(want);
+    int good;
+    mica_status_t st = th_run(MICA_DEVICE_CPU, "Pointwise",
+                              prog((const char *const[]){line, NULL},
+                                   LINES("y")),
+                              nb_in, x, 1, &got);
+
+    good = st == MICA_OK && got.dtype == want->dtype &&
+           th_volume(&got) == n;
+    for (i = 0; good && i < n; i++)
+        if (memcmp((char *)got.data + i * (int64_t)es,
+                   (char *)want->data + i * (int64_t)es, es)) {
+            uint32_t a = 0, b = 0, in = 0;
+            memcpy(&a, (char *)got.data + i * (int64_t)es, es);
+            memcpy(&b, (char *)want->data + i * (int64_t)es, es);
+            memcpy(&in, (char *)x[0].data + i * (int64_t)mica_dtype_size(
+                                                  x[0].dtype),
+                   mica_dtype_size(x[0].dtype));
+            diag("element %lld (input bits 0x%x): 0x%x, expected 0x%x",
+                 (long long)i, (unsigned)in, (unsigned)a, (unsigned)b);
+            good = 0;
+        }
+    if (st != MICA_OK)
+        diag("%s", th_error());
+    ok(good, "%s: bit for bit as mica/kit_half.h (%lld values)", label,
+       (long long)n);
+    if (st == MICA_OK)
+        th_free(&got);
+}
+
+/*
+ * The CPU's float16 and bfloat16 conversions (F16C, or the portable ones
+ * with $MICA_POINTWISE_NO_F16C) against the kit's, bit for bit: every
+ * float16 value to float32; floats of every exponent, with mantissas at
+ * the rounding's edges, to float16 and bfloat16; products rounded to
+ * float16 over every float16 value.
+ */
+static void conversions(void)
+{
+    static const uint32_t mant[] = {
+        0, 1, 0xfff, 0x1000, 0x1001, 0x1fff, 0x2000, 0x3000, 0x5000,
+        0x7fff, 0x8000, 0x8001, 0x18000, 0x400000, 0x7fe000, 0x7ff000,
+        0x7fffff, 0x123456, 0x654321};
+    int64_t nh = 65536, nf = 2 * 256 * (int64_t)(sizeof mant / sizeof *mant);
+    th_tensor_t h = th_tensor(F16, 1, &nh, NULL), f = th_tensor(F32, 1, &nf,
+                                                                NULL);
+    th_tensor_t want, two[2];
+    int64_t i;
+
+    for (i = 0; i < nh; i++)
+        ((uint16_t *)h.data)[i] = (uint16_t)i;
+    want = th_tensor(F32, 1, &nh, NULL);
+    for (i = 0; i < nh; i++)
+        ((float *)want.data)[i] = mica_kit_half_to_float((uint16_t)i);
+    bits("every float16 to float32", "y = cast(in0, dtype=float32)", 1, &h,
+         &want);
+    th_free(&want);
+
+    for (i = 0; i < nf; i++) {
+        int64_t k = i / 2;
+        uint32_t u = (uint32_t)(i % 2) << 31 |
+                     (uint32_t)(k / (int64_t)(sizeof mant / sizeof *mant))
+                         << 23 |
+                     mant[k % (int64_t)(sizeof mant / sizeof *mant)];
+        memcpy((float *)f.data + i, &u, 4);
+    }
+    want = th_tensor(F16, 1, &nf, NULL);
+    for (i = 0; i < nf; i++)
+        ((uint16_t *)want.data)[i] =
+            mica_kit_float_to_half(((float *)f.data)[i]);
+    bits("floats of every exponent to float16", "y = cast(in0, "
+         "dtype=float16)", 1, &f, &want);
+    th_free(&want);
+    want = th_tensor(MICA_BFLOAT16, 1, &nf, NULL);
+    for (i = 0; i < nf; i++)
+        ((uint16_t *)want.data)[i] =
+            mica_kit_float_to_bf16(((float *)f.data)[i]);
+    bits("floats of every exponent to bfloat16", "y = cast(in0, "
+         "dtype=bfloat16)", 1, &f, &want);
+    th_free(&want);
+
+    /* float16 products: every value times 1 + 2^-10 (rounding at every
+     * exponent, into subnormals, overflow), then times 3 */
+    two[0] = h;
+    two[1] = th_tensor(F16, 1, &nh, NULL);
+    want = th_tensor(F16, 1, &nh, NULL);
+    for (i = 0; i < nh; i++) {
+        float a = mica_kit_half_to_float((uint16_t)i);
+        float b = i % 2 ? 3.0f : 1.0009765625f;
+        ((uint16_t *)two[1].data)[i] = mica_kit_float_to_half(b);
+        ((uint16_t *)want.data)[i] = mica_kit_float_to_half(a * b);
+    }
+    bits("float16 products rounded", "y = prod(in0, in1)", 2, two, &want);
+    th_free(&want);
+    th_free(&two[1]);
+    th_free(&h);
+    th_free(&f);
+}
+
 static void errors(void)
 {
     th_tensor_t in[2];
@@ -436,6 +545,7 @@ int main(void)
     scales();
     sizes();
     channels_last();
+    conversions();
     errors();
     return exit_status();
 }

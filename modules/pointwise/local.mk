@@ -84,3 +84,6 @@ tests_test_pass_pointwise_LDADD = tests/libmicatest.la libmica.la $(LIBM)
 # manifest built with and without the passes, compared).
 EXTRA_DIST += tests/manifests/pointwise/dag.yaml \
 	tests/manifests/pointwise/gelu.yaml
+# The same without F16C: the portable float16 conversions.
+TESTS += tests/test_pointwise_portable.sh
+EXTRA_DIST += tests/test_pointwise_portable.sh

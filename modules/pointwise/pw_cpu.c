@@ -325,7 +325,8 @@ static inline float rbf(float x)
 /*
  * x86's F16C instructions convert 8 values at once, exactly as above
  * (round to nearest even, subnormals kept, a NaN made quiet with the top
- * bits of its payload): used where the processor has them.
+ * bits of its payload; but see h2f_f16c): used where the processor has
+ * them.
  */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -335,10 +336,14 @@ static inline float rbf(float x)
 static pthread_once_t f16c_once = PTHREAD_ONCE_INIT;
 static int f16c_ok;
 
+/* $MICA_POINTWISE_NO_F16C set: the portable conversions even where F16C
+ * is (tests/test_pointwise_portable.sh checks them there too). */
 static void f16c_probe(void)
 {
     __builtin_cpu_init();
-    f16c_ok = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+    f16c_ok = __builtin_cpu_supports("avx") &&
+              __builtin_cpu_supports("f16c") &&
+              !getenv("MICA_POINTWISE_NO_F16C");
 }
 
 static int f16c(void)
@@ -347,13 +352,22 @@ static int f16c(void)
     return f16c_ok;
 }
 
+/* The instruction makes a signaling NaN quiet, which the kit's
+ * conversion does not: 8 values with a NaN among them go one by one. */
 static F16C_FN void h2f_f16c(float *restrict d, const uint16_t *restrict s,
                              int64_t n)
 {
-    int64_t j = 0;
-    for (; j + 8 <= n; j += 8)
-        _mm256_storeu_ps(d + j, _mm256_cvtph_ps(_mm_loadu_si128(
-                                    (const __m128i *)(s + j))));
+    const __m128i inf = _mm_set1_epi16(0x7c00), abs = _mm_set1_epi16(0x7fff);
+    int64_t j = 0, k;
+    for (; j + 8 <= n; j += 8) {
+        __m128i h = _mm_loadu_si128((const __m128i *)(s + j));
+        /* |h| > 0x7c00 (signed 16-bit compare: |h| <= 0x7fff) */
+        if (_mm_movemask_epi8(_mm_cmpgt_epi16(_mm_and_si128(h, abs), inf)))
+            for (k = j; k < j + 8; k++)
+                d[k] = h2f(s[k]);
+        else
+            _mm256_storeu_ps(d + j, _mm256_cvtph_ps(h));
+    }
     for (; j < n; j++)
         d[j] = h2f(s[j]);
 }
