@@ -115,7 +115,8 @@ has "$tmp/out" "relu (FusedConvolution) replaces, by rule conv_scale_relu: conv 
     "  a batch norm as arithmetic: one Scale, fused with its convolution"
 has "$tmp/out" " sub  *Scale .*x -> y2 " "  x - k: a Scale"
 has "$tmp/out" " div  *Scale .*x -> y3 " "  x / d: a Scale"
-has "$tmp/out" " neg  *Scale .*x -> y4 " "  u - x, u one value: a Scale"
+has "$tmp/out" "neg (FusedConvolution) replaces, by rule conv_scale: conv2 (Convolution), neg (Scale)" \
+    "  u - c2, u one value after a convolution: a Scale, fused with it"
 has "$tmp/out" " grid  *ElementWise " "  a Constant over two axes: stays"
 run "$mica" compare "$af" --a passes=none --b ""
 is 0 "$rc" "  the outputs are those of the network as written"
