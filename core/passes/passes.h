@@ -63,6 +63,7 @@ extern const int32_t mica__nb_passes;
 /* The passes themselves, one file each. */
 mica_status_t mica__pass_fold(mica__pass_run_t *p);       /* fold.c */
 mica_status_t mica__pass_eliminate(mica__pass_run_t *p);  /* eliminate.c */
+mica_status_t mica__pass_transpose(mica__pass_run_t *p);  /* transpose.c */
 mica_status_t mica__pass_affine(mica__pass_run_t *p);     /* affine.c */
 mica_status_t mica__pass_fusion(mica__pass_run_t *p);     /* fusion.c */
 
