@@ -27,7 +27,7 @@ libmica_la_SOURCES += \
 	core/autotune.c core/precision.c core/rewrite.c \
 	core/passes/passes.c core/passes/passes.h core/passes/fusion.c \
 	core/passes/fold.c core/passes/eliminate.c core/passes/affine.c \
-	core/passes/pointwise.c \
+	core/passes/shuffles.c core/passes/transpose.c core/passes/pointwise.c \
 	core/control.c core/control_plan.c core/control_order.c \
 	core/control_check.c core/cpu/device.c
 # Engine files (core/format/): the format in one room.

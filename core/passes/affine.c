@@ -10,8 +10,10 @@
  *
  * The Constant c has x's rank, every dimension 1 but at most one, the
  * channel axis a, where it has x's length (fixed by every profile); x is
- * float32 or float16, c float32 or of x's type, and the output has x's
- * shape.  x * c and c * x: scale c; x / c: scale 1 / c (within a rounding
+ * float32 or float16 of rank 3 or more, c float32 or of x's type, and
+ * the output has x's shape.  Only where the fusion rules take a Scale:
+ * the channel axis is 1 (a batch norm's), or c is one value and x a
+ * convolution's output (or a Scale this pass made).  x * c and c * x: scale c; x / c: scale 1 / c (within a rounding
  * of the division); x + c, c + x: shift c; x - c: shift -c; c - x: scale
  * -1, shift c.  A Scale of a scale alone followed (as the one reader of
  * its output, no network output) by one of a shift alone, on the same
@@ -164,6 +166,19 @@ static const void *filled(aff_t *a, int64_t n, float value)
     return out;
 }
 
+/* Whether `x` is made by a convolution, or by a layer this pass made a
+ * Scale of. */
+static int after_conv(aff_t *a, const char *x)
+{
+    int32_t li = mica__pass_producer(&a->g, x, NULL);
+    const char *t;
+    if (li < 0)
+        return 0;
+    t = a->net->layers[li].type;
+    return a->to[li] || !strcmp(t, "Convolution") ||
+           !strcmp(t, "Deconvolution") || !strcmp(t, "FusedConvolution");
+}
+
 /* ElementWise network layer li: the affine it is, into *f; 0 if none. */
 static int affine_of(aff_t *a, int32_t li, affine_t *f, int32_t *cl)
 {
@@ -198,7 +213,14 @@ static int affine_of(aff_t *a, int32_t li, affine_t *f, int32_t *cl)
         (w->dtype != MICA_FLOAT32 && w->dtype != tx->dtype) ||
         ((op == OP_SUB || op == OP_DIV) && w->dtype != MICA_FLOAT32) ||
         ty->dtype != tx->dtype || !per_channel(tx, tc, &axis) ||
-        w->count != (axis < 0 ? 1 : w->count) || w->count < 1)
+        w->count != (axis < 0 ? 1 : w->count) || w->count < 1 ||
+        tx->shape.nb_dims < 3)
+        return 0;
+    /* Where the fusion rules take a Scale: channels on axis 1 (the batch
+     * norm's, TensorRT's Scale's), one value after a convolution (or a
+     * Scale this pass made); elsewhere (a transformer's last axis, its
+     * scalars) the ElementWise stays, for the rules that match those. */
+    if (axis != 1 && (axis >= 0 || !after_conv(a, nl->inputs[1 - c])))
         return 0;
     /* Values beyond float16's range stay a Constant's: a float16 build
      * clamps those (core/precision.c), not a Scale's coefficients. */

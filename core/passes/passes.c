@@ -27,6 +27,7 @@ const mica__pass_t mica__passes[] = {
     /* name, title, function, keeps_tensors */
     {"constant-folding", "constant folding", mica__pass_fold, 1},
     {"elimination", "elimination", mica__pass_eliminate, 1},
+    {"transpose-folding", "transpose folding", mica__pass_transpose, 1},
     {"affine-scale", "affine to Scale", mica__pass_affine, 1},
     {"fusion", "fusion rules", mica__pass_fusion, 0},
     {"pointwise", "pointwise fusion", mica__pass_pointwise, 0},
