@@ -248,6 +248,41 @@ static void logic_and_casts(void)
     th_free(&in[1]);
 }
 
+/* const values: float (hexadecimal, NaN), float16 rounded, integer */
+static void consts(void)
+{
+    th_tensor_t in[2], want[3];
+    int i;
+
+    in[0] = th_t(F32, (double[]){-1.5, 0, 2, 3.25}, 2, 2, 2);
+    in[1] = th_t(MICA_INT32, (double[]){7, -7, 100, 0}, 2, 2, 2);
+    want[0] = th_t(F32, NULL, 2, 2, 2);
+    want[1] = th_t(F16, NULL, 2, 2, 2);
+    want[2] = th_t(MICA_INT32, NULL, 2, 2, 2);
+    for (i = 0; i < 4; i++) {
+        double x = th_get(&in[0], i);
+        th_set(&want[0], i, fmax(x * 0.75, NAN));
+        /* 0.1 as a float16 is 0.0999755859375 */
+        th_set(&want[1], i, x + 0.0999755859375);
+        th_set(&want[2], i, th_get(&in[1], i) * -3);
+    }
+    th_check("const values", "Pointwise",
+             prog(LINES("a = const(value=0x1.8p-1, dtype=float32)",
+                        "n = const(value=nan, dtype=float32)",
+                        "p = prod(in0, a)", "y = max(p, n)",
+                        "h = cast(in0, dtype=float16)",
+                        "c = const(value=0.1, dtype=float16)",
+                        "z = sum(h, c)",
+                        "k = const(value=-3, dtype=int32)",
+                        "w = prod(in1, k)"),
+                  LINES("y", "z", "w")),
+             2, in, 3, want, 1e-6);
+    for (i = 0; i < 3; i++)
+        th_free(&want[i]);
+    th_free(&in[0]);
+    th_free(&in[1]);
+}
+
 static void scales(void)
 {
     th_tensor_t in[1], want, w[3];
@@ -527,6 +562,12 @@ static void errors(void)
         "operand 1 has type int32 but operand 0 has type float32");
     ERR("select cond", LINES("t = select(in0, in0, in0)"), LINES("t"), 1,
         "select's cond has type float32 but must be bool");
+    ERR("results of consts alone", LINES("c = const(value=1, dtype=int32)"),
+        LINES("c"), 1, "output 0 reads no input (only const values)");
+    ERR("const out of its type", LINES("c = const(value=300, dtype=int8)",
+                                       "t = cast(in0, dtype=int8)",
+                                       "u = sum(t, c)"),
+        LINES("u"), 1, "'value' is '300': not an integer of type int8");
     th_free(&in[1]);
     in[1] = th_t(F32, (double[]){1, 2, 3, 4}, 1, 4);
     ERR("inner broadcast", LINES("t = exp(in1)", "u = sum(in0, t)"),
@@ -542,6 +583,7 @@ int main(void)
     chains();
     integers();
     logic_and_casts();
+    consts();
     scales();
     sizes();
     channels_last();

@@ -8,6 +8,8 @@
  *
  *   - a chain becomes one Pointwise layer with the record of the layers
  *     it replaced;
+ *   - Constants of one value (float32, float16) become const lines, and
+ *     go;
  *   - a DAG with several inputs and two outputs, one of them also read
  *     inside the group and by a layer outside (a MatrixMultiply);
  *   - a group stays convex: a layer outside that reads one member and
@@ -318,6 +320,37 @@ static void chain(void)
     mica_network_destroy(net);
 }
 
+static void scalars(void)
+{
+    mica_network_t *net = fresh();
+    int64_t d[2] = {3, 4}, one[2] = {1, 1};
+    th_tensor_t a = th_tensor(F32, 2, one, NULL), b = th_tensor(F16, 2, one,
+                                                                NULL);
+    shape_t s;
+
+    th_set(&a, 0, 0.70710678);
+    th_set(&b, 0, -2.5);
+    input(net, "x", F32, 2, d);
+    input(net, "h", F16, 2, d);
+    layer(net, "ca", "Constant", NULL, IN("ka"),
+          th_f_weights(th_fields(), "weights", &a));
+    layer(net, "cb", "Constant", NULL, IN("kb"),
+          th_f_weights(th_fields(), "weights", &b));
+    layer(net, "m", "ElementWise", IN("x", "ka"), IN("t0"), EW("prod"));
+    layer(net, "e", "Unary", IN("t0"), IN("t1"), EW("erf"));
+    layer(net, "s", "ElementWise", IN("h", "kb"), IN("t2"), EW("sum"));
+    layer(net, "c", "Identity", IN("t2"), IN("t3"),
+          th_f_str(th_fields(), "dtype", "float32"));
+    layer(net, "y", "ElementWise", IN("t1", "t3"), IN("y"), EW("max"));
+    mica_network_mark_output(net, "y", NULL);
+    both("Constants of one value", net, NULL, &s);
+    ok(s.layers == 1 && s.pointwise == 1,
+       "  written in the program: one layer left (%d)", s.layers);
+    th_free(&a);
+    th_free(&b);
+    mica_network_destroy(net);
+}
+
 static void dag(void)
 {
     mica_network_t *net = fresh();
@@ -544,6 +577,7 @@ int main(void)
     ctx = th_context();
     plan_lazy();
     chain();
+    scalars();
     dag();
     convex();
     shapes();

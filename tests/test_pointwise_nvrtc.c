@@ -215,6 +215,19 @@ static void every_op(lines_t *p)
             line(p, "z%d = cast(in%d, dtype=%s)", p->n, (int)k, dts[i]);
             FOLD("z");
         }
+    /* const values of each kind: a NaN, a float16, an int64, a bool */
+    line(p, "k%d = const(value=nan, dtype=float32)", p->n);
+    line(p, "k%d = max(in0, k%d)", p->n, p->n - 1);
+    FOLD("k");
+    line(p, "k%d = const(value=0.1, dtype=float16)", p->n);
+    line(p, "k%d = prod(in1, k%d)", p->n, p->n - 1);
+    FOLD("k");
+    line(p, "k%d = const(value=-9223372036854775807, dtype=int64)", p->n);
+    line(p, "k%d = select(in4, in7, k%d)", p->n, p->n - 1);
+    FOLD("k");
+    line(p, "k%d = const(value=1, dtype=bool)", p->n);
+    line(p, "k%d = and(in4, k%d)", p->n, p->n - 1);
+    FOLD("k");
 #undef FOLD
 }
 

@@ -39,6 +39,7 @@ typedef struct val {
     int64_t d[MAXR];
     int inexact; /* a transcendental function made it (or an operand) */
     int taint;   /* a discontinuous op on an inexact value */
+    int live;    /* reads an input (a result may not be of consts alone) */
 } val_t;
 
 /* One layer of the unfused network. */
@@ -57,7 +58,9 @@ typedef struct prog {
     val_t v[MAXV];
     op_t op[MAXV];
     int nb_w;
-    th_tensor_t w[3 * MAXV];
+    th_tensor_t w[3 * MAXV]; /* Scale's coefficients (the program's w<k>) */
+    int nb_cw;
+    th_tensor_t cw[MAXV];    /* the Constants of const values */
     int64_t full[MAXR];
     int32_t rank;
 } prog_t;
@@ -185,6 +188,7 @@ static op_t *add_op(prog_t *p, const char *type, mica_dtype_t t, int nb,
     for (k = 0; k < nb; k++) {
         r->inexact |= p->v[in[k]].inexact;
         r->taint |= p->v[in[k]].taint;
+        r->live |= p->v[in[k]].live;
     }
     p->nb_vals++;
     p->nb_ops++;
@@ -202,14 +206,56 @@ static const char *pname(const prog_t *p, int i, char *buf)
 }
 
 /* Draw one op; 0 when the draw found no operand (try again). */
+static double draw_value(mica_dtype_t t);
+
+/* A Constant of one element (the program's const): its value drawn. */
+static int draw_const(prog_t *p)
+{
+    static const mica_dtype_t types[] = {MICA_FLOAT32, MICA_FLOAT16,
+                                         MICA_INT32, MICA_INT8, MICA_BOOL};
+    mica_dtype_t t = types[pick(5)];
+    int64_t ones[MAXR] = {1, 1, 1, 1};
+    val_t *r;
+    op_t *o;
+    double v;
+
+    if (p->nb_vals == MAXV)
+        return 0;
+    r = &p->v[p->nb_vals];
+    o = &p->op[p->nb_ops];
+    memset(o, 0, sizeof *o);
+    memset(r, 0, sizeof *r);
+    snprintf(r->name, sizeof r->name, "t%d", p->nb_ops);
+    r->t = t;
+    r->rank = p->rank;
+    memcpy(r->d, ones, sizeof ones);
+    o->type = "Constant";
+    o->w[0] = o->w[1] = o->w[2] = -1;
+    p->cw[p->nb_cw] = th_tensor(t, p->rank, ones, NULL);
+    th_set(&p->cw[p->nb_cw], 0, draw_value(t));
+    v = th_get(&p->cw[p->nb_cw], 0); /* as the weights hold it */
+    o->w[0] = p->nb_cw++;
+    if (is_float(t))
+        snprintf(o->text, sizeof o->text, "t%d = const(value=%.17g, "
+                 "dtype=%s)", p->nb_ops, v, dtn(t));
+    else
+        snprintf(o->text, sizeof o->text, "t%d = const(value=%.0f, "
+                 "dtype=%s)", p->nb_ops, v, dtn(t));
+    p->nb_vals++;
+    p->nb_ops++;
+    return 1;
+}
+
 static int draw_op(prog_t *p)
 {
-    int a, b, c, in[3], k = pick(9);
+    int a, b, c, in[3], k = pick(10);
     char n0[16], n1[16], n2[16], rn[16];
     const char *ov;
     op_t *o;
     val_t *r;
 
+    if (k == 9)
+        return draw_const(p);
     switch (k) {
     case 0: case 1: /* arithmetic */
         if ((a = any_of(p, numeric)) < 0)
@@ -437,6 +483,7 @@ static void draw(prog_t *p, int big)
         val_t *v = &p->v[i];
         snprintf(v->name, sizeof v->name, "x%d", i);
         v->t = input_types[pick(8)];
+        v->live = 1;
         v->rank = p->rank;
         for (k = 0; k < p->rank; k++)
             v->d[k] = i == 0 || pick(2) ? p->full[k] : 1;
@@ -449,12 +496,25 @@ static void draw(prog_t *p, int big)
         while (!draw_op(p))
             ;
     }
-    p->out[p->nb_out++] = p->nb_vals - 1;
+    /* results: the last value that reads an input, and up to two more
+     * (a cast of an input where no op reads one) */
+    for (i = p->nb_vals - 1; i >= p->nb_inputs && !p->v[i].live; i--)
+        ;
+    if (i < p->nb_inputs) {
+        if (p->nb_vals == MAXV)
+            p->nb_vals--, p->nb_ops--; /* room for the cast */
+        while (!draw_op(p) || !p->v[p->nb_vals - 1].live)
+            if (p->nb_vals > p->nb_inputs + 1 &&
+                !p->v[p->nb_vals - 1].live)
+                p->nb_vals--, p->nb_ops--;
+        i = p->nb_vals - 1;
+    }
+    p->out[p->nb_out++] = i;
     for (i = 0; i < 2; i++) {
         int v = p->nb_inputs + pick(p->nb_ops), j, dup = 0;
         for (j = 0; j < p->nb_out; j++)
             dup |= p->out[j] == v;
-        if (!dup && pick(2))
+        if (!dup && p->v[v].live && pick(2))
             p->out[p->nb_out++] = v;
     }
 }
@@ -556,6 +616,8 @@ static mica_network_t *unfused(const prog_t *p)
             th_f_float(f, "alpha", o->alpha);
             th_f_float(f, "beta", o->beta);
         }
+        if (!strcmp(o->type, "Constant"))
+            th_f_weights(f, "weights", &p->cw[o->w[0]]);
         if (!strcmp(o->type, "Scale")) {
             th_f_int(f, "channel_axis", o->axis);
             for (k = 0; k < 3; k++)
@@ -762,6 +824,8 @@ int main(void)
         }
         for (j = 0; j < p.nb_w; j++)
             th_free(&p.w[j]);
+        for (j = 0; j < p.nb_cw; j++)
+            th_free(&p.cw[j]);
         mica_network_destroy(na);
         mica_network_destroy(nb);
         if (bad > 10)

@@ -12,6 +12,9 @@
  * implementation for (--prefer), not read from an engine file, that make
  * no shape tensor (a tensor read on the host for shapes keeps its layer,
  * whose output_values the builder follows) and read every input as data.
+ * A Constant of one element that a member reads becomes a `const` line
+ * of the program (its value, exactly), and goes when only fused layers
+ * read it (a transformer's 0.5, sqrt 2 and -10000).
  * Which groups: layers join the group of a layer whose output they read
  * when they are in the same loop or conditional (and branch) and of the
  * same precision, and the group stays convex: no path leaves it and
@@ -37,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mica/kit_half.h"
 #include "registry/registry.h"
 
 /* The six types, in the order of kinds below. */
@@ -314,6 +318,8 @@ typedef struct prog {
     const char **ins;        /* the inputs' tensor names */
     int32_t *in_t;
     int32_t nb_ins;
+    int32_t *consts;         /* tensors of Constants written as const */
+    int32_t nb_consts;
     mica_weights_t *w;
     int32_t nb_w;
     char **value;            /* per tensor of the engine: its name in the
@@ -335,6 +341,7 @@ static void prog_free(prog_t *q, int32_t nb_tensors)
     free(q->out_t);
     free(q->ins);
     free(q->in_t);
+    free(q->consts);
     free(q->w);
     free(q->value);
     memset(q, 0, sizeof *q);
@@ -364,14 +371,73 @@ static const char *enum_name(const mica__net_layer_t *nl, const char *name)
 
 /* The value tensor t is in the program: an input's "inK" (a new one), a
  * member's name. */
+/*
+ * The value of a Constant of one element (its only weights), as the
+ * program's const writes it ("0x1.8p+0", "-3"); NULL for another layer
+ * or type.  Floats in hexadecimal: exact.
+ */
+static char *one_value(const pw_t *x, int32_t t)
+{
+    int32_t ps = x->e->tensors[t].producer;
+    const mica__net_layer_t *nl;
+    const mica_field_t *f;
+    const mica_weights_t *w;
+    double v;
+
+    if (ps < 0)
+        return NULL;
+    nl = &x->net->layers[x->layer_of[ps]];
+    if (strcmp(nl->type, "Constant") || (nl->ns && nl->ns[0]) ||
+        nl->from_state ||
+        !(f = mica_fields_find(&nl->fields.view, "weights")) ||
+        f->type != MICA_FIELD_WEIGHTS || f->count != 1 ||
+        (w = f->data)->count != 1 || w->dtype != x->e->tensors[t].dtype)
+        return NULL;
+    switch (w->dtype) {
+    case MICA_FLOAT32: v = *(const float *)w->values; break;
+    case MICA_FLOAT16:
+        v = mica_kit_half_to_float(*(const uint16_t *)w->values);
+        break;
+    case MICA_BFLOAT16:
+        v = mica_kit_bf16_to_float(*(const uint16_t *)w->values);
+        break;
+    case MICA_INT8: return mica__asprintf("%d", *(const int8_t *)w->values);
+    case MICA_UINT8:
+        return mica__asprintf("%u", *(const uint8_t *)w->values);
+    case MICA_INT32:
+        return mica__asprintf("%d", (int)*(const int32_t *)w->values);
+    case MICA_INT64:
+        return mica__asprintf("%lld",
+                              (long long)*(const int64_t *)w->values);
+    case MICA_BOOL:
+        return mica__asprintf("%d", *(const uint8_t *)w->values != 0);
+    default: return NULL;
+    }
+    return mica__asprintf("%a", v);
+}
+
+/* The value tensor t is in the program: a Constant of one element as a
+ * const line, an input's "inK" (a new one), a member's name. */
 static const char *operand(pw_t *x, prog_t *q, int32_t t)
 {
-    if (!q->value[t]) {
-        q->ins[q->nb_ins] = x->e->tensors[t].name;
-        q->in_t[q->nb_ins] = t;
-        q->value[t] = mica__asprintf("in%d", (int)q->nb_ins++);
+    char *v;
+
+    if (q->value[t])
+        return q->value[t];
+    if ((v = one_value(x, t)) != NULL) {
+        q->lines[q->nb_lines] = mica__asprintf(
+            "k%d = const(value=%s, dtype=%s)", (int)t, v,
+            mica_dtype_name(x->e->tensors[t].dtype));
+        free(v);
+        if (!q->lines[q->nb_lines])
+            return NULL;
+        q->nb_lines++;
+        q->consts[q->nb_consts++] = t;
+        return q->value[t] = mica__asprintf("k%d", (int)t);
     }
-    return q->value[t];
+    q->ins[q->nb_ins] = x->e->tensors[t].name;
+    q->in_t[q->nb_ins] = t;
+    return q->value[t] = mica__asprintf("in%d", (int)q->nb_ins++);
 }
 
 /* Append weights field `name` of nl (if given and not empty) to q's
@@ -493,7 +559,8 @@ static mica_status_t program(pw_t *x, int32_t gi, prog_t *q)
     int bad = 0;
 
     memset(q, 0, sizeof *q);
-    q->lines = calloc((size_t)n + 1, sizeof *q->lines);
+    q->lines = calloc(4 * (size_t)n + 1, sizeof *q->lines);
+    q->consts = calloc(3 * (size_t)n + 1, sizeof *q->consts);
     q->results = calloc((size_t)n + 1, sizeof *q->results);
     q->outs = calloc((size_t)n + 1, sizeof *q->outs);
     q->out_t = calloc((size_t)n + 1, sizeof *q->out_t);
@@ -502,7 +569,7 @@ static mica_status_t program(pw_t *x, int32_t gi, prog_t *q)
     q->w = calloc(3 * (size_t)n + 1, sizeof *q->w);
     q->value = calloc((size_t)x->e->nb_tensors + 1, sizeof *q->value);
     if (!q->lines || !q->results || !q->outs || !q->out_t || !q->ins ||
-        !q->in_t || !q->w || !q->value)
+        !q->in_t || !q->w || !q->value || !q->consts)
         return nomem(x);
     for (i = 0; i < n; i++) {
         char *line = line_of(x, q, m[i], &bad);
@@ -740,8 +807,22 @@ static void cleanup(pw_t *x)
 
 /* The rewritten network: each fused group's layer in place of its last
  * member, every other layer as it is. */
+/* Whether every reader of tensor t is in a group fused and t is no
+ * output of the network: a Constant making it then goes. */
+static int only_fused_read(const pw_t *x, const uint8_t *fuse, int32_t t)
+{
+    int32_t r, gi;
+    if (mica__pass_is_output(&x->g, x->e->tensors[t].name) ||
+        x->e->tensors[t].is_output)
+        return 0;
+    for (r = x->first_reader[t]; r >= 0; r = x->next_reader[r])
+        if ((gi = x->group[x->reader_step[r]]) < 0 || !fuse[gi])
+            return 0;
+    return 1;
+}
+
 static mica_status_t rewrite(pw_t *x, prog_t *progs, const uint8_t *fuse,
-                             mica_network_t **out)
+                             const uint8_t *drop, mica_network_t **out)
 {
     mica_network_t *o = NULL;
     mica_status_t st;
@@ -758,7 +839,8 @@ static mica_status_t rewrite(pw_t *x, prog_t *progs, const uint8_t *fuse,
                 st = add_group(x, &progs[gi], gi, o);
             continue;
         }
-        st = mica__pass_copy_layer(o, &x->net->layers[li], NULL, NULL);
+        if (!drop[li])
+            st = mica__pass_copy_layer(o, &x->net->layers[li], NULL, NULL);
     }
 done:
     if (st != MICA_OK) {
@@ -773,8 +855,8 @@ mica_status_t mica__pass_pointwise(mica__pass_run_t *p)
 {
     mica_creator_info_t info;
     prog_t *progs = NULL;
-    uint8_t *fuse = NULL;
-    int32_t gi, layers = 0, made = 0;
+    uint8_t *fuse = NULL, *drop = NULL;
+    int32_t gi, k, layers = 0, made = 0, gone = 0;
     mica_status_t st;
     pw_t x;
 
@@ -796,7 +878,8 @@ mica_status_t mica__pass_pointwise(mica__pass_run_t *p)
         goto done;
     progs = calloc((size_t)x.nb_groups + 1, sizeof *progs);
     fuse = calloc((size_t)x.nb_groups + 1, 1);
-    if (!progs || !fuse) {
+    drop = calloc((size_t)x.net->nb_layers + 1, 1);
+    if (!progs || !fuse || !drop) {
         st = nomem(&x);
         goto done;
     }
@@ -817,17 +900,33 @@ mica_status_t mica__pass_pointwise(mica__pass_run_t *p)
         }
         st = MICA_OK;
     }
-    if (made && (st = rewrite(&x, progs, fuse, &p->out)) == MICA_OK) {
-        p->changed = layers;
-        snprintf(p->summary, sizeof p->summary, "%d layers fused into %d "
-                 "Pointwise layer%s", (int)layers, (int)made,
-                 made == 1 ? "" : "s");
+    /* Constants of one value that only fused layers read: in their
+     * programs now */
+    for (gi = 0; gi < x.nb_groups; gi++)
+        for (k = 0; fuse[gi] && k < progs[gi].nb_consts; k++) {
+            int32_t t = progs[gi].consts[k];
+            int32_t li = x.layer_of[x.e->tensors[t].producer];
+            if (!drop[li] && only_fused_read(&x, fuse, t)) {
+                drop[li] = 1;
+                gone++;
+            }
+        }
+    if (made && (st = rewrite(&x, progs, fuse, drop, &p->out)) == MICA_OK) {
+        p->changed = layers + gone;
+        int n = snprintf(p->summary, sizeof p->summary, "%d layers fused "
+                         "into %d Pointwise layer%s", (int)layers,
+                         (int)made, made == 1 ? "" : "s");
+        if (gone && n > 0 && (size_t)n < sizeof p->summary)
+            snprintf(p->summary + n, sizeof p->summary - (size_t)n,
+                     ", %d Constants of one value written in their "
+                     "programs", (int)gone);
     }
 done:
     for (gi = 0; progs && gi < x.nb_groups; gi++)
         prog_free(&progs[gi], x.e->nb_tensors);
     free(progs);
     free(fuse);
+    free(drop);
     cleanup(&x);
     return st;
 }

@@ -64,7 +64,8 @@ enum {
     PW_ACT,    /* Activation: op is MICA__ACT_*, with alpha and beta */
     PW_SELECT, /* Select: cond, then, else */
     PW_SCALE,  /* Scale: op is its mode, with axis and coefficients */
-    PW_CAST    /* Identity with a dtype: op is the target dtype */
+    PW_CAST,   /* Identity with a dtype: op is the target dtype */
+    PW_CONST   /* one value (a Constant of one element): op its dtype */
 };
 
 /* Scale's modes. */
@@ -85,6 +86,8 @@ typedef struct pw_ins {
     int32_t w[3];       /* PW_SCALE: weights of shift, scale, power, -1 */
     int32_t use_power;  /* PW_SCALE: a power other than 1 is given */
     int64_t k;          /* PW_SCALE: coefficients per weights given, 0 */
+    double fval;        /* PW_CONST of a float type: its value (exact) */
+    int64_t ival;       /* PW_CONST of an integer type, bool */
 } pw_ins_t;
 
 /* A leaf of a class: what its pass reads from memory. */

@@ -774,9 +774,22 @@ PW_WIDE static void exec(const pw_prog_t *p, int32_t i, const mica_dtype_t *in,
 {
     const pw_ins_t *ins = &p->ins[i];
     mica_dtype_t t = types[i];
-    mica_dtype_t a0 = pw_value_type(in, types, ins->arg[0]);
+    mica_dtype_t a0;
     int j;
 
+    if (ins->kind == PW_CONST) {
+        if (pw_is_float(t)) {
+            float v = (float)ins->fval, *o = d;
+            for (j = 0; j < PW_B; j++)
+                o[j] = v;
+        } else {
+            int64_t v = ins->ival, *o = d;
+            for (j = 0; j < PW_B; j++)
+                o[j] = v;
+        }
+        return;
+    }
+    a0 = pw_value_type(in, types, ins->arg[0]);
     switch (ins->kind) {
     case PW_EW:
         if (!pw_is_float(a0)) {

@@ -205,10 +205,22 @@ static void instruction(sb_t *b, const pw_prog_t *p, const pw_cls_t *c,
                         const mica_dtype_t *types)
 {
     const pw_ins_t *ins = &p->ins[k];
-    mica_dtype_t t = types[k], a0 = pw_value_type(in, types, ins->arg[0]);
+    mica_dtype_t t = types[k], a0;
     int32_t r;
 
     put(b, "    %s v%d = ", ct(t), (int)k);
+    if (ins->kind == PW_CONST) { /* its bits: exact, NaN and infinities */
+        float f = (float)ins->fval;
+        uint32_t u;
+        memcpy(&u, &f, sizeof u);
+        if (pw_is_float(t))
+            put(b, "__uint_as_float(0x%08xu);\n", (unsigned)u);
+        else
+            put(b, "(pw_i)0x%016llxULL;\n",
+                (unsigned long long)ins->ival);
+        return;
+    }
+    a0 = pw_value_type(in, types, ins->arg[0]);
     switch (ins->kind) {
     case PW_EW:
         if (pw_is_float(a0))

@@ -9,6 +9,7 @@
  */
 #include <config.h>
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -88,6 +89,7 @@ static const op_def_t ops[] = {
     {"select", PW_SELECT, 0, 3},
     {"scale", PW_SCALE, 0, 1},
     {"cast", PW_CAST, 0, 1},
+    {"const", PW_CONST, 0, 0},
 };
 
 static const char *const mode_names[] = {"uniform", "channel",
@@ -247,10 +249,11 @@ static int32_t parse_dtype(const char *t)
     return -1;
 }
 
-/* One named param `key` = `val` of instruction ins. */
+/* One named param `key` = `val` of instruction ins (a const's value
+ * into value[], read once its dtype is known). */
 static mica_status_t named(lex_t *x, const pw_prog_t *p, pw_ins_t *ins,
                            const char *op, const char *key, const char *val,
-                           uint32_t *seen)
+                           uint32_t *seen, char *value)
 {
     int32_t j, slot = -1;
     int64_t w;
@@ -263,8 +266,11 @@ static mica_status_t named(lex_t *x, const pw_prog_t *p, pw_ins_t *ins,
         slot = 2;
     else if (ins->kind == PW_SCALE && !strcmp(key, "axis"))
         slot = 3;
-    else if (ins->kind == PW_CAST && !strcmp(key, "dtype"))
+    else if ((ins->kind == PW_CAST || ins->kind == PW_CONST) &&
+             !strcmp(key, "dtype"))
         slot = 4;
+    else if (ins->kind == PW_CONST && !strcmp(key, "value"))
+        slot = 8;
     for (j = 0; j < 3 && slot < 0; j++)
         if (ins->kind == PW_SCALE && !strcmp(key, role_names[j]))
             slot = 5 + j;
@@ -301,6 +307,9 @@ static mica_status_t named(lex_t *x, const pw_prog_t *p, pw_ins_t *ins,
             return bad(x, "'dtype' is '%s': one of float32, float16, "
                        "bfloat16, int8, uint8, int32, int64, bool", val);
         return MICA_OK;
+    case 8:
+        snprintf(value, NAME_MAX_, "%s", val);
+        return MICA_OK;
     default:
         w = numbered(val, "w");
         if (p->nb_w == 0)
@@ -314,12 +323,48 @@ static mica_status_t named(lex_t *x, const pw_prog_t *p, pw_ins_t *ins,
     }
 }
 
+/* A const's value `t` for its dtype: a float (decimal, hexadecimal,
+ * nan, inf) rounded to it, or an integer (bool: 0 or 1) within it. */
+static mica_status_t const_value(lex_t *x, pw_ins_t *ins, const char *t)
+{
+    mica_dtype_t d = (mica_dtype_t)ins->op;
+    char *end;
+    double v;
+    long long i;
+
+    if (pw_is_float(d)) {
+        v = strtod(t, &end);
+        if (end == t || *end)
+            return bad(x, "'value' is '%s': not a number", t);
+        ins->fval = d == MICA_FLOAT16
+                        ? mica_kit_half_to_float(
+                              mica_kit_float_to_half((float)v))
+                    : d == MICA_BFLOAT16
+                        ? mica_kit_bf16_to_float(
+                              mica_kit_float_to_bf16((float)v))
+                        : (float)v;
+        return MICA_OK;
+    }
+    errno = 0;
+    i = strtoll(t, &end, 10);
+    if (end == t || *end || errno ||
+        (d == MICA_INT8 && (i < -128 || i > 127)) ||
+        (d == MICA_UINT8 && (i < 0 || i > 255)) ||
+        (d == MICA_INT32 && (i < INT32_MIN || i > INT32_MAX)) ||
+        (d == MICA_BOOL && i != 0 && i != 1))
+        return bad(x, "'value' is '%s': not an integer of type %s", t,
+                   mica_kit_host->dtype_name(d));
+    ins->ival = i;
+    return MICA_OK;
+}
+
 /* Line `text` as instruction number nb of p. */
 static mica_status_t parse_line(pw_prog_t *p, int32_t nb, const char *text,
                                 mica_error_t *err)
 {
     lex_t x;
     char name[NAME_MAX_], op[NAME_MAX_], a[NAME_MAX_], v[NAME_MAX_];
+    char value[NAME_MAX_] = "";
     pw_ins_t *ins = &p->ins[nb];
     const op_def_t *def = NULL;
     uint32_t seen = 0;
@@ -356,7 +401,7 @@ static mica_status_t parse_line(pw_prog_t *p, int32_t nb, const char *text,
         return bad(&x, "unknown op '%s'", op);
     ins->kind = def->kind;
     ins->op = def->op;
-    ins->op = ins->kind == PW_CAST ? -1 : ins->op;
+    ins->op = ins->kind == PW_CAST || ins->kind == PW_CONST ? -1 : ins->op;
     if (!accept(&x, '('))
         return bad(&x, "expected '(' after '%s'", op);
     while (!accept(&x, ')')) {
@@ -369,7 +414,8 @@ static mica_status_t parse_line(pw_prog_t *p, int32_t nb, const char *text,
             mica_status_t st;
             if (!token(&x, v))
                 return bad(&x, "expected a value after '%s='", a);
-            if ((st = named(&x, p, ins, op, a, v, &seen)) != MICA_OK)
+            if ((st = named(&x, p, ins, op, a, v, &seen, value)) !=
+                MICA_OK)
                 return st;
             continue;
         }
@@ -395,6 +441,13 @@ static mica_status_t parse_line(pw_prog_t *p, int32_t nb, const char *text,
                    (int)nargs);
     if (ins->kind == PW_CAST && ins->op < 0)
         return bad(&x, "cast needs its 'dtype'");
+    if (ins->kind == PW_CONST) {
+        mica_status_t st;
+        if (ins->op < 0 || !value[0])
+            return bad(&x, "const needs its 'value' and 'dtype'");
+        if ((st = const_value(&x, ins, value)) != MICA_OK)
+            return st;
+    }
     ins->nb_args = nargs;
     if (!(p->name[nb] = malloc(strlen(name) + 1)))
         return MICA_KIT_FAIL(err, "out of host memory");
@@ -537,6 +590,9 @@ static mica_status_t structure(pw_prog_t *p, mica_error_t *err)
     }
     for (o = 0; o < p->nb_out; o++) {
         uint64_t m = dep_of(p, p->out[o]);
+        if (!m)
+            return MICA_KIT_FAIL(err, "param 'results': output %d reads no "
+                                 "input (only const values)", (int)o);
         for (c = 0; c < p->nb_cls && p->cls[c].mask != m; c++)
             ;
         if (c == p->nb_cls) {
@@ -737,9 +793,14 @@ mica_status_t pw_prog_types(const pw_prog_t *p, const mica_dtype_t *in,
     for (i = 0; i < p->nb_ins; i++) {
         const pw_ins_t *ins = &p->ins[i];
         int32_t first = ins->kind == PW_SELECT ? 1 : 0;
-        mica_dtype_t t = pw_value_type(in, types, ins->arg[first]);
+        mica_dtype_t t;
         const char *words = "";
 
+        if (ins->kind == PW_CONST) {
+            types[i] = (mica_dtype_t)ins->op;
+            continue;
+        }
+        t = pw_value_type(in, types, ins->arg[first]);
         if (ins->kind == PW_SELECT &&
             pw_value_type(in, types, ins->arg[0]) != MICA_BOOL)
             return TYPE_FAIL(err, "program line %d (%s): select's cond "

@@ -29,6 +29,12 @@ static mica_status_t broadcast(const pw_prog_t *p, int32_t i, int32_t ia,
 {
     int32_t k;
 
+    if (b->nb_dims < 0) /* a const: one value, for any shape */
+        return MICA_OK;
+    if (a->nb_dims < 0) {
+        *a = *b;
+        return MICA_OK;
+    }
     if (a->nb_dims != b->nb_dims)
         return MICA_KIT_FAIL(err, "program line %d (%s): operand %d has rank "
                              "%d but operand %d has rank %d", (int)i + 1,
@@ -59,6 +65,15 @@ static mica_status_t scale_check(const pw_prog_t *p, int32_t i,
     int32_t k;
 
     if (ins->k == 0 || ins->op == PW_UNIFORM)
+        return MICA_OK;
+    if (x->nb_dims < 0 && ins->k != 1) /* a const is one value */
+        return MICA_KIT_FAIL(err, "program line %d (%s): mode '%s' on a "
+                             "const needs 1 coefficient, the weights have "
+                             "%lld", (int)i + 1, p->name[i],
+                             ins->op == PW_CHANNEL ? "channel"
+                                                   : "elementwise",
+                             (long long)ins->k);
+    if (x->nb_dims < 0)
         return MICA_OK;
     if (ins->axis >= x->nb_dims)
         return MICA_KIT_FAIL(err, "program line %d (%s): channel_axis %d is "
@@ -91,6 +106,11 @@ static mica_status_t shapes(const pw_prog_t *p, const mica_tensor_desc_t *in,
         const pw_ins_t *ins = &p->ins[i];
         const mica_dims_t *x;
 #define SHAPE(v) (PW_IS_INPUT(v) ? &in[PW_INPUT_OF(v)].dims : &shape[v])
+        if (ins->kind == PW_CONST) {
+            memset(&shape[i], 0, sizeof shape[i]);
+            shape[i].nb_dims = -1; /* broadcasts to any shape */
+            continue;
+        }
         shape[i] = *SHAPE(ins->arg[0]);
         if (ins->kind == PW_EW || ins->kind == PW_SELECT)
             for (j = 1; j < ins->nb_args; j++)
@@ -118,6 +138,8 @@ static void coef_strides(const pw_prog_t *p, const pw_leaf_t *leaf,
 
     for (k = 0; k < o->nb_dims; k++)
         s[k] = 0;
+    if (x->nb_dims < 0) /* of a const: one value (uniform) */
+        return;
     if (ins->op == PW_CHANNEL) {
         s[ins->axis] = 1;
     } else if (ins->op == PW_ELEMENTWISE) {
