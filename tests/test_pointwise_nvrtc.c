@@ -123,7 +123,8 @@ static const char *const un[] = {
     "ceil", "floor", "erf", "sign", "round"};
 static const char *const act[] = {
     "relu", "sigmoid", "tanh", "leaky_relu", "elu", "selu", "softsign",
-    "softplus", "clip", "hard_sigmoid", "scaled_tanh", "thresholded_relu"};
+    "softplus", "clip", "hard_sigmoid", "scaled_tanh", "thresholded_relu",
+    "gelu_erf", "gelu_tanh"};
 static const char *const dts[] = {"float32", "float16", "bfloat16", "int8",
                                   "uint8", "int32", "int64", "bool"};
 

@@ -110,7 +110,7 @@ static const char *const unf[] = {
 static const char *const acts[] = {
     "relu", "leaky_relu", "clip", "hard_sigmoid", "softsign",
     "thresholded_relu", "sigmoid", "tanh", "elu", "selu", "softplus",
-    "scaled_tanh"};
+    "scaled_tanh", "gelu_erf", "gelu_tanh"};
 #define ACT_EXACT 6
 static const mica_dtype_t casts[] = {MICA_FLOAT32, MICA_FLOAT16,
                                      MICA_BFLOAT16, MICA_INT8, MICA_UINT8,

@@ -695,7 +695,9 @@ static void unary_float(int op, float *restrict d, const float *restrict x)
     U(MICA__UN_ATANH) U(MICA__UN_CEIL) U(MICA__UN_FLOOR) U(MICA__UN_ERF)
     U(MICA__UN_SIGN) U(MICA__UN_ROUND)
 #undef U
-    default:
+    default: /* an op this list lacks: the same function, not inlined */
+        for (j = 0; j < PW_B; j++)
+            d[j] = mica__unary_f(op, x[j]);
         break;
     }
 }
@@ -714,9 +716,12 @@ PW_WIDE static void act_float(int type, float alpha, float beta, float *restrict
     A(MICA__ACT_LEAKY_RELU) A(MICA__ACT_ELU) A(MICA__ACT_SELU)
     A(MICA__ACT_SOFTSIGN) A(MICA__ACT_SOFTPLUS) A(MICA__ACT_CLIP)
     A(MICA__ACT_HARD_SIGMOID) A(MICA__ACT_SCALED_TANH)
-    A(MICA__ACT_THRESHOLDED_RELU)
+    A(MICA__ACT_THRESHOLDED_RELU) A(MICA__ACT_GELU_ERF)
+    A(MICA__ACT_GELU_TANH)
 #undef A
-    default:
+    default: /* a type this list lacks: the same function, not inlined */
+        for (j = 0; j < PW_B; j++)
+            d[j] = mica__act_f(type, x[j], alpha, beta);
         break;
     }
 }

@@ -86,6 +86,8 @@ static const op_def_t ops[] = {
     {"hard_sigmoid", PW_ACT, MICA__ACT_HARD_SIGMOID, 1},
     {"scaled_tanh", PW_ACT, MICA__ACT_SCALED_TANH, 1},
     {"thresholded_relu", PW_ACT, MICA__ACT_THRESHOLDED_RELU, 1},
+    {"gelu_erf", PW_ACT, MICA__ACT_GELU_ERF, 1},
+    {"gelu_tanh", PW_ACT, MICA__ACT_GELU_TANH, 1},
     {"select", PW_SELECT, 0, 3},
     {"scale", PW_SCALE, 0, 1},
     {"cast", PW_CAST, 0, 1},
