@@ -36,8 +36,16 @@ noinst_PROGRAMS += bench/bench_model
 bench_bench_model_SOURCES = bench/bench_model.c bench/bench_util.c \
 	bench/bench_util.h
 bench_bench_model_LDADD = libmica.la
+# Pointwise layers against memory speed (issues 20, 22): the CPU by
+# default, --device cuda on a GPU (bench/pointwise_gpu.sh).
+noinst_PROGRAMS += bench/bench_pointwise
+bench_bench_pointwise_SOURCES = bench/bench_pointwise.c bench/bench_util.c \
+	bench/bench_util.h
+bench_bench_pointwise_CPPFLAGS = $(AM_CPPFLAGS) $(MICA_CUDA_CPPFLAGS)
+bench_bench_pointwise_LDADD = libmica.la $(MICA_CUDA_LIBS)
+EXTRA_DIST += bench/pointwise_gpu.sh bench/pointwise_cpu.py
 MICA_BENCHES = bench/bench_overhead bench/bench_shapes bench/bench_engine \
-	bench/bench_loop
+	bench/bench_loop bench/bench_pointwise
 if MICA_CUDA
 noinst_PROGRAMS += bench/bench_elementwise bench/bench_matmul
 bench_bench_elementwise_SOURCES = bench/bench_elementwise.c \

@@ -26,7 +26,8 @@ libmica_la_SOURCES += \
 	core/flow.c \
 	core/autotune.c core/timing_cache.c core/precision.c core/rewrite.c \
 	core/passes/passes.c core/passes/passes.h core/passes/fusion.c \
-	core/passes/fold.c core/passes/eliminate.c \
+	core/passes/fold.c core/passes/eliminate.c core/passes/affine.c \
+	core/passes/shuffles.c core/passes/transpose.c core/passes/pointwise.c \
 	core/control.c core/control_plan.c core/control_order.c \
 	core/control_check.c core/cpu/device.c
 # Engine files (core/format/): the format in one room.

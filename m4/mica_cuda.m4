@@ -1,5 +1,5 @@
 # mica_cuda.m4 - the CUDA toolkit: nvcc, cudart, cuBLAS, optionally cuDNN.
-# serial 4
+# serial 5
 #
 # MICA_CHECK_CUDA
 #   --with-cuda[=DIR]     DIR is the toolkit's root (DIR/bin/nvcc,
@@ -12,7 +12,8 @@
 #   --with-cudnn[=DIR]    cuDNN (optional): default, look beside the toolkit
 #                         and in the default paths.
 #
-#   Defines MICA_HAVE_CUDA (and MICA_HAVE_CUDNN) in config.h; conditionals
+#   Defines MICA_HAVE_CUDA, MICA_CUDA_ARCH_LAST (and MICA_HAVE_CUDNN) in
+#   config.h; conditionals
 #   MICA_CUDA and MICA_CUDNN; substitutes NVCC, MICA_CUDA_CPPFLAGS,
 #   MICA_CUDA_LIBS (cudart, cuBLAS, an rpath so uninstalled programs run,
 #   and -lstdc++ where nvcc's objects need it), MICA_CUDA_MODULE_LIBS (what
@@ -204,6 +205,9 @@ AS_IF([test "x$mica_cuda" = xyes], [
   MICA_NVCCFLAGS="$MICA_NVCCFLAGS $MICA_WARN_NVCCFLAGS -DHAVE_CONFIG_H"
   MICA_NVCCFLAGS="$MICA_NVCCFLAGS "'-I$(top_builddir) -I$(top_srcdir)/abi -I$(top_srcdir)/modules/common'
   AC_DEFINE([MICA_HAVE_CUDA], [1], [Define to 1 to build the CUDA device and kernels.])
+  AC_DEFINE_UNQUOTED([MICA_CUDA_ARCH_LAST], ["$mica_cuda_last"],
+    [The last GPU architecture of --with-cuda-arch, without sm_ (what
+     kernels generated at run time target where no device says).])
 ])
 rm -f conftest.cu mica_conftest_cu.o
 

@@ -201,6 +201,24 @@ th_fields_t *th_f_str(th_fields_t *f, const char *name, const char *v)
     return add(f, name, MICA_FIELD_STRING, 1, &s, sizeof s);
 }
 
+th_fields_t *th_f_strs(th_fields_t *f, const char *name, int n,
+                       const char *const *v)
+{
+    size_t total = 0, at = 0, k;
+    char **list = keep(f, sizeof *list * (size_t)(n > 0 ? n : 1)), *text;
+    int i;
+    for (i = 0; i < n; i++)
+        total += strlen(v[i]) + 1;
+    text = keep(f, total);
+    for (i = 0; i < n; i++) {
+        k = strlen(v[i]) + 1;
+        memcpy(text + at, v[i], k);
+        list[i] = text + at;
+        at += k;
+    }
+    return add(f, name, MICA_FIELD_STRING, n, list, sizeof *list * (size_t)n);
+}
+
 th_fields_t *th_f_weights(th_fields_t *f, const char *name,
                           const th_tensor_t *t)
 {

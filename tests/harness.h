@@ -66,6 +66,9 @@ th_fields_t *th_f_floats(th_fields_t *f, const char *name, int n,
 th_fields_t *th_f_bool(th_fields_t *f, const char *name, int v);
 /* A string, also for ENUM and DTYPE fields ("sum", "float16"). */
 th_fields_t *th_f_str(th_fields_t *f, const char *name, const char *v);
+/* A list of n strings (a STRING field of count n). */
+th_fields_t *th_f_strs(th_fields_t *f, const char *name, int n,
+                       const char *const *v);
 /* A weights field from a tensor (data copied). */
 th_fields_t *th_f_weights(th_fields_t *f, const char *name,
                           const th_tensor_t *t);

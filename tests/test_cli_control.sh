@@ -22,7 +22,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/mica-test-cli-control-XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 . "$top_src/tests/tap.sh"
 
-run "$mica" inspect "$dir/sum_even.yaml" --device cpu
+run "$mica" inspect "$dir/sum_even.yaml" --device cpu --no-passes pointwise
 ok "$rc" "inspect sum_even.yaml"
 has "$tmp/out" '^loops and conditionals (2):' "inspect: two constructs"
 has "$tmp/out" '^  loop L (top level): layers 2-12$' "inspect: loop L and its layers"

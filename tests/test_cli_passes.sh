@@ -10,8 +10,9 @@
 #   - at info level the builder says what each pass did;
 #   - compare takes passes=none and no-passes=NAME as items, and the
 #     network as written agrees with what the passes made of it;
-#   - elimination on tests/manifests/passes/eliminate.yaml: each case it
-#     names is removed or collapsed, or stays.
+#   - elimination, affine-scale and transpose-folding on their manifests
+#     (tests/manifests/passes/): each case they name is removed,
+#     collapsed or rewritten, or stays.
 #
 # Environment (from the top-level Makefile.am): MICA_BIN, MICA_TOP_SRCDIR,
 # MICA_TOP_BUILDDIR, MICA_MODULE_DIR.  TAP on stdout.
@@ -30,7 +31,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 . "$top_src/tests/tap.sh"
 
-echo "1..33"
+echo "1..47"
 
 # The passes this library has, in order (mica inspect lists every one
 # that ran; none is turned off by default).
@@ -83,10 +84,11 @@ run "$mica" compare "$net" --a no-passes=fusion,no-passes=all --b passes=all
 is 0 "$rc" "compare takes no-passes=NAME (repeatable) and passes=all"
 
 # ---- elimination (tests/manifests/passes/eliminate.yaml says what goes) ----
+# (the passes under test only: later passes rewrite what these leave)
 el=$top_src/tests/manifests/passes/eliminate.yaml
 run "$mica" inspect "$el" --device cpu --no-passes all
 has "$tmp/out" "^layers (20," "eliminate.yaml as written: 20 layers"
-run "$mica" inspect "$el" --device cpu
+run "$mica" inspect "$el" --device cpu --passes elimination
 has "$tmp/out" "^  elimination  *10 layers removed (2 no-ops, 3 duplicates, 5 dead), 4 chains collapsed$" \
     "elimination: no-ops, duplicates, dead layers, chains"
 has "$tmp/out" "^layers (10," "  10 layers left"
@@ -102,6 +104,37 @@ has "$tmp/out" " y6  *ElementWise .*sa, sa -> y6 " \
     "  duplicate layers and Constants: merged"
 hasnt "$tmp/out" " spare  " "  a layer nothing reads: gone"
 run "$mica" compare "$el" --a passes=none --b ""
+is 0 "$rc" "  the outputs are those of the network as written"
+
+# ---- affine-scale (tests/manifests/passes/affine.yaml says what changes) ----
+af=$top_src/tests/manifests/passes/affine.yaml
+run "$mica" inspect "$af" --device cpu --passes affine-scale,fusion
+has "$tmp/out" "^  affine-scale  *5 ElementWise layers made 4 Scales, 5 Constants unread$" \
+    "affine-scale: per-channel and uniform affines made Scales"
+has "$tmp/out" "relu (FusedConvolution) replaces, by rule conv_scale_relu: conv (Convolution), add (Scale), relu (Activation)" \
+    "  a batch norm as arithmetic: one Scale, fused with its convolution"
+has "$tmp/out" " sub  *Scale .*x -> y2 " "  x - k: a Scale"
+has "$tmp/out" " div  *Scale .*x -> y3 " "  x / d: a Scale"
+has "$tmp/out" "neg (FusedConvolution) replaces, by rule conv_scale: conv2 (Convolution), neg (Scale)" \
+    "  u - c2, u one value after a convolution: a Scale, fused with it"
+has "$tmp/out" " grid  *ElementWise " "  a Constant over two axes: stays"
+run "$mica" compare "$af" --a passes=none --b ""
+is 0 "$rc" "  the outputs are those of the network as written"
+
+# ---- transpose-folding (tests/manifests/passes/transpose.yaml) -------------
+tr=$top_src/tests/manifests/passes/transpose.yaml
+run "$mica" inspect "$tr" --device cpu --passes transpose-folding
+has "$tmp/out" "^  transpose-folding  *4 transposes folded into MatrixMultiply options (3 of operands, 1 of outputs)$" \
+    "transpose-folding: operands and an output"
+has "$tmp/out" " mm1  *MatrixMultiply .*a, b -> y1 " "  a times b's transpose"
+has "$tmp/out" " sa  *ElementWise .*a, h -> ats/t " \
+    "  through a product by one value"
+has "$tmp/out" " mm3  *MatrixMultiply .*bt2, a -> y3 " \
+    "  the transpose of a product: the swapped product"
+has "$tmp/out" " k4  *Shuffle .*k -> kt/t " \
+    "  a K path: its Shuffle moves rows only"
+has "$tmp/out" " tb2  *Shuffle " "  a transpose read twice: stays"
+run "$mica" compare "$tr" --a passes=none --b ""
 is 0 "$rc" "  the outputs are those of the network as written"
 
 exit $((failed > 0))

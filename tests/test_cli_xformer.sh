@@ -80,7 +80,10 @@ agree "$tmp/ge" "$tmp/ge--no-fusion" 8 "gelu14: fused and unfused agree"
 # ---- a tiny BERT -------------------------------------------------------------
 shapes="input_ids:2x16,attention_mask:2x16"
 ins="--input input_ids=$models/tiny_bert14.input_ids.npy --input attention_mask=$models/tiny_bert14.attention_mask.npy"
-run "$mica" inspect "$models/tiny_bert14.onnx" --device cpu --shapes "$shapes"
+# (the pointwise pass would take the GELUs into Pointwise layers with their
+# neighbours: the rules' records are counted without it)
+run "$mica" inspect "$models/tiny_bert14.onnx" --device cpu --shapes "$shapes" \
+    --no-passes pointwise
 ok "$rc" "inspect tiny_bert14.onnx"
 cnt=$(grep -c "by rule layer_norm_rank3" "$tmp/out")
 [ "$cnt" -eq 5 ]

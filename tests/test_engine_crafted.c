@@ -295,8 +295,9 @@ static void test_fusion(void)
     unsigned char *c;
     int32_t i, fused = 0;
 
-    ok(map.fusion != 0 && craft_get_u32(orig, map.fusion) == 2,
-       "fusion.yaml's engine holds 2 fusion records");
+    /* conv1's and conv2's FusedConvolution, add3 and relu3's Pointwise */
+    ok(map.fusion != 0 && craft_get_u32(orig, map.fusion) == 3,
+       "fusion.yaml's engine holds 3 fusion records");
     c = copy();
     craft_put_u32(c, map.fusion, map.nb_layers + 1);
     refused(c, "is corrupt: bad fusion records", "more records than layers");

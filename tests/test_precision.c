@@ -105,6 +105,7 @@ static mica_engine_t *build(mica_network_t *net, uint32_t device, int fp16)
     cfg.struct_size = sizeof cfg;
     cfg.device = device;
     cfg.precisions = fp16 ? 1u << MICA_FLOAT16 : 0;
+    cfg.no_passes = "pointwise"; /* its layers as written */
     if (mica_engine_build(net, &cfg, &e) != MICA_OK)
         diag("build: %s", mica_context_error(ctx));
     return e;

@@ -72,7 +72,7 @@ static void usage(FILE *f)
         "                          that admits the shapes)\n"
         "  --prefer TYPE=IMPL      implementation IMPL for layers of TYPE\n"
         "  --fp16                  let layers run in float16\n"
-        "  --no-fusion             apply no fusion rule\n"
+        "  --no-fusion             fuse nothing\n"
         "  --passes NAME,...       run only these graph passes (all, none)\n"
         "  --no-passes NAME,...    run every graph pass but these (all: none)\n"
         CLI_THREADS_HELP

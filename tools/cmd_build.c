@@ -35,7 +35,7 @@ static void usage(FILE *f)
         "  --device D             auto, cpu or cuda (default: the manifest's)\n"
         "  --fp16                 let layers run in float16 where their\n"
         "                         implementations take it (casts are added)\n"
-        "  --no-fusion            apply no fusion rule (--no-passes fusion)\n"
+        "  --no-fusion            fuse nothing (--no-passes fusion,pointwise)\n"
         "  --passes NAME,...      run only these graph passes (all, none;\n"
         "                         default all: docs/passes.md)\n"
         "  --no-passes NAME,...   run every pass but these (all: none runs;\n"

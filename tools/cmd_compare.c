@@ -53,7 +53,7 @@ static void usage(FILE *f)
         "                    not pin one (repeatable)\n"
         "  fp16              let layers run in float16\n"
         "  autotune          time the implementations and keep the fastest\n"
-        "  no-fusion         apply no fusion rule\n"
+        "  no-fusion         fuse nothing\n"
         "  passes=NAME       run graph pass NAME (repeatable; all, none):\n"
         "                    these only\n"
         "  no-passes=NAME    do not run graph pass NAME (repeatable; all)\n"

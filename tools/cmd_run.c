@@ -52,7 +52,7 @@ static void usage(FILE *f)
         "                         an engine only on the device it was built for)\n"
         "  --profile K            the optimization profile to use (default: the\n"
         "                         first that admits the inputs' shapes)\n"
-        "  --no-fusion            apply no fusion rule (a manifest or model)\n"
+        "  --no-fusion            fuse nothing (a manifest or model)\n"
         "  --passes NAME,...      run only these graph passes (all, none)\n"
         "  --no-passes NAME,...   run every graph pass but these (all: none)\n"
         "  --threads N            at most N CPU threads per layer (ONNX\n"

@@ -383,9 +383,9 @@ typedef struct mica_build_config {
      * tensors meet (manifest `precision`, mica build --fp16).  0: float32
      * only.  Read only when struct_size covers it. */
     uint32_t precisions;
-    /* Non-zero: apply no fusion rule (mica/module.h; mica build
-     * --no-fusion); every layer is built as the network has it.  Read
-     * only when struct_size covers it. */
+    /* Non-zero: fuse nothing: no fusion rule (mica/module.h), no
+     * pointwise fusion (the passes "fusion" and "pointwise"; mica build
+     * --no-fusion).  Read only when struct_size covers it. */
     int32_t no_fusion;
     int32_t reserved2_;
     /* Appended: the graph passes run on the network before the build
@@ -394,7 +394,7 @@ typedef struct mica_build_config {
      * NULL, "": every pass) or "none"; `no_passes`: passes taken out of
      * that set ("all": every one), as ONNX Runtime's disabled
      * optimizers (mica build --passes, --no-passes).  `no_fusion` takes
-     * out the pass "fusion".  A name no pass has fails the build, naming
+     * out the passes "fusion" and "pointwise".  A name no pass has fails the build, naming
      * the passes there are.  Read only when struct_size covers them. */
     const char *passes;
     const char *no_passes;

@@ -35,17 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A Shuffle as the three steps it makes (after any chain it took in). */
-typedef struct shuf {
-    int32_t n1, n2;            /* transposes' lengths, 0: none */
-    int64_t p1[MICA_MAX_DIMS], p2[MICA_MAX_DIMS];
-    int32_t nr;                /* reshape: its length, -1 none, -2 the
-                                  values of input `dims` */
-    int64_t r[MICA_MAX_DIMS];
-    int64_t zip;               /* zero_is_placeholder */
-    const char *in, *dims;     /* input names (renamed) */
-} shuf_t;
-
 typedef struct elim {
     mica__pass_run_t *p;
     const mica_network_t *net;
@@ -55,7 +44,7 @@ typedef struct elim {
     mica_status_t st;          /* a failure of mica__pass_tensor */
     mica__pass_subst_t subst;
     uint8_t *drop;             /* per network layer */
-    shuf_t **shuf;             /* per network layer: a Shuffle as it is
+    mica__shuffle_t **shuf;             /* per network layer: a Shuffle as it is
                                   now, NULL for other layers */
     int8_t *replaced;          /* per network layer: its inputs or params
                                   change (shuf, or cast_to) */
@@ -166,60 +155,10 @@ static mica_status_t identity(elim_t *x, int32_t li, const char *in)
 
 /* ---- Shuffles ----------------------------------------------------------- */
 
-static const int64_t *ints(const mica__net_layer_t *nl, const char *name,
-                           int32_t *n)
-{
-    const mica_field_t *f = mica_fields_find(&nl->fields.view, name);
-    *n = f && f->data && f->type == MICA_FIELD_INT ? f->count : 0;
-    return *n ? (const int64_t *)f->data : NULL;
-}
-
-/* Network layer nl, a Shuffle, as its three steps; 0 if it holds what
- * this pass does not follow. */
-static int read_shuffle(const elim_t *x, const mica__net_layer_t *nl,
-                        shuf_t *s)
-{
-    const int64_t *v;
-    const mica_field_t *z = mica_fields_find(&nl->fields.view,
-                                             "zero_is_placeholder");
-    int32_t n;
-
-    memset(s, 0, sizeof *s);
-    if (nl->nb_inputs < 1 || nl->nb_inputs > 2 || !nl->inputs[0])
-        return 0;
-    s->in = mica__pass_subst_get(&x->subst, nl->inputs[0]);
-    s->zip = z && z->data ? *(const int64_t *)z->data : 1;
-    if ((v = ints(nl, "first_transpose", &n)) != NULL) {
-        if (n > MICA_MAX_DIMS)
-            return 0;
-        memcpy(s->p1, v, sizeof *v * (size_t)n);
-        s->n1 = n;
-    }
-    if ((v = ints(nl, "second_transpose", &n)) != NULL) {
-        if (n > MICA_MAX_DIMS)
-            return 0;
-        memcpy(s->p2, v, sizeof *v * (size_t)n);
-        s->n2 = n;
-    }
-    s->nr = -1;
-    if (nl->nb_inputs == 2 && nl->inputs[1]) {
-        s->nr = -2;
-        s->dims = mica__pass_subst_get(&x->subst, nl->inputs[1]);
-    } else if ((v = ints(nl, "reshape", &n)) != NULL ||
-               mica_fields_find(&nl->fields.view, "reshape")) {
-        if (n > MICA_MAX_DIMS)
-            return 0;
-        if (n)
-            memcpy(s->r, v, sizeof *v * (size_t)n);
-        s->nr = n;
-    }
-    return 1;
-}
-
 /* One step of a Shuffle's chain: a transpose or a reshape. */
 typedef struct op {
     int kind;                  /* 'T' or 'R' */
-    int32_t n;                 /* T: length; R: as shuf_t.nr */
+    int32_t n;                 /* T: length; R: as mica__shuffle_t.nr */
     int64_t v[MICA_MAX_DIMS];
     int64_t zip;
     const char *dims;
@@ -268,7 +207,7 @@ static int independent(elim_t *x, const int64_t *v, int32_t n,
 }
 
 /* Append shuffle s's steps to ops. */
-static void steps_of(elim_t *x, const shuf_t *s, op_t *ops, int *n)
+static void steps_of(elim_t *x, const mica__shuffle_t *s, op_t *ops, int *n)
 {
     if (s->n1) {
         ops[*n].kind = 'T';
@@ -299,7 +238,7 @@ static void steps_of(elim_t *x, const shuf_t *s, op_t *ops, int *n)
  * reshape followed by an independent reshape is the latter.  0 if the
  * ops then do not fit one Shuffle (transpose, reshape, transpose), else
  * 1 with the Shuffle in *s (its inputs left as they are). */
-static int combine(op_t *ops, int n, shuf_t *s)
+static int combine(op_t *ops, int n, mica__shuffle_t *s)
 {
     int i, j, changed = 1;
 
@@ -374,16 +313,71 @@ static int same_shape(elim_t *x, const char *a, const char *b)
     return 1;
 }
 
+/* The fixed dims of tensor `name`; 0 if a profile leaves one free. */
+static int fixed_dims(elim_t *x, const char *name, mica_dims_t *d)
+{
+    const mica__tensor_t *t = facts(x, name);
+    int32_t i;
+    memset(d, 0, sizeof *d);
+    if (!t || t->shape.nb_dims < 0 || t->shape.nb_dims > MICA_MAX_DIMS)
+        return 0;
+    d->nb_dims = t->shape.nb_dims;
+    for (i = 0; i < d->nb_dims; i++) {
+        mica__expr_node_t n;
+        if (!t->shape.d[i])
+            return 0;
+        mica__expr_inspect(t->shape.d[i], &n);
+        if (n.lo != n.hi || n.lo < 0)
+            return 0;
+        d->d[i] = n.lo;
+    }
+    return 1;
+}
+
+/* Shuffle a (making `mid`) then b (making `end`) on fixed dims as one
+ * Shuffle (shuffles.c) into *out: 1, or 0. */
+static int composed(elim_t *x, const mica__shuffle_t *a, const char *mid,
+                    const mica__shuffle_t *b, const char *end,
+                    mica__shuffle_t *out)
+{
+    mica__shuffle_step_t steps[6];
+    mica_dims_t din, dmid, dend;
+    int32_t na, nb;
+
+    if (!fixed_dims(x, a->in, &din) || !fixed_dims(x, mid, &dmid) ||
+        !fixed_dims(x, end, &dend) ||
+        (na = mica__shuffle_steps(a, &din, &dmid, steps)) < 0 ||
+        (nb = mica__shuffle_steps(b, &dmid, &dend, steps + na)) < 0 ||
+        !mica__shuffle_compose(&din, steps, na + nb, out))
+        return 0;
+    out->in = a->in;
+    out->dims = NULL;
+    return 1;
+}
+
+/* Whether Shuffle s (making `end`) on fixed dims moves nothing. */
+static int nothing(elim_t *x, const mica__shuffle_t *s, const char *end)
+{
+    mica__shuffle_step_t steps[3];
+    mica_dims_t din, dend;
+    mica__shuffle_t one;
+    int32_t n;
+    return fixed_dims(x, s->in, &din) && fixed_dims(x, end, &dend) &&
+           (n = mica__shuffle_steps(s, &din, &dend, steps)) >= 0 &&
+           mica__shuffle_compose(&din, steps, n, &one) && !one.n1 &&
+           !one.n2 && one.nr == -1;
+}
+
 /* A Shuffle (network layer li). */
 static mica_status_t shuffle(elim_t *x, int32_t li)
 {
     const mica__net_layer_t *nl = &x->net->layers[li];
-    shuf_t s, merged;
+    mica__shuffle_t s, merged;
     op_t ops[8];
     int n = 0;
     int32_t a;
 
-    if (!read_shuffle(x, nl, &s))
+    if (!mica__pass_read_shuffle(nl, &x->subst, &s))
         return MICA_OK;
     a = mica__pass_producer(&x->g, s.in, NULL);
     if (a >= 0 && x->shuf[a] && !x->drop[a]) {
@@ -394,6 +388,11 @@ static mica_status_t shuffle(elim_t *x, int32_t li)
             merged.in = x->shuf[a]->in;
             if (merged.nr == -2 && !merged.dims)
                 merged.dims = s.dims;
+        } else if (!composed(x, x->shuf[a], x->net->layers[a].outputs[0], &s,
+                             nl->outputs[0], &merged)) {
+            merged.in = NULL;
+        }
+        if (merged.in) {
             x->chains++;
             s = merged;
             x->replaced[li] = 1;
@@ -405,10 +404,12 @@ static mica_status_t shuffle(elim_t *x, int32_t li)
         merged.in = s.in, merged.dims = s.dims;
     else
         merged = s;
-    /* nothing moves: no step left, or a reshape to the input's shape */
+    /* nothing moves: no step left, or a reshape to the input's shape, or
+     * steps that come to nothing on fixed dims */
     if ((merged.n1 == 0 && merged.n2 == 0 && merged.nr == -1) ||
         (merged.n1 == 0 && merged.n2 == 0 &&
-         same_shape(x, merged.in, nl->outputs[0]))) {
+         same_shape(x, merged.in, nl->outputs[0])) ||
+        nothing(x, &s, nl->outputs[0])) {
         if (outputs_internal(x, nl)) {
             x->drop[li] = 1;
             x->replaced[li] = 0;
@@ -653,14 +654,15 @@ static mica_status_t put_layer(elim_t *x, mica_network_t *out, int32_t li)
 {
     const mica__net_layer_t *nl = &x->net->layers[li];
     const char *in[128];
-    mica_field_t f[4];
+    mica_field_t f[1];
     mica_fields_t fields = {0, f};
     mica_layer_spec_t spec;
-    const shuf_t *s = x->shuf[li];
-    int64_t one = 1;
+    const mica__shuffle_t *s = x->shuf[li];
 
     if (!x->replaced[li])
         return mica__pass_copy_layer(out, nl, &x->subst, NULL);
+    if (s)
+        return mica__pass_add_shuffle(out, nl, s, NULL);
     memset(&spec, 0, sizeof spec);
     spec.struct_size = sizeof spec;
     spec.name = nl->name;
@@ -673,26 +675,8 @@ static mica_status_t put_layer(elim_t *x, mica_network_t *out, int32_t li)
     spec.outputs = (const char *const *)nl->outputs;
     spec.origin = nl->origin;
     spec.fields = &fields;
-    if (s) {
-        if (s->n1) {
-            f[fields.nb_fields++] = (mica_field_t){"first_transpose",
-                                                   MICA_FIELD_INT, s->n1,
-                                                   s->p1};
-        }
-        if (s->nr >= 0)
-            f[fields.nb_fields++] = (mica_field_t){"reshape", MICA_FIELD_INT,
-                                                   s->nr, s->r};
-        if (s->n2)
-            f[fields.nb_fields++] = (mica_field_t){"second_transpose",
-                                                   MICA_FIELD_INT, s->n2,
-                                                   s->p2};
-        f[fields.nb_fields++] = (mica_field_t){"zero_is_placeholder",
-                                               MICA_FIELD_BOOL, 1,
-                                               s->zip ? &one : &s->zip};
-    } else {
-        f[fields.nb_fields++] = (mica_field_t){"dtype", MICA_FIELD_DTYPE, 1,
-                                               &x->cast_to[li]};
-    }
+    f[fields.nb_fields++] = (mica_field_t){"dtype", MICA_FIELD_DTYPE, 1,
+                                           &x->cast_to[li]};
     if (mica_network_add_layer(out, &spec) != MICA_OK)
         return MICA_ERR_INVALID;
     out->layers[out->nb_layers - 1].precision = nl->precision;

@@ -9,8 +9,9 @@
  * next, removing what folding left dead and what does nothing; then the
  * rewrites that make layers the fusion rules recognize (transposes into
  * MatrixMultiply's operand options and into weights, per-channel affine
- * ElementWise into Scale); the modules' fusion rules last, on the
- * simplest network.
+ * ElementWise into Scale); the modules' fusion rules, on the simplest
+ * network; pointwise fusion last, on what the rules left of the
+ * element-by-element layers.
  */
 #include <config.h>
 
@@ -26,7 +27,10 @@ const mica__pass_t mica__passes[] = {
     /* name, title, function, keeps_tensors */
     {"constant-folding", "constant folding", mica__pass_fold, 1},
     {"elimination", "elimination", mica__pass_eliminate, 1},
+    {"transpose-folding", "transpose folding", mica__pass_transpose, 1},
+    {"affine-scale", "affine to Scale", mica__pass_affine, 1},
     {"fusion", "fusion rules", mica__pass_fusion, 0},
+    {"pointwise", "pointwise fusion", mica__pass_pointwise, 0},
 };
 const int32_t mica__nb_passes =
     (int32_t)(sizeof mica__passes / sizeof mica__passes[0]);
@@ -116,7 +120,8 @@ mica_status_t mica__passes_selected(mica_context_t *ctx,
                                        sizeof cfg->no_fusion &&
         cfg->no_fusion)
         for (i = 0; i < mica__nb_passes; i++)
-            if (!strcmp(mica__passes[i].name, "fusion"))
+            if (!strcmp(mica__passes[i].name, "fusion") ||
+                !strcmp(mica__passes[i].name, "pointwise"))
                 on[i] = 0;
     return MICA_OK;
 }
@@ -386,6 +391,22 @@ mica_status_t mica__passes_run(mica_network_t *net,
     return MICA_OK;
 }
 
+int mica__pass_preferred(const mica__pass_run_t *p, const char *type)
+{
+    const mica_build_config_t *cfg = p->cfg;
+    char buf[128];
+    int32_t i;
+
+    if (cfg && cfg->struct_size < offsetof(mica_build_config_t,
+                                           prefer_impls) +
+                                      sizeof cfg->prefer_impls)
+        cfg = NULL;
+    for (i = 0; cfg && i < cfg->nb_prefer; i++)
+        if (cfg->prefer_types[i] && !strcmp(cfg->prefer_types[i], type))
+            return 1;
+    return mica__deploy_choice(p->ctx, type, buf, sizeof buf) != NULL;
+}
+
 /* ---- layers that compute from their inputs alone ------------------------ */
 
 /* mica's own types without side effects, random values or data-dependent
@@ -396,8 +417,8 @@ static const char *const pure_types[] = {
     "Deconvolution", "Dequantize", "Einsum", "ElementWise", "Fill",
     "FullyConnected", "FusedConvolution", "Gather", "Identity", "LRN",
     "MatrixMultiply", "Padding", "ParametricReLU", "Pooling", "Quantize",
-    "Reduce", "Resize", "Scale", "Scatter", "Select", "Shape", "Shuffle",
-    "Slice", "SoftMax", "TopK", "Unary", NULL};
+    "Pointwise", "Reduce", "Resize", "Scale", "Scatter", "Select", "Shape",
+    "Shuffle", "Slice", "SoftMax", "TopK", "Unary", NULL};
 
 int mica__pass_pure(const mica__net_layer_t *nl)
 {

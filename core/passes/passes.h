@@ -63,7 +63,10 @@ extern const int32_t mica__nb_passes;
 /* The passes themselves, one file each. */
 mica_status_t mica__pass_fold(mica__pass_run_t *p);       /* fold.c */
 mica_status_t mica__pass_eliminate(mica__pass_run_t *p);  /* eliminate.c */
+mica_status_t mica__pass_transpose(mica__pass_run_t *p);  /* transpose.c */
+mica_status_t mica__pass_affine(mica__pass_run_t *p);     /* affine.c */
 mica_status_t mica__pass_fusion(mica__pass_run_t *p);     /* fusion.c */
+mica_status_t mica__pass_pointwise(mica__pass_run_t *p);  /* pointwise.c */
 
 /*
  * The facts of p->net (mica__build_facts): its tensors and its layers
@@ -93,6 +96,11 @@ static inline uint32_t mica__pass_role(const mica__net_layer_t *nl)
 }
 
 /* ---- what the passes share (passes.c) ---------------------------------- */
+
+/* Whether the build prefers an implementation for layers of `type`
+ * (p->cfg's prefer list, modules.prefer, --prefer, $MICA_PREFER): a pass
+ * leaves its layers as they are. */
+int mica__pass_preferred(const mica__pass_run_t *p, const char *type);
 
 /*
  * Whether network layer nl computes its outputs from its inputs and
@@ -213,5 +221,51 @@ void mica__passes_chain_free(mica__passes_chain_t *chain);
 mica_status_t mica__passes_selected(mica_context_t *ctx,
                                     const mica_build_config_t *cfg,
                                     uint8_t *on);
+
+/* ---- Shuffles as one (shuffles.c) ------------------------------------- */
+
+/* A Shuffle as its three steps: first_transpose (n1 values, 0: none),
+ * reshape (nr values; -1 none; -2 the values of input `dims`),
+ * second_transpose (n2), zero_is_placeholder; its inputs by name. */
+typedef struct mica__shuffle {
+    int32_t n1, n2, nr;
+    int64_t p1[MICA_MAX_DIMS], p2[MICA_MAX_DIMS], r[MICA_MAX_DIMS];
+    int64_t zip;
+    const char *in, *dims;
+} mica__shuffle_t;
+
+/* One step of a chain: a transpose ('T', a permutation) or a reshape
+ * ('R', to fixed dimensions), n values. */
+typedef struct mica__shuffle_step {
+    int32_t kind;
+    int32_t n;
+    int64_t v[MICA_MAX_DIMS];
+} mica__shuffle_step_t;
+
+/* Network layer nl, a Shuffle, with its inputs renamed through subst
+ * (may be NULL): 1, or 0 when it is not one this follows. */
+int mica__pass_read_shuffle(const mica__net_layer_t *nl,
+                            const mica__pass_subst_t *subst,
+                            mica__shuffle_t *s);
+/* The steps of Shuffle s from dims `in` to dims `out` (both fixed):
+ * their number (at most 3), -1 if they do not fit. */
+int32_t mica__shuffle_steps(const mica__shuffle_t *s, const mica_dims_t *in,
+                            const mica_dims_t *out,
+                            mica__shuffle_step_t *steps);
+/*
+ * The nb steps, applied to a tensor of fixed dims `in`, as one Shuffle
+ * into *out (a reshape to fixed dims, zero_is_placeholder false; no
+ * step at all where they come to nothing): 1, or 0 when they are not
+ * one Shuffle (shuffles.c says when).  Its inputs are left NULL.
+ */
+int mica__shuffle_compose(const mica_dims_t *in,
+                          const mica__shuffle_step_t *steps, int32_t nb,
+                          mica__shuffle_t *out);
+/* Add Shuffle s to out as network layer nl (its name, origin, precision)
+ * making `output` (NULL: nl's output). */
+mica_status_t mica__pass_add_shuffle(mica_network_t *out,
+                                     const mica__net_layer_t *nl,
+                                     const mica__shuffle_t *s,
+                                     const char *output);
 
 #endif /* MICA_PASSES_H */

@@ -51,12 +51,14 @@ tests_test_vec_SOURCES = tests/test_vec.c
 tests_test_vec_LDADD = tests/libmicatest.la libmica.la $(LIBM)
 
 # The GPU libraries' helpers (not installed): cuBLAS and, when configure
-# found it, cuDNN, opened on first use, with a handle per thread and device.
+# found it, cuDNN, opened on first use, with a handle per thread and device;
+# NVRTC and the CUDA driver, for kernels compiled while an engine is built.
 if MICA_CUDA
 noinst_LTLIBRARIES += modules/common/libmicamodkit_gpu.la
 modules_common_libmicamodkit_gpu_la_SOURCES = modules/common/kit_handles.c \
 	modules/common/kit_handles.h modules/common/kit_cublas.c \
-	modules/common/kit_cublas.h
+	modules/common/kit_cublas.h modules/common/kit_nvrtc.c \
+	modules/common/kit_nvrtc.h
 modules_common_libmicamodkit_gpu_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	$(MICA_CUDNN_CPPFLAGS)
 if MICA_CUDNN
