@@ -103,7 +103,7 @@ has "$tmp/err" "^mica: module activation [^ ]* loaded from .*/mica_activation.so
     "info: which module was loaded from where"
 has "$tmp/err" "^mica: device auto: \(cpu (.*cuda skipped: .*)\|cuda (the highest-ranked usable device)\)$" \
     "info: which device auto chose, and why"
-has "$tmp/err" "^mica: engine built for [a-z]* in [0-9.]* ms: 5 layers, 1 profile, [0-9]* arena bytes$" \
+has "$tmp/err" "^mica: engine built for [a-z]* in [0-9.]* ms: 5 layers, 1 profile, [0-9]* arena bytes\(, tactics timed\)\?$" \
     "info: how long the build took"
 hasnt "$tmp/err" "debug:" "info: no debug lines"
 MICA_LOG_LEVEL=info run "$mica" build "$hello" -o "$tmp/h.engine" --fp16

@@ -7,7 +7,8 @@
  * an in-place layer reading it (tests/abi2's InPlaceAdd) never writes
  * into it; a Constant that is a network output still runs, and may be
  * bound to the caller's memory.  On CUDA (where usable) the same
- * network gives the CPU's outputs from the engine's one upload.
+ * network (d = c + ones by ElementWise there: InPlaceAdd has no CUDA
+ * implementation) gives the CPU's outputs from the engine's one upload.
  *
  * The network (x [2, 3]):
  *   c = Constant [2, 3];  k = Constant [3] (a network output)
@@ -24,6 +25,7 @@
 static mica_context_t *ctx;
 static const float cw[6] = {0.5f, -1.0f, 2.0f, -3.0f, 4.0f, 0.25f};
 static const float kw[3] = {7.0f, 8.0f, 9.0f};
+static const float ones[6] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
 
 static const char *err(void)
 {
@@ -80,15 +82,21 @@ static mica_engine_t *build(uint32_t device)
     add_constant(net, "c", cw, 2, 2, 3);
     add_constant(net, "k", kw, 1, 3, 0);
     th_add_layer(net, "s", "ElementWise", "op", "sum", "x", "c", "s");
-    memset(&spec, 0, sizeof spec);
-    spec.struct_size = sizeof spec;
-    spec.name = "d";
-    spec.type = "InPlaceAdd";
-    spec.nb_inputs = spec.nb_outputs = 1;
-    spec.inputs = in;
-    spec.outputs = out;
-    if (mica_network_add_layer(net, &spec) != MICA_OK)
-        bail("InPlaceAdd: %s", err());
+    if (device == MICA_DEVICE_CUDA) {
+        /* InPlaceAdd runs on the CPU alone: d = c + ones */
+        add_constant(net, "ones", ones, 2, 2, 3);
+        th_add_layer(net, "d", "ElementWise", "op", "sum", "c", "ones", "d");
+    } else {
+        memset(&spec, 0, sizeof spec);
+        spec.struct_size = sizeof spec;
+        spec.name = "d";
+        spec.type = "InPlaceAdd";
+        spec.nb_inputs = spec.nb_outputs = 1;
+        spec.inputs = in;
+        spec.outputs = out;
+        if (mica_network_add_layer(net, &spec) != MICA_OK)
+            bail("InPlaceAdd: %s", err());
+    }
     th_add_layer(net, "y", "ElementWise", "op", "sum", "s", "d", "y");
     if (mica_network_mark_output(net, "y", NULL) != MICA_OK ||
         mica_network_mark_output(net, "k", NULL) != MICA_OK)

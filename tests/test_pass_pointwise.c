@@ -264,7 +264,7 @@ static int both(const char *label, mica_network_t *net, const char *prefer,
             label))
         diag("%s", why);
     *s = b ? shape_of(b) : (shape_t){0, 0, 0};
-    if (th_cuda()) {
+    if (th_cuda() && !prefer) {
         mica_engine_t *c = build(net, MICA_DEVICE_CUDA, NULL, prefer);
         th_tensor_t yc[8];
         int nc = 0, gc;
@@ -280,6 +280,9 @@ static int both(const char *label, mica_network_t *net, const char *prefer,
         for (i = 0; i < nc; i++)
             th_free(&yc[i]);
         mica_engine_destroy(c);
+    } else if (prefer) {
+        skip("%s: CUDA: the CPU implementations it prefers and pins do "
+             "not run there", label);
     } else {
         skip("%s: CUDA: no usable GPU", label);
     }

@@ -99,15 +99,18 @@ MICA__V mica__vf mica__v_sel(mica__vi m, mica__vf a, mica__vf b)
     return (mica__vf)((m & (mica__vi)a) | (~m & (mica__vi)b));
 }
 
-/* glibc's fmaxf / fminf: a when a >= b (a <= b) or b is NaN, else b. */
+/* fmaxf / fminf as ElementWise defines them (mica__ew_fmax): a when a
+ * is the larger (smaller) or b is NaN, +0 above -0, else b. */
 MICA__V mica__vf mica__v_max(mica__vf a, mica__vf b)
 {
-    return mica__v_sel((a >= b) | (b != b), a, b);
+    return mica__v_sel((a > b) | (b != b) | ((a == b) & ((mica__vi)a >= 0)),
+                       a, b);
 }
 
 MICA__V mica__vf mica__v_min(mica__vf a, mica__vf b)
 {
-    return mica__v_sel((a <= b) | (b != b), a, b);
+    return mica__v_sel((a < b) | (b != b) | ((a == b) & ((mica__vi)a < 0)),
+                       a, b);
 }
 
 MICA__V mica__vf mica__v_abs(mica__vf a)

@@ -10,7 +10,9 @@
  * TensorRT leaves a case undefined):
  * - float32 and float16 compute in float (float16 inputs are widened, the
  *   result is rounded to float16 once).  max and min are fmaxf/fminf: a NaN
- *   loses against a number.
+ *   loses against a number; and +0 is greater than -0 (IEEE 754-2019's
+ *   maximumNumber, minimumNumber), where the C library leaves the sign of
+ *   a zero result to the implementation: mica__ew_fmax / mica__ew_fmin.
  * - int32 and int8 compute in 64-bit integers.  Storing an int32 result
  *   wraps (two's complement); storing an int8 result saturates to
  *   [-128, 127] (int8 is treated as integers with scale 1).
@@ -54,14 +56,33 @@ enum {
     MICA__EW_COUNT
 };
 
+/* fmaxf / fminf with the sign of a zero defined: +0 > -0. */
+MICA_KIT_HD float mica__ew_fmax(float a, float b)
+{
+    if (b != b)
+        return a;
+    if (a == b)
+        return signbit(a) ? b : a;
+    return a > b ? a : b;
+}
+
+MICA_KIT_HD float mica__ew_fmin(float a, float b)
+{
+    if (b != b)
+        return a;
+    if (a == b)
+        return signbit(a) ? a : b;
+    return a < b ? a : b;
+}
+
 /* One float op; comparisons give 1 or 0. */
 MICA_KIT_HD float mica__ew_f(int op, float a, float b)
 {
     switch (op) {
     case MICA__EW_SUM: return a + b;
     case MICA__EW_PROD: return a * b;
-    case MICA__EW_MAX: return fmaxf(a, b);
-    case MICA__EW_MIN: return fminf(a, b);
+    case MICA__EW_MAX: return mica__ew_fmax(a, b);
+    case MICA__EW_MIN: return mica__ew_fmin(a, b);
     case MICA__EW_SUB: return a - b;
     case MICA__EW_DIV: return a / b;
     case MICA__EW_POW: return powf(a, b);

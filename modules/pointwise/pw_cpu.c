@@ -599,17 +599,20 @@ PW_WIDE static void norm_i(mica_dtype_t t, int64_t *restrict d)
     }
 }
 
-/* fmaxf and fminf as the C library computes them for numbers (a NaN
- * loses against a number), written so that the loop vectorizes; the
- * sign of a zero against a zero may differ. */
+/* ElementWise's max and min (mica__ew_fmax: a NaN loses against a
+ * number, +0 above -0), written so that the loop vectorizes. */
 static inline float max_f(float a, float b)
 {
-    return a > b || b != b ? a : b;
+    int32_t ia;
+    memcpy(&ia, &a, sizeof ia);
+    return (a > b) | (b != b) | ((a == b) & (ia >= 0)) ? a : b;
 }
 
 static inline float min_f(float a, float b)
 {
-    return a < b || b != b ? a : b;
+    int32_t ia;
+    memcpy(&ia, &a, sizeof ia);
+    return (a < b) | (b != b) | ((a == b) & (ia < 0)) ? a : b;
 }
 
 PW_WIDE static void ew_float(int op, float *restrict d, const float *restrict a,
