@@ -243,7 +243,7 @@ static mica_status_t decide(aff_t *a)
         const mica__net_layer_t *nl;
         li = a->order[s];
         nl = &a->net->layers[li];
-        if (strcmp(nl->type, "ElementWise") || !mica__pass_pure(nl) ||
+        if (strcmp(nl->type, "ElementWise") || !mica__pass_free(a->p, nl) ||
             nl->loop || nl->conditional || nl->formats ||
             !affine_of(a, li, &f, &cl))
             continue;

@@ -523,7 +523,8 @@ static mica_status_t decide(elim_t *x)
         int32_t li = x->order[s];
         const mica__net_layer_t *nl = &x->net->layers[li];
         if (nl->loop || nl->conditional ||
-            mica__pass_role(nl) != MICA_ROLE_NONE || !mica__pass_pure(nl) ||
+            mica__pass_role(nl) != MICA_ROLE_NONE ||
+            !mica__pass_free(x->p, nl) ||
             nl->nb_inputs > 128 || nl->formats)
             continue;
         for (i = 0; i < nl->nb_inputs; i++)

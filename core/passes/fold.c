@@ -90,7 +90,7 @@ static int foldable(const fold_t *f, const mica__net_layer_t *nl, int32_t s)
     const mica__layer_t *l = &f->e->layers[s];
     int32_t i;
 
-    if (!mica__pass_pure(nl) || !strcmp(nl->type, "Constant") ||
+    if (!mica__pass_free(f->p, nl) || !strcmp(nl->type, "Constant") ||
         nl->loop || nl->conditional || l->construct >= 0 ||
         l->info.role != MICA_ROLE_NONE || l->makes_sizes)
         return 0;

@@ -455,6 +455,23 @@ int mica__pass_pure(const mica__net_layer_t *nl)
             *(const int64_t *)op->data == 0); /* linspace */
 }
 
+int mica__pass_free(const mica__pass_run_t *p, const mica__net_layer_t *nl)
+{
+    const mica_build_config_t *cfg = p->cfg;
+    char buf[128];
+    int32_t i;
+
+    if (!mica__pass_pure(nl) || nl->implementation)
+        return 0;
+    if (cfg && cfg->struct_size >= offsetof(mica_build_config_t,
+                                            prefer_impls) +
+                                       sizeof cfg->prefer_impls)
+        for (i = 0; i < cfg->nb_prefer; i++)
+            if (!strcmp(cfg->prefer_types[i], nl->type))
+                return 0;
+    return mica__deploy_choice(p->ctx, nl->type, buf, sizeof buf) == NULL;
+}
+
 /* Whether fields a and b (of one schema) hold the same values. */
 static int same_field(const mica_field_t *a, const mica_field_t *b)
 {

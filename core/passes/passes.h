@@ -116,6 +116,14 @@ static inline uint32_t mica__pass_role(const mica__net_layer_t *nl)
  */
 int mica__pass_pure(const mica__net_layer_t *nl);
 
+/*
+ * Whether a pass may remove, replace or rewrite network layer nl: pure,
+ * not pinned to an implementation, and of no type the build prefers an
+ * implementation for (modules.prefer, --prefer, $MICA_PREFER): such
+ * layers are built as written, as the fusion rules leave them.
+ */
+int mica__pass_free(const mica__pass_run_t *p, const mica__net_layer_t *nl);
+
 /* Whether the params of a and b are the same (same schema, values,
  * weights byte for byte). */
 int mica__pass_same_fields(const mica__net_layer_t *a,

@@ -62,7 +62,7 @@ static int single(const tf_t *t, int32_t li, const char *type)
     if (li < 0 || t->ch[li].drop || t->ch[li].shuf || t->ch[li].out)
         return 0;
     nl = &t->net->layers[li];
-    return !strcmp(nl->type, type) && mica__pass_pure(nl) && !nl->loop &&
+    return !strcmp(nl->type, type) && mica__pass_free(t->p, nl) && !nl->loop &&
            !nl->conditional && !nl->formats && nl->nb_outputs == 1 &&
            mica__pass_reads(&t->g, nl->outputs[0]) == 1 &&
            !mica__pass_is_output(&t->g, nl->outputs[0]);
@@ -255,7 +255,7 @@ static void output(tf_t *t, int32_t m)
     /* the Shuffle's output may be a network output: the product makes
      * it, by its name */
     if (r == t->net->nb_layers || t->ch[r].drop || t->ch[r].shuf ||
-        t->ch[r].out || !mica__pass_pure(&t->net->layers[r]) ||
+        t->ch[r].out || !mica__pass_free(t->p, &t->net->layers[r]) ||
         t->net->layers[r].loop || t->net->layers[r].conditional ||
         t->net->layers[r].formats || t->net->layers[r].nb_inputs != 1 ||
         !mica__pass_read_shuffle(&t->net->layers[r], NULL, &sh) ||
@@ -341,7 +341,7 @@ mica_status_t mica__pass_transpose(mica__pass_run_t *p)
         goto done;
     for (s = 0; s < t.net->nb_layers && t.st == MICA_OK; s++) {
         const mica__net_layer_t *nl = &t.net->layers[t.order[s]];
-        if (strcmp(nl->type, "MatrixMultiply") || !mica__pass_pure(nl) ||
+        if (strcmp(nl->type, "MatrixMultiply") || !mica__pass_free(p, nl) ||
             nl->loop || nl->conditional || nl->formats ||
             nl->nb_inputs != 2 || nl->nb_outputs != 1 || !nl->inputs[0] ||
             !nl->inputs[1])
