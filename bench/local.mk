@@ -75,7 +75,7 @@ EXTRA_DIST += bench/README.md bench/startup.py bench/bench_rnn.py \
 	bench/resnet50_gen.py bench/resnet50_torch.py bench/resnet50_cpu.py \
 	bench/resnet50_parts.py bench/run_gpu.sh bench/mica_bench.sh \
 	bench/gen_mlp.py bench/onnx_torch_models.py bench/fusion.sh \
-	bench/gen_convchain.py
+	bench/gen_convchain.py bench/xformer_torch.py bench/xformer_gpu.sh
 
 bench: $(MICA_BENCHES) $(MICA_BENCH_RUNS)
 	@for b in $(MICA_BENCHES); do \

@@ -113,7 +113,18 @@ static_assert(offsetof(mica_fusion_rule_t, steps) == 24, "fusion rule v1");
 static_assert(offsetof(mica_fusion_rule_t, inputs) == 40, "fusion rule v1");
 static_assert(offsetof(mica_fusion_rule_t, params) == 48, "fusion rule v1");
 static_assert(offsetof(mica_fusion_rule_t, constants) == 64, "fusion rule v1");
-static_assert(sizeof(mica_fusion_rule_t) == 88, "fusion rule v1");
+static_assert(offsetof(mica_fusion_rule_t, links) == 88,
+              "fusion rule: links appended");
+static_assert(offsetof(mica_fusion_rule_t, tensor_conds) == 104,
+              "fusion rule: tensor tests appended");
+static_assert(offsetof(mica_fusion_rule_t, const_params) == 112,
+              "fusion rule: const params appended");
+static_assert(sizeof(mica_fusion_rule_t) == 128, "fusion rule v2");
+static_assert(sizeof(mica_fusion_link_t) == 16, "mica_fusion_link_t is frozen");
+static_assert(sizeof(mica_fusion_tensor_cond_t) == 40,
+              "mica_fusion_tensor_cond_t is frozen");
+static_assert(sizeof(mica_fusion_const_param_t) == 24,
+              "mica_fusion_const_param_t is frozen");
 #endif
 
 /* Gives the translation unit an external definition (ISO C wants one). */

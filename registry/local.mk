@@ -120,3 +120,22 @@ tests_fusion_addrelu_la_LIBADD = modules/common/libmicamodkit.la
 tests_fusion_bad_badrules_la_SOURCES = tests/fusion/bad/badrules.c
 tests_fusion_bad_badrules_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
 tests_fusion_bad_badrules_la_LIBADD = modules/common/libmicamodkit.la
+
+# The same module built against mica/module.h before fusion rules grew
+# links and tensor tests (tests/fusion/v1/mica/module.h, a copy): its
+# rule still loads and fires (tests/test_cli_xformer.sh).
+check_LTLIBRARIES += tests/fusion/v1/addrelu.la
+tests_fusion_v1_addrelu_la_SOURCES = tests/fusion/addrelu.c
+tests_fusion_v1_addrelu_la_CPPFLAGS = -I$(top_srcdir)/tests/fusion/v1 \
+	$(AM_CPPFLAGS)
+tests_fusion_v1_addrelu_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)
+tests_fusion_v1_addrelu_la_LIBADD = modules/common/libmicamodkit.la
+EXTRA_DIST += tests/fusion/v1/mica/module.h
+
+# The transformer rules on PyTorch exports (tests/onnx/make_xformer.py).
+TESTS += tests/test_cli_xformer.sh
+EXTRA_DIST += tests/test_cli_xformer.sh tests/onnx/make_xformer.py \
+	tests/onnx/models/ln14.onnx tests/onnx/models/gelu14.onnx \
+	tests/onnx/models/tiny_bert14.onnx tests/onnx/models/xformer.x.npy \
+	tests/onnx/models/tiny_bert14.input_ids.npy \
+	tests/onnx/models/tiny_bert14.attention_mask.npy

@@ -19,6 +19,10 @@
 /* The version-1 size of a rule: everything up to its reserved tail. */
 #define RULE_V1_SIZE offsetof(mica_fusion_rule_t, reserved2_)
 
+/* Whether rule r's struct_size covers appended member m. */
+#define RULE_HAS(r, m) \
+    ((r)->struct_size >= offsetof(mica_fusion_rule_t, m) + sizeof((r)->m))
+
 /* Whether `type` is a type module m registered. */
 static int own_type(const mica_context_t *ctx, const mica__module_t *m,
                     const char *type)
@@ -71,10 +75,89 @@ static const char *bad_step(const mica_fusion_rule_t *r, int32_t k, char *why,
     return NULL;
 }
 
+/* Whether `t` names a tensor of a step (an input, OTHER_INPUT, or an
+ * output). */
+static int bad_tensor(int32_t t)
+{
+    return t >= MAX_REFS ||
+           (t < 0 && t != MICA_FUSION_OTHER_INPUT &&
+            (t > MICA_FUSION_OUTPUT(0) || t < MICA_FUSION_OUTPUT(MAX_REFS)));
+}
+
+/* Why the appended members of r (links, tensor tests, const params) are
+ * malformed, or NULL. */
+static char *bad_dag(const mica_fusion_rule_t *r, char *why, size_t len)
+{
+    int32_t k, j;
+
+    if (RULE_HAS(r, nb_links) && r->nb_links) {
+        if (r->nb_links < 0 || r->nb_links > MAX_ITEMS || !r->links)
+            return snprintf(why, len, "%d links without an array",
+                            (int)r->nb_links), why;
+        for (k = 0; k < r->nb_links; k++) {
+            const mica_fusion_link_t *l = &r->links[k];
+            if (l->step < (l->from == MICA_FUSION_OUTER ? 0 : 1) ||
+                l->step >= r->nb_steps ||
+                l->input < MICA_FUSION_ANY_INPUT || l->input >= MAX_REFS ||
+                l->from < MICA_FUSION_OUTER || l->from >= l->step ||
+                l->output < 0 || l->output >= MAX_REFS)
+                return snprintf(why, len, "link %d (step %d input %d from "
+                                "%d output %d): a link goes from an earlier "
+                                "step (or MICA_FUSION_OUTER) to a later one",
+                                (int)k, (int)l->step, (int)l->input,
+                                (int)l->from, (int)l->output), why;
+        }
+        for (j = 1; j < r->nb_steps; j++) {
+            for (k = 0; k < r->nb_links; k++)
+                if (r->links[k].step == j && r->links[k].from >= 0)
+                    break;
+            if (k == r->nb_links)
+                return snprintf(why, len, "step %d (%s) has no link from an "
+                                "earlier step", (int)j, r->steps[j].type),
+                       why;
+        }
+    }
+    if (RULE_HAS(r, nb_tensor_conds) && r->nb_tensor_conds) {
+        if (r->nb_tensor_conds < 0 || r->nb_tensor_conds > MAX_ITEMS ||
+            !RULE_HAS(r, tensor_conds) || !r->tensor_conds)
+            return snprintf(why, len, "%d tensor tests without an array",
+                            (int)r->nb_tensor_conds), why;
+        for (k = 0; k < r->nb_tensor_conds; k++) {
+            const mica_fusion_tensor_cond_t *c = &r->tensor_conds[k];
+            if (c->step < 0 || c->step >= r->nb_steps ||
+                bad_tensor(c->tensor) || c->constant < 0 ||
+                c->constant > MICA_FUSION_SPLAT ||
+                (c->dtypes >> MICA_DTYPE_COUNT_) != 0 ||
+                c->min_rank < -1 || c->max_rank < -1 ||
+                c->min_rank > MICA_MAX_DIMS || c->max_rank > MICA_MAX_DIMS ||
+                !(c->rtol >= 0.0))
+                return snprintf(why, len, "tensor test %d (step %d, tensor "
+                                "%d) is out of range", (int)k, (int)c->step,
+                                (int)c->tensor), why;
+        }
+    }
+    if (RULE_HAS(r, nb_const_params) && r->nb_const_params) {
+        if (r->nb_const_params < 0 || r->nb_const_params > MAX_ITEMS ||
+            !RULE_HAS(r, const_params) || !r->const_params)
+            return snprintf(why, len, "%d const params without an array",
+                            (int)r->nb_const_params), why;
+        for (k = 0; k < r->nb_const_params; k++) {
+            const mica_fusion_const_param_t *c = &r->const_params[k];
+            if (bad_name(c->field) || c->step < 0 ||
+                c->step >= r->nb_steps || bad_tensor(c->tensor) ||
+                c->op < MICA_FUSION_VALUE || c->op > MICA_FUSION_RECIPROCAL)
+                return snprintf(why, len, "const param %d: no name, or step, "
+                                "tensor or op out of range", (int)k), why;
+        }
+    }
+    return NULL;
+}
+
 /* Why rule r (struct_size checked) is malformed, or NULL. */
 static const char *bad_rule(const mica_context_t *ctx, const mica__module_t *m,
                             const mica_fusion_rule_t *r, char *why, size_t len)
 {
+    int dag = RULE_HAS(r, nb_links) && r->nb_links > 0;
     int32_t k;
 
     if (!r->steps || r->nb_steps < 1 || r->nb_steps > MAX_STEPS)
@@ -95,7 +178,7 @@ static const char *bad_rule(const mica_context_t *ctx, const mica__module_t *m,
             f->input < MICA_FUSION_OTHER_INPUT || f->input >= MAX_REFS ||
             (f->input == MICA_FUSION_OTHER_INPUT && f->step == 0) ||
             (f->input == MICA_FUSION_ANY_INPUT) ||
-            (f->step > 0 && f->input == r->steps[f->step].input))
+            (f->step > 0 && !dag && f->input == r->steps[f->step].input))
             return snprintf(why, len, "input %d names step %d input %d, "
                             "which is not an outside input of the pattern",
                             (int)k, (int)f->step, (int)f->input), why;
@@ -115,6 +198,8 @@ static const char *bad_rule(const mica_context_t *ctx, const mica__module_t *m,
             !r->constants[k].data)
             return snprintf(why, len, "constant %d has no name or value",
                             (int)k), why;
+    if (bad_dag(r, why, len))
+        return why;
     if (!own_type(ctx, m, r->type))
         return snprintf(why, len, "its type '%s' is not a type this module "
                         "registered", r->type), why;

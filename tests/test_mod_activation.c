@@ -34,6 +34,10 @@ static double ref(const char *type, double x, double a, double b)
     if (!strcmp(type, "hard_sigmoid")) return fmax(0, fmin(1, a * x + b));
     if (!strcmp(type, "scaled_tanh")) return a * tanh(b * x);
     if (!strcmp(type, "thresholded_relu")) return x > a ? x : 0;
+    if (!strcmp(type, "gelu_erf")) return x / 2 * (1 + erf(x / sqrt(2)));
+    if (!strcmp(type, "gelu_tanh"))
+        return x / 2 * (1 + tanh(0.7978845608028654 *
+                                   (x + 0.044715 * x * x * x)));
     return NAN;
 }
 
@@ -55,6 +59,8 @@ static const act_case_t cases[] = {
     {"hard_sigmoid", 0.2, 0.5},
     {"scaled_tanh", 1.7159, 0.6666667},
     {"thresholded_relu", 0.5, 0},
+    {"gelu_erf", 0, 0},
+    {"gelu_tanh", 0, 0},
 };
 
 /* type on x (t, dims); params: 0 none, 1 alpha, 2 both. */

@@ -185,7 +185,82 @@ typedef struct mica_fusion_rule {
     int32_t nb_constants;
     const mica_field_t *constants;    /* and these, as they are */
     void *reserved2_[2];
+
+    /* ---- appended after version 1's first layout (struct_size tells
+     * whether a rule has them): patterns that are not chains, tests on
+     * the tensors, params read from constants ---- */
+
+    /* Links: with nb_links > 0 the pattern is a DAG.  Step 0 is where a
+     * match starts; every later step has at least one link from an
+     * earlier step, and each step's `input` member is then not read.  An
+     * inner tensor (an output of a step but the last) may have several
+     * readers, all steps of the match, and is no network output. */
+    const struct mica_fusion_link *links;
+    int32_t nb_links;
+    int32_t nb_tensor_conds;
+    const struct mica_fusion_tensor_cond *tensor_conds; /* all must hold */
+    const struct mica_fusion_const_param *const_params; /* float params */
+    int32_t nb_const_params;
+    int32_t reserved3_;
 } mica_fusion_rule_t;
+
+/* A tensor from outside the pattern (mica_fusion_link_t's `from`). */
+#define MICA_FUSION_OUTER (-1)
+
+/* Input `input` of steps[step] (or either input of a two-input step:
+ * MICA_FUSION_ANY_INPUT) reads output `output` of steps[from], an
+ * earlier step; or, with from MICA_FUSION_OUTER, the outside tensor
+ * numbered `output`: every link of the same number reads one tensor
+ * (x read by both a ReduceMean and a Sub).  Only an outer link may name
+ * step 0. */
+typedef struct mica_fusion_link {
+    int32_t step;
+    int32_t input;
+    int32_t from;
+    int32_t output;
+} mica_fusion_link_t;
+
+/* Which tensor of a step a test or a param names: an input (>= 0), the
+ * input of a two-input step that no step of the match feeds
+ * (MICA_FUSION_OTHER_INPUT), or output k (MICA_FUSION_OUTPUT(k)). */
+#define MICA_FUSION_OUTPUT(k) (-16 - (k))
+
+/* What a constant must be (mica_fusion_tensor_cond_t's `constant`). */
+enum {
+    MICA_FUSION_ANY_TENSOR = 0,  /* no test of its values */
+    MICA_FUSION_CONSTANT = 1,    /* made by a Constant layer */
+    MICA_FUSION_SPLAT = 2        /* a Constant whose every element is
+                                    `value` within `rtol` */
+};
+
+/* A test on a tensor of a matched step: its type among `dtypes` (bits
+ * 1u << mica_dtype_t; 0: any), its rank in [min_rank, max_rank] (-1:
+ * no bound), and what it holds.  Types and ranks are those the builder
+ * infers for the network as written (float32 before --fp16 rewrites
+ * it). */
+typedef struct mica_fusion_tensor_cond {
+    int32_t step;
+    int32_t tensor;               /* an input, OTHER_INPUT or OUTPUT(k) */
+    uint32_t dtypes;
+    int32_t min_rank, max_rank;
+    int32_t constant;             /* MICA_FUSION_ANY_TENSOR, ... */
+    double value, rtol;
+} mica_fusion_tensor_cond_t;
+
+/* How a const param turns the constant's value v into the param. */
+enum { MICA_FUSION_VALUE = 0, MICA_FUSION_RECIPROCAL = 1 };
+
+/* A float param `field` of the fused layer: the value of the constant
+ * (every element equal; a Constant layer's) that tensor `tensor` of
+ * steps[step] reads, as it is or its reciprocal (`op`): epsilon from
+ * an Add, an attention scale from a Div. */
+typedef struct mica_fusion_const_param {
+    const char *field;
+    int32_t step;
+    int32_t tensor;
+    int32_t op;
+    int32_t reserved_;
+} mica_fusion_const_param_t;
 
 /* What the module tells the host about itself. Static data, normally. */
 typedef struct mica_module_desc {

@@ -209,7 +209,8 @@ const mica__ox_op_t *const mica__ox_op_tables[] = {
     mica__ox_ops_shape, mica__ox_ops_gather, mica__ox_ops_conv,
     mica__ox_ops_nn, mica__ox_ops_norm, mica__ox_ops_resize,
     mica__ox_ops_reduce, mica__ox_ops_control, mica__ox_ops_rnn,
-    mica__ox_ops_index, mica__ox_ops_loss, mica__ox_ops_math, NULL,
+    mica__ox_ops_index, mica__ox_ops_loss, mica__ox_ops_math,
+    mica__ox_ops_xformer, NULL,
 };
 
 const mica__ox_op_t *mica__ox_find_op(const char *domain, const char *type)

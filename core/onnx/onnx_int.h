@@ -533,6 +533,21 @@ extern const mica__ox_op_t mica__ox_ops_rnn[];
 extern const mica__ox_op_t mica__ox_ops_loss[];
 extern const mica__ox_op_t mica__ox_ops_index[];
 extern const mica__ox_op_t mica__ox_ops_math[];
+extern const mica__ox_op_t mica__ox_ops_xformer[];
+
+/*
+ * A Normalization layer (op_xformer.c) of v over the axes of bitmask
+ * `axes`: scale and bias (NULL: none) cast to v's type and given leading
+ * 1s up to its rank; `groups` of axis 1, `rms` mode.  NULL after a
+ * failure.
+ */
+mica__ox_value_t *mica__ox_normalization(mica__ox_t *x, mica__ox_node_t *n,
+                                         mica__ox_value_t *v,
+                                         mica__ox_value_t *scale,
+                                         mica__ox_value_t *bias,
+                                         uint32_t axes, double eps,
+                                         int64_t groups, int rms,
+                                         const char *name);
 /* All of them, NULL-terminated (import.c). */
 extern const mica__ox_op_t *const mica__ox_op_tables[];
 

@@ -13,50 +13,29 @@
 #define OUT(k) mica__ox_out_name(n, (k))
 
 /*
- * Gelu (opset 20), as its function body: approximate "none" is
- * x/2 (1 + erf(x / sqrt 2)), "tanh" x/2 (1 + tanh(sqrt(2/pi) (x +
- * 0.044715 x^3))); ElementWise and Unary erf or Activation tanh.
+ * Gelu (opset 20): Activation gelu_erf (approximate "none", x/2 (1 +
+ * erf(x / sqrt 2))) or gelu_tanh ("tanh", x/2 (1 + tanh(sqrt(2/pi) (x +
+ * 0.044715 x^3)))).
  */
 static mica_status_t op_gelu(mica__ox_t *x, mica__ox_node_t *n)
 {
     const char *ap = mica__ox_attr_s(x, n, "approximate", "none");
     mica__ox_value_t *v, *t;
+    mica__ox_layer_t *l;
     int tanh_ = !strcmp(ap, "tanh");
     if (mica__ox_need(x, n, 1) != MICA_OK)
         return x->st;
     if (!tanh_ && strcmp(ap, "none"))
         return OX_BAD(x, n, "approximate '%s' (none or tanh)", ap);
     v = IN(0);
-    if (tanh_) {
-        mica__ox_layer_t *l;
-        t = mica__ox_ew(x, n, "prod", v, v, NULL);
-        t = mica__ox_ew(x, n, "prod", t, mica__ox_scalar_like(x, v, 0.044715),
-                        NULL);
-        t = mica__ox_ew(x, n, "prod", t, v, NULL);
-        t = mica__ox_ew(x, n, "sum", t, v, NULL);
-        t = mica__ox_ew(x, n, "prod", t,
-                        mica__ox_scalar_like(x, v, 0.7978845608028654),
-                        NULL);
-        if (!t)
-            return x->st;
-        l = mica__ox_layer(x, n, "Activation", "tanh");
-        mica__ox_in(x, l, mica__ox_tensor(x, n, t));
-        mica__ox_p_str(x, l, "type", "tanh");
-        t = mica__ox_out(x, l, NULL, t->dtype, t->rank, t->d);
-        if (t)
-            t->type = v->type;
-    } else {
-        t = mica__ox_ew(x, n, "prod", v,
-                        mica__ox_scalar_like(x, v, 0.7071067811865476),
-                        NULL);
-        t = mica__ox_unary(x, n, "erf", t, NULL);
-    }
-    t = mica__ox_ew(x, n, "sum", t, mica__ox_scalar_like(x, v, 1), NULL);
-    t = mica__ox_ew(x, n, "prod", t, v, NULL);
-    t = mica__ox_ew(x, n, "prod", t, mica__ox_scalar_like(x, v, 0.5),
-                    OUT(0));
-    if (t)
+    l = mica__ox_layer(x, n, "Activation", NULL);
+    mica__ox_in(x, l, mica__ox_tensor(x, n, v));
+    mica__ox_p_str(x, l, "type", tanh_ ? "gelu_tanh" : "gelu_erf");
+    t = mica__ox_out(x, l, OUT(0), v->dtype, v->rank, v->d);
+    if (t) {
+        t->type = v->type;
         mica__ox_set_out(x, n, 0, t);
+    }
     return x->st;
 }
 
@@ -147,7 +126,7 @@ static mica_status_t op_shrink(mica__ox_t *x, mica__ox_node_t *n)
 }
 
 const mica__ox_op_t mica__ox_ops_math[] = {
-    {"Gelu", op_gelu, "ElementWise, Unary or Activation"},
+    {"Gelu", op_gelu, "Activation"},
     {"Mod", op_mod, "ElementWise (and Unary)"},
     {"Shrink", op_shrink, "ElementWise, Select"},
     {NULL, NULL, NULL},

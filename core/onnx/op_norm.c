@@ -1,8 +1,9 @@
 /*
  * core/onnx/op_norm.c - BatchNormalization (inference: a per-channel
  * scale and shift, folded at import where the statistics are constants),
- * InstanceNormalization and LayerNormalization as Reduce, ElementWise and
- * Unary layers.
+ * InstanceNormalization and LayerNormalization as Normalization layers
+ * (LayerNormalization's Mean and InvStdDev as Reduce, ElementWise and Unary
+ * layers).
  */
 #include <config.h>
 
@@ -113,33 +114,39 @@ static mica__ox_value_t *normalize(mica__ox_t *x, mica__ox_node_t *n,
     return is ? mica__ox_ew(x, n, "prod", d, is, NULL) : NULL;
 }
 
+/* InstanceNormalization: a Normalization over the spatial axes with a
+ * per-channel scale and bias (op_xformer.c). */
 static mica_status_t op_instance_norm(mica__ox_t *x, mica__ox_node_t *n)
 {
-    mica__ox_value_t *v, *y;
-    int64_t axes[MICA_MAX_DIMS];
+    mica__ox_value_t *v, *y, *sc, *bi;
     int32_t i;
+    uint32_t axes = 0;
     if (mica__ox_need(x, n, 3) != MICA_OK)
         return x->st;
     v = IN(0);
     if (v->rank < 3)
         return OX_BAD(x, n, "an input of rank %d", (int)v->rank);
     for (i = 2; i < v->rank; i++)
-        axes[i - 2] = i;
-    y = normalize(x, n, v, axes, v->rank - 2,
-                  mica__ox_attr_f(n, "epsilon", 1e-5), NULL, NULL);
-    y = y ? mica__ox_ew(x, n, "prod", y, per_channel(x, n, IN(1), v->rank),
-                        NULL) : NULL;
-    y = y ? mica__ox_ew(x, n, "sum", y, per_channel(x, n, IN(2), v->rank),
-                        OUT(0)) : NULL;
+        axes |= 1u << i;
+    sc = per_channel(x, n, IN(1), v->rank);
+    bi = sc ? per_channel(x, n, IN(2), v->rank) : NULL;
+    y = bi ? mica__ox_normalization(x, n, v, sc, bi, axes,
+                                    mica__ox_attr_f(n, "epsilon", 1e-5), 1,
+                                    0, OUT(0))
+           : NULL;
     if (y)
         mica__ox_set_out(x, n, 0, y);
     return x->st;
 }
 
+/* LayerNormalization: a Normalization over the axes from `axis` on; with
+ * its training outputs Mean and InvStdDev asked for, as Reduce,
+ * ElementWise and Unary layers that compute them too. */
 static mica_status_t op_layer_norm(mica__ox_t *x, mica__ox_node_t *n)
 {
     mica__ox_value_t *v, *y, *mean = NULL, *inv = NULL;
     int64_t axis, axes[MICA_MAX_DIMS];
+    uint32_t mask = 0;
     int32_t i;
     if (mica__ox_need(x, n, 2) != MICA_OK)
         return x->st;
@@ -147,8 +154,20 @@ static mica_status_t op_layer_norm(mica__ox_t *x, mica__ox_node_t *n)
     axis = mica__ox_axis(mica__ox_attr_i(n, "axis", -1), v->rank);
     if (axis < 0)
         return OX_BAD(x, n, "axis out of range for rank %d", (int)v->rank);
-    for (i = (int32_t)axis; i < v->rank; i++)
+    for (i = (int32_t)axis; i < v->rank; i++) {
         axes[i - axis] = i;
+        mask |= 1u << i;
+    }
+    if (!OUT(1) && !OUT(2) && (v->dtype == MICA_FLOAT32 ||
+                              v->dtype == MICA_FLOAT16 ||
+                              v->dtype == MICA_BFLOAT16)) {
+        y = mica__ox_normalization(x, n, v, IN(1), IN(2), mask,
+                                   mica__ox_attr_f(n, "epsilon", 1e-5), 1, 0,
+                                   OUT(0));
+        if (y)
+            mica__ox_set_out(x, n, 0, y);
+        return x->st;
+    }
     y = normalize(x, n, v, axes, v->rank - (int32_t)axis,
                   mica__ox_attr_f(n, "epsilon", 1e-5), &mean, &inv);
     y = y ? mica__ox_ew(x, n, "prod", y, IN(1), IN(2) ? NULL : OUT(0)) : NULL;
@@ -165,8 +184,8 @@ static mica_status_t op_layer_norm(mica__ox_t *x, mica__ox_node_t *n)
 
 const mica__ox_op_t mica__ox_ops_norm[] = {
     {"BatchNormalization", op_batch_norm, "ElementWise"},
-    {"InstanceNormalization", op_instance_norm,
-     "Reduce, ElementWise, Unary"},
-    {"LayerNormalization", op_layer_norm, "Reduce, ElementWise, Unary"},
+    {"InstanceNormalization", op_instance_norm, "Normalization"},
+    {"LayerNormalization", op_layer_norm,
+     "Normalization (Reduce, ElementWise, Unary for Mean and InvStdDev)"},
     {NULL, NULL, NULL},
 };

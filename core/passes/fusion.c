@@ -24,9 +24,19 @@
 #include "passes.h"
 #include "registry/registry.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "mica/kit_half.h"
+
+/* Whether rule r's struct_size covers appended member m. */
+#define RULE_HAS(r, m) \
+    ((r)->struct_size >= offsetof(mica_fusion_rule_t, m) + sizeof((r)->m))
+
+/* Whether rule r is a DAG pattern (links). */
+#define IS_DAG(r) (RULE_HAS(r, nb_links) && (r)->nb_links > 0)
 
 /* The most inputs a layer has (the builder's limit): a reader's index
  * value is layer * MAX_IO + input. */
@@ -40,6 +50,13 @@ typedef struct fuse {
     mica__index_t reads;      /* tensor name -> how many inputs read it */
     mica__index_t reader;     /* tensor name -> its first reader */
     mica__index_t outputs;    /* network (shape) outputs */
+    /* DAG patterns: every reader of a tensor, and its producer */
+    mica__index_t rhead;      /* tensor name -> its last reader entry */
+    int32_t *r_layer, *r_input, *r_next; /* reader entries, -1 ends */
+    mica__index_t producer;   /* tensor name -> layer * MAX_IO + output */
+    /* types and ranks: the facts of the pass driver (mica__pass_tensor),
+     * built on first need */
+    mica__pass_run_t *p;
     int32_t *match_of;        /* per layer: the match it is in, -1 */
     int32_t **steps;          /* per match: the layer of each step */
     const mica_fusion_rule_t **rule; /* per match: its rule */
@@ -165,8 +182,11 @@ static int32_t one_reader(const fuse_t *x, const char *name, int32_t *slot)
     return v / MAX_IO;
 }
 
+static int tensors_ok(fuse_t *x, const mica_fusion_rule_t *r,
+                      const int32_t *at, int32_t n);
+
 /* Match rule r at layer li: the layers of each step into `at`. */
-static int match(const fuse_t *x, const mica_fusion_rule_t *r, int32_t li,
+static int match(fuse_t *x, const mica_fusion_rule_t *r, int32_t li,
                  int32_t *at)
 {
     const mica__net_layer_t *head = &x->net->layers[li];
@@ -193,6 +213,290 @@ static int match(const fuse_t *x, const mica_fusion_rule_t *r, int32_t li,
                 : r->inputs[k].input >= nl->nb_inputs)
             return 0;
     }
+    return tensors_ok(x, r, at, r->nb_steps);
+}
+
+/* ---- DAG patterns, tensor tests, params from constants ---------------- */
+
+/* Whether tensor `t` is an output of one of the steps at[0..n). */
+static int made_inside(const fuse_t *x, const int32_t *at, int32_t n,
+                       const char *t)
+{
+    int32_t v = t ? mica__index_get(&x->producer, t) : -1, k;
+    for (k = 0; v >= 0 && k < n; k++)
+        if (at[k] == v / MAX_IO)
+            return 1;
+    return 0;
+}
+
+/* The tensor `t` (mica_fusion_tensor_cond_t's) of the layer of step k,
+ * or NULL; n steps are matched so far. */
+static const char *step_tensor(const fuse_t *x, const mica_fusion_rule_t *r,
+                               const int32_t *at, int32_t n, int32_t k,
+                               int32_t t)
+{
+    const mica__net_layer_t *nl = &x->net->layers[at[k]];
+    if (t >= 0)
+        return t < nl->nb_inputs ? nl->inputs[t] : NULL;
+    if (t == MICA_FUSION_OTHER_INPUT) {
+        int in0, in1;
+        if (nl->nb_inputs != 2)
+            return NULL;
+        if (!IS_DAG(r)) {
+            const char *fed = k > 0 ? x->net->layers[at[k - 1]].outputs[0]
+                                    : NULL;
+            if (!fed)
+                return NULL;
+            return nl->inputs[0] && strcmp(nl->inputs[0], fed) == 0
+                       ? nl->inputs[1] : nl->inputs[0];
+        }
+        in0 = made_inside(x, at, n, nl->inputs[0]);
+        in1 = made_inside(x, at, n, nl->inputs[1]);
+        return in0 == in1 ? NULL : in0 ? nl->inputs[1] : nl->inputs[0];
+    }
+    t = MICA_FUSION_OUTPUT(0) - t;
+    return t >= 0 && t < nl->nb_outputs ? nl->outputs[t] : NULL;
+}
+
+/* The values of tensor t where a Constant layer makes it: its weights,
+ * or NULL. */
+static const mica_weights_t *constant_of(const fuse_t *x, const char *t)
+{
+    int32_t v = t ? mica__index_get(&x->producer, t) : -1;
+    const mica__net_layer_t *nl;
+    const mica_field_t *f;
+    if (v < 0)
+        return NULL;
+    nl = &x->net->layers[v / MAX_IO];
+    if (strcmp(nl->type, "Constant") != 0 || (nl->ns && nl->ns[0]) ||
+        field_of(nl, "shape") != NULL)
+        return NULL;
+    f = field_of(nl, "weights");
+    return f && f->type == MICA_FIELD_WEIGHTS && f->count == 1 && f->data
+               ? (const mica_weights_t *)f->data : NULL;
+}
+
+/* Element i of weights w as a double; NAN for a type it cannot read. */
+static double weight_at(const mica_weights_t *w, int64_t i)
+{
+    switch (w->dtype) {
+    case MICA_FLOAT32: return ((const float *)w->values)[i];
+    case MICA_FLOAT16:
+        return mica_kit_half_to_float(((const uint16_t *)w->values)[i]);
+    case MICA_BFLOAT16:
+        return mica_kit_bf16_to_float(((const uint16_t *)w->values)[i]);
+    case MICA_INT32: return ((const int32_t *)w->values)[i];
+    case MICA_INT8: return ((const int8_t *)w->values)[i];
+    default: return NAN;
+    }
+}
+
+/* The one value of every element of constant t (*v), 0; -1 if t is no
+ * such constant. */
+static int splat_value(const fuse_t *x, const char *t, double *v)
+{
+    const mica_weights_t *w = constant_of(x, t);
+    int64_t i;
+    if (!w || w->count < 1 || !w->values)
+        return -1;
+    *v = weight_at(w, 0);
+    for (i = 1; i < w->count; i++)
+        if (weight_at(w, i) != *v)
+            return -1;
+    return isnan(*v) ? -1 : 0;
+}
+
+/* Whether tensor test c holds for the n steps matched so far (a test of
+ * a later step holds until that step is matched). */
+static int tensor_ok(fuse_t *x, const mica_fusion_rule_t *r,
+                     const int32_t *at, int32_t n,
+                     const mica_fusion_tensor_cond_t *c)
+{
+    const char *t;
+    double v;
+    if (c->step >= n)
+        return 1;
+    if (!(t = step_tensor(x, r, at, n, c->step, c->tensor)))
+        return 0;
+    if (c->constant == MICA_FUSION_CONSTANT && !constant_of(x, t))
+        return 0;
+    if (c->constant == MICA_FUSION_SPLAT &&
+        (splat_value(x, t, &v) != 0 ||
+         fabs(v - c->value) > c->rtol * fabs(c->value)))
+        return 0;
+    if (c->dtypes || c->min_rank >= 0 || c->max_rank >= 0) {
+        mica_status_t st;
+        const mica__tensor_t *tt = mica__pass_tensor(x->p, t, &st);
+        int32_t rank;
+        if (!tt)
+            return 0;
+        rank = tt->shape.nb_dims;
+        if ((c->dtypes && !(c->dtypes & (1u << tt->dtype))) ||
+            (c->min_rank >= 0 && rank < c->min_rank) ||
+            (c->max_rank >= 0 && rank > c->max_rank))
+            return 0;
+    }
+    return 1;
+}
+
+/* Whether every tensor test of r holds for the n steps matched. */
+static int tensors_ok(fuse_t *x, const mica_fusion_rule_t *r,
+                      const int32_t *at, int32_t n)
+{
+    int32_t k;
+    if (!RULE_HAS(r, nb_tensor_conds) || !RULE_HAS(r, tensor_conds))
+        return 1;
+    for (k = 0; k < r->nb_tensor_conds; k++)
+        if (!tensor_ok(x, r, at, n, &r->tensor_conds[k]))
+            return 0;
+    if (RULE_HAS(r, nb_const_params) && RULE_HAS(r, const_params) &&
+        n == r->nb_steps)
+        for (k = 0; k < r->nb_const_params; k++) {
+            const mica_fusion_const_param_t *p = &r->const_params[k];
+            double v;
+            if (splat_value(x, step_tensor(x, r, at, n, p->step, p->tensor),
+                            &v) != 0 ||
+                (p->op == MICA_FUSION_RECIPROCAL && v == 0.0))
+                return 0;
+        }
+    return 1;
+}
+
+/* Whether layer li's input `input` (any input: MICA_FUSION_ANY_INPUT)
+ * reads tensor t. */
+static int reads(const mica__net_layer_t *nl, int32_t input, const char *t)
+{
+    int32_t i;
+    for (i = 0; i < nl->nb_inputs; i++)
+        if ((input < 0 || i == input) && nl->inputs[i] &&
+            strcmp(nl->inputs[i], t) == 0)
+            return 1;
+    return 0;
+}
+
+/* Whether the links into step k hold with layer li in it (at[0..k)
+ * matched); outer tensors are checked once every step is matched. */
+static int links_ok(const fuse_t *x, const mica_fusion_rule_t *r,
+                    const int32_t *at, int32_t k, int32_t li)
+{
+    const mica__net_layer_t *nl = &x->net->layers[li];
+    int32_t j;
+    for (j = 0; j < r->nb_links; j++) {
+        const mica_fusion_link_t *l = &r->links[j];
+        const mica__net_layer_t *from;
+        if (l->step != k || l->from < 0)
+            continue;
+        from = &x->net->layers[at[l->from]];
+        if (l->output >= from->nb_outputs ||
+            !reads(nl, l->input, from->outputs[l->output]))
+            return 0;
+    }
+    return 1;
+}
+
+/* The outer tensor of link l in a full match, or NULL. */
+static const char *outer_of(const fuse_t *x, const mica_fusion_rule_t *r,
+                            const int32_t *at, const mica_fusion_link_t *l)
+{
+    const mica__net_layer_t *nl = &x->net->layers[at[l->step]];
+    int32_t i;
+    if (l->input >= 0)
+        return l->input < nl->nb_inputs &&
+                       !made_inside(x, at, r->nb_steps, nl->inputs[l->input])
+                   ? nl->inputs[l->input] : NULL;
+    for (i = 0; i < nl->nb_inputs; i++)
+        if (nl->inputs[i] && !made_inside(x, at, r->nb_steps, nl->inputs[i]))
+            return nl->inputs[i];
+    return NULL;
+}
+
+/* Whether a full DAG match is closed: the outer links agree, and every
+ * output of a step but the last is read by steps of the match alone. */
+static int dag_closed(const fuse_t *x, const mica_fusion_rule_t *r,
+                      const int32_t *at)
+{
+    int32_t j, k, o, s;
+    for (j = 0; j < r->nb_links; j++) {
+        const mica_fusion_link_t *a = &r->links[j];
+        const char *ta;
+        if (a->from != MICA_FUSION_OUTER)
+            continue;
+        if (!(ta = outer_of(x, r, at, a)))
+            return 0;
+        for (k = j + 1; k < r->nb_links; k++) {
+            const mica_fusion_link_t *b = &r->links[k];
+            const char *tb;
+            if (b->from != MICA_FUSION_OUTER || b->output != a->output)
+                continue;
+            if (!(tb = outer_of(x, r, at, b)) || strcmp(ta, tb) != 0)
+                return 0;
+        }
+    }
+    for (s = 0; s < r->nb_steps - 1; s++) {
+        const mica__net_layer_t *nl = &x->net->layers[at[s]];
+        for (o = 0; o < nl->nb_outputs; o++) {
+            const char *t = nl->outputs[o];
+            int32_t inside = 0, i;
+            if (mica__index_get(&x->outputs, t) >= 0)
+                return 0;
+            for (k = 0; k < r->nb_steps; k++) {
+                const mica__net_layer_t *rd = &x->net->layers[at[k]];
+                for (i = 0; i < rd->nb_inputs; i++)
+                    inside += rd->inputs[i] && strcmp(rd->inputs[i], t) == 0;
+            }
+            if (mica__index_get(&x->reads, t) != inside)
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* Match steps k.. of DAG rule r (steps 0..k-1 in at). */
+static int dag_from(fuse_t *x, const mica_fusion_rule_t *r, int32_t *at,
+                    int32_t k)
+{
+    const mica__net_layer_t *head = &x->net->layers[at[0]];
+    const mica_fusion_link_t *l = NULL;
+    const char *t;
+    int32_t j, e;
+
+    if (k == r->nb_steps)
+        return dag_closed(x, r, at) && tensors_ok(x, r, at, k);
+    for (j = 0; j < r->nb_links && !l; j++)
+        if (r->links[j].step == k && r->links[j].from >= 0)
+            l = &r->links[j];
+    if (!l || l->output >= x->net->layers[at[l->from]].nb_outputs)
+        return 0;
+    t = x->net->layers[at[l->from]].outputs[l->output];
+    for (e = mica__index_get(&x->rhead, t); e >= 0; e = x->r_next[e]) {
+        int32_t li = x->r_layer[e], m, dup = 0;
+        for (m = 0; m < k; m++)
+            dup |= at[m] == li;
+        if (dup || (l->input >= 0 && x->r_input[e] != l->input) ||
+            !fits(x, li, &r->steps[k], head) || !links_ok(x, r, at, k, li))
+            continue;
+        at[k] = li;
+        if (tensors_ok(x, r, at, k + 1) && dag_from(x, r, at, k + 1))
+            return 1;
+    }
+    return 0;
+}
+
+/* Match DAG rule r with step 0 at layer li. */
+static int dag_match(fuse_t *x, const mica_fusion_rule_t *r, int32_t li,
+                     int32_t *at)
+{
+    int32_t k;
+    if (!fits(x, li, &r->steps[0], &x->net->layers[li]))
+        return 0;
+    at[0] = li;
+    if (!tensors_ok(x, r, at, 1) || !dag_from(x, r, at, 1))
+        return 0;
+    for (k = 0; k < r->nb_inputs; k++)
+        if (!step_tensor(x, r, at, r->nb_steps, r->inputs[k].step,
+                         r->inputs[k].input) &&
+            r->inputs[k].input == MICA_FUSION_OTHER_INPUT)
+            return 0;
     return 1;
 }
 
@@ -203,10 +507,12 @@ static const char *fed_by_prev(const fuse_t *x, const int32_t *at, int32_t k)
 }
 
 /* Input ref f of a match, as a tensor name (NULL: omitted). */
-static const char *input_name(const fuse_t *x, const int32_t *at,
-                              const mica_fusion_ref_t *f)
+static const char *input_name(const fuse_t *x, const mica_fusion_rule_t *r,
+                              const int32_t *at, const mica_fusion_ref_t *f)
 {
     const mica__net_layer_t *nl = &x->net->layers[at[f->step]];
+    if (IS_DAG(r))
+        return step_tensor(x, r, at, r->nb_steps, f->step, f->input);
     if (f->input == MICA_FUSION_OTHER_INPUT) {
         const char *fed = fed_by_prev(x, at, f->step);
         return nl->inputs[0] && strcmp(nl->inputs[0], fed) == 0
@@ -246,20 +552,37 @@ static mica_status_t add_fused(fuse_t *x, mica_network_t *out, int32_t m)
     const mica_fusion_rule_t *r = x->rule[m];
     const int32_t *at = x->steps[m];
     const mica__net_layer_t *last = &x->net->layers[at[r->nb_steps - 1]];
-    int32_t nb = r->nb_constants + r->nb_params, n = 0, k;
+    int32_t nc = RULE_HAS(r, nb_const_params) && RULE_HAS(r, const_params)
+                     ? r->nb_const_params : 0;
+    int32_t nb = r->nb_constants + r->nb_params + nc, n = 0, k;
     mica_field_t *f = calloc((size_t)nb + 1, sizeof *f);
+    double *vals = calloc((size_t)nc + 1, sizeof *vals);
     const char **ins = calloc((size_t)r->nb_inputs + 1, sizeof *ins);
     const char **names = calloc((size_t)nb + 1, sizeof *names);
     mica_fields_t fields;
     mica_layer_spec_t spec;
     mica_status_t st;
 
-    if (!f || !ins || !names) {
+    if (!f || !ins || !names || !vals) {
         st = mica__fail(out->ctx, MICA_ERR_NOMEM, "out of host memory");
         goto done;
     }
     for (k = 0; k < r->nb_constants; k++)
         f[n++] = r->constants[k];
+    for (k = 0; k < nc; k++) {
+        const mica_fusion_const_param_t *p = &r->const_params[k];
+        /* tensors_ok checked that it is a splat, not 0 for a reciprocal */
+        if (splat_value(x, step_tensor(x, r, at, r->nb_steps, p->step,
+                                       p->tensor), &vals[k]) != 0)
+            continue;
+        if (p->op == MICA_FUSION_RECIPROCAL)
+            vals[k] = 1.0 / vals[k];
+        f[n].name = p->field;
+        f[n].type = MICA_FIELD_FLOAT;
+        f[n].count = 1;
+        f[n].data = &vals[k];
+        n++;
+    }
     for (k = 0; k < r->nb_params; k++) {
         const mica__net_layer_t *nl = &x->net->layers[at[r->params[k].step]];
         const mica_field_t *g = field_of(nl, r->params[k].from);
@@ -282,7 +605,7 @@ static mica_status_t add_fused(fuse_t *x, mica_network_t *out, int32_t m)
         n++;
     }
     for (k = 0; k < r->nb_inputs; k++)
-        ins[k] = input_name(x, at, &r->inputs[k]);
+        ins[k] = input_name(x, r, at, &r->inputs[k]);
     fields.nb_fields = n;
     fields.fields = f;
     memset(&spec, 0, sizeof spec);
@@ -308,6 +631,7 @@ done:
     free(names);
     free(ins);
     free(f);
+    free(vals);
     return st;
 }
 
@@ -341,6 +665,34 @@ static mica_status_t index_tensors(fuse_t *x)
     mica_network_t *net = x->net;
     int32_t li, i;
 
+    int32_t nb_in = 0, e = 0;
+
+    for (li = 0; li < net->nb_layers; li++)
+        nb_in += net->layers[li].nb_inputs;
+    x->r_layer = malloc(sizeof(int32_t) * ((size_t)nb_in + 1));
+    x->r_input = malloc(sizeof(int32_t) * ((size_t)nb_in + 1));
+    x->r_next = malloc(sizeof(int32_t) * ((size_t)nb_in + 1));
+    if (!x->r_layer || !x->r_input || !x->r_next)
+        return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
+    for (li = 0; li < net->nb_layers; li++) {
+        for (i = 0; i < net->layers[li].nb_outputs; i++)
+            if (li < INT32_MAX / MAX_IO - 1 && i < MAX_IO &&
+                mica__index_put(&x->producer, net->layers[li].outputs[i],
+                                li * MAX_IO + i) != 0)
+                return mica__fail(net->ctx, MICA_ERR_NOMEM,
+                                  "out of host memory");
+        for (i = 0; i < net->layers[li].nb_inputs; i++) {
+            const char *t = net->layers[li].inputs[i];
+            if (!t)
+                continue;
+            x->r_layer[e] = li;
+            x->r_input[e] = i;
+            x->r_next[e] = mica__index_get(&x->rhead, t);
+            if (mica__index_put(&x->rhead, t, e++) != 0)
+                return mica__fail(net->ctx, MICA_ERR_NOMEM,
+                                  "out of host memory");
+        }
+    }
     for (li = 0; li < net->nb_layers; li++)
         for (i = 0; i < net->layers[li].nb_inputs; i++) {
             const char *t = net->layers[li].inputs[i];
@@ -379,7 +731,8 @@ static mica_status_t find_matches(fuse_t *x)
     for (j = 0; j < x->nb_rules; j++)
         for (li = 0; li < net->nb_layers; li++) {
             const mica_fusion_rule_t *r = x->rules[j];
-            if (x->match_of[li] >= 0 || !match(x, r, li, at))
+            if (x->match_of[li] >= 0 ||
+                !(IS_DAG(r) ? dag_match(x, r, li, at) : match(x, r, li, at)))
                 continue;
             x->steps[x->nb_matches] = malloc(sizeof(int32_t) *
                                              (size_t)r->nb_steps);
@@ -427,12 +780,12 @@ static mica_status_t rewrite(fuse_t *x, mica_network_t *out)
     return st;
 }
 
-static mica_status_t fusion_rewrite(mica_network_t *net,
-                                    const mica_build_config_t *cfg,
-                                    uint32_t device, mica_network_t **out,
+static mica_status_t fusion_rewrite(mica__pass_run_t *p,
+                                    mica_network_t **out,
                                     int64_t *layers, int32_t *fused)
 {
-    mica_network_t *o = NULL;
+    mica_network_t *net = p->net, *o = NULL;
+    const mica_build_config_t *cfg = p->cfg;
     mica_status_t st;
     fuse_t x;
     int32_t m;
@@ -440,11 +793,12 @@ static mica_status_t fusion_rewrite(mica_network_t *net,
     *out = NULL;
     memset(&x, 0, sizeof x);
     x.net = net;
+    x.p = p;
     x.cfg = cfg && cfg->struct_size >= offsetof(mica_build_config_t,
                                                 prefer_impls) +
                                            sizeof cfg->prefer_impls
                 ? cfg : NULL;
-    if ((st = gather(&x, device)) != MICA_OK || x.nb_rules == 0 ||
+    if ((st = gather(&x, p->device)) != MICA_OK || x.nb_rules == 0 ||
         (st = index_tensors(&x)) != MICA_OK ||
         (st = find_matches(&x)) != MICA_OK || x.nb_matches == 0)
         goto done;
@@ -482,6 +836,11 @@ done:
     mica__index_free(&x.reader);
     mica__index_free(&x.reads);
     mica__index_free(&x.outputs);
+    mica__index_free(&x.rhead);
+    mica__index_free(&x.producer);
+    free(x.r_layer);
+    free(x.r_input);
+    free(x.r_next);
     *out = o;
     return st;
 }
@@ -490,8 +849,7 @@ mica_status_t mica__pass_fusion(mica__pass_run_t *p)
 {
     int64_t layers = 0;
     int32_t fused = 0;
-    mica_status_t st = fusion_rewrite(p->net, p->cfg, p->device, &p->out,
-                                      &layers, &fused);
+    mica_status_t st = fusion_rewrite(p, &p->out, &layers, &fused);
     if (st == MICA_OK && p->out) {
         p->changed = layers;
         snprintf(p->summary, sizeof p->summary, "%lld layers fused into %d",

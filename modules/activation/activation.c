@@ -26,7 +26,7 @@
 static const char *const type_names[] = {
     "relu", "sigmoid", "tanh", "leaky_relu", "elu", "selu", "softsign",
     "softplus", "clip", "hard_sigmoid", "scaled_tanh", "thresholded_relu",
-    NULL,
+    "gelu_erf", "gelu_tanh", NULL,
 };
 
 static const double zero[] = {0.0};
@@ -220,6 +220,7 @@ MICA_KIT_LAYER_PAIR(act, "Activation", act_fields, MICA_KIT_COUNT(act_fields),
 
 static const mica_layer_creator_t *const creators[] = {MICA_KIT_PAIR(act)};
 
-MICA_KIT_ENTRY("activation", PACKAGE_VERSION, "MIT",
-               "Activation: relu, sigmoid, tanh and the parametric activations",
-               creators)
+MICA_KIT_ENTRY_FUSION("activation", PACKAGE_VERSION, "MIT",
+                      "Activation: relu, sigmoid, tanh, GELU and the "
+                      "parametric activations",
+                      creators, mica__gelu_rules)

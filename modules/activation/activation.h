@@ -20,6 +20,9 @@
  *   hard_sigmoid      max(0, min(1, alpha * x + beta))
  *   scaled_tanh       alpha * tanh(beta * x)
  *   thresholded_relu  x > alpha ? x : 0         (the NvInfer.h definition)
+ *   gelu_erf          x / 2 * (1 + erf(x / sqrt 2))          (kGELU_ERF)
+ *   gelu_tanh         x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))
+ *                                                            (kGELU_TANH)
  * float32 and float16 compute in float (float16 widened, rounded once).
  * relu also takes int8 and int32 (TensorRT allows integer relu).
  */
@@ -49,6 +52,8 @@ enum {
     MICA__ACT_HARD_SIGMOID,
     MICA__ACT_SCALED_TANH,
     MICA__ACT_THRESHOLDED_RELU,
+    MICA__ACT_GELU_ERF,
+    MICA__ACT_GELU_TANH,
     MICA__ACT_COUNT
 };
 
@@ -71,9 +76,19 @@ MICA_KIT_HD float mica__act_f(int type, float x, float a, float b)
     case MICA__ACT_HARD_SIGMOID: return fmaxf(0.0f, fminf(1.0f, a * x + b));
     case MICA__ACT_SCALED_TANH: return a * tanhf(b * x);
     case MICA__ACT_THRESHOLDED_RELU: return x > a ? x : 0.0f;
+    case MICA__ACT_GELU_ERF:
+        return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    case MICA__ACT_GELU_TANH:
+        return 0.5f * x *
+               (1.0f + tanhf(0.79788456080286536f *
+                             (x + 0.044715f * x * x * x)));
     default: return 0.0f;
     }
 }
+
+/* The fusion rules of decomposed GELUs (gelu_rules.c). */
+#define MICA__GELU_NB_RULES 2
+extern const mica_fusion_rule_t *const mica__gelu_rules[MICA__GELU_NB_RULES];
 
 #if MICA_KIT_CUDA || defined(__CUDACC__)
 /*

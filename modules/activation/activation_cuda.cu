@@ -144,6 +144,8 @@ extern "C" mica_status_t mica__activation_cuda(int type, mica_dtype_t dtype,
     ACT_CASE(MICA__ACT_HARD_SIGMOID)
     ACT_CASE(MICA__ACT_SCALED_TANH)
     ACT_CASE(MICA__ACT_THRESHOLDED_RELU)
+    ACT_CASE(MICA__ACT_GELU_ERF)
+    ACT_CASE(MICA__ACT_GELU_TANH)
 #undef ACT_CASE
     default:
         break;

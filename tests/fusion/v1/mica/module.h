@@ -1,0 +1,239 @@
+/*
+ * tests/fusion/v1/mica/module.h - a copy of mica/module.h as it was
+ * before fusion rules grew links, tensor tests and const params (a
+ * rule of 88 bytes): tests/fusion/v1/addrelu.la is built against it, as
+ * a third party built before that would be.
+ *
+ * The original header follows.
+ *
+ * mica/module.h - what a module exports and what the host offers it.
+ *
+ * A module is a shared object with one exported entry symbol,
+ * `mica_module_init` (MICA_MODULE_ENTRY).  The host calls it with its host
+ * service table and its ABI version; the module answers with a descriptor
+ * naming the ABI version it was built against and its layer creators.
+ *
+ * Version negotiation (as Vulkan's loader does it): the host offers the
+ * highest ABI version it speaks in host->abi_version and accepts modules
+ * built against any version from MICA_ABI_VERSION_MIN to that one.  A
+ * module that needs newer host services than host->abi_version provides
+ * returns MICA_ERR_ABI.  Both sides read the other's structs only up to
+ * their struct_size, so either side may be newer within one major line.
+ *
+ * A module never links against libmica: everything it needs from the host
+ * comes through mica_host_t (as Redis modules and SQLite extensions do).
+ *
+ *     #include <mica/module.h>
+ *     static const mica_host_t *host;
+ *     MICA_EXPORT mica_status_t
+ *     mica_module_init(const mica_host_t *h, const mica_module_desc_t **out,
+ *                      mica_error_t *err)
+ *     {
+ *         host = h;
+ *         *out = &my_descriptor;
+ *         return MICA_OK;
+ *     }
+ */
+#ifndef MICA_MODULE_H
+#define MICA_MODULE_H
+
+#include "mica/types.h"
+#include "mica/layer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The ABI version these headers describe, and the oldest the host loads. */
+#define MICA_ABI_VERSION 1
+#define MICA_ABI_VERSION_MIN 1
+
+/* The entry symbol, as a string for dlsym and as a name. */
+#define MICA_MODULE_ENTRY mica_module_init
+#define MICA_MODULE_ENTRY_NAME "mica_module_init"
+
+/*
+ * The services the host offers every module.  Valid from init until the
+ * module is unloaded; keep the pointer.  New services are appended; check
+ * MICA_HOST_HAS(host, member) before calling one added after version 1.
+ */
+typedef struct mica_host {
+    uint32_t struct_size;  /* sizeof(mica_host_t) as the host built it */
+    uint32_t abi_version;  /* the host's MICA_ABI_VERSION */
+
+    /* Log a message; `origin` names the module or layer, may be NULL. */
+    void (*log)(mica_log_level_t level, const char *origin,
+                const char *fmt, ...) MICA_PRINTF(3, 4);
+
+    /* Fill a call's error slot (one line, no trailing newline). */
+    void (*set_error)(mica_error_t *err, const char *fmt, ...)
+        MICA_PRINTF(2, 3);
+
+    /* Dimension expressions (TensorRT's IExprBuilder). */
+    const mica_expr_t *(*expr_constant)(mica_expr_builder_t *eb,
+                                        int64_t value);
+    const mica_expr_t *(*expr_operation)(mica_expr_builder_t *eb,
+                                         mica_expr_op_t op,
+                                         const mica_expr_t *a,
+                                         const mica_expr_t *b);
+    /* Non-zero if `e` is a build-time constant; its value then. */
+    int32_t (*expr_is_constant)(const mica_expr_t *e);
+    int64_t (*expr_constant_value)(const mica_expr_t *e);
+
+    /* Name of a dtype ("float32") and of a status ("invalid argument"). */
+    const char *(*dtype_name)(mica_dtype_t dtype);
+    const char *(*status_name)(mica_status_t status);
+
+    /* ---- appended after version 1's first members: check
+     * MICA_HOST_HAS(host, member) before calling one ---- */
+
+    /*
+     * A data-dependent size (TensorRT's IExprBuilder::declareSizeTensor),
+     * for a layer whose output's size is known only once it has run
+     * (NonZero): the expression of that dimension, to put in the
+     * output's dims from output_dims.  The layer writes the actual size,
+     * at most `upper` (an expression of its inputs' dimensions and
+     * values, >= 0), into its output `size_output`: a 0-D int32 or int64
+     * output of its own.  Call it only from output_dims (elsewhere, or
+     * for an output that is not 0-D, it returns NULL); calling it again
+     * for the same size_output gives the same expression.
+     *
+     * The core plans memory for the upper bound, and enqueue sees the
+     * data-dependent output at its upper bound (the memory it may fill).
+     * Once the layer has run, the core reads the size output back (on
+     * CUDA a copy to the host and a wait for the stream: the one place
+     * such a layer makes the host wait), refuses a size over the bound,
+     * and every shape that depends on it follows: the layers after it
+     * run with the actual shapes (shape_change is told them), and the
+     * network's outputs have them.  Such a layer runs on the device only:
+     * its data-dependent outputs cannot be shape tensors nor feed one,
+     * and it cannot be inside a loop or a conditional.
+     */
+    const mica_expr_t *(*expr_size)(mica_expr_builder_t *eb,
+                                    int32_t size_output,
+                                    const mica_expr_t *upper);
+} mica_host_t;
+
+/* Whether the host table `h` has member `m` (a service added later). */
+#define MICA_HOST_HAS(h, m) \
+    ((h)->struct_size >= offsetof(mica_host_t, m) + sizeof((h)->m) && (h)->m)
+
+/* ---- fusion rules ------------------------------------------------------
+ *
+ * A module may declare rules that replace a chain of layers by one layer
+ * of a type it implements (TensorRT's fusions, as modules).  The builder
+ * (core/fusion.c) matches every rule on the network before it chooses
+ * implementations, unless fusion is off (mica_build_config_t's no_fusion,
+ * `mica build --no-fusion`).  A chain is steps[0] -> steps[1] -> ...: each
+ * step after the first reads the output of the step before it; every
+ * step but the last has one output, read by the next step alone and not
+ * a network output; all steps are in the same loop and conditional (or
+ * none).  The rule fires only where its type has an implementation for
+ * the build's device; its layer then takes the name of the last step and
+ * its outputs, and `mica inspect` shows what it replaced.  The longest
+ * rules are tried first, then in the order modules were loaded.
+ */
+
+/* A test on a param of a matched layer: the param's value, as text (an
+ * int, float, bool 0/1, string or enum name, a param of one value), is
+ * one of values[0..nb_values); nb_values 0: the param is not given. */
+typedef struct mica_fusion_cond {
+    const char *field;
+    const char *const *values;
+    int32_t nb_values;
+    int32_t reserved_;
+} mica_fusion_cond_t;
+
+/* Which input of the step before feeds this one: any input, or one. */
+#define MICA_FUSION_ANY_INPUT (-1)
+
+/* One layer of a pattern. */
+typedef struct mica_fusion_step {
+    const char *type;             /* the layer type (default namespace) */
+    int32_t input;                /* steps after the first: the input the
+                                     step before feeds, or
+                                     MICA_FUSION_ANY_INPUT */
+    int32_t nb_inputs;            /* the inputs it must have (given or
+                                     omitted), 0: any number */
+    const mica_fusion_cond_t *conds;
+    int32_t nb_conds;
+    int32_t reserved_;
+} mica_fusion_step_t;
+
+/* An input of a step, as the fused layer's input: `input` of steps[step];
+ * MICA_FUSION_OTHER_INPUT: the one input of a two-input step that the
+ * step before does not feed. */
+#define MICA_FUSION_OTHER_INPUT (-2)
+typedef struct mica_fusion_ref {
+    int32_t step;
+    int32_t input;
+} mica_fusion_ref_t;
+
+/* A param of the fused layer: `from`, a param of steps[step], copied as
+ * `field` when that layer has it. */
+typedef struct mica_fusion_param {
+    const char *field;
+    int32_t step;
+    int32_t reserved_;
+    const char *from;
+} mica_fusion_param_t;
+
+typedef struct mica_fusion_rule {
+    uint32_t struct_size;         /* sizeof(mica_fusion_rule_t) */
+    int32_t reserved_;
+    const char *name;             /* "conv_bias_relu", unique in the module */
+    const char *type;             /* the fused layer's type: the module's */
+    const mica_fusion_step_t *steps;
+    int32_t nb_steps;             /* 1 or more */
+    int32_t nb_inputs;            /* the fused layer's inputs ... */
+    const mica_fusion_ref_t *inputs;  /* ... each a step's input */
+    const mica_fusion_param_t *params; /* its params, from the steps' */
+    int32_t nb_params;
+    int32_t nb_constants;
+    const mica_field_t *constants;    /* and these, as they are */
+    void *reserved2_[2];
+} mica_fusion_rule_t;
+
+/* What the module tells the host about itself. Static data, normally. */
+typedef struct mica_module_desc {
+    uint32_t struct_size;  /* sizeof(mica_module_desc_t) as the module saw it */
+    uint32_t abi_version;  /* MICA_ABI_VERSION the module was built against */
+
+    const char *name;        /* "elementwise", "bar" */
+    const char *version;     /* the module's own version, "1.0.0" */
+    const char *license;     /* "MIT", may be NULL */
+    const char *description; /* one line, may be NULL */
+
+    const mica_layer_creator_t *const *creators;
+    int32_t nb_creators;
+    int32_t reserved_;
+
+    /* Optional: called before the host unloads the module. */
+    void (*fini)(void);
+
+    void *reserved2_[4];
+
+    /* ---- appended after version 1's first layout: the host reads them
+     * only when struct_size covers them ---- */
+
+    /* Fusion rules (above); NULL and 0: none. */
+    const mica_fusion_rule_t *const *fusion_rules;
+    int32_t nb_fusion_rules;
+    int32_t reserved3_;
+} mica_module_desc_t;
+
+/* The type of the entry symbol. */
+typedef mica_status_t (*mica_module_init_fn)(const mica_host_t *host,
+                                             const mica_module_desc_t **desc,
+                                             mica_error_t *err);
+
+/* Declaration of the entry symbol, for modules to define. */
+MICA_EXPORT mica_status_t mica_module_init(const mica_host_t *host,
+                                           const mica_module_desc_t **desc,
+                                           mica_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MICA_MODULE_H */

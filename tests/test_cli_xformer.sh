@@ -1,0 +1,108 @@
+#!/bin/sh
+# tests/test_cli_xformer.sh - the transformer fusion rules through the
+# `mica` command, on the ONNX files of tests/onnx/make_xformer.py
+# (PyTorch's TorchScript exporter, opset 14):
+#
+#   - ln14.onnx (nn.LayerNorm): the nine layers of the decomposed layer
+#     normalization become one Normalization (rule layer_norm_rank3);
+#     gelu14.onnx (F.gelu): five layers become an Activation gelu_erf
+#     (rule gelu_erf_div); fused and --no-fusion runs agree;
+#   - tiny_bert14.onnx (a two-layer BERT): every LayerNorm (5) and GELU
+#     (2) of it fuses, and its output agrees with the unfused run;
+#   - a module built against mica/module.h before the rules grew links
+#     and tensor tests (tests/fusion/v1/addrelu.so) loads and its rule
+#     fires as before.
+#
+# Environment (from the top-level Makefile.am): MICA_BIN, MICA_TOP_SRCDIR,
+# MICA_TOP_BUILDDIR, MICA_MODULE_DIR.  TAP on stdout.
+
+top_build=${MICA_TOP_BUILDDIR:-}
+top_src=${MICA_TOP_SRCDIR:-}
+if [ -z "$top_build" ] || [ -z "$top_src" ]; then
+    echo "1..0 # SKIP MICA_TOP_BUILDDIR/MICA_TOP_SRCDIR not set (run through make check)"
+    exit 0
+fi
+mica=${MICA_BIN:-$top_build/tools/mica}
+npy=$top_build/tests/npytool
+models=$top_src/tests/onnx/models
+v1=$top_build/tests/fusion/v1/.libs
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mica-test-cli-xformer-XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+. "$top_src/tests/tap.sh"
+
+if ! "$mica" import --list-ops >/dev/null 2>&1; then
+    echo "1..0 # SKIP mica is built without the ONNX importer"
+    exit 0
+fi
+types=$("$mica" modules 2>/dev/null | awk 'NR > 1 { print $1 }' | sort -u)
+for t in Normalization Activation Reduce ElementWise Unary Constant; do
+    if ! echo "$types" | grep -qx "$t"; then
+        echo "1..0 # SKIP the $t module is not built"
+        exit 0
+    fi
+done
+
+# agree A B OUT WHAT: output OUT of folders A and B within 1e-5
+agree() {
+    "$npy" cmp "$1/$3.npy" "$2/$3.npy" 1e-5 >"$tmp/cmp" 2>&1
+    st=$?
+    sed 's/^/#     /' "$tmp/cmp"
+    ok "$st" "$4"
+}
+
+# ---- LayerNorm and GELU alone ----------------------------------------------
+run "$mica" inspect "$models/ln14.onnx" --device cpu
+ok "$rc" "inspect ln14.onnx"
+has "$tmp/out" "/ln/Add_1 (Normalization) replaces, by rule layer_norm_rank3: /ln/ReduceMean (Reduce), /ln/Sub (ElementWise), /ln/Pow (ElementWise), /ln/ReduceMean_1 (Reduce), /ln/Add (ElementWise), /ln/Sqrt (Unary), /ln/Div (ElementWise), /ln/Mul (ElementWise), /ln/Add_1 (ElementWise)" \
+    "ln14: the decomposed LayerNorm is one Normalization"
+has "$tmp/out" "layers (5," "ln14: 5 layers left (the constants and the Normalization)"
+run "$mica" inspect "$models/ln14.onnx" --device cpu --no-fusion
+hasnt "$tmp/out" "Normalization" "ln14 --no-fusion: no Normalization"
+for f in "" --no-fusion; do
+    run "$mica" run "$models/ln14.onnx" --device cpu $f \
+        --input "input=$models/xformer.x.npy" --output-dir "$tmp/ln$f"
+    ok "$rc" "run ln14.onnx $f"
+done
+agree "$tmp/ln" "$tmp/ln--no-fusion" 13 "ln14: fused and unfused agree"
+
+run "$mica" inspect "$models/gelu14.onnx" --device cpu
+has "$tmp/out" "/Mul_1 (Activation) replaces, by rule gelu_erf_div: /Div (ElementWise), /Erf (Unary), /Add (ElementWise), /Mul (ElementWise), /Mul_1 (ElementWise)" \
+    "gelu14: the decomposed GELU is one Activation"
+for f in "" --no-fusion; do
+    run "$mica" run "$models/gelu14.onnx" --device cpu $f \
+        --input "onnx::Div_0=$models/xformer.x.npy" --output-dir "$tmp/ge$f"
+    ok "$rc" "run gelu14.onnx $f"
+done
+agree "$tmp/ge" "$tmp/ge--no-fusion" 8 "gelu14: fused and unfused agree"
+
+# ---- a tiny BERT -------------------------------------------------------------
+shapes="input_ids:2x16,attention_mask:2x16"
+ins="--input input_ids=$models/tiny_bert14.input_ids.npy --input attention_mask=$models/tiny_bert14.attention_mask.npy"
+run "$mica" inspect "$models/tiny_bert14.onnx" --device cpu --shapes "$shapes"
+ok "$rc" "inspect tiny_bert14.onnx"
+cnt=$(grep -c "by rule layer_norm_rank3" "$tmp/out")
+[ "$cnt" -eq 5 ]
+ok $? "tiny_bert14: 5 LayerNorms fused (found $cnt)"
+cnt=$(grep -c "by rule gelu_erf_div" "$tmp/out")
+[ "$cnt" -eq 2 ]
+ok $? "tiny_bert14: 2 GELUs fused (found $cnt)"
+for f in "" --no-fusion; do
+    run "$mica" run "$models/tiny_bert14.onnx" --device cpu $f $ins \
+        --output-dir "$tmp/bert$f"
+    ok "$rc" "run tiny_bert14.onnx $f"
+    [ "$rc" -eq 0 ] || sed 's/^/#     /' "$tmp/err"
+done
+agree "$tmp/bert" "$tmp/bert--no-fusion" out "tiny_bert14: fused and unfused agree"
+
+# ---- a module built against the first layout of fusion rules --------------
+net=$top_src/tests/manifests/fusion/fusion.yaml
+run "$mica" inspect "$net" --device cpu --module-path "$v1"
+ok "$rc" "inspect with the v1 addrelu.so"
+has "$tmp/out" "relu3 (AddRelu) replaces, by rule add_relu: add3 (ElementWise), relu3 (Activation)" \
+    "v1 addrelu.so: its rule loads and fuses add3 and relu3"
+hasnt "$tmp/err" "fusion rule" "v1 addrelu.so: no load problem"
+
+echo "1..$n"
+[ "$failed" -eq 0 ]
