@@ -101,7 +101,8 @@ static int holds(mica_dtype_t a, mica_dtype_t b)
 static mica_status_t identity(elim_t *x, int32_t li, const char *in)
 {
     const mica__net_layer_t *nl = &x->net->layers[li];
-    const mica__tensor_t *fi = mica__pass_tensor(x->p, in), *fo = mica__pass_tensor(x->p, nl->outputs[0]);
+    const mica__tensor_t *fi = mica__pass_tensor(x->p, in);
+    const mica__tensor_t *fo = mica__pass_tensor(x->p, nl->outputs[0]);
     mica_dtype_t from, to;
     int32_t a;
 
@@ -287,7 +288,8 @@ static int combine(op_t *ops, int n, mica__shuffle_t *s)
 /* Whether the dims of tensors a and b are the same expressions. */
 static int same_shape(elim_t *x, const char *a, const char *b)
 {
-    const mica__tensor_t *ta = mica__pass_tensor(x->p, a), *tb = mica__pass_tensor(x->p, b);
+    const mica__tensor_t *ta = mica__pass_tensor(x->p, a);
+    const mica__tensor_t *tb = mica__pass_tensor(x->p, b);
     const mica_shape_expr_t *sa, *sb;
     int32_t i;
     if (!ta || !tb)
