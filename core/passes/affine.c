@@ -13,13 +13,14 @@
  * float32 or float16 of rank 3 or more, c float32 or of x's type, and
  * the output has x's shape.  Only where the fusion rules take a Scale:
  * the channel axis is 1 (a batch norm's), or c is one value and x a
- * convolution's output (or a Scale this pass made).  x * c and c * x: scale c; x / c: scale 1 / c (within a rounding
- * of the division); x + c, c + x: shift c; x - c: shift -c; c - x: scale
- * -1, shift c.  A Scale of a scale alone followed (as the one reader of
- * its output, no network output) by one of a shift alone, on the same
- * axis, is one Scale.  A Constant nothing reads any more goes.  Values
- * beyond float16's range (an attention mask's -3.4e38) stay Constants,
- * which a float16 build clamps.
+ * convolution's output (or a Scale this pass made).  x * c and c * x:
+ * scale c; x / c: scale 1 / c (within a rounding of the division); x + c,
+ * c + x: shift c; x - c: shift -c; c - x: scale -1, shift c.  A Scale of
+ * a scale alone followed (as the one reader of its output, no network
+ * output) by one of a shift alone, on the same axis, is one Scale.  A
+ * Constant nothing reads any more goes.  Values beyond float16's range
+ * (an attention mask's -3.4e38) stay Constants, which a float16 build
+ * clamps.
  */
 #include <config.h>
 
@@ -350,7 +351,8 @@ mica_status_t mica__pass_affine(mica__pass_run_t *p)
         goto done;
     for (li = 0; li < a.net->nb_layers; li++)
         for (i = 0; i < a.net->layers[li].nb_outputs; i++)
-            a.reads[li] += mica__pass_reads(&a.g, a.net->layers[li].outputs[i]);
+            a.reads[li] += mica__pass_reads(&a.g,
+                                            a.net->layers[li].outputs[i]);
     if ((st = decide(&a)) != MICA_OK || !a.scales)
         goto done;
     st = mica__rewrite_frame(a.net, a.out);

@@ -30,6 +30,7 @@
 #include <config.h>
 
 #include "passes.h"
+#include "fields.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +44,7 @@ typedef struct elim {
     int constructs;            /* the network has loops or conditionals */
     mica__pass_subst_t subst;
     uint8_t *drop;             /* per network layer */
-    mica__shuffle_t **shuf;             /* per network layer: a Shuffle as it is
+    mica__shuffle_t **shuf;    /* per network layer: a Shuffle as it is
                                   now, NULL for other layers */
     int8_t *replaced;          /* per network layer: its inputs or params
                                   change (shuf, or cast_to) */
@@ -120,7 +121,8 @@ static mica_status_t identity(elim_t *x, int32_t li, const char *in)
     /* a cast of a cast that lost nothing */
     a = mica__pass_producer(&x->g, in, NULL);
     if (a >= 0 && !x->drop[a] && !strcmp(x->net->layers[a].type, "Identity")
-        && x->net->layers[a].nb_inputs == 1 && mica__pass_pure(&x->net->layers[a])
+        && x->net->layers[a].nb_inputs == 1 &&
+        mica__pass_pure(&x->net->layers[a])
         && !x->net->layers[a].loop && !x->net->layers[a].conditional) {
         const char *first = x->replaced[a] ? x->cast_in[a]
                                            : mica__pass_subst_get(
@@ -236,7 +238,8 @@ static int combine(op_t *ops, int n, mica__shuffle_t *s)
         changed = 0;
         for (i = 0; i < n; i++)
             if (ops[i].kind == 'T' && identity_perm(ops[i].v, ops[i].n)) {
-                memmove(&ops[i], &ops[i + 1], sizeof *ops * (size_t)(n - i - 1));
+                memmove(&ops[i], &ops[i + 1],
+                        sizeof *ops * (size_t)(n - i - 1));
                 n--;
                 changed = 1;
                 break;
@@ -255,7 +258,8 @@ static int combine(op_t *ops, int n, mica__shuffle_t *s)
                 changed = 1;
             } else if (ops[i].kind == 'R' && ops[i + 1].kind == 'R' &&
                        ops[i + 1].independent) {
-                memmove(&ops[i], &ops[i + 1], sizeof *ops * (size_t)(n - i - 1));
+                memmove(&ops[i], &ops[i + 1],
+                        sizeof *ops * (size_t)(n - i - 1));
                 n--;
                 changed = 1;
             }
@@ -399,7 +403,7 @@ static mica_status_t shuffle(elim_t *x, int32_t li)
     return MICA_OK;
 }
 
-/* ---- duplicates ---------------------------------------------------------- */
+/* ---- duplicates -------------------------------------------------------- */
 
 /* FNV-1a over n bytes, continuing h. */
 static uint64_t hash(uint64_t h, const void *p, size_t n)
@@ -432,7 +436,8 @@ static uint64_t params_hash(const mica__net_layer_t *nl)
             }
         } else if (f->type == MICA_FIELD_WEIGHTS) {
             for (j = 0; j < f->count; j++) {
-                const mica_weights_t *w = &((const mica_weights_t *)f->data)[j];
+                const mica_weights_t *w =
+                    &((const mica_weights_t *)f->data)[j];
                 size_t bytes = (size_t)w->count * mica_dtype_size(w->dtype);
                 size_t chunk = bytes < 64 ? bytes : 64, k;
                 h = hash(h, &w->count, sizeof w->count);
@@ -443,9 +448,8 @@ static uint64_t params_hash(const mica__net_layer_t *nl)
                                     (bytes - chunk) / 63 * k, chunk);
             }
         } else {
-            h = hash(h, f->data, (f->type == MICA_FIELD_FLOAT ? sizeof(double)
-                                                              : sizeof(int64_t)) *
-                                     (size_t)f->count);
+            h = hash(h, f->data,
+                     mica__field_slot_size(f->type) * (size_t)f->count);
         }
     }
     return h;
@@ -504,7 +508,8 @@ static mica_status_t duplicate(elim_t *x, int32_t li, const char *const *in)
         free(k);
         return MICA_OK;
     }
-    if (!(grown = realloc(x->keys, sizeof *grown * ((size_t)x->nb_keys + 1)))) {
+    grown = realloc(x->keys, sizeof *grown * ((size_t)x->nb_keys + 1));
+    if (!grown) {
         free(k);
         return nomem(x);
     }
@@ -623,7 +628,7 @@ nomem:
     return nomem(x);
 }
 
-/* ---- the rewritten network ------------------------------------------------ */
+/* ---- the rewritten network ---------------------------------------------- */
 
 /* Network layer li as the decisions made it, into out. */
 static mica_status_t put_layer(elim_t *x, mica_network_t *out, int32_t li)
@@ -679,7 +684,7 @@ static mica_status_t rewrite(elim_t *x)
     return MICA_OK;
 }
 
-/* ---- the pass ------------------------------------------------------------- */
+/* ---- the pass ----------------------------------------------------------- */
 
 static mica_status_t setup(elim_t *x)
 {

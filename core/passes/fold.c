@@ -121,7 +121,8 @@ static mica_status_t values_of(fold_t *f, int32_t s, int32_t o)
         f->nb_vals[t] = tt->shape.nb_values;
         return MICA_OK;
     }
-    if (!int_type(tt->dtype) || !mica__pass_fixed_dims(tt, &d) || d.nb_dims > 1 ||
+    if (!int_type(tt->dtype) || !mica__pass_fixed_dims(tt, &d) ||
+        d.nb_dims > 1 ||
         !MICA__HAS_OP(l->instance->ops, output_values) ||
         l->nb_inputs > 128)
         return MICA_OK;
@@ -294,7 +295,7 @@ static void decide(fold_t *f)
     }
 }
 
-/* ---- computing what folded layers make ----------------------------------- */
+/* ---- computing what folded layers make ---------------------------------- */
 
 /* A Constant named `name` making `tensor` of type dt and dims d from
  * `bytes` (borrowed: out keeps them alive, or they are copied). */
@@ -498,7 +499,7 @@ done:
     return st;
 }
 
-/* ---- the rewritten network ------------------------------------------------ */
+/* ---- the rewritten network ---------------------------------------------- */
 
 /* A layer name for a Constant of tensor `base` that no layer of out or
  * of the network has. */
@@ -579,7 +580,7 @@ static mica_status_t rewrite(fold_t *f)
     return MICA_OK;
 }
 
-/* ---- the pass ------------------------------------------------------------- */
+/* ---- the pass ----------------------------------------------------------- */
 
 static mica_status_t setup(fold_t *f)
 {

@@ -39,7 +39,7 @@ const char *mica_pass_name(int32_t index)
                                                  : NULL;
 }
 
-/* ---- selection ----------------------------------------------------------- */
+/* ---- selection ---------------------------------------------------------- */
 
 /* "constant-folding, elimination, ...": every pass's name, into buf. */
 static void pass_names(char *buf, size_t len)
@@ -524,7 +524,7 @@ int mica__pass_same_fields(const mica__net_layer_t *a,
     return 1;
 }
 
-/* ---- tensors by name ----------------------------------------------------- */
+/* ---- tensors by name ---------------------------------------------------- */
 
 mica_status_t mica__pass_graph_make(const mica_network_t *net,
                                     mica__pass_graph_t *g)
@@ -594,7 +594,7 @@ int mica__pass_is_output(const mica__pass_graph_t *g, const char *name)
     return name && mica__index_get(&g->outputs, name) >= 0;
 }
 
-/* ---- renamed tensors ------------------------------------------------------ */
+/* ---- renamed tensors ---------------------------------------------------- */
 
 mica_status_t mica__pass_subst_put(mica_context_t *ctx,
                                    mica__pass_subst_t *s, const char *from,
