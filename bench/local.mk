@@ -105,3 +105,9 @@ EXTRA_DIST += bench/device.sh bench/passes_cpu.py bench/passes_gpu.sh
 EXTRA_DIST += bench/graphs_gpu.sh
 # The scale figures (CPU only, by hand): manifests of N layers.
 EXTRA_DIST += bench/gen_chain.sh bench/scale.sh bench/compute_sanitizer.sh
+# The CPU's element kernels against memcpy (issue 22).
+noinst_PROGRAMS += bench/bench_vec
+bench_bench_vec_SOURCES = bench/bench_vec.c bench/bench_util.c \
+	bench/bench_util.h
+bench_bench_vec_LDADD = libmica.la
+EXTRA_DIST += bench/cpu_suite.py bench/cpu_suite.txt

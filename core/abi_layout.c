@@ -95,6 +95,8 @@ static_assert(offsetof(mica_host_t, expr_constant) == 24, "host v1");
 static_assert(offsetof(mica_host_t, status_name) == 64, "host v1");
 static_assert(offsetof(mica_host_t, expr_size) == 72,
               "host: expr_size appended");
+static_assert(offsetof(mica_host_t, cpu_threads) == 80,
+              "host: cpu_threads appended");
 static_assert(offsetof(mica_module_desc_t, name) == 8, "module desc v1");
 static_assert(offsetof(mica_module_desc_t, creators) == 40, "module desc v1");
 static_assert(offsetof(mica_module_desc_t, fini) == 56, "module desc v1");

@@ -360,3 +360,18 @@ mica_status_t mica_exec_tensor_dims(mica_exec_t *x, const char *name,
     return MICA_OK;
 }
 
+
+mica_status_t mica_exec_set_threads(mica_exec_t *x, int32_t threads)
+{
+    if (threads < 0)
+        return mica__fail(x->ctx, MICA_ERR_INVALID, "a thread count must "
+                          "be 0 (the default) or more, got %d",
+                          (int)threads);
+    x->threads = threads;
+    return MICA_OK;
+}
+
+int32_t mica_exec_threads(const mica_exec_t *x)
+{
+    return x->threads;
+}

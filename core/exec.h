@@ -38,6 +38,7 @@ struct mica_exec {
                                    shape_change was last told */
     int32_t *told_ok;           /* per layer: told holds what it was told */
     int32_t *skip;              /* per layer: not run on the device now */
+    int32_t threads;            /* mica_exec_set_threads, 0: default */
     int64_t *trips;             /* per construct: the loop's bound, -1 none */
     int64_t *iter;              /* per construct: the loop's trip now */
     int32_t *branch;            /* per construct: the branch taken */

@@ -231,7 +231,19 @@ mica_status_t mica__exec_check_plan(mica_exec_t *x, int32_t k)
     return MICA_OK;
 }
 
+static mica_status_t infer_shapes(mica_exec_t *x);
+
+/* Layers' hooks run here (configure, shape_change): with the context's
+ * CPU thread count, as its runs have. */
 mica_status_t mica_exec_infer_shapes(mica_exec_t *x)
+{
+    int32_t old = mica__threads_enter(x->threads);
+    mica_status_t st = infer_shapes(x);
+    mica__threads_enter(old);
+    return st;
+}
+
+static mica_status_t infer_shapes(mica_exec_t *x)
 {
     mica_engine_t *e = x->e;
     int32_t i, k;
@@ -295,7 +307,7 @@ mica_status_t mica_exec_upload(mica_exec_t *x)
     return x->timing ? mica__timing_stage(x, MICA__STAGE_UPLOAD, 1) : MICA_OK;
 }
 
-mica_status_t mica_exec_enqueue(mica_exec_t *x)
+static mica_status_t enqueue(mica_exec_t *x)
 {
     mica_status_t st;
 
@@ -307,6 +319,16 @@ mica_status_t mica_exec_enqueue(mica_exec_t *x)
         (st = mica__graph_enqueue(x)) != MICA_OK)
         return st;
     return mica__timing_stage(x, MICA__STAGE_ENQUEUE, 1);
+}
+
+/* The layers run with the context's CPU thread count
+ * (core/base/threads.c). */
+mica_status_t mica_exec_enqueue(mica_exec_t *x)
+{
+    int32_t old = mica__threads_enter(x->threads);
+    mica_status_t st = enqueue(x);
+    mica__threads_enter(old);
+    return st;
 }
 
 mica_status_t mica_exec_download(mica_exec_t *x)

@@ -25,7 +25,11 @@
  *
  * Where the format a layer reads differs from the one its input was made
  * in, an Identity reorder is inserted ("reorder:t@hwc", one per tensor
- * and format, shared by every reader).  The network is then rewritten and
+ * and format, shared by every reader).  A tensor whose two layouts are
+ * the same bytes (one channel, or one spatial position: a per-channel
+ * constant [1, C, 1, 1], a global pooling's output) is made in channels
+ * last wherever a later layer reads it so and its producer can, so that
+ * it needs no reorder.  The network is then rewritten and
  * built again, every layer told its formats (mica__net_layer_t.formats).
  * Network inputs and outputs are linear unless mica_network_set_format
  * asks otherwise (a network output's producer must make it in that
@@ -53,6 +57,23 @@ static uint32_t channels_last(int32_t r)
 static int aware(const mica_layer_ops_t *ops)
 {
     return ops->struct_size > offsetof(mica_layer_ops_t, set_tactic);
+}
+
+/* Whether tensor t's linear and channels-last layouts are the same bytes
+ * (its dims known: one channel, or one spatial position). */
+static int same_bytes(const mica__tensor_t *t)
+{
+    const mica_dims_t *d = &t->dims;
+    int64_t sp = 1;
+    int32_t k;
+    if (d->nb_dims < 4 || d->d[1] < 0)
+        return 0;
+    for (k = 2; k < d->nb_dims; k++) {
+        if (d->d[k] < 0)
+            return 0;
+        sp *= d->d[k];
+    }
+    return d->d[1] == 1 || sp == 1;
 }
 
 /* Whether tensor t may be in channels last at all. */
@@ -111,6 +132,18 @@ static int read_in_cl(const mica_engine_t *e, int32_t s, int32_t t)
             if (l->instance->ops->supports_format(l->instance, i, io,
                                                   l->nb_inputs, l->nb_outputs))
                 return 1;
+            /* or with its other tensors in channels last too (a layer
+             * that takes one input as its output is, as a residual) */
+            for (j = 0; j < n; j++) {
+                int32_t u = j < l->nb_inputs ? l->inputs[j]
+                                             : l->outputs[j - l->nb_inputs];
+                if (u >= 0 && eligible(&e->tensors[u]))
+                    io[j].format = (mica_format_t)channels_last(
+                        e->tensors[u].shape.nb_dims);
+            }
+            if (l->instance->ops->supports_format(l->instance, i, io,
+                                                  l->nb_inputs, l->nb_outputs))
+                return 1;
         }
     }
     return 0;
@@ -161,7 +194,11 @@ static int try_mode(plan_t *p, int32_t s, int cl)
         } else if (e->tensors[t].is_output) { /* as it is asked for */
             cand[0] = p->want[t];
             nc = 1;
-        } else if (cl && read_in_cl(e, s, t)) {
+        } else if ((cl || same_bytes(&e->tensors[t])) &&
+                   read_in_cl(e, s, t)) {
+            /* (a tensor whose two layouts are the same bytes is made as
+             * it will be read whatever the layer prefers: a free
+             * choice that saves a reorder) */
             cand[0] = other;
             cand[1] = LIN;
         } else {     /* nothing would read it in channels last */

@@ -11,7 +11,7 @@ libmica_la_SOURCES = \
 	core/base/expr_nodes.c \
 	core/base/fields.h core/base/fields.c core/base/schema.c \
 	core/base/text.c core/base/device.h core/base/device.c \
-	core/base/npy.h core/base/npy.c
+	core/base/npy.h core/base/npy.c core/base/threads.c
 libmica_la_SOURCES += \
 	core/graph.h core/build.h core/exec.h core/control.h \
 	core/abi_layout.c core/network.c core/network_io.c \

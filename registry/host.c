@@ -74,6 +74,7 @@ static const mica_host_t host_table = {
     mica_dtype_name,
     mica_status_name,
     mica__expr_size,
+    mica__threads_current,
 };
 
 const mica_host_t *mica__host(void)

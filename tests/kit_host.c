@@ -82,6 +82,7 @@ static const mica_host_t host = {
     host_constant, host_operation, host_is_constant, host_constant_value,
     host_dtype_name, host_status_name,
     NULL, /* expr_size: no data-dependent sizes here */
+    NULL, /* cpu_threads: OpenMP's default */
 };
 
 const mica_host_t *kit_test_host(void)

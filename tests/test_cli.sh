@@ -128,7 +128,7 @@ run "$mica" inspect "$hello" --device cpu --no-passes all
 is 0 "$rc" "inspect exits 0"
 has "$tmp/out" '^device: *cpu' "inspect: the device"
 has "$tmp/out" '^arena: *[0-9][0-9]* bytes' "inspect: the arena size"
-has "$tmp/out" 'add  *ElementWise  *1  *\(reference\|onednn\)  *x, b -> s' \
+has "$tmp/out" 'add  *ElementWise  *1  *\(reference\|onednn\|vec\)  *x, b -> s' \
     "inspect: a layer with its implementation and tensors"
 has "$tmp/out" '^  x  *float32  *\[2, 3\]  *E  ' "inspect: tensor x"
 has "$tmp/out" '^  y  *float32  *\[2\]  *E  *output' "inspect: output y"
@@ -194,7 +194,7 @@ has "$tmp/err" "^mica: cannot open manifest" "  and says so"
 
 # ---- deploy-time implementation choice ---------------------------------------
 run "$mica" inspect "$hello" --device cpu --no-passes all
-has "$tmp/out" '^  2  add .*\(reference\|onednn\) .*the highest priority for cpu' \
+has "$tmp/out" '^  2  add .*\(reference\|onednn\|vec\) .*the highest priority for cpu' \
     "inspect says why each implementation was chosen"
 run "$mica" inspect "$hello" --device cpu --prefer ElementWise=reference \
     --no-passes all

@@ -163,7 +163,7 @@ is 0 "$rc" "inspect hello.engine exits 0"
 has "$tmp/out" "^engine: *$tmp/eng/hello.engine$" "  says engine: PATH"
 hasnt "$tmp/out" '^manifest:' "  and no manifest: line"
 has "$tmp/out" '^device: *cpu' "  the device"
-has "$tmp/out" 'add  *ElementWise  *1  *\(reference\|onednn\)  *x, b -> s' \
+has "$tmp/out" 'add  *ElementWise  *1  *\(reference\|onednn\|vec\)  *x, b -> s' \
     "  a layer with its implementation and tensors"
 inspect_body "$tmp/insp.m" >"$tmp/body.m"
 inspect_body "$tmp/out" >"$tmp/body.e"

@@ -95,7 +95,7 @@ has "$tmp/out" '^=== Profile (7 iterations) ===$' "  a per-layer table"
 has "$tmp/out" '^Layer  *Type  *Implementation  *Time (ms)  *Avg. Time (ms)  *Median Time (ms)  *Time %$' \
     "  its columns: name, type, implementation, time, share"
 for l in 'add  *ElementWise' 'relu  *Activation' 'total  *Reduce'; do
-    has "$tmp/out" "^$l  *\(reference\|onednn\)  *$num  *$num  *$num  *$num$" \
+    has "$tmp/out" "^$l  *\(reference\|onednn\|vec\)  *$num  *$num  *$num  *$num$" \
         "  a row: $(echo "$l" | sed 's/ .*//')"
 done
 # Constants never run: their values are bound (core/constants.c).

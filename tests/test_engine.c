@@ -277,7 +277,7 @@ static void test_missing_module(void)
     ok(mica_engine_deserialize(small, data, size, &out) != MICA_OK,
        "a layer whose module is not loaded: refused");
     contains(mica_context_error(small), "layer 'relu' needs Activation v1 "
-             "(implementation 'reference')", "  naming the layer and what it "
+             "(implementation 'vec')", "  naming the layer and what it "
              "needs");
     mica_engine_destroy(out);
     mica_context_destroy(small);

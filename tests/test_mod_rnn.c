@@ -204,6 +204,72 @@ static void path_case(const char *label, mica_dtype_t dt, const char *op,
     free(xv);
 }
 
+/*
+ * oneDNN's implementation against the reference: `op` with `layers`
+ * layers and `dirs` directions over x [n, t, e], initial states given,
+ * seeded weights (a skip where oneDNN is not built).
+ */
+static void onednn_case(const char *op, int64_t layers, int64_t dirs,
+                        int64_t n, int64_t t, int64_t e, int64_t h)
+{
+    const int64_t g = strcmp(op, "lstm") == 0 ? 4 : strcmp(op, "gru") == 0
+                                                        ? 3 : 1;
+    const int64_t ld = layers * dirs, bn = g * h;
+    const int64_t xd[3] = {n, t, e}, sd[3] = {n, ld, h};
+    int64_t wn[8], rn[8], bns[8];
+    const float *wl[8], *rl[8], *wbl[8], *rbl[8];
+    float *owned[40];
+    uint32_t seed = 77;
+    th_fields_t *f = th_fields();
+    th_tensor_t in[3];
+    char label[96];
+    float *xv, *hv, *cv;
+    int64_t k, no = 0;
+
+    for (k = 0; k < ld; k++) {
+        int64_t in_size = k < dirs ? e : dirs * h;
+        wn[k] = g * h * in_size;
+        rn[k] = g * h * h;
+        bns[k] = bn;
+        wl[k] = owned[no++] = seeded(wn[k], 0.5f, &seed);
+        rl[k] = owned[no++] = seeded(rn[k], 0.5f, &seed);
+        wbl[k] = owned[no++] = seeded(bn, 0.5f, &seed);
+        rbl[k] = owned[no++] = seeded(bn, 0.5f, &seed);
+    }
+    xv = owned[no++] = seeded(n * t * e, 1.0f, &seed);
+    hv = owned[no++] = seeded(n * ld * h, 1.0f, &seed);
+    cv = owned[no++] = seeded(n * ld * h, 1.0f, &seed);
+    th_f_str(f, "op", op);
+    th_f_int(f, "layers", layers);
+    th_f_int(f, "hidden_size", h);
+    th_f_int(f, "max_seq_length", t);
+    th_f_str(f, "direction", dirs == 2 ? "bidirection" : "unidirection");
+    list_field(f, "weights", (int)ld, wl, wn, MICA_FLOAT32);
+    list_field(f, "recurrent_weights", (int)ld, rl, rn, MICA_FLOAT32);
+    list_field(f, "biases", (int)ld, wbl, bns, MICA_FLOAT32);
+    list_field(f, "recurrent_biases", (int)ld, rbl, bns, MICA_FLOAT32);
+    in[0] = from_floats(MICA_FLOAT32, 3, xd, xv);
+    in[1] = from_floats(MICA_FLOAT32, 3, sd, hv);
+    in[2] = from_floats(MICA_FLOAT32, 3, sd, cv);
+    snprintf(label, sizeof label, "onednn %s, %d layer(s), %d direction(s), "
+             "%d x %d", op, (int)layers, (int)dirs, (int)n, (int)t);
+    th_check_impl(label, "RNNv2", f, g == 4 ? 3 : 2, in, g == 4 ? 3 : 2,
+                  MICA_DEVICE_CPU, "onednn", TOL32);
+    free_all(in, 3);
+    for (k = 0; k < no; k++)
+        free(owned[k]);
+}
+
+static void test_onednn(void)
+{
+    onednn_case("lstm", 2, 2, 3, 6, 5, 7);
+    onednn_case("gru", 2, 2, 3, 6, 5, 7);
+    onednn_case("gru", 1, 1, 1, 9, 16, 8);
+    onednn_case("tanh", 2, 1, 2, 4, 3, 5);
+    onednn_case("relu", 1, 2, 2, 4, 3, 5);
+    onednn_case("lstm", 1, 1, 4, 30, 64, 32);
+}
+
 static void test_paths(void)
 {
     const mica_dtype_t F16 = MICA_FLOAT16, F32 = MICA_FLOAT32;
@@ -570,6 +636,7 @@ int main(void)
     test_dynamic(MICA_DEVICE_CPU, "cpu");
     test_dynamic(MICA_DEVICE_CUDA, "cuda");
     test_paths();
+    test_onednn();
     test_empty();
     test_errors();
     return exit_status();

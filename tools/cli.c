@@ -3,6 +3,7 @@
  */
 #include <config.h>
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +130,35 @@ static int no_fusion;
 static char passes[1024], no_passes[1024];
 /* --allow-manifest-modules */
 static int manifest_modules;
+
+/* --threads, -1 if not given */
+static long threads = -1;
+
+int cli_threads_option(const char *cmd, int argc, char **argv, int *i,
+                       int *taken)
+{
+    const char *v;
+    char *end;
+
+    *taken = 0;
+    if (!cli_is_opt(argv[*i], "--threads"))
+        return CLI_OK;
+    *taken = 1;
+    if (!(v = cli_opt_value(cmd, argc, argv, i, "--threads")))
+        return CLI_USAGE;
+    errno = 0;
+    threads = strtol(v, &end, 10);
+    if (errno || *end || end == v || threads < 1 || threads > 4096)
+        return cli_usage_error(cmd, "--threads '%s': expected a count of "
+                               "threads from 1 to 4096", v);
+    return CLI_OK;
+}
+
+mica_status_t cli_exec_threads(mica_exec_t *exec)
+{
+    return threads < 0 ? MICA_OK
+                       : mica_exec_set_threads(exec, (int32_t)threads);
+}
 
 void cli_set_allow_manifest_modules(int on)
 {

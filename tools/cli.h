@@ -87,6 +87,21 @@ void cli_passes_config(mica_build_config_t *cfg);
 int cli_fp16(void);
 int cli_autotune(void);
 
+/*
+ * Take argv[*i] if it is --threads N (*taken 1, *i advanced past its
+ * value): the CPU threads of every execution context the command makes
+ * (cli_exec_threads).  CLI_USAGE after a message if N is not a count.
+ */
+int cli_threads_option(const char *cmd, int argc, char **argv, int *i,
+                       int *taken);
+/* Give `exec` the --threads count, if one was given. */
+mica_status_t cli_exec_threads(mica_exec_t *exec);
+/* The usage lines of --threads, for --help texts. */
+#define CLI_THREADS_HELP                                                    \
+    "  --threads N             at most N CPU threads per layer (ONNX\n"    \
+    "                          Runtime's intra-op threads; default:\n"     \
+    "                          OMP_NUM_THREADS, else every CPU)\n"
+
 /* Subcommands: argv[0] is the subcommand's name. */
 int cmd_run(int argc, char **argv);
 int cmd_build(int argc, char **argv);

@@ -40,7 +40,7 @@ static void usage(FILE *f)
         "                  [--device auto|cpu|cuda] [--profile K] [--prefer T=I]...\n"
         "                  [--fp16] [--no-fusion] [--module-path DIR]...\n"
         "                  [--passes NAME,...] [--no-passes NAME,...]\n"
-        "                  [--verbose]\n\n"
+        "                  [--threads N] [--verbose]\n\n"
         "Time repeated runs of the network, as trtexec does: throughput, then\n"
         "min, max, mean, median and percentiles 90, 95 and 99 of the latency,\n"
         "the enqueue time, the H2D copies, the compute and the D2H copies.\n"
@@ -74,6 +74,7 @@ static void usage(FILE *f)
         "  --no-fusion             apply no fusion rule\n"
         "  --passes NAME,...       run only these graph passes (all, none)\n"
         "  --no-passes NAME,...    run every graph pass but these (all: none)\n"
+        CLI_THREADS_HELP
         "  --module-path DIR       another folder of modules (repeatable)\n"
         "  --verbose               a progress line, and what each metric means\n\n"
         "A progress line goes to standard error when it is a terminal (or\n"
@@ -110,6 +111,11 @@ static int parse(bench_t *b, int argc, char **argv, int *help)
             return CLI_OK;
         } else if (cli_inputs_option("bench", argc, argv, &i, &taken,
                                      &b->inputs) != CLI_OK) {
+            return CLI_USAGE;
+        } else if (taken) {
+            continue;
+        } else if (cli_threads_option("bench", argc, argv, &i, &taken) !=
+                   CLI_OK) {
             return CLI_USAGE;
         } else if (taken) {
             continue;
@@ -327,6 +333,8 @@ int cmd_bench(int argc, char **argv)
         }
     }
     st = mica_exec_create(engine, &exec);
+    if (st == MICA_OK)
+        st = cli_exec_threads(exec);
     if (st == MICA_OK && b.profile >= 0 && mica_engine_nb_profiles(engine))
         st = mica_exec_set_profile(exec, (int32_t)b.profile);
     for (k = 0; st == MICA_OK && k < b.inputs.nb; k++)

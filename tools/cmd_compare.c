@@ -41,7 +41,7 @@ static void usage(FILE *f)
         "                    [--input NAME=FILE.npy|NAME=random]... [--seed N]\n"
         "                    [--shapes NAME:AxB,...] [--profile K]\n"
         "                    [--passes NAME,...] [--no-passes NAME,...]\n"
-        "                    [--module-path DIR]...\n\n"
+        "                    [--module-path DIR]... [--threads N]\n\n"
         "Build the model in two configurations, run both once on the same\n"
         "inputs (given, or seeded random values) and report, per output, the\n"
         "max, mean, median and 99th percentile of the absolute and relative\n"
@@ -65,7 +65,8 @@ static void usage(FILE *f)
         "  --all-layers      compare every tensor computed outside loops and\n"
         "                    conditionals, and name the first layer whose\n"
         "                    output diverges\n"
-        "  --input, --seed, --shapes, --profile, --module-path: as 'mica run'\n\n"
+        "  --input, --seed, --shapes, --profile, --module-path, --threads:\n"
+        "                         as 'mica run'\n\n"
         "Example: mica compare net.yaml --a device=cpu --b device=cuda,fp16 \\\n"
         "             --atol 1e-2 --rtol 1e-2\n");
 }
@@ -188,6 +189,11 @@ static int parse(compare_t *c, int argc, char **argv, int *help)
             return CLI_USAGE;
         } else if (taken) {
             continue;
+        } else if (cli_threads_option("compare", argc, argv, &i, &taken) !=
+                   CLI_OK) {
+            return CLI_USAGE;
+        } else if (taken) {
+            continue;
         } else if (cli_onnx_option("compare", argc, argv, &i, &taken) !=
                    CLI_OK) {
             return CLI_USAGE;
@@ -277,6 +283,8 @@ static int run_once(mica_context_t *ctx, mica_engine_t *engine,
                     const compare_t *c, const char *which, mica_exec_t **exec)
 {
     mica_status_t st = mica_exec_create(engine, exec);
+    if (st == MICA_OK)
+        st = cli_exec_threads(*exec);
     if (st == MICA_OK && c->profile >= 0 && mica_engine_nb_profiles(engine))
         st = mica_exec_set_profile(*exec, (int32_t)c->profile);
     if (st == MICA_OK)

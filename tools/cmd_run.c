@@ -31,7 +31,7 @@ static void usage(FILE *f)
         "                [--device auto|cpu|cuda] [--profile K] [--prefer T=I]...\n"
         "                [--shapes NAME:AxB,...] [--module-path DIR]...\n"
         "                [--allow-manifest-modules] [--no-fusion]\n"
-        "                [--passes NAME,...] [--no-passes NAME,...]\n\n"
+        "                [--passes NAME,...] [--no-passes NAME,...] [--threads N]\n\n"
         "Run the network of MANIFEST (built here), of ENGINE (an engine\n"
         "file that 'mica build' wrote) or of an ONNX model once and write every\n"
         "network output and every output for shapes as DIR/NAME.npy (DIR is\n"
@@ -54,6 +54,9 @@ static void usage(FILE *f)
         "  --no-fusion            apply no fusion rule (a manifest or model)\n"
         "  --passes NAME,...      run only these graph passes (all, none)\n"
         "  --no-passes NAME,...   run every graph pass but these (all: none)\n"
+        "  --threads N            at most N CPU threads per layer (ONNX\n"
+        "                         Runtime's intra-op threads; default:\n"
+        "                         OMP_NUM_THREADS, else every CPU)\n"
         "  --prefer TYPE=IMPL     use implementation IMPL for layers of TYPE\n"
         "                         that do not pin one (repeatable; replaces\n"
         "                         $MICA_PREFER)\n"
@@ -130,6 +133,11 @@ static int parse(run_t *r, int argc, char **argv, int *help)
             if (!(v = cli_opt_value("run", argc, argv, &i, "--module-path")))
                 return CLI_USAGE;
             r->paths[r->nb_paths++] = (char *)v;
+        } else if (cli_threads_option("run", argc, argv, &i, &taken) !=
+                   CLI_OK) {
+            return CLI_USAGE;
+        } else if (taken) {
+            continue;
         } else if (cli_onnx_option("run", argc, argv, &i, &taken)
                    != CLI_OK) {
             return CLI_USAGE;
@@ -211,6 +219,8 @@ int cmd_run(int argc, char **argv)
         goto out;
     cli_inputs_print(&r.inputs, stdout, 0);
     st = mica_exec_create(engine, &exec);
+    if (st == MICA_OK)
+        st = cli_exec_threads(exec);
     if (st == MICA_OK && r.profile >= 0 && mica_engine_nb_profiles(engine))
         st = mica_exec_set_profile(exec, (int32_t)r.profile);
     if (st == MICA_OK)

@@ -854,6 +854,23 @@ MICA_EXPORT mica_status_t mica_exec_cuda_graph_counts(
     const mica_exec_t *exec, mica_cuda_graph_counts_t *counts);
 
 /*
+ * CPU threads (ONNX Runtime's intra_op_num_threads): at most `threads`
+ * threads for each CPU layer this context runs, mica's own parallel
+ * kernels and oneDNN's alike; 0 (the default) leaves OpenMP's default
+ * (OMP_NUM_THREADS, else every CPU).  Small layers run on the calling
+ * thread whatever the setting.  Threads wait passively between layers
+ * (OMP_WAIT_POLICY=passive) unless the environment asked otherwise
+ * before the first CPU layer ran (OMP_WAIT_POLICY=active spins: faster
+ * on an idle machine, costly on a shared one).  MICA_ERR_INVALID, and
+ * nothing changes, for a negative count; any device accepts it (on CUDA
+ * it serves the layers that run on the host).
+ */
+MICA_EXPORT mica_status_t mica_exec_set_threads(mica_exec_t *exec,
+                                                int32_t threads);
+/* The count set by mica_exec_set_threads (0: the default). */
+MICA_EXPORT int32_t mica_exec_threads(const mica_exec_t *exec);
+
+/*
  * Host memory for an engine's inputs that its device copies from
  * directly (pinned on CUDA, plain on the CPU); free it with
  * mica_engine_host_free, before the engine is destroyed.

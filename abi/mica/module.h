@@ -105,6 +105,16 @@ typedef struct mica_host {
     const mica_expr_t *(*expr_size)(mica_expr_builder_t *eb,
                                     int32_t size_output,
                                     const mica_expr_t *upper);
+
+    /*
+     * The number of CPU threads the layer being enqueued may use: what
+     * the application asked of the execution context running it
+     * (mica_exec_set_threads), 0 where it asked nothing (then OpenMP's
+     * default: OMP_NUM_THREADS, else every CPU).  A CPU implementation
+     * that runs threads of its own (OpenMP, oneDNN) uses at most that
+     * many for this call.
+     */
+    int32_t (*cpu_threads)(void);
 } mica_host_t;
 
 /* Whether the host table `h` has member `m` (a service added later). */

@@ -99,6 +99,12 @@ static inline const char *mica__error_msg(const mica_error_t *err,
 /* ---- small utilities (core/base/util.c) ---------------------------------- */
 
 /* strdup that returns NULL for NULL. */
+/* The CPU thread count of the run in progress on this thread (0: not
+ * set), and setting it around a run: enter returns the value to restore
+ * (core/base/threads.c). */
+int32_t mica__threads_current(void);
+int32_t mica__threads_enter(int32_t threads);
+
 char *mica__strdup(const char *s);
 /* "ORIGIN: " (or "" for a NULL or empty origin) into buf, for messages. */
 const char *mica__at(const char *origin, char *buf, size_t len);

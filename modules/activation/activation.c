@@ -152,6 +152,20 @@ static mica_status_t act_enqueue_cpu(mica_layer_t *layer,
     return MICA_OK;
 }
 
+/* The vector kernels for float tensors, else the reference. */
+static MICA_KIT_ENQUEUE(act_enqueue_vec)
+{
+    const act_layer_t *l = (const act_layer_t *)layer;
+
+    if (nb_in == 1 && nb_out == 1 &&
+        mica__act_vec(l->type, l->alpha, l->beta, in[0].dtype,
+                      mica_dims_volume(&out[0].dims), inputs[0],
+                      outputs[0]))
+        return MICA_OK;
+    return act_enqueue_cpu(layer, in, nb_in, out, nb_out, inputs, outputs,
+                           workspace, stream, err);
+}
+
 #if MICA_KIT_CUDA
 static mica_status_t act_enqueue_cuda(mica_layer_t *layer,
                                       const mica_tensor_desc_t *in,
@@ -218,7 +232,16 @@ MICA_KIT_LAYER_PAIR(act, "Activation", act_fields, MICA_KIT_COUNT(act_fields),
                     .output_dims = mica_kit_same_dims,
                     .supports_format = act_supports_format)
 
-static const mica_layer_creator_t *const creators[] = {MICA_KIT_PAIR(act)};
+static const mica_layer_ops_t act_ops_vec = MICA_KIT_OPS(
+    act_enqueue_vec, .nb_outputs = mica_kit_one_output,
+    .output_dtypes = act_output_dtypes, .output_dims = mica_kit_same_dims,
+    .supports_format = act_supports_format);
+static const mica_layer_creator_t act_creator_vec = MICA_KIT_CREATOR(
+    "Activation", "vec", MICA_DEVICE_CPU, 6, MICA_ROLE_NONE, act_fields,
+    MICA_KIT_COUNT(act_fields), act_create, &act_ops_vec);
+
+static const mica_layer_creator_t *const creators[] = {MICA_KIT_PAIR(act),
+                                                       &act_creator_vec};
 
 MICA_KIT_ENTRY_FUSION("activation", PACKAGE_VERSION, "MIT",
                       "Activation: relu, sigmoid, tanh, GELU and the "

@@ -90,6 +90,13 @@ MICA_KIT_HD float mica__act_f(int type, float x, float a, float b)
 #define MICA__GELU_NB_RULES 2
 extern const mica_fusion_rule_t *const mica__gelu_rules[MICA__GELU_NB_RULES];
 
+#ifndef __CUDACC__
+/* The vector kernels (activation_vec.c): y = f(x) over n elements of a
+ * float32 or float16 tensor; 0 (nothing done) for another dtype. */
+int mica__act_vec(int type, float alpha, float beta, mica_dtype_t dtype,
+                  int64_t n, const void *x, void *y);
+#endif
+
 #if MICA_KIT_CUDA || defined(__CUDACC__)
 /*
  * Run activation `type` on the device over n > 0 elements of `dtype`

@@ -6,6 +6,7 @@
 #include <config.h>
 
 #include "kit_onednn.h"
+#include "kit_cpu.h"
 
 #include <assert.h>
 #include <pthread.h>
@@ -57,6 +58,9 @@ static const mica_kit_sym_t dnnl_syms[] = {
     MICA_KIT_SYM(mica__dnnl, post_ops_destroy, "dnnl_post_ops_destroy"),
     MICA_KIT_SYM(mica__dnnl, post_ops_append_sum, "dnnl_post_ops_append_sum"),
     MICA_KIT_SYM(mica__dnnl, binary_desc, "dnnl_binary_desc_init"),
+    MICA_KIT_SYM(mica__dnnl, rnn_desc, "dnnl_vanilla_rnn_forward_desc_init"),
+    MICA_KIT_SYM(mica__dnnl, lstm_desc, "dnnl_lstm_forward_desc_init"),
+    MICA_KIT_SYM(mica__dnnl, lbr_gru_desc, "dnnl_lbr_gru_forward_desc_init"),
 };
 
 static mica_kit_lib_t dnnl_lib =
@@ -82,6 +86,8 @@ mica_status_t mica__dnnl_open(mica_error_t *err)
     mica_status_t st;
     dnnl_status_t s = dnnl_success;
 
+    /* OpenMP's wait policy, read once when oneDNN loads libgomp */
+    mica__cpu_omp_env();
     if ((st = mica_kit_lib_open(&dnnl_lib, err)) != MICA_OK)
         return st;
     pthread_mutex_lock(&engine_lock);
@@ -328,6 +334,7 @@ static mica_status_t execute(dnnl_primitive_t prim, dnnl_stream_t stream,
 {
     mica_status_t st = MICA_OK;
 
+    mica__cpu_omp_threads(); /* the run's thread count */
     MICA__DNNL_TRY(mica__dnnl.execute(prim, stream, n, args));
 fail:
     return st;
@@ -503,6 +510,7 @@ void mica__dnnl_run_free(mica__dnnl_run_t *run)
 struct mica__dnnl_cache {
     mica__dnnl_run_t run;
     int made;
+    int32_t threads; /* the thread count it was made for */
     size_t key_size;
     unsigned char key[]; /* key_size bytes: what the runner was made for */
 };
@@ -514,6 +522,7 @@ mica_status_t mica__dnnl_cached(mica__dnnl_cache_t **cache, const void *key,
 {
     mica__dnnl_cache_t *c = *cache;
     mica_status_t st;
+    int32_t threads;
 
     if (!c) {
         if ((st = mica__dnnl_open(err)) != MICA_OK)
@@ -523,7 +532,12 @@ mica_status_t mica__dnnl_cached(mica__dnnl_cache_t **cache, const void *key,
         c->key_size = key_size;
     }
     assert(c->key_size == key_size);
-    if (c->made && memcmp(c->key, key, key_size) != 0) {
+    /* oneDNN plans a primitive for the threads it is made with: made
+     * again for another count */
+    threads = mica__cpu_threads();
+    mica__cpu_omp_threads();
+    if (c->made && (memcmp(c->key, key, key_size) != 0 ||
+                    c->threads != threads)) {
         mica__dnnl_run_free(&c->run);
         c->made = 0;
     }
@@ -531,6 +545,7 @@ mica_status_t mica__dnnl_cached(mica__dnnl_cache_t **cache, const void *key,
         if ((st = make(&c->run, problem, err)) != MICA_OK)
             return st;
         c->made = 1;
+        c->threads = threads;
         memcpy(c->key, key, key_size);
     }
     *run = &c->run;

@@ -80,6 +80,9 @@ typedef struct mica__dnnl_table {
     MICA_KIT_FN(dnnl_post_ops_destroy) post_ops_destroy;
     MICA_KIT_FN(dnnl_post_ops_append_sum) post_ops_append_sum;
     MICA_KIT_FN(dnnl_binary_desc_init) binary_desc;
+    MICA_KIT_FN(dnnl_vanilla_rnn_forward_desc_init) rnn_desc;
+    MICA_KIT_FN(dnnl_lstm_forward_desc_init) lstm_desc;
+    MICA_KIT_FN(dnnl_lbr_gru_forward_desc_init) lbr_gru_desc;
 } mica__dnnl_table_t;
 
 extern MICA_KIT_API mica__dnnl_table_t mica__dnnl;

@@ -14,7 +14,8 @@ include_mica_HEADERS += abi/mica/kit.h abi/mica/kit_half.h \
 noinst_LTLIBRARIES += modules/common/libmicamodkit.la
 modules_common_libmicamodkit_la_SOURCES = modules/common/kit.c \
 	modules/common/kit_fields.c modules/common/kit_layer.c \
-	modules/common/kit_lib.c modules/common/kit_bcast.c
+	modules/common/kit_lib.c modules/common/kit_bcast.c \
+	modules/common/kit_cpu.c modules/common/kit_cpu.h
 
 lib_LTLIBRARIES += modules/common/libmica_kit.la
 modules_common_libmica_kit_la_SOURCES =
@@ -34,6 +35,20 @@ if MICA_ONEDNN
 modules_common_libmicamodkit_nn_la_SOURCES += modules/common/kit_onednn.c \
 	modules/common/kit_onednn.h
 endif
+
+# The CPU helpers (not installed): the element kernels' drivers of the
+# `vec` implementations.  (Their threads, GNU OpenMP opened on first
+# use, kit_cpu.[ch], are in the kit itself, for oneDNN's runners too.)
+noinst_LTLIBRARIES += modules/common/libmicamodkit_cpu.la
+modules_common_libmicamodkit_cpu_la_SOURCES = modules/common/kit_vec.c \
+	modules/common/kit_vec.h
+
+# The vec implementations against their references (corner values,
+# broadcasts, formats, threads).
+check_PROGRAMS += tests/test_vec
+TESTS += tests/test_vec
+tests_test_vec_SOURCES = tests/test_vec.c
+tests_test_vec_LDADD = tests/libmicatest.la libmica.la $(LIBM)
 
 # The GPU libraries' helpers (not installed): cuBLAS and, when configure
 # found it, cuDNN, opened on first use, with a handle per thread and device.

@@ -12,6 +12,9 @@
  * disagree).  0-D inputs have no axis and are refused.
  *
  * Any element type (only bytes move); the output has the inputs' type.
+ * Formats: every tensor linear, or every one channels last (the rows
+ * copied are then those of the memory order: N, the spatial dims, C).
+ *
  * Empty inputs are allowed: a zero length along the axis contributes
  * nothing; a zero elsewhere makes the output empty (never enqueued).
  *
@@ -170,11 +173,13 @@ static int32_t concat_supports_format(const mica_layer_t *layer, int32_t pos,
 {
     (void)layer;
     if (nb_in < 1 || nb_out != 1 || pos < 0 || pos > nb_in ||
-        !mica_kit_linear(io, pos))
+        (!mica_kit_linear(io, pos) &&
+         io[pos].format != mica_kit_channels_last(io[pos].dims.nb_dims)))
         return 0;
     if (pos == 0)
         return mica_dtype_size(io[0].dtype) != 0;
-    return io[pos].dtype == io[0].dtype;
+    /* every tensor in input 0's format */
+    return io[pos].dtype == io[0].dtype && io[pos].format == io[0].format;
 }
 
 /* ---- running ------------------------------------------------------------ */
@@ -198,12 +203,18 @@ static mica_status_t make_plan(const concat_layer_t *l,
     int32_t r = od->nb_dims, i, k;
     int64_t axis = axis_for(l, r), inner = 1, sum = 0;
     size_t es = mica_dtype_size(out[0].dtype);
+    int cl = out[0].format != MICA_FORMAT_LINEAR;
 
+    /* the dims before the axis in memory order, and after it: channels
+     * last lays out N, the spatial dims, then C */
     p->outer = 1;
     for (k = 0; k < r; k++) {
-        if (k < axis)
+        int32_t at = !cl || k == 0 ? k : k == 1 ? r - 1 : k - 1;
+        int32_t ax = !cl || axis == 0 ? (int32_t)axis
+                     : axis == 1 ? r - 1 : (int32_t)axis - 1;
+        if (at < ax)
             p->outer *= od->d[k];
-        else if (k > axis)
+        else if (at > ax)
             inner *= od->d[k];
     }
     for (i = 0; i < nb_in; i++) {

@@ -123,15 +123,30 @@ static mica_status_t constant_output_dims(const mica_layer_t *layer,
     return MICA_OK;
 }
 
+/*
+ * Linear; also channels last where that is the same bytes: one channel,
+ * or a single spatial position ([1, C, 1, 1], a per-channel constant),
+ * so that a reader in channels last takes it with no reorder.
+ */
 static int32_t constant_supports_format(const mica_layer_t *layer,
                                         int32_t pos,
                                         const mica_tensor_desc_t *io,
                                         int32_t nb_in, int32_t nb_out)
 {
     const constant_layer_t *l = (const constant_layer_t *)layer;
+    const mica_dims_t *d = &io[pos].dims;
+    int64_t sp = 1;
+    int32_t k;
     (void)nb_out;
-    return pos == nb_in && mica_kit_linear(io, pos) &&
-           io[pos].dtype == l->w->dtype;
+    if (pos != nb_in || io[pos].dtype != l->w->dtype)
+        return 0;
+    if (mica_kit_linear(io, pos))
+        return 1;
+    if (io[pos].format != mica_kit_channels_last(d->nb_dims))
+        return 0;
+    for (k = 2; k < d->nb_dims; k++)
+        sp *= d->d[k];
+    return d->d[1] == 1 || sp == 1;
 }
 
 static mica_status_t constant_output_values(const mica_layer_t *layer,

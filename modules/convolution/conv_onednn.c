@@ -17,8 +17,11 @@
  * the primitive runs), part of the cache's key; the ReLU follows on the
  * host (oneDNN's makes NaN of -inf).
  * A 2D Convolution also takes channels last (NHWC, MICA_FORMAT_HWC):
- * oneDNN's nhwc source and destination, which its fast kernels on
- * AVX-512 (brgconv) read and write as they are, with no reorder.
+ * where the work per element is small (nhwc_direct: 1x1, depthwise, few
+ * channels), the primitive is asked for oneDNN's nhwc source and
+ * destination first, which its kernels read and write as they are, so
+ * that no reorder runs around it; elsewhere, and where it has no such
+ * kernel, its own choice of layouts (blocked, reordered around it).
  */
 #include <config.h>
 
@@ -28,6 +31,23 @@
 #include "conv.h"
 #include "kit_nn.h"
 #include "kit_onednn.h"
+
+/*
+ * Whether a channels-last convolution asks oneDNN for nhwc itself: where
+ * the work per element is small (a 1x1 kernel, depthwise, or few input
+ * channels per group times the window), the reorders into a blocked
+ * layout and back would cost more than the kernel gains from them; a
+ * larger one (3x3 over many channels) runs faster blocked (AVX2's
+ * jit:avx2 is several times slower on nhwc there), reorders included.
+ */
+static int nhwc_direct(const mica__conv_problem_t *pb, const mica__window_t *w)
+{
+    int64_t kv = 1, cpg = pb->c / (pb->p->groups > 0 ? pb->p->groups : 1);
+    int i;
+    for (i = 0; i < w->nd; i++)
+        kv *= w->k[3 - w->nd + i];
+    return kv == 1 || cpg == 1 || cpg * kv <= 64;
+}
 
 /* Spatial values of a window array v, nd of them, minus `minus`. */
 static void spatial(const mica__conv_problem_t *pb, const int64_t *v,
@@ -147,11 +167,25 @@ static mica_status_t make(mica__dnnl_run_t *run, const void *problem,
         MICA__DNNL_TRY(mica__dnnl.pd_create(&pd, &dd, attr,
                                             mica__dnnl_engine(), NULL));
     } else {
-        MICA__DNNL_TRY(mica__dnnl.conv_desc(
-            &cd, dnnl_forward_inference, dnnl_convolution_direct, &x_any,
-            &w_any, p->bias ? &b_md : NULL, &y_any, strides, dil, pre, post));
-        MICA__DNNL_TRY(mica__dnnl.pd_create(&pd, &cd, attr,
-                                            mica__dnnl_engine(), NULL));
+        /* Channels last: the source and destination as they are where
+         * oneDNN has a kernel for them (its AVX2 and AVX-512 ones do), so
+         * that no reorder runs around the primitive; else its choice. */
+        if (pp->nhwc && nhwc_direct(pb, w) &&
+            mica__dnnl.conv_desc(&cd, dnnl_forward_inference,
+                                 dnnl_convolution_direct, &x_plain, &w_any,
+                                 p->bias ? &b_md : NULL, &y_plain, strides,
+                                 dil, pre, post) == dnnl_success &&
+            mica__dnnl.pd_create(&pd, &cd, attr, mica__dnnl_engine(),
+                                 NULL) != dnnl_success)
+            pd = NULL;
+        if (!pd) {
+            MICA__DNNL_TRY(mica__dnnl.conv_desc(
+                &cd, dnnl_forward_inference, dnnl_convolution_direct, &x_any,
+                &w_any, p->bias ? &b_md : NULL, &y_any, strides, dil, pre,
+                post));
+            MICA__DNNL_TRY(mica__dnnl.pd_create(&pd, &cd, attr,
+                                                mica__dnnl_engine(), NULL));
+        }
     }
     wf = mica__dnnl_floats(p->kernel, &wbuf);
     if (p->bias)

@@ -171,6 +171,33 @@ static int32_t ew_supports_format(const mica_layer_t *layer, int32_t pos,
     return io[2].dtype == output_type(l->op, io[0].dtype);
 }
 
+/*
+ * vec: float tensors in any format each (linear, or channels last where
+ * the rank has it), broadcast or not: the kit's walk reads every tensor
+ * in its own layout, so a [1, C, 1, 1] constant stays linear beside a
+ * channels-last activation.  Other types as the reference.
+ */
+static int32_t ew_supports_format_vec(const mica_layer_t *layer,
+                                      int32_t pos,
+                                      const mica_tensor_desc_t *io,
+                                      int32_t nb_in, int32_t nb_out)
+{
+    const ew_layer_t *l = (const ew_layer_t *)layer;
+
+    if (nb_in != 2 || nb_out != 1 || pos < 0 || pos > 2)
+        return 0;
+    if (!mica__ew_vec_takes(l->op, io[0].dtype))
+        return ew_supports_format(layer, pos, io, nb_in, nb_out);
+    if (!mica_kit_linear(io, pos) &&
+        io[pos].format != mica_kit_channels_last(io[pos].dims.nb_dims))
+        return 0;
+    if (pos == 0)
+        return input_ok(l->op, io[0].dtype);
+    if (pos == 1)
+        return io[1].dtype == io[0].dtype;
+    return io[2].dtype == output_type(l->op, io[0].dtype);
+}
+
 /* ---- values of integer shape tensors ---------------------------------- */
 
 /*
@@ -343,6 +370,24 @@ static mica_status_t ew_enqueue_cpu(mica_layer_t *layer,
     return MICA_OK;
 }
 
+/* The vector kernels for float tensors, else the reference. */
+static MICA_KIT_ENQUEUE(ew_enqueue_vec)
+{
+    const ew_layer_t *l = (const ew_layer_t *)layer;
+    mica_kit_bcast_t v;
+    mica_status_t st;
+
+    if (nb_in == 2 && nb_out == 1 && mica__ew_vec_takes(l->op, in[0].dtype)) {
+        /* the dims checked as the reference checks them */
+        if ((st = mica_kit_broadcast_view(in, 2, &out[0].dims, 0, &v,
+                                          err)) != MICA_OK)
+            return st;
+        return mica__ew_vec_run(l->op, in, out, inputs, outputs[0], err);
+    }
+    return ew_enqueue_cpu(layer, in, nb_in, out, nb_out, inputs, outputs,
+                          workspace, stream, err);
+}
+
 #ifdef MICA_HAVE_ONEDNN
 /* oneDNN where it computes the same, else the reference. */
 static MICA_KIT_ENQUEUE(ew_enqueue_dnnl)
@@ -435,8 +480,18 @@ static const mica_layer_creator_t ew_creator_dnnl = MICA_KIT_CREATOR(
 #define EW_DNNL_CREATOR
 #endif
 
+static const mica_layer_ops_t ew_ops_vec =
+    MICA_KIT_OPS(ew_enqueue_vec, .nb_outputs = mica_kit_one_output,
+                 .output_dtypes = ew_output_dtypes,
+                 .output_dims = ew_output_dims,
+                 .supports_format = ew_supports_format_vec,
+                 .output_values = ew_output_values);
+static const mica_layer_creator_t ew_creator_vec = MICA_KIT_CREATOR(
+    "ElementWise", "vec", MICA_DEVICE_CPU, 6, MICA_ROLE_NONE, ew_fields,
+    MICA_KIT_COUNT(ew_fields), ew_create, &ew_ops_vec);
+
 static const mica_layer_creator_t *const creators[] = {
-    MICA_KIT_PAIR(ew) EW_DNNL_CREATOR};
+    MICA_KIT_PAIR(ew), &ew_creator_vec EW_DNNL_CREATOR};
 
 MICA_KIT_ENTRY("elementwise", PACKAGE_VERSION, "MIT",
                "ElementWise: binary operations with broadcasting",

@@ -163,6 +163,16 @@ mica_status_t mica__elementwise_cuda(int op, const mica_tensor_desc_t *a,
                                      void *stream, mica_error_t *err);
 #endif
 
+/* The vector kernels (elementwise_vec.c): whether op on inputs of type t
+ * is theirs (float32 and float16), and y = inputs[0] op inputs[1] with
+ * broadcasting, every tensor in its own format (linear or channels
+ * last). */
+int mica__ew_vec_takes(int op, mica_dtype_t t);
+mica_status_t mica__ew_vec_run(int op, const mica_tensor_desc_t *in,
+                               const mica_tensor_desc_t *out,
+                               const void *const *inputs, void *y,
+                               mica_error_t *err);
+
 #ifdef MICA_HAVE_ONEDNN
 /* oneDNN (elementwise_onednn.c): one instance's state, NULL until its
  * first run (the primitive of its last problem). */

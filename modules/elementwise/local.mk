@@ -1,10 +1,12 @@
 # modules/elementwise/local.mk - the elementwise module (mica_elementwise.so) and its test.
 
 pkgmodule_LTLIBRARIES += modules/mica_elementwise.la
-modules_mica_elementwise_la_SOURCES = modules/elementwise/elementwise.c modules/elementwise/elementwise.h
+modules_mica_elementwise_la_SOURCES = modules/elementwise/elementwise.c \
+	modules/elementwise/elementwise.h modules/elementwise/elementwise_vec.c
 modules_mica_elementwise_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
 modules_mica_elementwise_la_CPPFLAGS = $(AM_CPPFLAGS)
-modules_mica_elementwise_la_LIBADD = modules/common/libmicamodkit_nn.la \
+modules_mica_elementwise_la_LIBADD = modules/common/libmicamodkit_cpu.la \
+	modules/common/libmicamodkit_nn.la \
 	modules/common/libmicamodkit.la $(LIBM)
 if MICA_ONEDNN
 modules_mica_elementwise_la_SOURCES += modules/elementwise/elementwise_onednn.c

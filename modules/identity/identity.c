@@ -23,6 +23,10 @@
  * whose formats differ is a reorder (TensorRT's reformatting), with its
  * cast if it has one; the builder inserts such Identities where a tensor
  * made in one format is read in another.
+ *
+ * Implementation "vec" (the CPU's default): reorders as tiled transposes
+ * and float32 <-> float16 casts as vector conversions, on several
+ * threads for large tensors (identity_vec.c); the rest as the reference.
  */
 #include <config.h>
 
@@ -254,6 +258,16 @@ static mica_status_t identity_enqueue_cpu(mica_layer_t *layer,
     return MICA_OK;
 }
 
+/* The fast paths, else the reference. */
+static MICA_KIT_ENQUEUE(identity_enqueue_vec)
+{
+    if (nb_in == 1 && nb_out == 1 &&
+        mica__identity_vec(&in[0], &out[0], inputs[0], outputs[0]))
+        return MICA_OK;
+    return identity_enqueue_cpu(layer, in, nb_in, out, nb_out, inputs,
+                                outputs, workspace, stream, err);
+}
+
 #if MICA_KIT_CUDA
 static mica_status_t identity_enqueue_cuda(mica_layer_t *layer,
                                            const mica_tensor_desc_t *in,
@@ -313,8 +327,18 @@ MICA_KIT_LAYER_PAIR(identity, "Identity", identity_fields, 1, identity_create,
                     .supports_format = identity_supports_format,
                     .output_values = identity_output_values)
 
+static const mica_layer_ops_t identity_ops_vec = MICA_KIT_OPS(
+    identity_enqueue_vec, .nb_outputs = mica_kit_one_output,
+    .output_dtypes = identity_output_dtypes,
+    .output_dims = identity_output_dims,
+    .supports_format = identity_supports_format,
+    .output_values = identity_output_values);
+static const mica_layer_creator_t identity_creator_vec = MICA_KIT_CREATOR(
+    "Identity", "vec", MICA_DEVICE_CPU, 6, MICA_ROLE_NONE, identity_fields,
+    1, identity_create, &identity_ops_vec);
+
 static const mica_layer_creator_t *const identity_creators[] = {
-    MICA_KIT_PAIR(identity)};
+    MICA_KIT_PAIR(identity), &identity_creator_vec};
 
 MICA_KIT_ENTRY("identity", PACKAGE_VERSION, "MIT",
                "Identity: copy, cast to another type, or reorder",

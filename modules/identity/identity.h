@@ -94,6 +94,14 @@ typedef struct mica__identity_reorder {
     int64_t out[MICA_MAX_DIMS];
 } mica__identity_reorder_t;
 
+#ifndef __CUDACC__
+/* The CPU's fast paths (identity_vec.c): a reorder between linear and
+ * channels last (same type), or a float32 <-> float16 cast, of x into y;
+ * 0 (nothing done) for anything else. */
+int mica__identity_vec(const mica_tensor_desc_t *in,
+                       const mica_tensor_desc_t *out, const void *x, void *y);
+#endif
+
 /* Where logical element i (row-major over the dims) lies in the input
  * and in the output. */
 MICA_KIT_HD void mica__identity_offsets(const mica__identity_reorder_t *r,

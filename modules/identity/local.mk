@@ -1,9 +1,11 @@
 # modules/identity/local.mk - the identity module and its test.
 
 pkgmodule_LTLIBRARIES += modules/mica_identity.la
-modules_mica_identity_la_SOURCES = modules/identity/identity.c modules/identity/identity.h
+modules_mica_identity_la_SOURCES = modules/identity/identity.c \
+	modules/identity/identity.h modules/identity/identity_vec.c
 modules_mica_identity_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
-modules_mica_identity_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
+modules_mica_identity_la_LIBADD = modules/common/libmicamodkit_cpu.la \
+	modules/common/libmicamodkit.la $(LIBM)
 if MICA_CUDA
 modules_mica_identity_la_SOURCES += modules/identity/identity_cuda.cu
 modules_mica_identity_la_LIBADD += $(MICA_CUDA_MODULE_LIBS)

@@ -7,6 +7,11 @@
  * as ElementWise's inputs do (the kit's mica_kit_broadcast_*): the
  * output takes the broadcast shape.  float16 computes in float32 and
  * rounds once.
+ *
+ * Implementation "vec" (the CPU's default): the same formula as vectors
+ * through the kit's broadcast walk (kit_vec.h), each tensor in its own
+ * format (linear or channels last), on several threads for large
+ * tensors.
  */
 #include <config.h>
 
@@ -16,6 +21,7 @@
 #include "mica/kit_half.h"
 
 #include "prelu.h"
+#include "kit_vec.h"
 
 static int type_ok(mica_dtype_t t)
 {
@@ -98,6 +104,40 @@ static MICA_KIT_ENQUEUE(prelu_enqueue_cpu)
     return MICA_OK;
 }
 
+/* x >= 0 or NaN: x; else slope * x (mica__prelu, lane by lane). */
+#define V_PRELU(x, s) mica__v_sel(((x) >= 0.0f) | ((x) != (x)), (x), (s) * (x))
+MICA__VEC_BIN_KERNEL(prelu_kernel, V_PRELU)
+
+static int32_t prelu_supports_format_vec(const mica_layer_t *layer,
+                                         int32_t pos,
+                                         const mica_tensor_desc_t *io,
+                                         int32_t nb_in, int32_t nb_out)
+{
+    (void)layer;
+    if (nb_in != 2 || nb_out != 1 || pos < 0 || pos > 2 ||
+        (!mica_kit_linear(io, pos) &&
+         io[pos].format != mica_kit_channels_last(io[pos].dims.nb_dims)))
+        return 0;
+    return pos == 0 ? type_ok(io[0].dtype) : io[pos].dtype == io[0].dtype;
+}
+
+static MICA_KIT_ENQUEUE(prelu_enqueue_vec)
+{
+    mica_kit_bcast_t v;
+    mica_status_t st;
+
+    (void)layer;
+    (void)nb_in;
+    (void)nb_out;
+    (void)workspace;
+    (void)stream;
+    if ((st = mica_kit_broadcast_view(in, 2, &out[0].dims, 0, &v, err)) !=
+        MICA_OK)
+        return st;
+    return mica__vec_binary(prelu_kernel, NULL, &in[0], inputs[0], &in[1],
+                            inputs[1], &out[0], outputs[0], err);
+}
+
 #if MICA_KIT_CUDA
 static MICA_KIT_ENQUEUE(prelu_enqueue_cuda)
 {
@@ -122,7 +162,16 @@ MICA_KIT_LAYER_PAIR(prelu, "ParametricReLU", NULL, 0, mica_kit_layer_create,
                     .output_dims = prelu_output_dims,
                     .supports_format = prelu_supports_format)
 
-static const mica_layer_creator_t *const creators[] = {MICA_KIT_PAIR(prelu)};
+static const mica_layer_ops_t prelu_ops_vec = MICA_KIT_OPS(
+    prelu_enqueue_vec, .nb_outputs = mica_kit_one_output,
+    .output_dtypes = prelu_output_dtypes, .output_dims = prelu_output_dims,
+    .supports_format = prelu_supports_format_vec);
+static const mica_layer_creator_t prelu_creator_vec = MICA_KIT_CREATOR(
+    "ParametricReLU", "vec", MICA_DEVICE_CPU, 6, MICA_ROLE_NONE, NULL, 0,
+    mica_kit_layer_create, &prelu_ops_vec);
+
+static const mica_layer_creator_t *const creators[] = {
+    MICA_KIT_PAIR(prelu), &prelu_creator_vec};
 
 MICA_KIT_ENTRY("prelu", PACKAGE_VERSION, "MIT",
                "ParametricReLU: leaky ReLU with a broadcast slope tensor",

@@ -1,7 +1,8 @@
 # modules/reduce/local.mk - the reduce module and its test.
 
 pkgmodule_LTLIBRARIES += modules/mica_reduce.la
-modules_mica_reduce_la_SOURCES = modules/reduce/reduce.c modules/reduce/reduce.h
+modules_mica_reduce_la_SOURCES = modules/reduce/reduce.c modules/reduce/reduce.h \
+	modules/reduce/reduce_vec.c
 modules_mica_reduce_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
 modules_mica_reduce_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
 if MICA_CUDA

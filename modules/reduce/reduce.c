@@ -120,6 +120,23 @@ static int32_t reduce_supports_format(const mica_layer_t *layer, int32_t pos,
     return pos == nb_in && io[pos].dtype == io[0].dtype;
 }
 
+/* vec: float tensors in linear or channels last, the input and the
+ * output each in its own (reduce_vec.c); other types as the reference. */
+static int32_t reduce_supports_format_vec(const mica_layer_t *layer,
+                                          int32_t pos,
+                                          const mica_tensor_desc_t *io,
+                                          int32_t nb_in, int32_t nb_out)
+{
+    if (io[0].dtype != MICA_FLOAT32 && io[0].dtype != MICA_FLOAT16)
+        return reduce_supports_format(layer, pos, io, nb_in, nb_out);
+    if (!mica_kit_linear(io, pos) &&
+        io[pos].format != mica_kit_channels_last(io[pos].dims.nb_dims))
+        return 0;
+    if (pos == 0)
+        return 1;
+    return pos == nb_in && io[pos].dtype == io[0].dtype;
+}
+
 /*
  * The values of a reduced integer shape tensor (0-D or 1-D): no axes
  * keeps them; axis 0 of a 1-D tensor folds them with sum, prod, max or
@@ -320,6 +337,23 @@ static mica_status_t reduce_enqueue_cpu(mica_layer_t *layer,
     return MICA_OK;
 }
 
+/* The fast path for float tensors, else the reference. */
+static MICA_KIT_ENQUEUE(reduce_enqueue_vec)
+{
+    const reduce_layer_t *l = (const reduce_layer_t *)layer;
+    mica_status_t st;
+    int taken = 0;
+
+    if (nb_in == 1 && nb_out == 1 &&
+        ((st = mica__reduce_vec(l->op, l->mask, l->keep_dims, &in[0],
+                                &out[0], inputs[0], outputs[0], &taken,
+                                err)) != MICA_OK ||
+         taken))
+        return taken ? MICA_OK : st;
+    return reduce_enqueue_cpu(layer, in, nb_in, out, nb_out, inputs, outputs,
+                              workspace, stream, err);
+}
+
 #if MICA_KIT_CUDA
 static mica_status_t reduce_enqueue_cuda(mica_layer_t *layer,
                                          const mica_tensor_desc_t *in,
@@ -386,8 +420,18 @@ MICA_KIT_LAYER_PAIR(reduce, "Reduce", reduce_fields, 3,
                     .supports_format = reduce_supports_format,
                     .output_values = reduce_output_values)
 
+static const mica_layer_ops_t reduce_ops_vec = MICA_KIT_OPS(
+    reduce_enqueue_vec, .nb_outputs = mica_kit_one_output,
+    .output_dtypes = reduce_output_dtypes,
+    .output_dims = reduce_output_dims,
+    .supports_format = reduce_supports_format_vec,
+    .output_values = reduce_output_values);
+static const mica_layer_creator_t reduce_creator_vec = MICA_KIT_CREATOR(
+    "Reduce", "vec", MICA_DEVICE_CPU, 6, MICA_ROLE_NONE, reduce_fields, 3,
+    reduce_create, &reduce_ops_vec);
+
 static const mica_layer_creator_t *const reduce_creators[] = {
-    MICA_KIT_PAIR(reduce)};
+    MICA_KIT_PAIR(reduce), &reduce_creator_vec};
 
 MICA_KIT_ENTRY("reduce", PACKAGE_VERSION, "MIT",
                "Reduce: sum, prod, max, min, avg over axes",

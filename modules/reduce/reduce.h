@@ -31,6 +31,18 @@ mica_status_t mica__reduce_cuda(const void *src, void *dst,
                                 const int64_t *dims, uint32_t mask,
                                 void *stream, mica_error_t *err);
 
+#ifndef __CUDACC__
+/*
+ * The CPU's fast path (reduce_vec.c): y = the reduction of x over the
+ * axes of `mask`, float32 or float16 in any format each; *taken 0 (and
+ * MICA_OK) for other types, which the caller gives to the reference.
+ */
+mica_status_t mica__reduce_vec(int32_t op, uint32_t mask, int keep_dims,
+                               const mica_tensor_desc_t *in,
+                               const mica_tensor_desc_t *out, const void *x,
+                               void *y, int *taken, mica_error_t *err);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

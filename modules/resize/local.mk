@@ -1,7 +1,8 @@
 # modules/resize/local.mk - the resize module (mica_resize.so) and its test.
 
 pkgmodule_LTLIBRARIES += modules/mica_resize.la
-modules_mica_resize_la_SOURCES = modules/resize/resize.c modules/resize/resize.h
+modules_mica_resize_la_SOURCES = modules/resize/resize.c modules/resize/resize.h \
+	modules/resize/resize_vec.c
 modules_mica_resize_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
 modules_mica_resize_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
 if MICA_CUDA

@@ -335,6 +335,41 @@ static MICA_KIT_ENQUEUE(resize_enqueue_cpu)
     return MICA_OK;
 }
 
+/* vec: tables per dimension, any format (resize_vec.c). */
+static MICA_KIT_ENQUEUE(resize_enqueue_vec)
+{
+    const resize_layer_t *l = (const resize_layer_t *)layer;
+    mica__resize_t run;
+    mica_status_t st;
+
+    (void)nb_in; (void)nb_out; (void)workspace; (void)stream;
+    if ((st = resize_run(l, in, out, &run, err)) != MICA_OK)
+        return st;
+    return mica__resize_vec(&run, &in[0], &out[0], inputs[0], outputs[0],
+                            err);
+}
+
+/* vec: x and y linear or channels last, each its own; the shape input
+ * linear (a shape tensor). */
+static int32_t resize_supports_format_vec(const mica_layer_t *layer,
+                                          int32_t pos,
+                                          const mica_tensor_desc_t *io,
+                                          int32_t nb_in, int32_t nb_out)
+{
+    const resize_layer_t *l = (const resize_layer_t *)layer;
+
+    if (nb_in < 1 || nb_in > 2 || nb_out != 1 || pos < 0 || pos > nb_in)
+        return 0;
+    if (pos > 0 && pos < nb_in)
+        return mica_kit_linear(io, pos) && io[pos].dtype == MICA_INT32;
+    if (!mica_kit_linear(io, pos) &&
+        io[pos].format != mica_kit_channels_last(io[pos].dims.nb_dims))
+        return 0;
+    if (pos == 0)
+        return type_ok(l->mode, io[0].dtype);
+    return io[pos].dtype == io[0].dtype;
+}
+
 #if MICA_KIT_CUDA
 static MICA_KIT_ENQUEUE(resize_enqueue_cuda)
 {
@@ -443,7 +478,17 @@ MICA_KIT_LAYER_PAIR(resize, "Resize", resize_fields,
                     .supports_format = resize_supports_format,
                     .input_kind = resize_input_kind)
 
-static const mica_layer_creator_t *const creators[] = {MICA_KIT_PAIR(resize)};
+static const mica_layer_ops_t resize_ops_vec = MICA_KIT_OPS(
+    resize_enqueue_vec, .nb_outputs = mica_kit_one_output,
+    .output_dtypes = resize_output_dtypes, .output_dims = resize_output_dims,
+    .supports_format = resize_supports_format_vec,
+    .input_kind = resize_input_kind);
+static const mica_layer_creator_t resize_creator_vec = MICA_KIT_CREATOR(
+    "Resize", "vec", MICA_DEVICE_CPU, 6, MICA_ROLE_NONE, resize_fields,
+    MICA_KIT_COUNT(resize_fields), resize_create, &resize_ops_vec);
+
+static const mica_layer_creator_t *const creators[] = {MICA_KIT_PAIR(resize),
+                                                       &resize_creator_vec};
 
 MICA_KIT_ENTRY("resize", PACKAGE_VERSION, "MIT",
                "Resize: nearest and linear resizing, ONNX Resize's arithmetic",

@@ -109,6 +109,15 @@ MICA_KIT_HD void mica__resize_taps(const mica__resize_t *r, int32_t k,
     }
 }
 
+#ifndef __CUDACC__
+/* The CPU's fast path (resize_vec.c): run r from x into y, the input and
+ * the output each linear or channels last. */
+mica_status_t mica__resize_vec(const mica__resize_t *r,
+                               const mica_tensor_desc_t *in,
+                               const mica_tensor_desc_t *out, const void *x,
+                               void *y, mica_error_t *err);
+#endif
+
 /*
  * The output of run r (its volume n > 0) from x: elements of `esize`
  * bytes for nearest (1, 2 or 4: a data movement), float32 or float16

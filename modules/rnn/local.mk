@@ -9,6 +9,13 @@ modules_mica_rnn_la_SOURCES = modules/rnn/rnn.c modules/rnn/rnn.h \
 	modules/rnn/rnn_params.c modules/rnn/rnn_ref.c
 modules_mica_rnn_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
 modules_mica_rnn_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
+modules_mica_rnn_la_CPPFLAGS = $(AM_CPPFLAGS)
+if MICA_ONEDNN
+modules_mica_rnn_la_SOURCES += modules/rnn/rnn_onednn.c
+modules_mica_rnn_la_CPPFLAGS += $(MICA_ONEDNN_CPPFLAGS)
+modules_mica_rnn_la_LDFLAGS += $(MICA_ONEDNN_LDFLAGS)
+modules_mica_rnn_la_LIBADD += modules/common/libmicamodkit_nn.la
+endif
 if MICA_CUDNN
 # The cuDNN half: a convenience library of its own for cuDNN's headers.
 noinst_LTLIBRARIES += modules/rnn/librnncudnn.la

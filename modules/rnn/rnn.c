@@ -2,7 +2,7 @@
  * modules/rnn/rnn.c - the RNNv2 layer (TensorRT's IRNNv2Layer): params,
  * creators, shapes and types.  The params are checked in rnn_params.c,
  * the CPU reference is in rnn_ref.c, the cuDNN implementation in
- * rnn_cudnn.c.
+ * rnn_cudnn.c, oneDNN's (the CPU's default where built) in rnn_onednn.c.
  *
  * Inputs: x [N..., T, E], then optional hidden [N..., L*D, H], cell (LSTM
  * only, as hidden) and seq_lengths [N...] (int32).  Outputs: y [N..., T,
@@ -60,16 +60,26 @@ typedef struct rnn_layer {
 #if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
     mica__rnn_cudnn_t *cudnn;
 #endif
+#ifdef MICA_HAVE_ONEDNN
+    mica__rnn_dnnl_t *dnnl;
+#endif
 } rnn_layer_t;
 
 /* ---- create ------------------------------------------------------------ */
 
-#if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
+#if (MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)) || defined(MICA_HAVE_ONEDNN)
+#define RNN_FINI 1
 static void rnn_fini(mica_kit_layer_t *self)
 {
     rnn_layer_t *l = (rnn_layer_t *)self;
+#if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
     mica__rnn_cudnn_destroy(l->cudnn);
     l->cudnn = NULL;
+#endif
+#ifdef MICA_HAVE_ONEDNN
+    mica__rnn_dnnl_free(l->dnnl, &l->p);
+    l->dnnl = NULL;
+#endif
 }
 #endif
 
@@ -92,7 +102,7 @@ static mica_layer_t *rnn_create(const mica_layer_creator_t *creator,
         mica_kit_layer_destroy(&l->base.layer);
         return NULL;
     }
-#if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
+#ifdef RNN_FINI
     l->base.fini = rnn_fini;
 #endif
     return &l->base.layer;
@@ -300,6 +310,30 @@ static MICA_KIT_ENQUEUE(rnn_enqueue_cpu)
     return mica__rnn_reference(&l->p, &run, inputs, outputs, workspace, err);
 }
 
+#ifdef MICA_HAVE_ONEDNN
+/* oneDNN where it computes the run (rnn_onednn.c), else the reference. */
+static MICA_KIT_ENQUEUE(rnn_enqueue_dnnl)
+{
+    rnn_layer_t *l = (rnn_layer_t *)layer;
+    mica__rnn_run_t run;
+    mica_status_t st;
+    int taken = 0;
+
+    if ((st = mica__rnn_check_run(&l->p, in, nb_in, inputs, &run, err)) !=
+        MICA_OK)
+        return st;
+    if (run.has_lens &&
+        (st = mica__rnn_check_lens(inputs[MICA__RNN_IN_LENS], run.batch,
+                                   run.steps, err)) != MICA_OK)
+        return st;
+    if ((st = mica__rnn_dnnl_run(&l->dnnl, l->base.name, &l->p, &run,
+                                 inputs, outputs, &taken, err)) != MICA_OK ||
+        taken)
+        return st;
+    return mica__rnn_reference(&l->p, &run, inputs, outputs, workspace, err);
+}
+#endif
+
 #define RNN_OPS(enqueue_, ...)                                              \
     MICA_KIT_OPS(enqueue_, .nb_outputs = rnn_nb_outputs,                    \
                  .output_dtypes = rnn_output_dtypes,                        \
@@ -309,6 +343,11 @@ static MICA_KIT_ENQUEUE(rnn_enqueue_cpu)
 static const mica_layer_ops_t rnn_ops_cpu =
     RNN_OPS(rnn_enqueue_cpu, .configure = rnn_configure_cpu,
             .workspace_size = rnn_workspace_cpu);
+#ifdef MICA_HAVE_ONEDNN
+static const mica_layer_ops_t rnn_ops_dnnl =
+    RNN_OPS(rnn_enqueue_dnnl, .configure = rnn_configure_cpu,
+            .workspace_size = rnn_workspace_cpu);
+#endif
 
 /* ---- the cuDNN implementation -------------------------------------------- */
 
@@ -378,6 +417,11 @@ static const mica_layer_ops_t rnn_ops_cudnn =
 static const mica_layer_creator_t rnn_reference = MICA_KIT_CREATOR(
     "RNNv2", "reference", MICA_DEVICE_CPU, 0, MICA_ROLE_NONE, rnn_fields,
     MICA_KIT_COUNT(rnn_fields), rnn_create, &rnn_ops_cpu);
+#ifdef MICA_HAVE_ONEDNN
+static const mica_layer_creator_t rnn_onednn = MICA_KIT_CREATOR(
+    "RNNv2", "onednn", MICA_DEVICE_CPU, 5, MICA_ROLE_NONE, rnn_fields,
+    MICA_KIT_COUNT(rnn_fields), rnn_create, &rnn_ops_dnnl);
+#endif
 #if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
 static const mica_layer_creator_t rnn_cudnn = MICA_KIT_CREATOR(
     "RNNv2", "cudnn", MICA_DEVICE_CUDA, 20, MICA_ROLE_NONE, rnn_fields,
@@ -386,6 +430,9 @@ static const mica_layer_creator_t rnn_cudnn = MICA_KIT_CREATOR(
 
 static const mica_layer_creator_t *const rnn_creators[] = {
     &rnn_reference,
+#ifdef MICA_HAVE_ONEDNN
+    &rnn_onednn,
+#endif
 #if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
     &rnn_cudnn,
 #endif

@@ -121,6 +121,27 @@ mica_status_t mica__rnn_reference(const mica__rnn_t *p,
                                   void *const *outputs, void *ws,
                                   mica_error_t *err);
 
+/* ---- oneDNN (rnn_onednn.c), where configure found it -------------------- */
+
+#ifdef MICA_HAVE_ONEDNN
+/* One instance's oneDNN state (NULL until its first run). */
+typedef struct mica__rnn_dnnl mica__rnn_dnnl_t;
+
+/*
+ * Run a checked run through oneDNN's RNN primitives where they compute
+ * it (float32, input mode linear, every sequence of length T): *taken 1.
+ * *taken 0 (MICA_OK): the caller runs the reference (also where oneDNN
+ * cannot be loaded: a warning naming layer `name`, once).
+ */
+mica_status_t mica__rnn_dnnl_run(mica__rnn_dnnl_t **state, const char *name,
+                                 const mica__rnn_t *p,
+                                 const mica__rnn_run_t *run,
+                                 const void *const *inputs,
+                                 void *const *outputs, int *taken,
+                                 mica_error_t *err);
+void mica__rnn_dnnl_free(mica__rnn_dnnl_t *state, const mica__rnn_t *p);
+#endif
+
 /* ---- cuDNN (rnn_cudnn.c), with CUDA and cuDNN only ---------------------- */
 
 /* One layer instance's cuDNN state: handle, descriptors, weight space. */

@@ -22,6 +22,13 @@
  *
  * CUDA: each instance uploads its coefficients once, in initialize (or
  * on its first enqueue), as 3 k floats.
+ *
+ * Implementation "vec" (the CPU's default): x * scale + shift as vectors
+ * through the kit's broadcast walk (kit_vec.h), the coefficients seen as
+ * a tensor broadcast against x, so that x may be in any format (linear
+ * or channels last) and a per-channel scale costs no index arithmetic
+ * per element; on several threads for large tensors.  A layer with a
+ * power other than 1 runs the reference's code (linear only).
  */
 #include <config.h>
 
@@ -32,6 +39,7 @@
 #include "mica/kit_half.h"
 
 #include "scale.h"
+#include "kit_vec.h"
 
 enum { UNIFORM, CHANNEL, ELEMENTWISE };
 
@@ -196,6 +204,85 @@ static MICA_KIT_ENQUEUE(scale_enqueue_cpu)
     return MICA_OK;
 }
 
+/* y = x * scale + shift, lane by lane as mica__scale computes it. */
+#define V_AFFINE(x, sc, sh) ((x) * (sc) + (sh))
+static void affine_kernel(const void *ctx, const float *x, int64_t sx,
+                          const float *sc, int64_t ss, const float *sh,
+                          int64_t sb, float *y, int64_t n)
+{
+    int64_t i = 0;
+    (void)ctx;
+    if (sx && !ss && !sb) { /* a scalar, or one channel's run */
+        mica__vf a = mica__v_set1(sc[0]), b = mica__v_set1(sh[0]);
+        for (; i + MICA__VL <= n; i += MICA__VL)
+            mica__v_store(y + i, V_AFFINE(mica__v_load(x + i), a, b));
+    } else if (sx && ss && sb) { /* channels last: a run of channels */
+        for (; i + MICA__VL <= n; i += MICA__VL)
+            mica__v_store(y + i, V_AFFINE(mica__v_load(x + i),
+                                           mica__v_load(sc + i),
+                                           mica__v_load(sh + i)));
+    }
+    for (; i < n; i++)
+        y[i] = mica__scale(x[i * sx], sh[i * sb], sc[i * ss], 1.0f, 0);
+}
+
+/* The coefficients' tensor view for input x: dims 1 but along the
+ * channel axis (channel) or the axes from it on (elementwise), linear. */
+static void coef_desc(const scale_layer_t *l, const mica_tensor_desc_t *x,
+                      mica_tensor_desc_t *c)
+{
+    int32_t k;
+    *c = *x;
+    c->format = MICA_FORMAT_LINEAR;
+    c->dtype = MICA_FLOAT32;
+    for (k = 0; k < x->dims.nb_dims; k++)
+        c->dims.d[k] = l->k > 0 && ((l->mode == CHANNEL && k == l->axis) ||
+                                    (l->mode == ELEMENTWISE && k >= l->axis))
+                           ? x->dims.d[k]
+                           : 1;
+}
+
+static MICA_KIT_ENQUEUE(scale_enqueue_vec)
+{
+    const scale_layer_t *l = (const scale_layer_t *)layer;
+    mica__scale_run_t r;
+    mica_tensor_desc_t c;
+    mica_status_t st;
+
+    if (l->use_power)
+        return scale_enqueue_cpu(layer, in, nb_in, out, nb_out, inputs,
+                                 outputs, workspace, stream, err);
+    if ((st = scale_run(l, in, &r, err)) != MICA_OK)
+        return st;
+    coef_desc(l, &in[0], &c);
+    return mica__vec_ternary(affine_kernel, NULL, &in[0], inputs[0], &c,
+                             l->coef + r.k, &c, l->coef, &out[0], outputs[0],
+                             err);
+}
+
+/* vec: x in any format without a power (the output in x's), else linear
+ * as the reference. */
+static int32_t scale_supports_format_vec(const mica_layer_t *layer,
+                                         int32_t pos,
+                                         const mica_tensor_desc_t *io,
+                                         int32_t nb_in, int32_t nb_out)
+{
+    const scale_layer_t *l = (const scale_layer_t *)layer;
+    if (l->use_power || mica_kit_linear(io, pos))
+        return mica_kit_float_linear(layer, pos, io, nb_in, nb_out);
+    if (nb_in != 1 || nb_out != 1 || pos < 0 || pos > 1 ||
+        io[pos].format != mica_kit_channels_last(io[pos].dims.nb_dims) ||
+        !type_ok(io[pos].dtype))
+        return 0;
+    return pos == 0 || (io[1].format == io[0].format &&
+                        io[1].dtype == io[0].dtype);
+}
+
+static const mica_layer_ops_t scale_ops_vec = MICA_KIT_OPS(
+    scale_enqueue_vec, .nb_outputs = mica_kit_one_output,
+    .output_dtypes = scale_output_dtypes, .output_dims = scale_output_dims,
+    .supports_format = scale_supports_format_vec);
+
 #define SCALE_OPS(...)                                                      \
     MICA_KIT_OPS(__VA_ARGS__, .nb_outputs = mica_kit_one_output,            \
                  .output_dtypes = scale_output_dtypes,                      \
@@ -339,7 +426,12 @@ MICA_KIT_CREATOR_PAIR(scale, "Scale", scale_fields,
                       MICA_KIT_COUNT(scale_fields), scale_create,
                       &scale_ops_cpu, &scale_ops_cuda)
 
-static const mica_layer_creator_t *const creators[] = {MICA_KIT_PAIR(scale)};
+static const mica_layer_creator_t scale_creator_vec = MICA_KIT_CREATOR(
+    "Scale", "vec", MICA_DEVICE_CPU, 6, MICA_ROLE_NONE, scale_fields,
+    MICA_KIT_COUNT(scale_fields), scale_create, &scale_ops_vec);
+
+static const mica_layer_creator_t *const creators[] = {
+    MICA_KIT_PAIR(scale), &scale_creator_vec};
 
 MICA_KIT_ENTRY("scale", PACKAGE_VERSION, "MIT",
                "Scale: (x * scale + shift) ^ power per tensor, channel or "

@@ -20,6 +20,7 @@
 
 #include "mica/kit.h"
 #include "select.h"
+#include "kit_vec.h"
 
 static const char *const input_names[] = {"cond", "then", "else"};
 
@@ -266,6 +267,44 @@ static mica_status_t select_enqueue_cpu(mica_layer_t *layer,
     return MICA_OK;
 }
 
+/* cond != 0 ? then : else, lane by lane (the values' bits copied). */
+static void select_kernel(const void *ctx, const float *c, int64_t sc,
+                          const float *a, int64_t sa, const float *b,
+                          int64_t sb, float *y, int64_t n)
+{
+    int64_t i = 0;
+    (void)ctx;
+    if (sc && sa && sb)
+        for (; i + MICA__VL <= n; i += MICA__VL)
+            mica__v_store(y + i, mica__v_sel(mica__v_load(c + i) != 0.0f,
+                                               mica__v_load(a + i),
+                                               mica__v_load(b + i)));
+    for (; i < n; i++)
+        memcpy(y + i, c[i * sc] != 0.0f ? a + i * sa : b + i * sb,
+               sizeof *y);
+}
+
+/* vec: float32 and float16 values through the kit's broadcast walk
+ * (kit_vec.h), on several threads for large tensors; other types as
+ * the reference. */
+static MICA_KIT_ENQUEUE(select_enqueue_vec)
+{
+    int64_t s[MICA_MAX_DIMS];
+    int32_t j;
+    mica_status_t st;
+
+    if (nb_in == 3 && nb_out == 1 && mica__vec_float(out[0].dtype)) {
+        for (j = 0; j < 3; j++)
+            if ((st = strides(in, j, &out[0].dims, s, err)) != MICA_OK)
+                return st;
+        return mica__vec_ternary(select_kernel, NULL, &in[0], inputs[0],
+                                 &in[1], inputs[1], &in[2], inputs[2],
+                                 &out[0], outputs[0], err);
+    }
+    return select_enqueue_cpu(layer, in, nb_in, out, nb_out, inputs, outputs,
+                              workspace, stream, err);
+}
+
 #if MICA_KIT_CUDA
 static mica_status_t select_enqueue_cuda(mica_layer_t *layer,
                                          const mica_tensor_desc_t *in,
@@ -301,8 +340,18 @@ MICA_KIT_LAYER_PAIR(select, "Select", NULL, 0, mica_kit_layer_create,
                     .supports_format = select_supports_format,
                     .output_values = select_output_values)
 
+static const mica_layer_ops_t select_ops_vec = MICA_KIT_OPS(
+    select_enqueue_vec, .nb_outputs = mica_kit_one_output,
+    .output_dtypes = select_output_dtypes,
+    .output_dims = select_output_dims,
+    .supports_format = select_supports_format,
+    .output_values = select_output_values);
+static const mica_layer_creator_t select_creator_vec = MICA_KIT_CREATOR(
+    "Select", "vec", MICA_DEVICE_CPU, 6, MICA_ROLE_NONE, NULL, 0,
+    mica_kit_layer_create, &select_ops_vec);
+
 static const mica_layer_creator_t *const select_creators[] = {
-    MICA_KIT_PAIR(select)};
+    MICA_KIT_PAIR(select), &select_creator_vec};
 
 MICA_KIT_ENTRY("select", PACKAGE_VERSION, "MIT",
                "Select: cond ? then : else with broadcasting",

@@ -1,7 +1,8 @@
 # modules/shuffle/local.mk - the shuffle module and its test.
 
 pkgmodule_LTLIBRARIES += modules/mica_shuffle.la
-modules_mica_shuffle_la_SOURCES = modules/shuffle/shuffle.c modules/shuffle/shuffle.h
+modules_mica_shuffle_la_SOURCES = modules/shuffle/shuffle.c \
+	modules/shuffle/shuffle.h modules/shuffle/shuffle_vec.c
 modules_mica_shuffle_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
 modules_mica_shuffle_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
 if MICA_CUDA

@@ -511,21 +511,20 @@ static void transpose_cpu(const void *src, int32_t rank, const int64_t *dims,
     }
 }
 
-static mica_status_t shuffle_enqueue_cpu(mica_layer_t *layer,
-                                         const mica_tensor_desc_t *in,
-                                         int32_t nb_in,
-                                         const mica_tensor_desc_t *out,
-                                         int32_t nb_out,
-                                         const void *const *inputs,
-                                         void *const *outputs,
-                                         void *workspace, void *stream,
-                                         mica_error_t *err)
+typedef void transpose_fn(const void *src, int32_t rank, const int64_t *dims,
+                          const int64_t *perm, void *dst, size_t esize);
+
+/* A run on the host with `transpose` (the reference's, or vec's). */
+static mica_status_t run_host(const shuffle_layer_t *l,
+                              const mica_tensor_desc_t *in,
+                              const mica_tensor_desc_t *out,
+                              const void *const *inputs,
+                              void *const *outputs, void *workspace,
+                              transpose_fn *transpose_cpu, mica_error_t *err)
 {
-    const shuffle_layer_t *l = (const shuffle_layer_t *)layer;
     shuffle_plan_t p;
     const void *mid;
     mica_status_t st;
-    (void)nb_in; (void)nb_out; (void)stream;
 
     if ((st = make_plan(l, in, out, &p, err)) != MICA_OK)
         return st;
@@ -544,6 +543,29 @@ static mica_status_t shuffle_enqueue_cpu(mica_layer_t *layer,
     if (p.t2)
         transpose_cpu(mid, p.rank2, p.mid_dims, l->p2, outputs[0], p.esize);
     return MICA_OK;
+}
+
+static mica_status_t shuffle_enqueue_cpu(mica_layer_t *layer,
+                                         const mica_tensor_desc_t *in,
+                                         int32_t nb_in,
+                                         const mica_tensor_desc_t *out,
+                                         int32_t nb_out,
+                                         const void *const *inputs,
+                                         void *const *outputs,
+                                         void *workspace, void *stream,
+                                         mica_error_t *err)
+{
+    (void)nb_in; (void)nb_out; (void)stream;
+    return run_host((const shuffle_layer_t *)layer, in, out, inputs, outputs,
+                    workspace, transpose_cpu, err);
+}
+
+/* vec: merged dimensions, rows copied whole, parallel (shuffle_vec.c). */
+static MICA_KIT_ENQUEUE(shuffle_enqueue_vec)
+{
+    (void)nb_in; (void)nb_out; (void)stream;
+    return run_host((const shuffle_layer_t *)layer, in, out, inputs, outputs,
+                    workspace, mica__shuffle_transpose_vec, err);
 }
 
 #if MICA_KIT_CUDA
@@ -654,8 +676,20 @@ MICA_KIT_LAYER_PAIR(shuffle, "Shuffle", shuffle_fields, 4,
                     .output_values = shuffle_output_values,
                     .input_kind = shuffle_input_kind)
 
+static const mica_layer_ops_t shuffle_ops_vec = MICA_KIT_OPS(
+    shuffle_enqueue_vec, .nb_outputs = mica_kit_one_output,
+    .output_dtypes = shuffle_output_dtypes,
+    .output_dims = shuffle_output_dims,
+    .supports_format = shuffle_supports_format,
+    .workspace_size = shuffle_workspace_size,
+    .output_values = shuffle_output_values,
+    .input_kind = shuffle_input_kind);
+static const mica_layer_creator_t shuffle_creator_vec = MICA_KIT_CREATOR(
+    "Shuffle", "vec", MICA_DEVICE_CPU, 6, MICA_ROLE_NONE, shuffle_fields, 4,
+    shuffle_create, &shuffle_ops_vec);
+
 static const mica_layer_creator_t *const shuffle_creators[] = {
-    MICA_KIT_PAIR(shuffle)};
+    MICA_KIT_PAIR(shuffle), &shuffle_creator_vec};
 
 MICA_KIT_ENTRY("shuffle", PACKAGE_VERSION, "MIT",
                "Shuffle: transpose, reshape, transpose",

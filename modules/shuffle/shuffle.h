@@ -29,6 +29,14 @@ mica_status_t mica__shuffle_cuda_copy(void *dst, const void *src,
                                       size_t bytes, void *stream,
                                       mica_error_t *err);
 
+#ifndef __CUDACC__
+/* The CPU's transpose of implementation vec (shuffle_vec.c): dst =
+ * src of dims[rank] with output axis k being input axis perm[k]. */
+void mica__shuffle_transpose_vec(const void *src, int32_t rank,
+                                 const int64_t *dims, const int64_t *perm,
+                                 void *dst, size_t esize);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

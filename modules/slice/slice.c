@@ -20,6 +20,10 @@
  * A size of 0 needs no check.  A non-zero size on an axis of length 0 is
  * an error, except in fill mode, where every element is the fill value.
  *
+ * Formats: linear; on the CPU, x and the output also channels last
+ * (each its own: offsets through their strides), so that a split of an
+ * NHWC feature map along its channels needs no reorder.
+ *
  * Any element type of 1, 2 or 4 bytes (float32, float16, int8, int32,
  * bool...); the output has x's type.  output_values gives the values of a
  * 1-D integer shape tensor when x's values are known and start, size and
@@ -356,7 +360,16 @@ static int32_t slice_supports_format(const mica_layer_t *layer, int32_t pos,
     const slice_layer_t *l = (const slice_layer_t *)layer;
     size_t s;
 
-    if (nb_out != 1 || pos < 0 || pos > nb_in || !mica_kit_linear(io, pos))
+    int cpu = (l->base.creator->devices & MICA_DEVICE_CPU) != 0;
+
+    if (nb_out != 1 || pos < 0 || pos > nb_in)
+        return 0;
+    /* x and the output: linear, or on the CPU channels last too (the
+     * reference reads and writes through each one's strides); the
+     * shape inputs linear */
+    if (!mica_kit_linear(io, pos) &&
+        (!cpu || (pos != 0 && pos != nb_in) ||
+         io[pos].format != mica_kit_channels_last(io[pos].dims.nb_dims)))
         return 0;
     if (pos == 0) {
         s = mica_dtype_size(io[0].dtype);
@@ -453,7 +466,7 @@ static mica_status_t slice_enqueue_cpu(mica_layer_t *layer,
     const unsigned char *src = inputs[0];
     unsigned char *dst = outputs[0], fill[4];
     int64_t *map[MICA_MAX_DIMS], c[MICA_MAX_DIMS], total = 0, n, i, off;
-    int64_t *table = NULL;
+    int64_t *table = NULL, ostride[MICA_MAX_DIMS];
     uint32_t bits;
     mica__slice_view_t v;
     mica_status_t st;
@@ -490,16 +503,21 @@ static mica_status_t slice_enqueue_cpu(mica_layer_t *layer,
         total += v.out_dims[a];
         c[a] = 0;
     }
+    /* x and the output in their formats (linear, or channels last) */
+    mica_kit_strides(&in[0], v.in_strides);
+    mica_kit_strides(&out[0], ostride);
     for (i = 0; i < n; i++) {
+        int64_t o = 0;
         off = 0;
         bad = 0;
         for (a = 0; a < v.rank; a++) {
+            o += c[a] * ostride[a];
             if (map[a][c[a]] < 0)
                 bad = 1;
             else
                 off += map[a][c[a]] * v.in_strides[a];
         }
-        memcpy(dst + (size_t)i * es, bad ? fill : src + (size_t)off * es, es);
+        memcpy(dst + (size_t)o * es, bad ? fill : src + (size_t)off * es, es);
         for (k = v.rank - 1; k >= 0; k--) { /* odometer */
             if (++c[k] < v.out_dims[k])
                 break;

@@ -3,9 +3,10 @@
 
 pkgmodule_LTLIBRARIES += modules/mica_softmax.la
 modules_mica_softmax_la_SOURCES = modules/softmax/softmax.c \
-	modules/softmax/softmax.h
+	modules/softmax/softmax.h modules/softmax/softmax_vec.c
 modules_mica_softmax_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
-modules_mica_softmax_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
+modules_mica_softmax_la_LIBADD = modules/common/libmicamodkit_cpu.la \
+	modules/common/libmicamodkit.la $(LIBM)
 if MICA_CUDA
 modules_mica_softmax_la_SOURCES += modules/softmax/softmax_cuda.cu
 modules_mica_softmax_la_LIBADD += $(MICA_CUDA_MODULE_LIBS)

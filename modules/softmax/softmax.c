@@ -146,6 +146,20 @@ static MICA_KIT_ENQUEUE(softmax_cpu)
     return MICA_OK;
 }
 
+/* vec: the vector kernels, else the reference. */
+static MICA_KIT_ENQUEUE(softmax_vec)
+{
+    const softmax_layer_t *l = (const softmax_layer_t *)layer;
+    int64_t outer, len, inner;
+
+    softmax_split(l, &in[0].dims, &outer, &len, &inner);
+    if (mica__softmax_vec(in[0].dtype, outer, len, inner, inputs[0],
+                          outputs[0]))
+        return MICA_OK;
+    return softmax_cpu(layer, in, nb_in, out, nb_out, inputs, outputs,
+                       workspace, stream, err);
+}
+
 #if MICA_KIT_CUDA
 static MICA_KIT_ENQUEUE(softmax_cuda)
 {
@@ -328,8 +342,16 @@ MICA_KIT_LAYER_PAIR(ragged, "RaggedSoftMax", NULL, 0, mica_kit_layer_create,
                     .output_dims = ragged_dims,
                     .supports_format = ragged_formats)
 
+static const mica_layer_ops_t softmax_ops_vec = MICA_KIT_OPS(
+    softmax_vec, .nb_outputs = mica_kit_one_output,
+    .output_dtypes = softmax_dtypes, .output_dims = softmax_dims,
+    .supports_format = mica_kit_float_linear);
+static const mica_layer_creator_t softmax_creator_vec = MICA_KIT_CREATOR(
+    "SoftMax", "vec", MICA_DEVICE_CPU, 6, MICA_ROLE_NONE, softmax_fields,
+    MICA_KIT_COUNT(softmax_fields), softmax_create, &softmax_ops_vec);
+
 static const mica_layer_creator_t *const creators[] = {
-    MICA_KIT_PAIR(softmax), MICA_KIT_PAIR(ragged)};
+    MICA_KIT_PAIR(softmax), &softmax_creator_vec, MICA_KIT_PAIR(ragged)};
 
 MICA_KIT_ENTRY("softmax", PACKAGE_VERSION, "MIT",
                "SoftMax and RaggedSoftMax: normalized exponentials", creators)

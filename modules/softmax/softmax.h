@@ -43,6 +43,14 @@ mica_status_t mica__ragged_softmax_cuda(mica_dtype_t dtype, int64_t rows,
                                         void *stream, mica_error_t *err);
 #endif
 
+#ifndef __CUDACC__
+/* The CPU's vector kernels (softmax_vec.c): the softmax of x [outer,
+ * len, inner] along len into y; 0 (nothing done) where they do not
+ * take it (another type). */
+int mica__softmax_vec(mica_dtype_t t, int64_t outer, int64_t len,
+                      int64_t inner, const void *x, void *y);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -161,6 +161,29 @@ static int32_t un_supports_format(const mica_layer_t *layer, int32_t pos,
     return io[1].dtype == output_type(l->op, io[0].dtype);
 }
 
+/* vec: float inputs element by element in any format (linear or
+ * channels last), the output in the input's; other types as the
+ * reference. */
+static int32_t un_supports_format_vec(const mica_layer_t *layer,
+                                      int32_t pos,
+                                      const mica_tensor_desc_t *io,
+                                      int32_t nb_in, int32_t nb_out)
+{
+    const un_layer_t *l = (const un_layer_t *)layer;
+
+    if (nb_in != 1 || nb_out != 1 || pos < 0 || pos > 1)
+        return 0;
+    if (io[0].dtype != MICA_FLOAT32 && io[0].dtype != MICA_FLOAT16)
+        return un_supports_format(layer, pos, io, nb_in, nb_out);
+    if (!mica_kit_linear(io, pos) &&
+        io[pos].format != mica_kit_channels_last(io[pos].dims.nb_dims))
+        return 0;
+    if (pos == 0)
+        return input_ok(l->op, io[0].dtype);
+    return io[1].format == io[0].format &&
+           io[1].dtype == output_type(l->op, io[0].dtype);
+}
+
 /* ---- the CPU reference ------------------------------------------------ */
 
 static mica_status_t un_enqueue_cpu(mica_layer_t *layer,
@@ -216,6 +239,20 @@ static mica_status_t un_enqueue_cpu(mica_layer_t *layer,
     return MICA_OK;
 }
 
+/* The vector kernels for float inputs, else the reference. */
+static MICA_KIT_ENQUEUE(un_enqueue_vec)
+{
+    const un_layer_t *l = (const un_layer_t *)layer;
+
+    if (nb_in == 1 && nb_out == 1 &&
+        mica__unary_vec(l->op, in[0].dtype, out[0].dtype,
+                        mica_dims_volume(&out[0].dims), inputs[0],
+                        outputs[0]))
+        return MICA_OK;
+    return un_enqueue_cpu(layer, in, nb_in, out, nb_out, inputs, outputs,
+                          workspace, stream, err);
+}
+
 #if MICA_KIT_CUDA
 static mica_status_t un_enqueue_cuda(mica_layer_t *layer,
                                      const mica_tensor_desc_t *in,
@@ -260,7 +297,17 @@ MICA_KIT_LAYER_PAIR(un, "Unary", un_fields, MICA_KIT_COUNT(un_fields),
                     .supports_format = un_supports_format,
                     .output_values = un_output_values)
 
-static const mica_layer_creator_t *const creators[] = {MICA_KIT_PAIR(un)};
+static const mica_layer_ops_t un_ops_vec = MICA_KIT_OPS(
+    un_enqueue_vec, .nb_outputs = mica_kit_one_output,
+    .output_dtypes = un_output_dtypes, .output_dims = mica_kit_same_dims,
+    .supports_format = un_supports_format_vec,
+    .output_values = un_output_values);
+static const mica_layer_creator_t un_creator_vec = MICA_KIT_CREATOR(
+    "Unary", "vec", MICA_DEVICE_CPU, 6, MICA_ROLE_NONE, un_fields,
+    MICA_KIT_COUNT(un_fields), un_create, &un_ops_vec);
+
+static const mica_layer_creator_t *const creators[] = {MICA_KIT_PAIR(un),
+                                                       &un_creator_vec};
 
 MICA_KIT_ENTRY("unary", PACKAGE_VERSION, "MIT",
                "Unary: one-input math, rounding and logic operations",

@@ -113,6 +113,14 @@ MICA_KIT_HD int32_t mica__un_wrap32(int64_t v)
     return (int32_t)(uint32_t)(uint64_t)v;
 }
 
+#ifndef __CUDACC__
+/* The vector kernels (unary_vec.c): y = op(x) over n elements of a
+ * float32 or float16 input (y of type `to`: the input's, or bool);
+ * 0 (nothing done) for other inputs. */
+int mica__unary_vec(int op, mica_dtype_t ti, mica_dtype_t to, int64_t n,
+                    const void *x, void *y);
+#endif
+
 #if MICA_KIT_CUDA || defined(__CUDACC__)
 /*
  * Run op on the device over n > 0 elements: out[i] = op(in[i]).  in_type
