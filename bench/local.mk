@@ -117,7 +117,7 @@ bench-mica: tools/mica $(pkgmodule_LTLIBRARIES)
 	  $(SHELL) $(srcdir)/bench/mica_bench.sh $(abs_top_builddir)/tools/mica \
 	  $(abs_top_srcdir) $(abs_top_builddir)/bench-mica-out
 .PHONY: bench-mica
-EXTRA_DIST += bench/device.sh
+EXTRA_DIST += bench/device.sh bench/passes_cpu.py bench/passes_gpu.sh
 # CUDA graphs on the GPU, by hand (issue 14): bench/graphs_gpu.sh.
 EXTRA_DIST += bench/graphs_gpu.sh
 # The scale figures (CPU only, by hand): manifests of N layers.

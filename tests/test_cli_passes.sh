@@ -10,7 +10,8 @@
 #   - at info level the builder says what each pass did;
 #   - compare takes passes=none and no-passes=NAME as items, and the
 #     network as written agrees with what the passes made of it;
-#   - elimination, affine-scale and transpose-folding on their manifests
+#   - folding, elimination, affine-scale and transpose-folding on their
+#     manifests
 #     (tests/manifests/passes/): each case they name is removed,
 #     collapsed or rewritten, or stays.
 #
@@ -31,7 +32,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 . "$top_src/tests/tap.sh"
 
-echo "1..47"
+echo "1..54"
 
 # The passes this library has, in order (mica inspect lists every one
 # that ran; none is turned off by default).
@@ -82,6 +83,19 @@ is 0 "$rc" "compare --a passes=none: the passes change no result"
 has "$tmp/out" "^A: passes=none" "  A is the network as written"
 run "$mica" compare "$net" --a no-passes=fusion,no-passes=all --b passes=all
 is 0 "$rc" "compare takes no-passes=NAME (repeatable) and passes=all"
+
+# ---- constant-folding (tests/manifests/passes/fold.yaml says what folds) ---
+fo=$top_src/tests/manifests/passes/fold.yaml
+run "$mica" inspect "$fo" --device cpu --passes constant-folding
+has "$tmp/out" "^  constant-folding  *7 layers folded into 3 constants (80 bytes)$" \
+    "constant-folding: Q/DQ, slices, concatenations, transposes, fills, shapes"
+has "$tmp/out" " tr  *Constant .* -> wt " "  weights cut, joined and moved: a Constant"
+has "$tmp/out" " wf  *Constant .* -> wfv " "  weights made by arithmetic: a Constant"
+has "$tmp/out" " shp  *Constant .* -> xs " "  a shape every profile fixes: a Constant"
+has "$tmp/out" " noise  *Fill " "  random values: not folded"
+has "$tmp/out" " dshp  *Shape .*d -> ds " "  a shape a profile leaves free: stays"
+run "$mica" compare "$fo" --a passes=none --b ""
+is 0 "$rc" "  the outputs are those of the network as written"
 
 # ---- elimination (tests/manifests/passes/eliminate.yaml says what goes) ----
 # (the passes under test only: later passes rewrite what these leave)

@@ -111,6 +111,7 @@ done
 # ---- ONNX models -------------------------------------------------------------
 m=$top_src/tests/onnx/models
 for f in "$m"/*.onnx; do
+    [ -f "$f" ] || continue
     b=$(basename "$f" .onnx)
     # shellcheck disable=SC2046
     case $b in
@@ -133,6 +134,7 @@ done
 if [ -n "${MICA_ONNX_LIGHT:-}" ] && [ -d "$MICA_ONNX_LIGHT" ]; then
     rtol=1e-3
     for f in "$MICA_ONNX_LIGHT"/light_*.onnx; do
+        [ -f "$f" ] || continue
         check "$(basename "$f")" "$f"
     done
 else

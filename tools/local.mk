@@ -66,6 +66,7 @@ EXTRA_DIST += tests/test_cli_fusion.sh tests/manifests/fusion/fusion.yaml
 # --no-passes, inspect's record, engines, compare's passes= items.
 TESTS += tests/test_cli_passes.sh
 EXTRA_DIST += tests/test_cli_passes.sh tests/manifests/passes/eliminate.yaml \
+	tests/manifests/passes/fold.yaml \
 	tests/manifests/passes/affine.yaml tests/manifests/passes/transpose.yaml
 # Every pass proven by running both graphs: each test network and ONNX
 # model (and the light models with $MICA_ONNX_LIGHT) with and without.

@@ -13,13 +13,14 @@
  * float32 or float16 of rank 3 or more, c float32 or of x's type, and
  * the output has x's shape.  Only where the fusion rules take a Scale:
  * the channel axis is 1 (a batch norm's), or c is one value and x a
- * convolution's output (or a Scale this pass made).  x * c and c * x: scale c; x / c: scale 1 / c (within a rounding
- * of the division); x + c, c + x: shift c; x - c: shift -c; c - x: scale
- * -1, shift c.  A Scale of a scale alone followed (as the one reader of
- * its output, no network output) by one of a shift alone, on the same
- * axis, is one Scale.  A Constant nothing reads any more goes.  Values
- * beyond float16's range (an attention mask's -3.4e38) stay Constants,
- * which a float16 build clamps.
+ * convolution's output (or a Scale this pass made).  x * c and c * x:
+ * scale c; x / c: scale 1 / c (within a rounding of the division); x + c,
+ * c + x: shift c; x - c: shift -c; c - x: scale -1, shift c.  A Scale of
+ * a scale alone followed (as the one reader of its output, no network
+ * output) by one of a shift alone, on the same axis, is one Scale.  A
+ * Constant nothing reads any more goes.  Values beyond float16's range
+ * (an attention mask's -3.4e38) stay Constants, which a float16 build
+ * clamps.
  */
 #include <config.h>
 
@@ -60,15 +61,6 @@ static mica_status_t nomem(aff_t *a)
     return mica__fail(a->p->ctx, MICA_ERR_NOMEM, "out of host memory");
 }
 
-static const mica__tensor_t *facts(aff_t *a, const char *name)
-{
-    mica_status_t st;
-    const mica__tensor_t *t = mica__pass_tensor(a->p, name, &st);
-    if (st != MICA_OK)
-        a->st = st;
-    return t;
-}
-
 /* The weights of a Constant layer making `name`, its layer into *li. */
 static const mica_weights_t *constant_of(aff_t *a, const char *name,
                                          int32_t *li)
@@ -88,23 +80,6 @@ static const mica_weights_t *constant_of(aff_t *a, const char *name,
                ? (const mica_weights_t *)f->data : NULL;
 }
 
-/* A fixed value of expression x. */
-static int fixed(const mica_expr_t *x, int64_t *v)
-{
-    mica__expr_node_t n;
-    if (!x)
-        return 0;
-    mica__expr_inspect(x, &n);
-    if (mica__expr_is_constant(x)) {
-        *v = mica__expr_constant_value(x);
-        return 1;
-    }
-    if (n.lo != n.hi)
-        return 0;
-    *v = n.lo;
-    return 1;
-}
-
 /* Whether c (tensor facts tc) broadcasts over x (tx) as one value per
  * channel of one axis (*axis) or one value (*axis -1), and the output has
  * x's shape. */
@@ -117,11 +92,11 @@ static int per_channel(const mica__tensor_t *tx, const mica__tensor_t *tc,
         return 0;
     for (i = 0; i < tc->shape.nb_dims; i++) {
         int64_t c, x;
-        if (!fixed(tc->shape.d[i], &c))
+        if (!mica__pass_fixed(tc->shape.d[i], &c))
             return 0;
         if (c == 1)
             continue;
-        if (*axis >= 0 || !fixed(tx->shape.d[i], &x) || x != c)
+        if (*axis >= 0 || !mica__pass_fixed(tx->shape.d[i], &x) || x != c)
             return 0;
         *axis = i;
     }
@@ -202,9 +177,9 @@ static int affine_of(aff_t *a, int32_t li, affine_t *f, int32_t *cl)
         c = 0, l1 = l0;
     else
         return 0;
-    t0 = facts(a, nl->inputs[0]);
-    t1 = facts(a, nl->inputs[1]);
-    ty = facts(a, nl->outputs[0]);
+    t0 = mica__pass_tensor(a->p, nl->inputs[0]);
+    t1 = mica__pass_tensor(a->p, nl->inputs[1]);
+    ty = mica__pass_tensor(a->p, nl->outputs[0]);
     if (!t0 || !t1 || !ty)
         return 0;
     tx = c ? t0 : t1;
@@ -264,11 +239,12 @@ static mica_status_t decide(aff_t *a)
     int32_t s, li, cl, first;
     affine_t f;
 
-    for (s = 0; s < a->net->nb_layers && a->st == MICA_OK; s++) {
+    for (s = 0; s < a->net->nb_layers && a->st == MICA_OK &&
+                a->p->st == MICA_OK; s++) {
         const mica__net_layer_t *nl;
         li = a->order[s];
         nl = &a->net->layers[li];
-        if (strcmp(nl->type, "ElementWise") || !mica__pass_pure(nl) ||
+        if (strcmp(nl->type, "ElementWise") || !mica__pass_free(a->p, nl) ||
             nl->loop || nl->conditional || nl->formats ||
             !affine_of(a, li, &f, &cl))
             continue;
@@ -375,7 +351,8 @@ mica_status_t mica__pass_affine(mica__pass_run_t *p)
         goto done;
     for (li = 0; li < a.net->nb_layers; li++)
         for (i = 0; i < a.net->layers[li].nb_outputs; i++)
-            a.reads[li] += mica__pass_reads(&a.g, a.net->layers[li].outputs[i]);
+            a.reads[li] += mica__pass_reads(&a.g,
+                                            a.net->layers[li].outputs[i]);
     if ((st = decide(&a)) != MICA_OK || !a.scales)
         goto done;
     st = mica__rewrite_frame(a.net, a.out);

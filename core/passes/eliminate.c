@@ -30,6 +30,7 @@
 #include <config.h>
 
 #include "passes.h"
+#include "fields.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,10 +42,9 @@ typedef struct elim {
     mica__pass_graph_t g;
     int32_t *order;            /* network layers, producers first */
     int constructs;            /* the network has loops or conditionals */
-    mica_status_t st;          /* a failure of mica__pass_tensor */
     mica__pass_subst_t subst;
     uint8_t *drop;             /* per network layer */
-    mica__shuffle_t **shuf;             /* per network layer: a Shuffle as it is
+    mica__shuffle_t **shuf;    /* per network layer: a Shuffle as it is
                                   now, NULL for other layers */
     int8_t *replaced;          /* per network layer: its inputs or params
                                   change (shuf, or cast_to) */
@@ -60,16 +60,6 @@ typedef struct elim {
 static mica_status_t nomem(elim_t *x)
 {
     return mica__fail(x->p->ctx, MICA_ERR_NOMEM, "out of host memory");
-}
-
-/* What the builder knows of tensor `name`, NULL if nothing. */
-static const mica__tensor_t *facts(elim_t *x, const char *name)
-{
-    mica_status_t st;
-    const mica__tensor_t *t = mica__pass_tensor(x->p, name, &st);
-    if (st != MICA_OK)
-        x->st = st;
-    return t;
 }
 
 /* Whether every output of network layer nl is something only layers
@@ -112,12 +102,13 @@ static int holds(mica_dtype_t a, mica_dtype_t b)
 static mica_status_t identity(elim_t *x, int32_t li, const char *in)
 {
     const mica__net_layer_t *nl = &x->net->layers[li];
-    const mica__tensor_t *fi = facts(x, in), *fo = facts(x, nl->outputs[0]);
+    const mica__tensor_t *fi = mica__pass_tensor(x->p, in);
+    const mica__tensor_t *fo = mica__pass_tensor(x->p, nl->outputs[0]);
     mica_dtype_t from, to;
     int32_t a;
 
     if (!fi || !fo)
-        return x->st;
+        return x->p->st;
     from = fi->dtype;
     to = fo->dtype;
     if (from == to) {
@@ -130,13 +121,14 @@ static mica_status_t identity(elim_t *x, int32_t li, const char *in)
     /* a cast of a cast that lost nothing */
     a = mica__pass_producer(&x->g, in, NULL);
     if (a >= 0 && !x->drop[a] && !strcmp(x->net->layers[a].type, "Identity")
-        && x->net->layers[a].nb_inputs == 1 && mica__pass_pure(&x->net->layers[a])
+        && x->net->layers[a].nb_inputs == 1 &&
+        mica__pass_pure(&x->net->layers[a])
         && !x->net->layers[a].loop && !x->net->layers[a].conditional) {
         const char *first = x->replaced[a] ? x->cast_in[a]
                                            : mica__pass_subst_get(
                                                  &x->subst,
                                                  x->net->layers[a].inputs[0]);
-        const mica__tensor_t *f0 = facts(x, first);
+        const mica__tensor_t *f0 = mica__pass_tensor(x->p, first);
         mica_dtype_t t0 = f0 ? f0->dtype : to;
         if (f0 && holds(t0, from)) {
             x->chains++;
@@ -191,7 +183,7 @@ static int independent(elim_t *x, const int64_t *v, int32_t n,
         return 1;
     }
     /* values of a shape tensor: known ones without a 0 */
-    t = facts(x, dims);
+    t = mica__pass_tensor(x->p, dims);
     if (!t || !t->values)
         return 0;
     for (i = 0; i < t->shape.nb_values; i++) {
@@ -246,7 +238,8 @@ static int combine(op_t *ops, int n, mica__shuffle_t *s)
         changed = 0;
         for (i = 0; i < n; i++)
             if (ops[i].kind == 'T' && identity_perm(ops[i].v, ops[i].n)) {
-                memmove(&ops[i], &ops[i + 1], sizeof *ops * (size_t)(n - i - 1));
+                memmove(&ops[i], &ops[i + 1],
+                        sizeof *ops * (size_t)(n - i - 1));
                 n--;
                 changed = 1;
                 break;
@@ -265,7 +258,8 @@ static int combine(op_t *ops, int n, mica__shuffle_t *s)
                 changed = 1;
             } else if (ops[i].kind == 'R' && ops[i + 1].kind == 'R' &&
                        ops[i + 1].independent) {
-                memmove(&ops[i], &ops[i + 1], sizeof *ops * (size_t)(n - i - 1));
+                memmove(&ops[i], &ops[i + 1],
+                        sizeof *ops * (size_t)(n - i - 1));
                 n--;
                 changed = 1;
             }
@@ -298,7 +292,8 @@ static int combine(op_t *ops, int n, mica__shuffle_t *s)
 /* Whether the dims of tensors a and b are the same expressions. */
 static int same_shape(elim_t *x, const char *a, const char *b)
 {
-    const mica__tensor_t *ta = facts(x, a), *tb = facts(x, b);
+    const mica__tensor_t *ta = mica__pass_tensor(x->p, a);
+    const mica__tensor_t *tb = mica__pass_tensor(x->p, b);
     const mica_shape_expr_t *sa, *sb;
     int32_t i;
     if (!ta || !tb)
@@ -313,25 +308,9 @@ static int same_shape(elim_t *x, const char *a, const char *b)
     return 1;
 }
 
-/* The fixed dims of tensor `name`; 0 if a profile leaves one free. */
-static int fixed_dims(elim_t *x, const char *name, mica_dims_t *d)
+static int fixed_dims_of(elim_t *x, const char *name, mica_dims_t *d)
 {
-    const mica__tensor_t *t = facts(x, name);
-    int32_t i;
-    memset(d, 0, sizeof *d);
-    if (!t || t->shape.nb_dims < 0 || t->shape.nb_dims > MICA_MAX_DIMS)
-        return 0;
-    d->nb_dims = t->shape.nb_dims;
-    for (i = 0; i < d->nb_dims; i++) {
-        mica__expr_node_t n;
-        if (!t->shape.d[i])
-            return 0;
-        mica__expr_inspect(t->shape.d[i], &n);
-        if (n.lo != n.hi || n.lo < 0)
-            return 0;
-        d->d[i] = n.lo;
-    }
-    return 1;
+    return mica__pass_fixed_dims(mica__pass_tensor(x->p, name), d);
 }
 
 /* Shuffle a (making `mid`) then b (making `end`) on fixed dims as one
@@ -344,8 +323,8 @@ static int composed(elim_t *x, const mica__shuffle_t *a, const char *mid,
     mica_dims_t din, dmid, dend;
     int32_t na, nb;
 
-    if (!fixed_dims(x, a->in, &din) || !fixed_dims(x, mid, &dmid) ||
-        !fixed_dims(x, end, &dend) ||
+    if (!fixed_dims_of(x, a->in, &din) || !fixed_dims_of(x, mid, &dmid) ||
+        !fixed_dims_of(x, end, &dend) ||
         (na = mica__shuffle_steps(a, &din, &dmid, steps)) < 0 ||
         (nb = mica__shuffle_steps(b, &dmid, &dend, steps + na)) < 0 ||
         !mica__shuffle_compose(&din, steps, na + nb, out))
@@ -362,7 +341,7 @@ static int nothing(elim_t *x, const mica__shuffle_t *s, const char *end)
     mica_dims_t din, dend;
     mica__shuffle_t one;
     int32_t n;
-    return fixed_dims(x, s->in, &din) && fixed_dims(x, end, &dend) &&
+    return fixed_dims_of(x, s->in, &din) && fixed_dims_of(x, end, &dend) &&
            (n = mica__shuffle_steps(s, &din, &dend, steps)) >= 0 &&
            mica__shuffle_compose(&din, steps, n, &one) && !one.n1 &&
            !one.n2 && one.nr == -1;
@@ -424,7 +403,7 @@ static mica_status_t shuffle(elim_t *x, int32_t li)
     return MICA_OK;
 }
 
-/* ---- duplicates ---------------------------------------------------------- */
+/* ---- duplicates -------------------------------------------------------- */
 
 /* FNV-1a over n bytes, continuing h. */
 static uint64_t hash(uint64_t h, const void *p, size_t n)
@@ -457,7 +436,8 @@ static uint64_t params_hash(const mica__net_layer_t *nl)
             }
         } else if (f->type == MICA_FIELD_WEIGHTS) {
             for (j = 0; j < f->count; j++) {
-                const mica_weights_t *w = &((const mica_weights_t *)f->data)[j];
+                const mica_weights_t *w =
+                    &((const mica_weights_t *)f->data)[j];
                 size_t bytes = (size_t)w->count * mica_dtype_size(w->dtype);
                 size_t chunk = bytes < 64 ? bytes : 64, k;
                 h = hash(h, &w->count, sizeof w->count);
@@ -468,9 +448,8 @@ static uint64_t params_hash(const mica__net_layer_t *nl)
                                     (bytes - chunk) / 63 * k, chunk);
             }
         } else {
-            h = hash(h, f->data, (f->type == MICA_FIELD_FLOAT ? sizeof(double)
-                                                              : sizeof(int64_t)) *
-                                     (size_t)f->count);
+            h = hash(h, f->data,
+                     mica__field_slot_size(f->type) * (size_t)f->count);
         }
     }
     return h;
@@ -529,7 +508,8 @@ static mica_status_t duplicate(elim_t *x, int32_t li, const char *const *in)
         free(k);
         return MICA_OK;
     }
-    if (!(grown = realloc(x->keys, sizeof *grown * ((size_t)x->nb_keys + 1)))) {
+    grown = realloc(x->keys, sizeof *grown * ((size_t)x->nb_keys + 1));
+    if (!grown) {
         free(k);
         return nomem(x);
     }
@@ -550,7 +530,8 @@ static mica_status_t decide(elim_t *x)
         int32_t li = x->order[s];
         const mica__net_layer_t *nl = &x->net->layers[li];
         if (nl->loop || nl->conditional ||
-            mica__pass_role(nl) != MICA_ROLE_NONE || !mica__pass_pure(nl) ||
+            mica__pass_role(nl) != MICA_ROLE_NONE ||
+            !mica__pass_free(x->p, nl) ||
             nl->nb_inputs > 128 || nl->formats)
             continue;
         for (i = 0; i < nl->nb_inputs; i++)
@@ -569,7 +550,7 @@ static mica_status_t decide(elim_t *x)
             continue;
         st = duplicate(x, li, in);
     }
-    return st != MICA_OK ? st : x->st;
+    return st != MICA_OK ? st : x->p->st;
 }
 
 /* The inputs network layer li has in the rewritten network. */
@@ -647,7 +628,7 @@ nomem:
     return nomem(x);
 }
 
-/* ---- the rewritten network ------------------------------------------------ */
+/* ---- the rewritten network ---------------------------------------------- */
 
 /* Network layer li as the decisions made it, into out. */
 static mica_status_t put_layer(elim_t *x, mica_network_t *out, int32_t li)
@@ -703,7 +684,7 @@ static mica_status_t rewrite(elim_t *x)
     return MICA_OK;
 }
 
-/* ---- the pass ------------------------------------------------------------- */
+/* ---- the pass ----------------------------------------------------------- */
 
 static mica_status_t setup(elim_t *x)
 {

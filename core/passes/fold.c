@@ -66,44 +66,12 @@ static int is_constant(const mica__net_layer_t *nl)
            nl->nb_inputs == 0 && nl->nb_outputs == 1 && !nl->from_state;
 }
 
-/* The value of x when every shape of every profile fixes it. */
-static int fixed(const mica_expr_t *x, int64_t *v)
-{
-    mica__expr_node_t n;
-    if (!x)
-        return 0;
-    if (mica__expr_is_constant(x)) {
-        *v = mica__expr_constant_value(x);
-        return 1;
-    }
-    mica__expr_inspect(x, &n);
-    if (n.lo != n.hi || n.lo <= -((int64_t)1 << 40) ||
-        n.hi >= ((int64_t)1 << 40))
-        return 0;
-    *v = n.lo;
-    return 1;
-}
-
-/* The dims of tensor t where every profile fixes them; 0 if not. */
-static int fixed_dims(const mica__tensor_t *t, mica_dims_t *d)
-{
-    int32_t i;
-    memset(d, 0, sizeof *d);
-    if (t->shape.nb_dims < 0 || t->shape.nb_dims > MICA_MAX_DIMS)
-        return 0;
-    d->nb_dims = t->shape.nb_dims;
-    for (i = 0; i < d->nb_dims; i++)
-        if (!fixed(t->shape.d[i], &d->d[i]) || d->d[i] < 0)
-            return 0;
-    return 1;
-}
-
 /* Bytes of tensor t at fixed dims, -1 if not fixed or beyond the limit. */
 static int64_t fixed_bytes(const mica__tensor_t *t)
 {
     mica_dims_t d;
     int64_t bytes;
-    if (!fixed_dims(t, &d) ||
+    if (!mica__pass_fixed_dims(t, &d) ||
         mica_dims_bytes_checked(&d, t->dtype, &bytes) != 0 ||
         bytes > FOLD_LIMIT)
         return -1;
@@ -122,7 +90,7 @@ static int foldable(const fold_t *f, const mica__net_layer_t *nl, int32_t s)
     const mica__layer_t *l = &f->e->layers[s];
     int32_t i;
 
-    if (!mica__pass_pure(nl) || !strcmp(nl->type, "Constant") ||
+    if (!mica__pass_free(f->p, nl) || !strcmp(nl->type, "Constant") ||
         nl->loop || nl->conditional || l->construct >= 0 ||
         l->info.role != MICA_ROLE_NONE || l->makes_sizes)
         return 0;
@@ -153,7 +121,8 @@ static mica_status_t values_of(fold_t *f, int32_t s, int32_t o)
         f->nb_vals[t] = tt->shape.nb_values;
         return MICA_OK;
     }
-    if (!int_type(tt->dtype) || !fixed_dims(tt, &d) || d.nb_dims > 1 ||
+    if (!int_type(tt->dtype) || !mica__pass_fixed_dims(tt, &d) ||
+        d.nb_dims > 1 ||
         !MICA__HAS_OP(l->instance->ops, output_values) ||
         l->nb_inputs > 128)
         return MICA_OK;
@@ -202,7 +171,7 @@ static int values_fixed(const fold_t *f, int32_t t)
     if (!f->vals[t])
         return 0;
     for (i = 0; i < f->nb_vals[t]; i++)
-        if (!fixed(f->vals[t][i], &v))
+        if (!mica__pass_fixed(f->vals[t][i], &v))
             return 0;
     return 1;
 }
@@ -215,7 +184,7 @@ static void *bytes_of_values(const fold_t *f, int32_t t)
     unsigned char *b = malloc((size_t)n * mica_dtype_size(dt) + 1);
     for (i = 0; b && i < n; i++) {
         int64_t v = 0;
-        fixed(f->vals[t][i], &v);
+        mica__pass_fixed(f->vals[t][i], &v);
         switch (dt) {
         case MICA_INT64: ((int64_t *)b)[i] = v; break;
         case MICA_INT32: ((int32_t *)b)[i] = (int32_t)v; break;
@@ -326,7 +295,7 @@ static void decide(fold_t *f)
     }
 }
 
-/* ---- computing what folded layers make ----------------------------------- */
+/* ---- computing what folded layers make ---------------------------------- */
 
 /* A Constant named `name` making `tensor` of type dt and dims d from
  * `bytes` (borrowed: out keeps them alive, or they are copied). */
@@ -447,7 +416,7 @@ static mica_status_t compute(fold_t *f)
                 char *name;
                 if (!need[u])
                     continue;
-                fixed_dims(&e->tensors[u], &d);
+                mica__pass_fixed_dims(&e->tensors[u], &d);
                 b = bytes_of_values(f, u);
                 name = mica__asprintf("%s/values", e->tensors[u].name);
                 st = b && name ? add_constant(mini, name, e->tensors[u].name,
@@ -530,7 +499,7 @@ done:
     return st;
 }
 
-/* ---- the rewritten network ------------------------------------------------ */
+/* ---- the rewritten network ---------------------------------------------- */
 
 /* A layer name for a Constant of tensor `base` that no layer of out or
  * of the network has. */
@@ -566,7 +535,7 @@ static mica_status_t constants_of(fold_t *f, mica_network_t *out, int32_t li)
         if (t < 0 || !f->make[t])
             continue;
         tt = &f->e->tensors[t];
-        fixed_dims(tt, &d);
+        mica__pass_fixed_dims(tt, &d);
         b = (f->from_values[t] & 1) ? bytes_of_values(f, t) : f->bytes[t];
         f->bytes[t] = NULL;
         name = first ? mica__strdup(nl->name) : constant_name(f, out,
@@ -611,7 +580,7 @@ static mica_status_t rewrite(fold_t *f)
     return MICA_OK;
 }
 
-/* ---- the pass ------------------------------------------------------------- */
+/* ---- the pass ----------------------------------------------------------- */
 
 static mica_status_t setup(fold_t *f)
 {

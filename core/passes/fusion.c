@@ -325,8 +325,7 @@ static int tensor_ok(fuse_t *x, const mica_fusion_rule_t *r,
          fabs(v - c->value) > c->rtol * fabs(c->value)))
         return 0;
     if (c->dtypes || c->min_rank >= 0 || c->max_rank >= 0) {
-        mica_status_t st;
-        const mica__tensor_t *tt = mica__pass_tensor(x->p, t, &st);
+        const mica__tensor_t *tt = mica__pass_tensor(x->p, t);
         int32_t rank;
         if (!tt)
             return 0;

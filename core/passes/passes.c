@@ -41,7 +41,7 @@ const char *mica_pass_name(int32_t index)
                                                  : NULL;
 }
 
-/* ---- selection ----------------------------------------------------------- */
+/* ---- selection ---------------------------------------------------------- */
 
 /* "constant-folding, elimination, ...": every pass's name, into buf. */
 static void pass_names(char *buf, size_t len)
@@ -184,17 +184,17 @@ mica_status_t mica__pass_facts(mica__pass_run_t *p, const mica_engine_t **e)
 }
 
 const mica__tensor_t *mica__pass_tensor(mica__pass_run_t *p,
-                                        const char *name, mica_status_t *st)
+                                        const char *name)
 {
     const mica_engine_t *e = p->facts;
+    mica_status_t st;
     int32_t t;
 
-    *st = MICA_OK;
     if (!e && !p->facts_failed) {
-        *st = mica__pass_facts(p, &e);
-        if (*st == MICA_ERR_UNSUPPORTED)
-            *st = MICA_OK;
-        if (*st != MICA_OK || !e)
+        st = mica__pass_facts(p, &e);
+        if (st != MICA_OK && st != MICA_ERR_UNSUPPORTED)
+            p->st = st;
+        if (st != MICA_OK || !e)
             return NULL;
     }
     if (!e || !name)
@@ -203,12 +203,43 @@ const mica__tensor_t *mica__pass_tensor(mica__pass_run_t *p,
         for (t = 0; t < e->nb_tensors; t++)
             if (mica__index_put(&p->facts_ix, e->tensors[t].name, t) != 0) {
                 mica__index_free(&p->facts_ix);
-                *st = mica__fail(p->ctx, MICA_ERR_NOMEM,
-                                 "out of host memory");
+                p->st = mica__fail(p->ctx, MICA_ERR_NOMEM,
+                                   "out of host memory");
                 return NULL;
             }
     t = mica__index_get(&p->facts_ix, name);
     return t >= 0 ? &e->tensors[t] : NULL;
+}
+
+int mica__pass_fixed(const mica_expr_t *x, int64_t *v)
+{
+    mica__expr_node_t n;
+    if (!x)
+        return 0;
+    if (mica__expr_is_constant(x)) {
+        *v = mica__expr_constant_value(x);
+        return 1;
+    }
+    /* an interval of one value, not the "unknown" bounds (2^40) */
+    mica__expr_inspect(x, &n);
+    if (n.lo != n.hi || n.lo <= -((int64_t)1 << 40) ||
+        n.hi >= ((int64_t)1 << 40))
+        return 0;
+    *v = n.lo;
+    return 1;
+}
+
+int mica__pass_fixed_dims(const mica__tensor_t *t, mica_dims_t *d)
+{
+    int32_t i;
+    memset(d, 0, sizeof *d);
+    if (!t || t->shape.nb_dims < 0 || t->shape.nb_dims > MICA_MAX_DIMS)
+        return 0;
+    d->nb_dims = t->shape.nb_dims;
+    for (i = 0; i < d->nb_dims; i++)
+        if (!mica__pass_fixed(t->shape.d[i], &d->d[i]) || d->d[i] < 0)
+            return 0;
+    return 1;
 }
 
 mica_status_t mica__pass_order(const mica_network_t *net,
@@ -350,7 +381,13 @@ mica_status_t mica__passes_run(mica_network_t *net,
         p.out = NULL;
         p.changed = 0;
         p.summary[0] = '\0';
+        p.st = MICA_OK;
         st = mica__passes[i].run(&p);
+        if (st == MICA_OK && p.st != MICA_OK) {
+            mica_network_destroy(p.out);
+            p.out = NULL;
+            st = p.st;
+        }
         mica__log(net->ctx, MICA_LOG_DEBUG, "build: pass %s: %.2f ms",
                   mica__passes[i].name, now_ms() - t0);
         if (st == MICA_ERR_NOMEM)
@@ -437,6 +474,23 @@ int mica__pass_pure(const mica__net_layer_t *nl)
             *(const int64_t *)op->data == 0); /* linspace */
 }
 
+int mica__pass_free(const mica__pass_run_t *p, const mica__net_layer_t *nl)
+{
+    const mica_build_config_t *cfg = p->cfg;
+    char buf[128];
+    int32_t i;
+
+    if (!mica__pass_pure(nl) || nl->implementation)
+        return 0;
+    if (cfg && cfg->struct_size >= offsetof(mica_build_config_t,
+                                            prefer_impls) +
+                                       sizeof cfg->prefer_impls)
+        for (i = 0; i < cfg->nb_prefer; i++)
+            if (!strcmp(cfg->prefer_types[i], nl->type))
+                return 0;
+    return mica__deploy_choice(p->ctx, nl->type, buf, sizeof buf) == NULL;
+}
+
 /* Whether fields a and b (of one schema) hold the same values. */
 static int same_field(const mica_field_t *a, const mica_field_t *b)
 {
@@ -489,7 +543,7 @@ int mica__pass_same_fields(const mica__net_layer_t *a,
     return 1;
 }
 
-/* ---- tensors by name ----------------------------------------------------- */
+/* ---- tensors by name ---------------------------------------------------- */
 
 mica_status_t mica__pass_graph_make(const mica_network_t *net,
                                     mica__pass_graph_t *g)
@@ -559,7 +613,7 @@ int mica__pass_is_output(const mica__pass_graph_t *g, const char *name)
     return name && mica__index_get(&g->outputs, name) >= 0;
 }
 
-/* ---- renamed tensors ------------------------------------------------------ */
+/* ---- renamed tensors ---------------------------------------------------- */
 
 mica_status_t mica__pass_subst_put(mica_context_t *ctx,
                                    mica__pass_subst_t *s, const char *from,

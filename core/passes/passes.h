@@ -41,6 +41,8 @@ typedef struct mica__pass_run {
     int32_t facts_stale;           /* built from an earlier network: its
                                       tensors hold, its layers do not */
     mica__index_t facts_ix;        /* its tensors by name */
+    mica_status_t st;              /* a failure of what the passes share
+                                      (memory): the pass returns it */
 } mica__pass_run_t;
 
 typedef mica_status_t (*mica__pass_fn)(mica__pass_run_t *p);
@@ -82,11 +84,18 @@ mica_status_t mica__pass_facts(mica__pass_run_t *p, const mica_engine_t **e);
  * shape, values, kind): from the facts of p->net or of an earlier
  * network whose tensors the passes since kept (keeps_tensors), so that
  * passes in a row share one build.  NULL for a tensor those facts do
- * not have (a fresh one), and when the network does not build; *st is
- * then MICA_OK, or the failure that stops the pass (memory).
+ * not have (a fresh one), and when the network does not build; a
+ * failure that stops the pass (memory) goes to p->st.
  */
 const mica__tensor_t *mica__pass_tensor(mica__pass_run_t *p,
-                                        const char *name, mica_status_t *st);
+                                        const char *name);
+
+/* The value of expression x where every shape of every profile fixes it
+ * (a constant, or an interval of one value): 1 and *v, else 0. */
+int mica__pass_fixed(const mica_expr_t *x, int64_t *v);
+/* The dims of tensor t (may be NULL) where every profile fixes them,
+ * each >= 0: 1 and *d, else 0. */
+int mica__pass_fixed_dims(const mica__tensor_t *t, mica_dims_t *d);
 
 /* The role of network layer nl (mica_layer_role_t, of the creator its
  * params were checked with). */
@@ -112,6 +121,14 @@ int mica__pass_preferred(const mica__pass_run_t *p, const char *type);
  * type never is: nothing says it has no side effect.
  */
 int mica__pass_pure(const mica__net_layer_t *nl);
+
+/*
+ * Whether a pass may remove, replace or rewrite network layer nl: pure,
+ * not pinned to an implementation, and of no type the build prefers an
+ * implementation for (modules.prefer, --prefer, $MICA_PREFER): such
+ * layers are built as written, as the fusion rules leave them.
+ */
+int mica__pass_free(const mica__pass_run_t *p, const mica__net_layer_t *nl);
 
 /* Whether the params of a and b are the same (same schema, values,
  * weights byte for byte). */

@@ -48,33 +48,9 @@ typedef struct tf {
     int64_t operands, outputs;
 } tf_t;
 
-static const mica__tensor_t *facts(tf_t *t, const char *name)
-{
-    mica_status_t st;
-    const mica__tensor_t *f = mica__pass_tensor(t->p, name, &st);
-    if (st != MICA_OK)
-        t->st = st;
-    return f;
-}
-
 static int fixed_dims(tf_t *t, const char *name, mica_dims_t *d)
 {
-    const mica__tensor_t *f = facts(t, name);
-    int32_t i;
-    memset(d, 0, sizeof *d);
-    if (!f || f->shape.nb_dims < 0 || f->shape.nb_dims > MICA_MAX_DIMS)
-        return 0;
-    d->nb_dims = f->shape.nb_dims;
-    for (i = 0; i < d->nb_dims; i++) {
-        mica__expr_node_t n;
-        if (!f->shape.d[i])
-            return 0;
-        mica__expr_inspect(f->shape.d[i], &n);
-        if (n.lo != n.hi || n.lo < 0)
-            return 0;
-        d->d[i] = n.lo;
-    }
-    return 1;
+    return mica__pass_fixed_dims(mica__pass_tensor(t->p, name), d);
 }
 
 /* Whether layer li is a pure, unchanged layer of `type` outside loops and
@@ -86,7 +62,7 @@ static int single(const tf_t *t, int32_t li, const char *type)
     if (li < 0 || t->ch[li].drop || t->ch[li].shuf || t->ch[li].out)
         return 0;
     nl = &t->net->layers[li];
-    return !strcmp(nl->type, type) && mica__pass_pure(nl) && !nl->loop &&
+    return !strcmp(nl->type, type) && mica__pass_free(t->p, nl) && !nl->loop &&
            !nl->conditional && !nl->formats && nl->nb_outputs == 1 &&
            mica__pass_reads(&t->g, nl->outputs[0]) == 1 &&
            !mica__pass_is_output(&t->g, nl->outputs[0]);
@@ -140,7 +116,7 @@ static int by_one_value(tf_t *t, int32_t li, int32_t *slot)
         return 0;
     for (i = 0; i < 2; i++) {
         int32_t c = mica__pass_producer(&t->g, nl->inputs[i], NULL);
-        const mica__tensor_t *f = facts(t, nl->inputs[i]);
+        const mica__tensor_t *f = mica__pass_tensor(t->p, nl->inputs[i]);
         mica_dims_t d;
         if (c >= 0 && !strcmp(t->net->layers[c].type, "Constant") && f &&
             fixed_dims(t, nl->inputs[i], &d) && mica_dims_volume(&d) == 1) {
@@ -279,7 +255,7 @@ static void output(tf_t *t, int32_t m)
     /* the Shuffle's output may be a network output: the product makes
      * it, by its name */
     if (r == t->net->nb_layers || t->ch[r].drop || t->ch[r].shuf ||
-        t->ch[r].out || !mica__pass_pure(&t->net->layers[r]) ||
+        t->ch[r].out || !mica__pass_free(t->p, &t->net->layers[r]) ||
         t->net->layers[r].loop || t->net->layers[r].conditional ||
         t->net->layers[r].formats || t->net->layers[r].nb_inputs != 1 ||
         !mica__pass_read_shuffle(&t->net->layers[r], NULL, &sh) ||
@@ -317,7 +293,6 @@ static mica_status_t put_layer(tf_t *t, mica_network_t *out, int32_t li)
     mica_fields_t fields = {0, f};
     static const char *const opn[] = {"none", "transpose"};
     const char *ops[2];
-    mica_layer_spec_t spec;
     int32_t i;
 
     if (c->shuf)
@@ -332,7 +307,7 @@ static mica_status_t put_layer(tf_t *t, mica_network_t *out, int32_t li)
         names[nl->nb_inputs + i] = i == 0 && c->out ? c->out : nl->outputs[i];
     if (c->op[0] < 0 && c->op[1] < 0)
         return mica__rewrite_layer(out, nl, names, NULL, NULL, NULL);
-    /* a MatrixMultiply with its options */
+    /* a MatrixMultiply with its options (its only params) */
     for (i = 0; i < 2; i++) {
         int64_t op = c->op[i] >= 0 ? c->op[i]
                                    : op_of(nl, i ? "op_b" : "op_a");
@@ -341,22 +316,7 @@ static mica_status_t put_layer(tf_t *t, mica_network_t *out, int32_t li)
                                                MICA_FIELD_STRING, 1,
                                                &ops[i]};
     }
-    memset(&spec, 0, sizeof spec);
-    spec.struct_size = sizeof spec;
-    spec.name = nl->name;
-    spec.type = nl->type;
-    spec.version = nl->version;
-    spec.implementation = nl->implementation;
-    spec.nb_inputs = nl->nb_inputs;
-    spec.inputs = names;
-    spec.nb_outputs = nl->nb_outputs;
-    spec.outputs = names + nl->nb_inputs;
-    spec.origin = nl->origin;
-    spec.fields = &fields;
-    if (mica_network_add_layer(out, &spec) != MICA_OK)
-        return MICA_ERR_INVALID;
-    out->layers[out->nb_layers - 1].precision = nl->precision;
-    return MICA_OK;
+    return mica__rewrite_layer(out, nl, names, &fields, NULL, NULL);
 }
 
 mica_status_t mica__pass_transpose(mica__pass_run_t *p)
@@ -381,7 +341,7 @@ mica_status_t mica__pass_transpose(mica__pass_run_t *p)
         goto done;
     for (s = 0; s < t.net->nb_layers && t.st == MICA_OK; s++) {
         const mica__net_layer_t *nl = &t.net->layers[t.order[s]];
-        if (strcmp(nl->type, "MatrixMultiply") || !mica__pass_pure(nl) ||
+        if (strcmp(nl->type, "MatrixMultiply") || !mica__pass_free(p, nl) ||
             nl->loop || nl->conditional || nl->formats ||
             nl->nb_inputs != 2 || nl->nb_outputs != 1 || !nl->inputs[0] ||
             !nl->inputs[1])
@@ -392,7 +352,8 @@ mica_status_t mica__pass_transpose(mica__pass_run_t *p)
         if (t.st == MICA_OK)
             output(&t, t.order[s]);
     }
-    if ((st = t.st) != MICA_OK || (!t.operands && !t.outputs))
+    if ((st = t.st) != MICA_OK || (st = p->st) != MICA_OK ||
+        (!t.operands && !t.outputs))
         goto done;
     if ((st = mica_network_create(p->ctx, &out)) != MICA_OK)
         goto done;
