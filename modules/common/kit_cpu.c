@@ -9,6 +9,10 @@
 
 #include "kit_cpu.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
+
 /* libgomp's entry points (prototypes of libgomp's ABI, not in any
  * header: GOMP_parallel is what the compiler calls). */
 typedef struct gomp_table {
@@ -134,4 +138,31 @@ void mica__cpu_for(int64_t n, int64_t grain, mica__cpu_range_fn *fn,
     l.n = n;
     l.part = ((n + k - 1) / k + 63) / 64 * 64;
     gomp.parallel(loop_body, &l, (unsigned)k, 0);
+}
+
+/* ---- CPU features --------------------------------------------------- */
+
+static pthread_once_t f16c_once = PTHREAD_ONCE_INIT;
+static int f16c_ok;
+
+static void f16c_probe(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    unsigned a, b, c, d, lo, hi;
+
+    if (!__get_cpuid(1, &a, &b, &c, &d))
+        return;
+    /* OSXSAVE (27), AVX (28), F16C (29) */
+    if ((c & (7u << 27)) != (7u << 27))
+        return;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    (void)hi;
+    f16c_ok = (lo & 6u) == 6u; /* the OS saves SSE and AVX state */
+#endif
+}
+
+int mica__cpu_has_f16c(void)
+{
+    pthread_once(&f16c_once, f16c_probe);
+    return f16c_ok;
 }

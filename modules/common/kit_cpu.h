@@ -70,6 +70,14 @@ typedef void mica__cpu_range_fn(void *ctx, int64_t begin, int64_t end);
 MICA_KIT_API void mica__cpu_for(int64_t n, int64_t grain,
                                 mica__cpu_range_fn *fn, void *ctx);
 
+/*
+ * Whether the CPU and the operating system allow AVX and F16C (the
+ * half <-> float conversions): CPUID leaf 1 and XCR0's SSE and AVX
+ * state, read once.  0 off x86-64.  (clang 14's __builtin_cpu_supports
+ * knows no "f16c".)
+ */
+MICA_KIT_API int mica__cpu_has_f16c(void);
+
 /* The grain of memory-bound element loops: below two of them a second
  * thread costs more than it saves. */
 #define MICA__CPU_GRAIN 32768

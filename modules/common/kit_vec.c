@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mica/kit_half.h"
+#include "kit_cpu.h"
 #include "kit_vec.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -45,10 +46,7 @@ __attribute__((target("f16c,avx"))) static void f2h_f16c(uint16_t *d,
 
 static int has_f16c(void)
 {
-    static int v = -1;
-    if (v < 0)
-        v = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
-    return v;
+    return mica__cpu_has_f16c();
 }
 #endif
 

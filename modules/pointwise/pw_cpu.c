@@ -35,6 +35,7 @@
 #include "activation.h"
 #include "elementwise.h"
 #include "identity.h"
+#include "kit_cpu.h"
 #include "pointwise.h"
 #include "scale.h"
 #include "unary.h"
@@ -340,10 +341,7 @@ static int f16c_ok;
  * is (tests/test_pointwise_portable.sh checks them there too). */
 static void f16c_probe(void)
 {
-    __builtin_cpu_init();
-    f16c_ok = __builtin_cpu_supports("avx") &&
-              __builtin_cpu_supports("f16c") &&
-              !getenv("MICA_POINTWISE_NO_F16C");
+    f16c_ok = mica__cpu_has_f16c() && !getenv("MICA_POINTWISE_NO_F16C");
 }
 
 static int f16c(void)
