@@ -15,6 +15,8 @@ micapy_PYTHON = $(MICA_PY_SOURCES)
 nodist_micapy_PYTHON = python/mica/_config.py
 dist_micapy_DATA = python/mica/py.typed
 CLEANFILES += python/mica/_config.py
+# Made by `make` (all), so that `make install` has it.
+BUILT_SOURCES += python/mica/_config.py
 # Where the installed package finds the installed libmica.
 python/mica/_config.py: Makefile
 	$(AM_V_GEN)$(MKDIR_P) python/mica && \
