@@ -63,24 +63,115 @@ int mica__ox_probe_bytes(const uint8_t *p, size_t n)
     return 1 + k + v == n || model_tag(p[1 + k + v]);
 }
 
+/*
+ * The nesting of a protobuf message, walked over its wire format before
+ * protobuf-c unpacks it: protobuf-c recurses on the C stack once per
+ * nested message, so a file whose TypeProtos or subgraphs nest thousands
+ * deep overflows the stack inside unpack, before any check of ours.  The
+ * walk follows the descriptors (a length-delimited field is a message
+ * where the descriptor says so, bytes or a string otherwise), recurses at
+ * most MICA__OX_MAX_NEST deep and visits each byte once per enclosing
+ * message.  Returns 0, or -1 with the offset of the field too deep in
+ * *at.  Bytes that do not parse end the walk (unpack reports them).
+ */
+static int wire_nest(const ProtobufCMessageDescriptor *d, const uint8_t *p,
+                     size_t n, size_t base, int depth, size_t *at)
+{
+    size_t i = 0, k;
+    uint64_t key, len;
+
+    while (i < n) {
+        k = varint(p + i, n - i, &key);
+        if (!k)
+            return 0;
+        i += k;
+        switch (key & 7) {
+        case 0:
+            k = varint(p + i, n - i, &len);
+            if (!k)
+                return 0;
+            i += k;
+            break;
+        case 1:
+            if (n - i < 8)
+                return 0;
+            i += 8;
+            break;
+        case 5:
+            if (n - i < 4)
+                return 0;
+            i += 4;
+            break;
+        case 2: {
+            const ProtobufCFieldDescriptor *f;
+            k = varint(p + i, n - i, &len);
+            if (!k || len > n - i - k)
+                return 0;
+            i += k;
+            f = key >> 3 <= UINT32_MAX
+                ? protobuf_c_message_descriptor_get_field(d,
+                                                          (unsigned)(key >> 3))
+                : NULL;
+            if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+                if (depth + 1 > MICA__OX_MAX_NEST) {
+                    *at = base + i;
+                    return -1;
+                }
+                if (wire_nest(f->descriptor, p + i, (size_t)len, base + i,
+                              depth + 1, at) != 0)
+                    return -1;
+            }
+            i += (size_t)len;
+            break;
+        }
+        default:                  /* groups: protobuf-c refuses them */
+            return 0;
+        }
+    }
+    return 0;
+}
+
+mica_status_t mica__ox_nest_check(mica_context_t *ctx, const char *path,
+                                  const ProtobufCMessageDescriptor *d,
+                                  const uint8_t *p, size_t n)
+{
+    size_t at = 0;
+    if (wire_nest(d, p, n, 0, 1, &at) == 0)
+        return MICA_OK;
+    return mica__fail(ctx, MICA_ERR_INVALID, "%s: protobuf messages nest "
+                      "more than %d deep (at byte %zu): a damaged or crafted "
+                      "file", path, MICA__OX_MAX_NEST, at);
+}
+
 mica_status_t mica__ox_file_map(mica_context_t *ctx, const char *path,
                                 const char *what, mica__ox_file_t *f)
 {
-    struct stat sb;
     int fd;
-    mica_status_t st = MICA_OK;
 
     memset(f, 0, sizeof *f);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO named here must not block the open. */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return mica__fail(ctx, errno == ENOENT ? MICA_ERR_NOT_FOUND
                           : MICA_ERR_IO, "%s: cannot open '%s': %s", what,
                           path, strerror(errno));
+    return mica__ox_file_map_fd(ctx, fd, path, what, f);
+}
+
+mica_status_t mica__ox_file_map_fd(mica_context_t *ctx, int fd,
+                                   const char *path, const char *what,
+                                   mica__ox_file_t *f)
+{
+    struct stat sb;
+    mica_status_t st = MICA_OK;
+
+    memset(f, 0, sizeof *f);
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         st = mica__fail(ctx, MICA_ERR_IO, "%s: '%s' is not a regular file",
                         what, path);
         goto out;
     }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     f->path = mica__strdup(path);
     if (!f->path) {
         st = mica__fail(ctx, MICA_ERR_NOMEM, "out of memory");
@@ -228,6 +319,10 @@ mica_status_t mica__ox_model_open(mica_context_t *ctx, const char *path,
                         "first bytes are not those of a ModelProto)", path);
         goto fail;
     }
+    st = mica__ox_nest_check(ctx, path, &onnx__model_proto__descriptor,
+                             m->file.base, m->file.size);
+    if (st != MICA_OK)
+        goto fail;
     m->proto = onnx__model_proto__unpack(NULL, m->file.size, m->file.base);
     if (!m->proto) {
         st = mica__fail(ctx, MICA_ERR_INVALID, "%s: not a valid ONNX model: "
