@@ -19,6 +19,7 @@
 #include <config.h>
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,9 @@ void mica_context_destroy(mica_context_t *ctx)
         free(ctx->problems[i]);
     free(ctx->problems);
     free(ctx->prefer);
+    for (i = 0; i < ctx->nb_folders; i++)
+        free(ctx->folders[i]);
+    free(ctx->folders);
     while (ctx->errors) {
         mica__error_slot_t *next = ctx->errors->next;
         free(ctx->errors);
@@ -83,6 +87,30 @@ MICA_EXPORT void mica_context_allow_manifest_modules(mica_context_t *ctx,
 {
     if (ctx)
         ctx->manifest_modules = allow != 0;
+}
+
+MICA_EXPORT mica_status_t mica_context_allow_folder(mica_context_t *ctx,
+                                                   const char *dir)
+{
+    char *real, **grown;
+    if (!ctx)
+        return MICA_ERR_INVALID;
+    if (!dir || !dir[0])
+        return mica__fail(ctx, MICA_ERR_INVALID,
+                          "mica_context_allow_folder: no folder given");
+    if (!(real = realpath(dir, NULL)))
+        return mica__fail(ctx, errno == ENOENT ? MICA_ERR_NOT_FOUND
+                          : MICA_ERR_IO, "allowed folder '%s': %s", dir,
+                          strerror(errno));
+    grown = realloc(ctx->folders, sizeof *grown * (size_t)(ctx->nb_folders
+                                                           + 1));
+    if (!grown) {
+        free(real);
+        return mica__fail(ctx, MICA_ERR_NOMEM, "out of memory");
+    }
+    ctx->folders = grown;
+    ctx->folders[ctx->nb_folders++] = real;
+    return MICA_OK;
 }
 
 /* Deploy-time implementation choices for this context ("Type=impl,..."). */
