@@ -224,15 +224,16 @@ mica_status_t mica__precision_rewrite(mica_network_t *net,
                                       uint32_t allowed, mica_network_t **out);
 
 /*
- * The bytes of engine file `path`: mapped (*unmap set) where it can be,
- * else read into a malloc'd buffer (core/engine_file.c).
+ * The bytes of engine file `path` read into memory mica owns: anonymous
+ * pages (*unmap set) or a malloc'd buffer (core/format/file.c); never a
+ * mapping of the file, which a `cp` over it would take away (SIGBUS).
  */
 mica_status_t mica__engine_file_map(mica_context_t *ctx, const char *path,
                                     unsigned char **data, size_t *size,
                                     int *unmap);
 
 /* Release an engine's bytes (mica_engine_t.bytes): munmap them if
- * `unmap`, else free them (core/engine_file.c). */
+ * `unmap`, else free them (core/format/file.c). */
 void mica__bytes_release(void *p, size_t size, int32_t unmap);
 
 /* The checksum engine files carry (core/format/checksum.c). */
