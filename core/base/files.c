@@ -75,9 +75,10 @@ int mica__open_inside(const mica_context_t *ctx, const char *dir,
     }
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         *st = MICA_ERR_INVALID;
-        snprintf(err, errlen, "'%s' is not a regular file%s", path,
-                 S_ISDIR(sb.st_mode) ? " (a directory)"
-                 : S_ISFIFO(sb.st_mode) ? " (a FIFO)" : "");
+        snprintf(err, errlen, "cannot read '%s': %s", path,
+                 S_ISDIR(sb.st_mode) ? "is a directory"
+                 : S_ISFIFO(sb.st_mode) ? "not a regular file (a FIFO)"
+                 : "not a regular file");
         close(fd);
         fd = -1;
         goto out;
