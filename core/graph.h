@@ -232,6 +232,11 @@ mica_status_t mica__engine_file_map(mica_context_t *ctx, const char *path,
                                     unsigned char **data, size_t *size,
                                     int *unmap);
 
+/* Index the engine's tensor names (mica_engine_find_tensor in constant
+ * time); done once an engine is built or loaded.  Without memory the
+ * index stays empty and the lookup searches. */
+void mica__engine_index(mica_engine_t *e);
+
 /* Release an engine's bytes (mica_engine_t.bytes): munmap them if
  * `unmap`, else free them (core/format/file.c). */
 void mica__bytes_release(void *p, size_t size, int32_t unmap);
@@ -454,6 +459,7 @@ struct mica_engine {
     mica_expr_builder_t *eb;
     mica__tensor_t *tensors;
     int32_t nb_tensors;
+    mica__index_t tensor_names; /* name -> tensor (mica__engine_index) */
     mica__layer_t *layers;     /* execution order */
     int32_t nb_layers;
     int32_t *input_index;      /* network inputs, declaration order */

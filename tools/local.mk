@@ -12,7 +12,8 @@ tools_mica_SOURCES = tools/mica.c tools/cli.h tools/cli.c \
 	tools/bench.h tools/cmd_bench.c tools/bench_run.c tools/bench_report.c \
 	tools/compare.h tools/cmd_compare.c tools/compare_diff.c \
 	tools/compare_layers.c \
-	core/base/npy.c core/base/npy.h core/base/files.c core/base/files.h
+	core/base/npy.c core/base/npy.h core/base/files.c core/base/files.h \
+	core/base/index.c
 tools_mica_LDADD = libmica.la $(LIBM)
 # `mica modules TYPE` points to the installed manifest reference.
 tools_mica_CPPFLAGS = $(AM_CPPFLAGS) -DMICA_DOC_DIR='"$(docdir)"'

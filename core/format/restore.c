@@ -475,6 +475,7 @@ done:
             return mica__fail(l->ctx, st, "%s: %s", l->what, msg);
         return mica__fail(l->ctx, st, "%s", msg);
     }
+    mica__engine_index(x.e);
     *out = x.e;
     return MICA_OK;
 }
