@@ -28,6 +28,10 @@ tests_test_manifest_LDADD = $(MICA_TEST_LIBS)
 check_PROGRAMS += tests/test_limits
 TESTS += tests/test_limits tests/test_cli_limits.sh
 EXTRA_DIST += tests/test_cli_limits.sh
+# Issue 25's large graphs, small: a DAG planned in execution order, many
+# inputs (bench/gen_dag.py writes them; the big figures are benchmarks).
+TESTS += tests/test_large_graphs.sh
+EXTRA_DIST += tests/test_large_graphs.sh bench/gen_dag.py
 tests_test_limits_SOURCES = tests/test_limits.c
 tests_test_limits_LDADD = $(MICA_TEST_LIBS)
 tests_test_npy_SOURCES = tests/test_npy.c core/base/npy.c core/base/npy.h \
