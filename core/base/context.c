@@ -180,6 +180,42 @@ void mica_context_set_logger(mica_context_t *ctx, mica_log_fn fn, void *user,
 /* ---- errors and logging ------------------------------------------------ */
 
 /* Format into the thread's slot (safe when an argument is that slot). */
+/* The length of the valid UTF-8 sequence at p (1 to 4), 0 if none. */
+static int utf8_len(const unsigned char *p)
+{
+    int n = p[0] >= 0xc2 && p[0] <= 0xdf ? 2
+            : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+            : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0, i;
+    for (i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    return n;
+}
+
+/* msg as printable text into out: control characters and bytes that are
+ * not UTF-8 written \xHH (a name from a file is anything; issue 25). */
+static void printable(const char *msg, char *out, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)msg;
+    size_t o = 0;
+    int n;
+
+    while (*p && o + 5 < len) {
+        if (*p >= 0x20 && *p < 0x7f) {
+            out[o++] = (char)*p++;
+        } else if (*p >= 0x80 && (n = utf8_len(p)) > 0) {
+            if (o + (size_t)n >= len)
+                break;
+            memcpy(out + o, p, (size_t)n);
+            o += (size_t)n;
+            p += n;
+        } else {
+            o += (size_t)snprintf(out + o, len - o, "\\x%02x", *p++);
+        }
+    }
+    out[o] = '\0';
+}
+
 mica_status_t mica__vfail(mica_context_t *ctx, mica_status_t status,
                           const char *fmt, va_list ap)
 {
@@ -196,7 +232,7 @@ mica_status_t mica__vfail(mica_context_t *ctx, mica_status_t status,
         *nl = '\0';
     s = slot_of(ctx, 1);
     if (s)
-        memcpy(s->msg, buf, strlen(buf) + 1);
+        printable(buf, s->msg, sizeof s->msg);
     return status;
 }
 

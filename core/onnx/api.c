@@ -379,6 +379,16 @@ MICA_EXPORT mica_status_t mica_onnx_save(mica_onnx_model_t *model,
         st = mica__fail(ctx, MICA_ERR_NOMEM, "out of memory");
         goto out;
     }
+    /* Never write a manifest mica itself refuses to read (issue 25: a
+     * 10^6-node chain made 117 MiB). */
+    if (len > MICA__MF_MAX_BYTES) {
+        st = mica__fail(ctx, MICA_ERR_UNSUPPORTED, "%s: the manifest would "
+                        "be %zu MiB, more than the %s mica reads; nothing "
+                        "written (run or build the .onnx file directly)",
+                        yaml_path, (len + (1u << 20) - 1) >> 20,
+                        MICA__MF_MAX_BYTES_TEXT);
+        goto out;
+    }
     if ((err = write_file(wpath, &wtmp, NULL, 0, &model->x))) {
         st = mica__fail(ctx, MICA_ERR_IO, "cannot write '%s': %s", wpath,
                         strerror(err));
