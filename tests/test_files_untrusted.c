@@ -90,6 +90,11 @@ static void test_onnx(mica_context_t *ctx, const char *top)
     onnx_refused(ctx, src, "protobuf messages nest more than 256 deep",
                  "If subgraphs nested 3000 deep");
 
+    snprintf(src, sizeof src, "%s/fuzz/regress/onnx/dup-output.onnx", top);
+    onnx_refused(ctx, src, "node 1 (Identity 'b') of graph 'g' makes 'y', "
+                 "which another node already makes: each name is made once",
+                 "two nodes making one name");
+
     /* model/ext-data.onnx reads model/w.bin; outside/w.bin is elsewhere. */
     snprintf(src, sizeof src, "%s/tests/onnx/models/ext-data.onnx", top);
     mkdir(at("model"), 0700);

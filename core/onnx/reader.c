@@ -240,6 +240,48 @@ int64_t mica__ox_opset(const mica__ox_model_t *m, const char *domain)
     return 0;
 }
 
+/* Every name of g made once (static single assignment): a node output
+ * given twice, or one that is also an input or initializer of g, is
+ * refused (it was imported and renamed "y_1").  In `made`: 0 for an
+ * input or initializer, node + 1 for a node's output. */
+static mica_status_t check_names(mica__ox_model_t *m,
+                                 const Onnx__GraphProto *g)
+{
+    mica__index_t made = {0};
+    mica_status_t st = MICA_OK;
+    size_t i, j;
+
+    for (i = 0; i < g->n_input && st == MICA_OK; i++)
+        if (mica__index_put(&made, g->input[i]->name, 0) != 0)
+            st = mica__fail(m->ctx, MICA_ERR_NOMEM, "out of memory");
+    for (i = 0; i < g->n_initializer && st == MICA_OK; i++)
+        if (mica__index_put(&made, g->initializer[i]->name, 0) != 0)
+            st = mica__fail(m->ctx, MICA_ERR_NOMEM, "out of memory");
+    for (i = 0; i < g->n_node && st == MICA_OK; i++) {
+        const Onnx__NodeProto *n = g->node[i];
+        for (j = 0; j < n->n_output && st == MICA_OK; j++) {
+            const char *o = n->output[j];
+            int32_t was;
+            if (!o || !*o)
+                continue;       /* an optional output left out */
+            if ((was = mica__index_get(&made, o)) >= 0)
+                st = mica__fail(m->ctx, MICA_ERR_INVALID, "%s: node %zu "
+                                "(%s '%s') of graph '%s' makes '%s', which "
+                                "%s already makes: each name is made once",
+                                m->path, i, n->op_type,
+                                n->name ? n->name : "",
+                                g->name ? g->name : "", o,
+                                was > 0 ? "another node" : "the graph's "
+                                "inputs or initializers");
+            else if (i < INT32_MAX &&
+                     mica__index_put(&made, o, (int32_t)i + 1) != 0)
+                st = mica__fail(m->ctx, MICA_ERR_NOMEM, "out of memory");
+        }
+    }
+    mica__index_free(&made);
+    return st;
+}
+
 /* Every node of g (and of its subgraphs) has an op type; names exist. */
 static mica_status_t check_graph(mica__ox_model_t *m,
                                  const Onnx__GraphProto *g, int depth)
@@ -287,7 +329,7 @@ static mica_status_t check_graph(mica__ox_model_t *m,
             return mica__fail(m->ctx, MICA_ERR_INVALID, "%s: initializer %zu"
                               " of graph '%s' has no name", m->path, i,
                               g->name ? g->name : "");
-    return MICA_OK;
+    return check_names(m, g);
 }
 
 mica_status_t mica__ox_model_open(mica_context_t *ctx, const char *path,

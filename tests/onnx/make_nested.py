@@ -76,3 +76,11 @@ graph = (ld(1, node) + ld(2, b"ext") + ld(5, w) + ld(11, vi_float2(b"x"))
 models = sys.argv[2] if len(sys.argv) > 2 else "tests/onnx/models"
 with open(os.path.join(models, "ext-data.onnx"), "wb") as f:
     f.write(model(graph))
+
+# fuzz/regress/onnx/dup-output.onnx: two nodes make 'y' (it was imported
+# and the second renamed y_1).
+n1 = ld(1, b"x") + ld(2, b"y") + ld(3, b"a") + ld(4, b"Identity")
+n2 = ld(1, b"x") + ld(2, b"y") + ld(3, b"b") + ld(4, b"Identity")
+save("dup-output.onnx", model(ld(1, n1) + ld(1, n2) + ld(2, b"g")
+                              + ld(11, vi_float2(b"x"))
+                              + ld(12, vi_float2(b"y"))))
