@@ -68,7 +68,22 @@ void mica__ox_model_close(mica__ox_model_t *m);
 /* Map a file whole (read-only); *f zeroed on failure after a message. */
 mica_status_t mica__ox_file_map(mica_context_t *ctx, const char *path,
                                 const char *what, mica__ox_file_t *f);
+/* The same from descriptor fd (taken: closed in every case). */
+mica_status_t mica__ox_file_map_fd(mica_context_t *ctx, int fd,
+                                   const char *path, const char *what,
+                                   mica__ox_file_t *f);
 void mica__ox_file_unmap(mica__ox_file_t *f);
+
+/*
+ * How deep protobuf messages may nest in a file (a ModelProto is 1): 64
+ * levels of subgraphs (check_graph's bound) take 3 each, types a few.
+ * mica__ox_nest_check walks the wire format with this bound before
+ * protobuf-c unpacks it (which recurses on the stack per level).
+ */
+#define MICA__OX_MAX_NEST 256
+mica_status_t mica__ox_nest_check(mica_context_t *ctx, const char *path,
+                                  const ProtobufCMessageDescriptor *d,
+                                  const uint8_t *p, size_t n);
 
 /* The opset of `domain` ("" and "ai.onnx" are the default), 0 if none. */
 int64_t mica__ox_opset(const mica__ox_model_t *m, const char *domain);
