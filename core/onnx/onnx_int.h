@@ -670,6 +670,11 @@ mica_status_t mica__ox_parse_shapes(mica__ox_t *x, const char *spec,
 int mica__ox_profile_fixed(mica__ox_t *x, const mica__ox_value_t *v,
                            int32_t pos, int values, int64_t *out,
                            int32_t *n);
+/* The range of dimension i of graph input v in its profile (the shape
+ * options' min and max, one left out taken from another): 1 and *lo,
+ * *hi, or 0 when v is not an input the options give shapes for. */
+int mica__ox_dim_range(const mica__ox_t *x, const mica__ox_value_t *v,
+                       int32_t i, int64_t *lo, int64_t *hi);
 /* The graph inputs the value of tensor `t` is computed from, when each
  * is an integer input whose values the profile fixes and every layer on
  * the way computes on the host (shape arithmetic): their number, names
