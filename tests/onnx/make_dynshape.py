@@ -94,21 +94,23 @@ save("torch_pad", [
      c64("m12", [-1, 2]), c64("sm1", [-1]), c64("send", [-(2 ** 63) + 1]),
      c64("s0", [0]), c64("m1", [-1]), cf("cv", 0.5)], opset=13)
 
-# A Shape inside an If read as a shape: the branch reshapes x by its own
-# shape (flattened or kept) on a condition computed from a runtime
-# dimension.
+# A Shape inside an If read as a shape: each branch reshapes x to
+# [b, -1] by its own Shape (one after a transpose), on a condition
+# computed from a runtime dimension.
 then_g = h.make_graph([
     h.make_node("Shape", ["x"], ["ts"]),
-    h.make_node("ReduceProd", ["ts"], ["tn"], keepdims=1),
-    h.make_node("Reshape", ["x", "tn"], ["ty"]),
+    h.make_node("Slice", ["ts", "s0", "s1"], ["tb"]),
+    h.make_node("Concat", ["tb", "m1"], ["tshape"], axis=0),
+    h.make_node("Reshape", ["x", "tshape"], ["ty"]),
     h.make_node("Neg", ["ty"], ["tz"]),
-], "then", [], [vi("tz", F, None)])
+], "then", [], [vi("tz", F, ["b", "k"])])
 else_g = h.make_graph([
-    h.make_node("Shape", ["x"], ["es"]),
+    h.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 1]),
+    h.make_node("Shape", ["xt"], ["es"]),
     h.make_node("Slice", ["es", "s0", "s1"], ["eb"]),
     h.make_node("Concat", ["eb", "m1"], ["eshape"], axis=0),
-    h.make_node("Reshape", ["x", "eshape"], ["ez"]),
-], "else", [], [vi("ez", F, None)])
+    h.make_node("Reshape", ["xt", "eshape"], ["ez"]),
+], "else", [], [vi("ez", F, ["b", "k"])])
 save("if_shape", [
     h.make_node("Shape", ["x"], ["s"]),
     h.make_node("Gather", ["s", "zero"], ["b"], axis=0),
