@@ -41,10 +41,13 @@ def parse(line):
                 else int(val)))
         else:
             parts = w.split(":")
+            kind = "float"
+            if len(parts) > 2 and parts[2].startswith("i"):
+                kind, parts[2] = "ints", parts[2][1:]
             lo, hi = (float(parts[2]), float(parts[3])) if len(parts) > 2 \
                 else (-1.0, 1.0)
             dims = [int(d) for d in parts[1].split("x")]
-            spec["inputs"].append((parts[0], "float", (dims, lo, hi)))
+            spec["inputs"].append((parts[0], kind, (dims, lo, hi)))
     return spec
 
 
@@ -77,6 +80,10 @@ def run_one(spec, wheels, mica, tmp):
                 name, ", ".join(types))
         if kind == "int":
             a = np.array(val, dtype=np.int64)
+        elif kind == "ints":
+            dims, lo, hi = val
+            a = rng.integers(int(lo), int(hi), size=dims).astype(
+                np.int32 if types[name] == "tensor(int32)" else np.int64)
         else:
             dims, lo, hi = val
             a = rng.uniform(lo, hi, size=dims).astype(
