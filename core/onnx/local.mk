@@ -94,6 +94,12 @@ EXTRA_DIST += tests/test_onnx_dynshape.sh tests/onnx/dynshape.txt \
 	tests/onnx/models/dyn_squeeze_noaxes.onnx \
 	tests/onnx/models/dyn_torch_pad.onnx
 
+# BERT and GPT-2 (small) from both PyTorch exporters at dynamic batch and
+# sequence, float32 and float16, against ONNX Runtime (skips without a
+# Python that has torch and transformers: $$MICA_TORCH_PYTHON).
+TESTS += tests/test_onnx_transformers.sh
+EXTRA_DIST += tests/test_onnx_transformers.sh
+
 # The command end to end on the models of tests/onnx/models/.
 TESTS += tests/test_cli_onnx.sh
 ONNX_TEST_MODELS = tests/onnx/make_models.py \
