@@ -255,18 +255,17 @@ static mica__ox_value_t *conv_values(mica__ox_t *x, mica__ox_node_t *n,
     int64_t group = mica__ox_attr_i(n, "group", 1), kernel[3], maps, od[5];
     const int64_t *ks;
     int32_t i, nk;
+    int as_inputs;
     mica__ox_layer_t *l;
     const char *kw, *bw = NULL, *t;
     mica_dims_t kd;
 
     if (x->st != MICA_OK)
         return NULL;
-    if (!wv->cst)
-        return OX_UNSUP(x, n, "a kernel known only at run time (the %s "
-                        "layer takes its kernel as weights)",
-                        transposed ? "Deconvolution" : "Convolution"), NULL;
-    if (bv && !bv->cst)
-        return OX_UNSUP(x, n, "a bias known only at run time"), NULL;
+    /* A kernel or bias known only at run time: inputs of the layer (as
+     * TensorRT 10's), constants folded by the builder where they are
+     * computed from constants. */
+    as_inputs = !wv->cst || (bv && !bv->cst);
     if (wv->rank < 3 || wv->rank > 5 || wv->rank != v->rank)
         return OX_BAD(x, n, "kernel of rank %d for an input of rank %d",
                       (int)wv->rank, (int)v->rank), NULL;
@@ -324,13 +323,25 @@ static mica__ox_value_t *conv_values(mica__ox_t *x, mica__ox_node_t *n,
                 w.out[i] += op[i];
         }
     }
-    kd = wv->cst->dims;
-    if (w.unsq)
-        kd.d[kd.nb_dims++] = 1;
-    kw = mica__ox_weights_add(x, n, wv->name, wv->cst, v->dtype, &kd,
-                              "the kernel");
-    if (bv)
-        bw = mica__ox_value_weights(x, n, bv);
+    if (as_inputs) {
+        int64_t axis = wv->rank;
+        if (w.unsq)
+            wv = mica__ox_unsqueeze(x, n, wv, &axis, 1, NULL);
+        if (wv && wv->dtype != v->dtype)
+            wv = mica__ox_cast(x, n, wv, v->type, NULL);
+        if (bv && bv->dtype != v->dtype)
+            bv = mica__ox_cast(x, n, bv, v->type, NULL);
+        kw = wv ? mica__ox_tensor(x, n, wv) : NULL;
+        bw = bv ? mica__ox_tensor(x, n, bv) : NULL;
+    } else {
+        kd = wv->cst->dims;
+        if (w.unsq)
+            kd.d[kd.nb_dims++] = 1;
+        kw = mica__ox_weights_add(x, n, wv->name, wv->cst, v->dtype, &kd,
+                                  "the kernel");
+        if (bv)
+            bw = mica__ox_value_weights(x, n, bv);
+    }
     v = same_pad(x, n, v, &w, 0.0);
     if (v && w.unsq)
         v = trail1(x, n, v);
@@ -340,13 +351,20 @@ static mica__ox_value_t *conv_values(mica__ox_t *x, mica__ox_node_t *n,
     l = mica__ox_layer(x, n, transposed ? "Deconvolution" : "Convolution",
                        NULL);
     mica__ox_in(x, l, t);
+    if (as_inputs) {
+        mica__ox_in(x, l, kw);
+        if (bw)
+            mica__ox_in(x, l, bw);
+    }
     mica__ox_p_int(x, l, "num_output_maps", maps);
     window_params(x, l, &w, "kernel_size", 1);
     if (group != 1)
         mica__ox_p_int(x, l, "groups", group);
-    mica__ox_p_weights(x, l, "kernel", &kw, 1, 0);
-    if (bw)
-        mica__ox_p_weights(x, l, "bias", &bw, 1, 0);
+    if (!as_inputs) {
+        mica__ox_p_weights(x, l, "kernel", &kw, 1, 0);
+        if (bw)
+            mica__ox_p_weights(x, l, "bias", &bw, 1, 0);
+    }
     od[0] = v->d[0];
     od[1] = maps;
     for (i = 0; i < w.nd; i++)
