@@ -35,6 +35,8 @@
 
 #include "tap.h"
 #include "mica/mica.h"
+#include "mica/kit_half.h"
+#include "mica/kit_minifloat.h"
 
 #define TIME_LIMIT_S 30
 #define MAX_IO 64
@@ -106,19 +108,33 @@ static int fail(const char *fmt, ...)
 
 static double value(mica_dtype_t t, const void *p, int64_t i)
 {
+    const uint8_t *b = (const uint8_t *)p + i * (int64_t)mica_dtype_size(t);
     switch (t) {
-    case MICA_FLOAT32: return ((const float *)p)[i];
-    case MICA_INT32: return ((const int32_t *)p)[i];
-    case MICA_INT64: return (double)((const int64_t *)p)[i];
-    case MICA_INT8: return ((const int8_t *)p)[i];
-    case MICA_UINT8: case MICA_BOOL: return ((const uint8_t *)p)[i];
-    case MICA_FLOAT16: {
-        uint16_t h = ((const uint16_t *)p)[i];
-        int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-        double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY)
-                   : ldexp(m + 1024, e - 25);
-        return h & 0x8000 ? -v : v;
-    }
+    case MICA_FLOAT32: { float v; memcpy(&v, b, 4); return v; }
+    case MICA_FLOAT64: { double v; memcpy(&v, b, 8); return v; }
+    case MICA_INT32: { int32_t v; memcpy(&v, b, 4); return v; }
+    case MICA_UINT32: { uint32_t v; memcpy(&v, b, 4); return v; }
+    case MICA_INT64: { int64_t v; memcpy(&v, b, 8); return (double)v; }
+    case MICA_UINT64: { uint64_t v; memcpy(&v, b, 8); return (double)v; }
+    case MICA_INT16: { int16_t v; memcpy(&v, b, 2); return v; }
+    case MICA_UINT16: { uint16_t v; memcpy(&v, b, 2); return v; }
+    case MICA_INT8: case MICA_INT4: return (int8_t)*b;
+    case MICA_UINT8: case MICA_BOOL: case MICA_UINT4: return *b;
+    case MICA_FLOAT16: { uint16_t h; memcpy(&h, b, 2);
+                         return mica_kit_half_to_float(h); }
+    case MICA_BFLOAT16: { uint16_t h; memcpy(&h, b, 2);
+                          return mica_kit_bf16_to_float(h); }
+    case MICA_FP8E4M3: return mica_kit_mf_to_double(*b, 4, 3, 7,
+                                                    MICA_KIT_MF_FN);
+    case MICA_FP8E4M3FNUZ: return mica_kit_mf_to_double(*b, 4, 3, 8,
+                                                        MICA_KIT_MF_FNUZ);
+    case MICA_FP8E5M2: return mica_kit_mf_to_double(*b, 5, 2, 15,
+                                                    MICA_KIT_MF_IEEE);
+    case MICA_FP8E5M2FNUZ: return mica_kit_mf_to_double(*b, 5, 2, 16,
+                                                        MICA_KIT_MF_FNUZ);
+    case MICA_FP4E2M1: return mica_kit_mf_to_double(*b & 0xf, 2, 1, 1,
+                                                    MICA_KIT_MF_NONE);
+    case MICA_FP8E8M0: return mica_kit_e8m0_to_double(*b);
     default: return NAN;
     }
 }

@@ -179,21 +179,12 @@ mica_status_t mica__ox_initializers(mica__ox_t *x, const Onnx__GraphProto *g)
         x->st = mica__ox_tensor_data(x->model, &x->arena, t, what, d);
         if (x->st != MICA_OK)
             break;
-        type = d->type;
-        if (mica__ox_type_mica(d->type, &dt) != 0) {
-            /* As TensorRT's parser: double weights become float32, other
-             * integers int32 (checked when they are written). */
-            if (d->type == OX_DOUBLE)
-                type = OX_FLOAT;
-            else if (d->type == OX_INT16 || d->type == OX_UINT16
-                     || d->type == OX_UINT32 || d->type == OX_UINT64)
-                type = OX_INT32;
-            else
-                return mica__ox_fail(x, NULL, MICA_ERR_UNSUPPORTED,
-                                     "%s is of type %s, which mica does not "
-                                     "support", what,
-                                     mica__ox_type_name(d->type));
-        }
+        type = mica__ox_weight_type(d->type);
+        if (mica__ox_type_mica(type, &dt) != 0)
+            return mica__ox_fail(x, NULL, MICA_ERR_UNSUPPORTED,
+                                 "%s is of type %s, which mica does not "
+                                 "support", what,
+                                 mica__ox_type_name(d->type));
         v = mica__ox_const_data(x, t->name, type, d);
         if (v)
             v->cond = NULL;

@@ -93,7 +93,7 @@ ONNX_TEST_MODELS = tests/onnx/make_models.py \
 	tests/onnx/models/ext.onnx tests/onnx/models/ext.data \
 	tests/onnx/models/big.onnx tests/onnx/models/unsupported.onnx \
 	tests/onnx/models/custom_ns.onnx tests/onnx/models/badattr.onnx \
-	tests/onnx/models/double.onnx tests/onnx/models/thirdparty.onnx \
+	tests/onnx/models/complex.onnx tests/onnx/models/thirdparty.onnx \
 	tests/onnx/models/control.onnx tests/onnx/models/control.x.npy \
 	tests/onnx/models/control.c.npy tests/onnx/models/control.want.y.npy \
 	tests/onnx/models/splat.onnx tests/onnx/models/splat.x.npy \

@@ -33,8 +33,16 @@ enum {
     OX_UNDEFINED = 0, OX_FLOAT = 1, OX_UINT8 = 2, OX_INT8 = 3,
     OX_UINT16 = 4, OX_INT16 = 5, OX_INT32 = 6, OX_INT64 = 7, OX_STRING = 8,
     OX_BOOL = 9, OX_FLOAT16 = 10, OX_DOUBLE = 11, OX_UINT32 = 12,
-    OX_UINT64 = 13, OX_COMPLEX64 = 14, OX_COMPLEX128 = 15, OX_BFLOAT16 = 16
+    OX_UINT64 = 13, OX_COMPLEX64 = 14, OX_COMPLEX128 = 15, OX_BFLOAT16 = 16,
+    OX_FLOAT8E4M3FN = 17, OX_FLOAT8E4M3FNUZ = 18, OX_FLOAT8E5M2 = 19,
+    OX_FLOAT8E5M2FNUZ = 20, OX_UINT4 = 21, OX_INT4 = 22, OX_FLOAT4E2M1 = 23,
+    OX_FLOAT8E8M0 = 24
 };
+
+/* Whether ONNX packs type t two to a byte (the importer unpacks them:
+ * a mica__ox_data_t holds one byte per element). */
+#define MICA__OX_PACKED4(t) \
+    ((t) == OX_UINT4 || (t) == OX_INT4 || (t) == OX_FLOAT4E2M1)
 
 /* ---- reader.c: the model file --------------------------------------- */
 
@@ -104,6 +112,10 @@ size_t mica__ox_type_size(int32_t t);
 const char *mica__ox_type_name(int32_t t);
 /* The mica type an ONNX type becomes (int64 -> int32), -1 if none. */
 int mica__ox_type_mica(int32_t t, mica_dtype_t *out);
+/* The ONNX type a weight or constant of type t is kept as, as TensorRT's
+ * parser does: double as float, the 16-bit and unsigned wider integers
+ * as int32 (their values checked when written); others as they are. */
+int32_t mica__ox_weight_type(int32_t t);
 
 /* Element i as an integer (floats truncated) or as a double. */
 int64_t mica__ox_data_int(const mica__ox_data_t *d, int64_t i);
