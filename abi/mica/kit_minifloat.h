@@ -32,6 +32,23 @@
 extern "C" {
 #endif
 
+/* NaN and infinity as doubles, and the sign bit of a double, without
+ * <math.h>'s macros (NVRTC's Pointwise kernels include this header). */
+MICA_KIT_HD double mica_kit_mf_nan(void)
+{
+    return (double)mica_kit_bits_float(0x7fc00000u);
+}
+
+MICA_KIT_HD double mica_kit_mf_inf(int negative)
+{
+    return (double)mica_kit_bits_float(negative ? 0xff800000u : 0x7f800000u);
+}
+
+MICA_KIT_HD int mica_kit_mf_signbit(double v)
+{
+    return (int)(mica_kit_float_bits((float)v) >> 31);
+}
+
 /* How a format spells its specials. */
 enum {
     MICA_KIT_MF_FN = 0,   /* NaN: all bits but the sign set; no infinity */
@@ -60,11 +77,11 @@ MICA_KIT_HD double mica_kit_mf_to_double(uint32_t b, int e, int m, int bias,
              ex = (b >> m) & top, man = b & ((1u << m) - 1);
     double v;
     if (kind == MICA_KIT_MF_FNUZ && sign && ex == 0 && man == 0)
-        return NAN;
+        return mica_kit_mf_nan();
     if (kind == MICA_KIT_MF_FN && ex == top && man == (1u << m) - 1)
-        return NAN;
+        return mica_kit_mf_nan();
     if (kind == MICA_KIT_MF_IEEE && ex == top)
-        return man ? NAN : sign ? -INFINITY : INFINITY;
+        return man ? mica_kit_mf_nan() : mica_kit_mf_inf((int)sign);
     v = ex == 0 ? ldexp((double)man, 1 - bias - m)
                 : ldexp((double)(man | (1u << m)), (int)ex - bias - m);
     return sign ? -v : v;
@@ -75,7 +92,7 @@ MICA_KIT_HD uint32_t mica_kit_mf_from_double(double v, int e, int m,
                                              int bias, int kind,
                                              int saturate)
 {
-    uint32_t sign = signbit(v) ? 1u << (e + m) : 0, maxb, bits;
+    uint32_t sign = mica_kit_mf_signbit(v) ? 1u << (e + m) : 0, maxb, bits;
     double a = fabs(v), maxv, r;
     int ex;
     if (kind == MICA_KIT_MF_NONE)
@@ -90,7 +107,7 @@ MICA_KIT_HD uint32_t mica_kit_mf_from_double(double v, int e, int m,
         sign = v < 0 ? sign : 0; /* no -0 */
     if (a == 0.0)
         return sign;
-    if (a <= maxv) {
+    if (a - a == 0.0) { /* finite */
         (void)frexp(a, &ex); /* a = f 2^ex, f in [0.5, 1) */
         ex -= 1;
         if (ex < 1 - bias)
@@ -122,7 +139,7 @@ MICA_KIT_HD uint32_t mica_kit_mf_from_double(double v, int e, int m,
 /* float8 e8m0: 2^(b-127), 0xff NaN. */
 MICA_KIT_HD double mica_kit_e8m0_to_double(uint32_t b)
 {
-    return b == 0xff ? NAN : ldexp(1.0, (int)b - 127);
+    return b == 0xff ? mica_kit_mf_nan() : ldexp(1.0, (int)b - 127);
 }
 
 MICA_KIT_HD uint32_t mica_kit_e8m0_from_double(double v, int saturate)

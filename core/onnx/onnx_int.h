@@ -489,6 +489,11 @@ mica__ox_value_t *mica__ox_unary(mica__ox_t *x, mica__ox_node_t *n,
 mica__ox_value_t *mica__ox_cast(mica__ox_t *x, mica__ox_node_t *n,
                                 mica__ox_value_t *a, int32_t type,
                                 const char *name);
+/* mica__ox_cast with ONNX's Cast saturate (0: float8 overflows to
+ * infinity or NaN). */
+mica__ox_value_t *mica__ox_cast_sat(mica__ox_t *x, mica__ox_node_t *n,
+                                    mica__ox_value_t *a, int32_t type,
+                                    int saturate, const char *name);
 mica__ox_value_t *mica__ox_identity(mica__ox_t *x, mica__ox_node_t *n,
                                     mica__ox_value_t *a, const char *name);
 mica__ox_value_t *mica__ox_reduce(mica__ox_t *x, mica__ox_node_t *n,

@@ -99,19 +99,11 @@ static mica_status_t op_dropout(mica__ox_t *x, mica__ox_node_t *n)
     return x->st;
 }
 
-/* Cast's saturate (opset 19) and round_mode (opset 24, float8 e8m0):
- * mica's casts saturate and round e8m0 up, ONNX's defaults. */
+/* Cast's round_mode (opset 24, float8 e8m0): mica's casts round e8m0
+ * up, ONNX's default. */
 static int cast_mode_ok(mica__ox_t *x, mica__ox_node_t *n, int32_t to)
 {
     const char *rm = mica__ox_attr_s(x, n, "round_mode", "up");
-    if ((to == OX_FLOAT8E4M3FN || to == OX_FLOAT8E4M3FNUZ
-         || to == OX_FLOAT8E5M2 || to == OX_FLOAT8E5M2FNUZ
-         || to == OX_FLOAT8E8M0)
-        && mica__ox_attr_i(n, "saturate", 1) == 0) {
-        OX_UNSUP(x, n, "saturate 0 (mica's casts to float8 saturate, as "
-                 "TensorRT's)");
-        return 0;
-    }
     if (to == OX_FLOAT8E8M0 && rm && strcmp(rm, "up")) {
         OX_UNSUP(x, n, "round_mode '%s' (mica's casts to float8e8m0 round "
                  "up)", rm);
@@ -139,7 +131,8 @@ static mica_status_t cast_to(mica__ox_t *x, mica__ox_node_t *n, int32_t to)
         }
         return x->st;
     }
-    mica__ox_set_out(x, n, 0, mica__ox_cast(x, n, v, to, OUT(0)));
+    mica__ox_set_out(x, n, 0, mica__ox_cast_sat(
+        x, n, v, to, mica__ox_attr_i(n, "saturate", 1) != 0, OUT(0)));
     return x->st;
 }
 

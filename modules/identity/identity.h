@@ -80,8 +80,10 @@ MICA_KIT_HD int64_t mica__identity_int(double v, double lo, double hi,
     return (int64_t)v;
 }
 
-/* Store v as element i of p, of type t. */
-MICA_KIT_HD void mica__identity_store(void *p, int t, int64_t i, double v)
+/* Store v as element i of p, of type t; saturate 0: a float8 value out
+ * of range becomes infinity (e5m2) or NaN (ONNX's Cast saturate 0). */
+MICA_KIT_HD void mica__identity_store_sat(void *p, int t, int64_t i,
+                                          double v, int saturate)
 {
     switch (t) {
     case MICA_FLOAT32: ((float *)p)[i] = (float)v; break;
@@ -134,29 +136,35 @@ MICA_KIT_HD void mica__identity_store(void *p, int t, int64_t i, double v)
         break;
     case MICA_FP8E4M3:
         ((uint8_t *)p)[i] = (uint8_t)mica_kit_mf_from_double(
-            v, 4, 3, 7, MICA_KIT_MF_FN, 1);
+            v, 4, 3, 7, MICA_KIT_MF_FN, saturate);
         break;
     case MICA_FP8E4M3FNUZ:
         ((uint8_t *)p)[i] = (uint8_t)mica_kit_mf_from_double(
-            v, 4, 3, 8, MICA_KIT_MF_FNUZ, 1);
+            v, 4, 3, 8, MICA_KIT_MF_FNUZ, saturate);
         break;
     case MICA_FP8E5M2:
         ((uint8_t *)p)[i] = (uint8_t)mica_kit_mf_from_double(
-            v, 5, 2, 15, MICA_KIT_MF_IEEE, 1);
+            v, 5, 2, 15, MICA_KIT_MF_IEEE, saturate);
         break;
     case MICA_FP8E5M2FNUZ:
         ((uint8_t *)p)[i] = (uint8_t)mica_kit_mf_from_double(
-            v, 5, 2, 16, MICA_KIT_MF_FNUZ, 1);
+            v, 5, 2, 16, MICA_KIT_MF_FNUZ, saturate);
         break;
     case MICA_FP4E2M1:
         ((uint8_t *)p)[i] = (uint8_t)mica_kit_mf_from_double(
             v, 2, 1, 1, MICA_KIT_MF_NONE, 1);
         break;
     case MICA_FP8E8M0:
-        ((uint8_t *)p)[i] = (uint8_t)mica_kit_e8m0_from_double(v, 1);
+        ((uint8_t *)p)[i] = (uint8_t)mica_kit_e8m0_from_double(v, saturate);
         break;
     default: break;
     }
+}
+
+/* Store v as element i of p, of type t, saturating. */
+MICA_KIT_HD void mica__identity_store(void *p, int t, int64_t i, double v)
+{
+    mica__identity_store_sat(p, t, i, v, 1);
 }
 
 /* A reorder's logical dims and the strides of its input and output in
@@ -194,9 +202,11 @@ MICA_KIT_HD void mica__identity_offsets(const mica__identity_reorder_t *r,
 }
 
 /* Reorder n elements from `src` (type sdt) to `dst` (type ddt) as r
- * says, converting them, on `stream`. */
+ * says, converting them (saturate as mica__identity_store_sat), on
+ * `stream`. */
 mica_status_t mica__identity_cuda_reorder(const void *src, mica_dtype_t sdt,
                                           void *dst, mica_dtype_t ddt,
+                                          int saturate,
                                           const mica__identity_reorder_t *r,
                                           int64_t n, void *stream,
                                           mica_error_t *err);
@@ -204,7 +214,8 @@ mica_status_t mica__identity_cuda_reorder(const void *src, mica_dtype_t sdt,
 /* Convert n elements from `src` (type sdt) to `dst` (type ddt) on
  * `stream`, with the conversions above. */
 mica_status_t mica__identity_cuda_cast(const void *src, mica_dtype_t sdt,
-                                       void *dst, mica_dtype_t ddt, int64_t n,
+                                       void *dst, mica_dtype_t ddt,
+                                       int saturate, int64_t n,
                                        void *stream, mica_error_t *err);
 
 #ifdef __cplusplus
