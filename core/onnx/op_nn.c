@@ -363,10 +363,12 @@ static mica_status_t qdq(mica__ox_t *x, mica__ox_node_t *n, int quantize)
     v = IN(0);
     scale = IN(1);
     zp = IN(2);
-    /* uint8 (the Quantize and Dequantize layers are int8): their
-     * formula in float layers (op_quant.c). */
-    if ((quantize && zp && zp->type == OX_UINT8)
-        || (quantize && !zp) || (!quantize && v->type == OX_UINT8))
+    /* Other types than int8 (the Quantize and Dequantize layers'),
+     * scales other than float32 or a block size: their formula in
+     * float layers (op_quant.c). */
+    if ((quantize && (!zp || zp->type != OX_INT8))
+        || (!quantize && v->type != OX_INT8) || scale->type != OX_FLOAT
+        || mica__ox_attr_i(n, "block_size", 0) != 0)
         return mica__ox_qdq_uint8(x, n, quantize, axis);
     if (scale->rank > 1)
         return OX_UNSUP(x, n, "a scale of rank %d (0-D or 1-D)",
