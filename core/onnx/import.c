@@ -201,7 +201,7 @@ const mica__ox_op_t *const mica__ox_op_tables[] = {
     mica__ox_ops_nn, mica__ox_ops_norm, mica__ox_ops_resize,
     mica__ox_ops_reduce, mica__ox_ops_control, mica__ox_ops_rnn,
     mica__ox_ops_index, mica__ox_ops_loss, mica__ox_ops_math,
-    mica__ox_ops_xformer, mica__ox_ops_quant, NULL,
+    mica__ox_ops_xformer, mica__ox_ops_quant, mica__ox_ops_act, NULL,
 };
 
 const mica__ox_op_t *mica__ox_find_op(const char *domain, const char *type)

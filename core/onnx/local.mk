@@ -31,7 +31,7 @@ core_onnx_libmicaonnx_la_SOURCES = core/onnx/onnx_int.h \
 	core/onnx/op_resize.c core/onnx/op_reduce.c core/onnx/op_control.c \
 	core/onnx/op_rnn.c core/onnx/op_loss.c core/onnx/op_index.c \
 	core/onnx/op_math.c core/onnx/op_xformer.c core/onnx/op_quant.c \
-	core/onnx/api.c
+	core/onnx/op_act.c core/onnx/api.c
 core_onnx_libmicaonnx_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/core/onnx \
 	$(YAML_CFLAGS) $(PROTOBUF_C_CFLAGS)
 libmica_la_LIBADD += core/onnx/libmicaonnx.la $(PROTOBUF_C_LIBS)

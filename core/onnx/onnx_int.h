@@ -637,6 +637,8 @@ mica__ox_value_t *mica__ox_normalization(mica__ox_t *x, mica__ox_node_t *n,
                                          int64_t groups, int rms,
                                          const char *name);
 extern const mica__ox_op_t mica__ox_ops_quant[];
+/* HardSwish, Swish, Mish, Celu, LpNormalization (op_act.c). */
+extern const mica__ox_op_t mica__ox_ops_act[];
 /* QuantizeLinear or DequantizeLinear of other types than int8, or of
  * scales other than float32, in float layers (op_quant.c). */
 mica_status_t mica__ox_qdq_uint8(mica__ox_t *x, mica__ox_node_t *n,
