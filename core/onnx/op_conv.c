@@ -297,19 +297,51 @@ static mica_status_t op_conv_transpose(mica__ox_t *x, mica__ox_node_t *n)
 
 /* ---- pooling --------------------------------------------------------------- */
 
-static mica_status_t pool(mica__ox_t *x, mica__ox_node_t *n, int avg)
+/* LpPool's |v|^p (p 1: Unary abs; 2: ElementWise prod; else both). */
+static mica__ox_value_t *lp_power(mica__ox_t *x, mica__ox_node_t *n,
+                                  mica__ox_value_t *v, int64_t p)
+{
+    if (p == 2)
+        return mica__ox_ew(x, n, "prod", v, v, NULL);
+    v = mica__ox_unary(x, n, "abs", v, NULL);
+    return v && p != 1 ? mica__ox_ew(x, n, "pow", v, mica__ox_scalar_like(
+                                         x, v, (double)p), NULL) : v;
+}
+
+/* LpPool's (volume * the average)^(1/p), named `name`. */
+static mica__ox_value_t *lp_root(mica__ox_t *x, mica__ox_node_t *n,
+                                 mica__ox_value_t *v, int64_t p,
+                                 double volume, const char *name)
+{
+    v = mica__ox_ew(x, n, "prod", v, mica__ox_scalar_like(x, v, volume),
+                    p == 1 ? name : NULL);
+    if (!v || p == 1)
+        return v;
+    if (p == 2)
+        return mica__ox_unary(x, n, "sqrt", v, name);
+    return mica__ox_ew(x, n, "pow", v, mica__ox_scalar_like(x, v, 1.0 / p),
+                       name);
+}
+
+/* MaxPool (mode 0), AveragePool (1), LpPool (2: the average of |x|^p,
+ * padding counted, times the window's volume, to the power 1/p). */
+static mica_status_t pool(mica__ox_t *x, mica__ox_node_t *n, int mode)
 {
     mica__ox_value_t *v, *o;
     const int64_t *ks;
     int32_t nk, i;
     window_t w;
     mica__ox_layer_t *l;
-    int64_t od[5];
-    int include = mica__ox_attr_i(n, "count_include_pad", 0) != 0;
+    int64_t od[5], p = mica__ox_attr_i(n, "p", 2);
+    int avg = mode != 0, lp = mode == 2;
+    int include = lp || mica__ox_attr_i(n, "count_include_pad", 0) != 0;
+    double volume = 1;
 
     if (mica__ox_need(x, n, 1) != MICA_OK)
         return x->st;
     v = IN(0);
+    if (lp && p < 1)
+        return OX_BAD(x, n, "p %lld (at least 1)", (long long)p);
     if (OUT(1))
         return OX_UNSUP(x, n, "the Indices output");
     nk = mica__ox_attr_ints(n, "kernel_shape", &ks);
@@ -344,6 +376,11 @@ static mica_status_t pool(mica__ox_t *x, mica__ox_node_t *n, int avg)
     }
     if (w.unsq)
         v = trail1(x, n, v);
+    if (v && lp) {
+        v = lp_power(x, n, v, p);
+        for (i = 0; i < nk; i++)
+            volume *= (double)w.k[i];
+    }
     if (!v)
         return x->st;
     l = mica__ox_layer(x, n, "Pooling", NULL);
@@ -359,13 +396,23 @@ static mica_status_t pool(mica__ox_t *x, mica__ox_node_t *n, int avg)
     od[1] = v->d[1];
     for (i = 0; i < w.nd; i++)
         od[2 + i] = w.out[i];
-    o = mica__ox_out(x, l, w.unsq ? NULL : OUT(0), v->dtype, w.nd + 2, od);
+    o = mica__ox_out(x, l, w.unsq || lp ? NULL : OUT(0), v->dtype, w.nd + 2,
+                     od);
+    if (o)
+        o->type = v->type;
     if (o && w.unsq) {
         int64_t axis = 3;
-        o = mica__ox_squeeze(x, n, o, &axis, 1, OUT(0));
+        o = mica__ox_squeeze(x, n, o, &axis, 1, lp ? NULL : OUT(0));
     }
+    if (o && lp)
+        o = lp_root(x, n, o, p, volume, OUT(0));
     mica__ox_set_out(x, n, 0, o);
     return x->st;
+}
+
+static mica_status_t op_lp_pool(mica__ox_t *x, mica__ox_node_t *n)
+{
+    return pool(x, n, 2);
 }
 
 static mica_status_t op_max_pool(mica__ox_t *x, mica__ox_node_t *n)
@@ -383,5 +430,6 @@ const mica__ox_op_t mica__ox_ops_conv[] = {
     {"ConvTranspose", op_conv_transpose, "Deconvolution"},
     {"MaxPool", op_max_pool, "Pooling"},
     {"AveragePool", op_average_pool, "Pooling"},
+    {"LpPool", op_lp_pool, "Pooling, Unary, ElementWise"},
     {NULL, NULL, NULL},
 };
