@@ -506,6 +506,16 @@ mica__ox_value_t *mica__ox_reduce(mica__ox_t *x, mica__ox_node_t *n,
 mica__ox_value_t *mica__ox_fold_pick(mica__ox_t *x, const mica__ox_value_t *v,
                                      int32_t rank, const int64_t *od,
                                      const int64_t *src);
+/* A SoftMax layer over `axis` of v (op_nn.c). */
+mica__ox_value_t *mica__ox_softmax(mica__ox_t *x, mica__ox_node_t *n,
+                                   mica__ox_value_t *v, int64_t axis,
+                                   const char *name);
+/* An Activation layer of `type` on v, alpha and beta where has_a and
+ * has_b (op_act.c). */
+mica__ox_value_t *mica__ox_act(mica__ox_t *x, mica__ox_node_t *n,
+                               const char *type, mica__ox_value_t *v,
+                               int has_a, double alpha, int has_b,
+                               double beta, const char *name);
 /* MatMul of a and b (op_nn.c: MatrixMultiply, a 1-D side a vector). */
 mica__ox_value_t *mica__ox_matmul(mica__ox_t *x, mica__ox_node_t *n,
                                   mica__ox_value_t *a, mica__ox_value_t *b,

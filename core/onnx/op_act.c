@@ -20,11 +20,10 @@
 #define IN(k) ((k) < n->nb_in ? n->in[k] : NULL)
 #define OUT(k) mica__ox_out_name(n, (k))
 
-/* An Activation layer of `type` on v (alpha and beta where has_*). */
-static mica__ox_value_t *act(mica__ox_t *x, mica__ox_node_t *n,
-                             const char *type, mica__ox_value_t *v,
-                             int has_a, double alpha, int has_b, double beta,
-                             const char *name)
+mica__ox_value_t *mica__ox_act(mica__ox_t *x, mica__ox_node_t *n,
+                               const char *type, mica__ox_value_t *v,
+                               int has_a, double alpha, int has_b,
+                               double beta, const char *name)
 {
     mica__ox_layer_t *l;
     mica__ox_value_t *o;
@@ -59,7 +58,7 @@ static mica_status_t op_hard_swish(mica__ox_t *x, mica__ox_node_t *n)
 {
     if (mica__ox_need(x, n, 1) != MICA_OK)
         return x->st;
-    return times(x, n, act(x, n, "hard_sigmoid", IN(0), 1, 1.0 / 6.0, 1, 0.5,
+    return times(x, n, mica__ox_act(x, n, "hard_sigmoid", IN(0), 1, 1.0 / 6.0, 1, 0.5,
                            NULL));
 }
 
@@ -73,7 +72,7 @@ static mica_status_t op_swish(mica__ox_t *x, mica__ox_node_t *n)
     if (alpha != 1.0)
         v = mica__ox_ew(x, n, "prod", v, mica__ox_scalar_like(x, v, alpha),
                         NULL);
-    return times(x, n, act(x, n, "sigmoid", v, 0, 0, 0, 0, NULL));
+    return times(x, n, mica__ox_act(x, n, "sigmoid", v, 0, 0, 0, 0, NULL));
 }
 
 static mica_status_t op_mish(mica__ox_t *x, mica__ox_node_t *n)
@@ -81,8 +80,8 @@ static mica_status_t op_mish(mica__ox_t *x, mica__ox_node_t *n)
     mica__ox_value_t *v;
     if (mica__ox_need(x, n, 1) != MICA_OK)
         return x->st;
-    v = act(x, n, "softplus", IN(0), 1, 1.0, 1, 1.0, NULL);
-    return times(x, n, act(x, n, "tanh", v, 0, 0, 0, 0, NULL));
+    v = mica__ox_act(x, n, "softplus", IN(0), 1, 1.0, 1, 1.0, NULL);
+    return times(x, n, mica__ox_act(x, n, "tanh", v, 0, 0, 0, 0, NULL));
 }
 
 static mica_status_t op_celu(mica__ox_t *x, mica__ox_node_t *n)
@@ -95,7 +94,7 @@ static mica_status_t op_celu(mica__ox_t *x, mica__ox_node_t *n)
         return OX_BAD(x, n, "alpha 0 (Celu divides by it)");
     v = IN(0);
     v = mica__ox_ew(x, n, "div", v, mica__ox_scalar_like(x, v, alpha), NULL);
-    v = act(x, n, "elu", v, 1, 1.0, 0, 0, NULL);
+    v = mica__ox_act(x, n, "elu", v, 1, 1.0, 0, 0, NULL);
     v = v ? mica__ox_ew(x, n, "prod", v, mica__ox_scalar_like(x, v, alpha),
                         OUT(0)) : NULL;
     if (v)
