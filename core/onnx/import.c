@@ -219,21 +219,12 @@ mica_status_t mica__ox_initializers(mica__ox_t *x, const Onnx__GraphProto *g)
         x->st = mica__ox_tensor_data(x->model, &x->arena, t, what, d);
         if (x->st != MICA_OK)
             break;
-        type = d->type;
-        if (mica__ox_type_mica(d->type, &dt) != 0) {
-            /* As TensorRT's parser: double weights become float32, other
-             * integers int32 (checked when they are written). */
-            if (d->type == OX_DOUBLE)
-                type = OX_FLOAT;
-            else if (d->type == OX_INT16 || d->type == OX_UINT16
-                     || d->type == OX_UINT32 || d->type == OX_UINT64)
-                type = OX_INT32;
-            else
-                return mica__ox_fail(x, NULL, MICA_ERR_UNSUPPORTED,
-                                     "%s is of type %s, which mica does not "
-                                     "support", what,
-                                     mica__ox_type_name(d->type));
-        }
+        type = mica__ox_weight_type(d->type);
+        if (mica__ox_type_mica(type, &dt) != 0)
+            return mica__ox_fail(x, NULL, MICA_ERR_UNSUPPORTED,
+                                 "%s is of type %s, which mica does not "
+                                 "support", what,
+                                 mica__ox_type_name(d->type));
         v = mica__ox_const_data(x, t->name, type, d);
         if (v)
             v->cond = NULL;
@@ -250,7 +241,7 @@ const mica__ox_op_t *const mica__ox_op_tables[] = {
     mica__ox_ops_nn, mica__ox_ops_norm, mica__ox_ops_resize,
     mica__ox_ops_reduce, mica__ox_ops_control, mica__ox_ops_rnn,
     mica__ox_ops_index, mica__ox_ops_loss, mica__ox_ops_math,
-    mica__ox_ops_xformer, mica__ox_ops_quant, NULL,
+    mica__ox_ops_xformer, mica__ox_ops_quant, mica__ox_ops_act, NULL,
 };
 
 const mica__ox_op_t *mica__ox_find_op(const char *domain, const char *type)

@@ -33,8 +33,16 @@ enum {
     OX_UNDEFINED = 0, OX_FLOAT = 1, OX_UINT8 = 2, OX_INT8 = 3,
     OX_UINT16 = 4, OX_INT16 = 5, OX_INT32 = 6, OX_INT64 = 7, OX_STRING = 8,
     OX_BOOL = 9, OX_FLOAT16 = 10, OX_DOUBLE = 11, OX_UINT32 = 12,
-    OX_UINT64 = 13, OX_COMPLEX64 = 14, OX_COMPLEX128 = 15, OX_BFLOAT16 = 16
+    OX_UINT64 = 13, OX_COMPLEX64 = 14, OX_COMPLEX128 = 15, OX_BFLOAT16 = 16,
+    OX_FLOAT8E4M3FN = 17, OX_FLOAT8E4M3FNUZ = 18, OX_FLOAT8E5M2 = 19,
+    OX_FLOAT8E5M2FNUZ = 20, OX_UINT4 = 21, OX_INT4 = 22, OX_FLOAT4E2M1 = 23,
+    OX_FLOAT8E8M0 = 24
 };
+
+/* Whether ONNX packs type t two to a byte (the importer unpacks them:
+ * a mica__ox_data_t holds one byte per element). */
+#define MICA__OX_PACKED4(t) \
+    ((t) == OX_UINT4 || (t) == OX_INT4 || (t) == OX_FLOAT4E2M1)
 
 /* ---- reader.c: the model file --------------------------------------- */
 
@@ -119,6 +127,10 @@ size_t mica__ox_type_size(int32_t t);
 const char *mica__ox_type_name(int32_t t);
 /* The mica type an ONNX type becomes (int64 -> int32), -1 if none. */
 int mica__ox_type_mica(int32_t t, mica_dtype_t *out);
+/* The ONNX type a weight or constant of type t is kept as, as TensorRT's
+ * parser does: double as float, the 16-bit and unsigned wider integers
+ * as int32 (their values checked when written); others as they are. */
+int32_t mica__ox_weight_type(int32_t t);
 
 /* Element i as an integer (floats truncated) or as a double. */
 int64_t mica__ox_data_int(const mica__ox_data_t *d, int64_t i);
@@ -492,6 +504,11 @@ mica__ox_value_t *mica__ox_unary(mica__ox_t *x, mica__ox_node_t *n,
 mica__ox_value_t *mica__ox_cast(mica__ox_t *x, mica__ox_node_t *n,
                                 mica__ox_value_t *a, int32_t type,
                                 const char *name);
+/* mica__ox_cast with ONNX's Cast saturate (0: float8 overflows to
+ * infinity or NaN). */
+mica__ox_value_t *mica__ox_cast_sat(mica__ox_t *x, mica__ox_node_t *n,
+                                    mica__ox_value_t *a, int32_t type,
+                                    int saturate, const char *name);
 mica__ox_value_t *mica__ox_identity(mica__ox_t *x, mica__ox_node_t *n,
                                     mica__ox_value_t *a, const char *name);
 mica__ox_value_t *mica__ox_reduce(mica__ox_t *x, mica__ox_node_t *n,
@@ -504,6 +521,16 @@ mica__ox_value_t *mica__ox_reduce(mica__ox_t *x, mica__ox_node_t *n,
 mica__ox_value_t *mica__ox_fold_pick(mica__ox_t *x, const mica__ox_value_t *v,
                                      int32_t rank, const int64_t *od,
                                      const int64_t *src);
+/* A SoftMax layer over `axis` of v (op_nn.c). */
+mica__ox_value_t *mica__ox_softmax(mica__ox_t *x, mica__ox_node_t *n,
+                                   mica__ox_value_t *v, int64_t axis,
+                                   const char *name);
+/* An Activation layer of `type` on v, alpha and beta where has_a and
+ * has_b (op_act.c). */
+mica__ox_value_t *mica__ox_act(mica__ox_t *x, mica__ox_node_t *n,
+                               const char *type, mica__ox_value_t *v,
+                               int has_a, double alpha, int has_b,
+                               double beta, const char *name);
 /* MatMul of a and b (op_nn.c: MatrixMultiply, a 1-D side a vector). */
 mica__ox_value_t *mica__ox_matmul(mica__ox_t *x, mica__ox_node_t *n,
                                   mica__ox_value_t *a, mica__ox_value_t *b,
@@ -647,7 +674,10 @@ mica__ox_value_t *mica__ox_normalization(mica__ox_t *x, mica__ox_node_t *n,
                                          int64_t groups, int rms,
                                          const char *name);
 extern const mica__ox_op_t mica__ox_ops_quant[];
-/* QuantizeLinear or DequantizeLinear of uint8 (op_quant.c). */
+/* HardSwish, Swish, Mish, Celu, LpNormalization (op_act.c). */
+extern const mica__ox_op_t mica__ox_ops_act[];
+/* QuantizeLinear or DequantizeLinear of other types than int8, or of
+ * scales other than float32, in float layers (op_quant.c). */
 mica_status_t mica__ox_qdq_uint8(mica__ox_t *x, mica__ox_node_t *n,
                                  int quantize, int64_t axis);
 /* All of them, NULL-terminated (import.c). */

@@ -389,6 +389,32 @@ static mica_status_t op_conv_transpose(mica__ox_t *x, mica__ox_node_t *n)
 
 /* ---- pooling --------------------------------------------------------------- */
 
+/* LpPool's |v|^p (p 1: Unary abs; 2: ElementWise prod; else both). */
+static mica__ox_value_t *lp_power(mica__ox_t *x, mica__ox_node_t *n,
+                                  mica__ox_value_t *v, int64_t p)
+{
+    if (p == 2)
+        return mica__ox_ew(x, n, "prod", v, v, NULL);
+    v = mica__ox_unary(x, n, "abs", v, NULL);
+    return v && p != 1 ? mica__ox_ew(x, n, "pow", v, mica__ox_scalar_like(
+                                         x, v, (double)p), NULL) : v;
+}
+
+/* LpPool's (volume * the average)^(1/p), named `name`. */
+static mica__ox_value_t *lp_root(mica__ox_t *x, mica__ox_node_t *n,
+                                 mica__ox_value_t *v, int64_t p,
+                                 double volume, const char *name)
+{
+    v = mica__ox_ew(x, n, "prod", v, mica__ox_scalar_like(x, v, volume),
+                    p == 1 ? name : NULL);
+    if (!v || p == 1)
+        return v;
+    if (p == 2)
+        return mica__ox_unary(x, n, "sqrt", v, name);
+    return mica__ox_ew(x, n, "pow", v, mica__ox_scalar_like(x, v, 1.0 / p),
+                       name);
+}
+
 /* The Pooling layer of window w over v (NULL: a failure before). */
 static mica__ox_value_t *pool_layer(mica__ox_t *x, mica__ox_node_t *n,
                                     mica__ox_value_t *v, const window_t *w,
@@ -415,6 +441,8 @@ static mica__ox_value_t *pool_layer(mica__ox_t *x, mica__ox_node_t *n,
     for (i = 0; i < w->nd; i++)
         od[2 + i] = w->out[i];
     o = mica__ox_out(x, l, w->unsq ? NULL : name, v->dtype, w->nd + 2, od);
+    if (o)
+        o->type = v->type;
     if (o && w->unsq) {
         int64_t axis = 3;
         o = mica__ox_squeeze(x, n, o, &axis, 1, name);
@@ -422,17 +450,24 @@ static mica__ox_value_t *pool_layer(mica__ox_t *x, mica__ox_node_t *n,
     return o;
 }
 
-static mica_status_t pool(mica__ox_t *x, mica__ox_node_t *n, int avg)
+/* MaxPool (mode 0), AveragePool (1), LpPool (2: the average of |x|^p,
+ * padding counted, times the window's volume, to the power 1/p). */
+static mica_status_t pool(mica__ox_t *x, mica__ox_node_t *n, int mode)
 {
     mica__ox_value_t *v, *o;
     const int64_t *ks;
     int32_t nk, i;
     window_t w;
-    int include = mica__ox_attr_i(n, "count_include_pad", 0) != 0;
+    int64_t p = mica__ox_attr_i(n, "p", 2);
+    int avg = mode != 0, lp = mode == 2;
+    int include = lp || mica__ox_attr_i(n, "count_include_pad", 0) != 0;
+    double volume = 1;
 
     if (mica__ox_need(x, n, 1) != MICA_OK)
         return x->st;
     v = IN(0);
+    if (lp && p < 1)
+        return OX_BAD(x, n, "p %lld (at least 1)", (long long)p);
     if (OUT(1))
         return OX_UNSUP(x, n, "the Indices output");
     nk = mica__ox_attr_ints(n, "kernel_shape", &ks);
@@ -465,11 +500,18 @@ static mica_status_t pool(mica__ox_t *x, mica__ox_node_t *n, int avg)
             w.out[i] = out;
         }
     }
+    if (lp) {
+        v = lp_power(x, n, v, p);
+        for (i = 0; i < nk; i++)
+            volume *= (double)w.k[i];
+        if (!v)
+            return x->st;
+    }
     if (!w.dyn[0] && !w.dyn[1] && !w.dyn[2])
-        o = pool_layer(x, n, v, &w, avg, include, OUT(0));
+        o = pool_layer(x, n, v, &w, avg, include, lp ? NULL : OUT(0));
     else if (!avg || include)
         o = pool_layer(x, n, same_pad(x, n, v, &w, avg ? 0.0 : -FLT_MAX),
-                       &w, avg, include, OUT(0));
+                       &w, avg, include, lp ? NULL : OUT(0));
     else {
         /* The average over the window's part inside the input: that of
          * the input padded with zeros over that of ones padded alike. */
@@ -495,8 +537,15 @@ static mica_status_t pool(mica__ox_t *x, mica__ox_node_t *n, int avg)
                                include, NULL) : NULL;
         o = cnt ? mica__ox_ew(x, n, "div", sum, cnt, OUT(0)) : NULL;
     }
+    if (o && lp)
+        o = lp_root(x, n, o, p, volume, OUT(0));
     mica__ox_set_out(x, n, 0, o);
     return x->st;
+}
+
+static mica_status_t op_lp_pool(mica__ox_t *x, mica__ox_node_t *n)
+{
+    return pool(x, n, 2);
 }
 
 static mica_status_t op_max_pool(mica__ox_t *x, mica__ox_node_t *n)
@@ -514,5 +563,6 @@ const mica__ox_op_t mica__ox_ops_conv[] = {
     {"ConvTranspose", op_conv_transpose, "Deconvolution"},
     {"MaxPool", op_max_pool, "Pooling"},
     {"AveragePool", op_average_pool, "Pooling"},
+    {"LpPool", op_lp_pool, "Pooling, Unary, ElementWise"},
     {NULL, NULL, NULL},
 };
