@@ -6,6 +6,11 @@
  * elements with memcpy; otherwise elements of 1, 2, 4 or 8 bytes move
  * through typed loads, stepping offsets (no division per element); on
  * several threads for large tensors.  The same bytes as the reference.
+ *
+ * A whole Shuffle (transpose, reshape, transpose) is one gather wherever
+ * the reshape is a view of the transposed input (mica__shuffle_as_gather):
+ * one pass over the data instead of two, and input and output in any
+ * format (channels last included), the format's strides folded in.
  */
 #include <config.h>
 
@@ -70,28 +75,25 @@ static void range(void *data, int64_t begin, int64_t end)
     }
 }
 
-void mica__shuffle_transpose_vec(const void *src, int32_t rank,
-                                 const int64_t *dims, const int64_t *perm,
-                                 void *dst, size_t esize)
+void mica__shuffle_gather_vec(const void *src, int32_t rank,
+                              const int64_t *dims, const int64_t *strides,
+                              void *dst, size_t esize)
 {
-    int64_t stride[MICA_MAX_DIMS], n = 1;
+    int64_t n = 1;
     int32_t k;
     tjob_t j;
 
-    for (k = rank - 1; k >= 0; k--) {
-        stride[k] = n;
+    for (k = 0; k < rank; k++)
         n *= dims[k];
-    }
     if (n == 0)
         return;
     j.src = src;
     j.dst = dst;
     j.es = esize;
     j.rank = 0;
-    /* output dims in order, length-1 ones dropped, merged where the
-     * source steps alike */
+    /* length-1 dims dropped, dims merged where the source steps alike */
     for (k = 0; k < rank; k++) {
-        int64_t d = dims[perm[k]], s = stride[perm[k]];
+        int64_t d = dims[k], s = strides[k];
         if (d == 1)
             continue;
         if (j.rank > 0 && j.s[j.rank - 1] == s * d) {
@@ -109,4 +111,90 @@ void mica__shuffle_transpose_vec(const void *src, int32_t rank,
         j.s[0] = 1;
     }
     mica__cpu_for(n, MICA__CPU_GRAIN, range, &j);
+}
+
+void mica__shuffle_transpose_vec(const void *src, int32_t rank,
+                                 const int64_t *dims, const int64_t *perm,
+                                 void *dst, size_t esize)
+{
+    int64_t stride[MICA_MAX_DIMS], od[MICA_MAX_DIMS], os[MICA_MAX_DIMS];
+    int64_t n = 1;
+    int32_t k;
+
+    for (k = rank - 1; k >= 0; k--) {
+        stride[k] = n;
+        n *= dims[k];
+    }
+    for (k = 0; k < rank; k++) {
+        od[k] = dims[perm[k]];
+        os[k] = stride[perm[k]];
+    }
+    mica__shuffle_gather_vec(src, rank, od, os, dst, esize);
+}
+
+/*
+ * The strides of `mid` (rank m) as a view of a tensor of dims a and
+ * strides sa (rank r) reshaped, or 0 where no strides give it (a merge of
+ * dimensions that do not lie one after the other): PyTorch's rule for
+ * views, walking chunks of mergeable dimensions from the innermost.
+ */
+static int view_strides(int32_t r, const int64_t *a, const int64_t *sa,
+                        int32_t m, const int64_t *mid, int64_t *sm)
+{
+    int64_t base, tn = 1, vn = 1;
+    int32_t t, v = m - 1;
+
+    if (r == 0 || m == 0)
+        return 0;
+    base = sa[r - 1];
+    for (t = r - 1; t >= 0; t--) {
+        tn *= a[t];
+        if (t == 0 || (a[t - 1] != 1 && sa[t - 1] != tn * base)) {
+            while (v >= 0 && (vn < tn || mid[v] == 1)) {
+                sm[v] = vn * base;
+                vn *= mid[v];
+                v--;
+            }
+            if (vn != tn)
+                return 0;
+            if (t > 0) {
+                base = sa[t - 1];
+                tn = 1;
+                vn = 1;
+            }
+        }
+    }
+    return v == -1;
+}
+
+int mica__shuffle_as_gather(int32_t r, const int64_t *in_dims,
+                            const int64_t *in_str, const int64_t *p1,
+                            int32_t m, const int64_t *mid,
+                            const int64_t *p2, const int64_t *out_str,
+                            int64_t *g_dims, int64_t *g_str)
+{
+    int64_t a[MICA_MAX_DIMS], sa[MICA_MAX_DIMS], sm[MICA_MAX_DIMS];
+    int32_t order[MICA_MAX_DIMS], k, i;
+
+    if (r < 1 || r > MICA_MAX_DIMS || m < 1 || m > MICA_MAX_DIMS)
+        return 0;
+    for (k = 0; k < r; k++) {
+        a[k] = in_dims[p1 ? p1[k] : k];
+        sa[k] = in_str[p1 ? p1[k] : k];
+    }
+    if (!view_strides(r, a, sa, m, mid, sm))
+        return 0;
+    /* the output's axes in its memory order: strides descending (an
+     * insertion sort, stable: ties are length-1 axes) */
+    for (k = 0; k < m; k++) {
+        for (i = k; i > 0 && out_str[order[i - 1]] < out_str[k]; i--)
+            order[i] = order[i - 1];
+        order[i] = k;
+    }
+    for (k = 0; k < m; k++) {
+        int32_t o = order[k], j = (int32_t)(p2 ? p2[o] : o);
+        g_dims[k] = mid[j];
+        g_str[k] = sm[j];
+    }
+    return 1;
 }
