@@ -326,6 +326,16 @@ MICA_KIT_API void mica__vec_exp_n(const float *x, float *y, int64_t n);
 MICA_KIT_API void mica__vec_sigmoid_n(const float *x, float *y, int64_t n);
 MICA_KIT_API void mica__vec_tanh_n(const float *x, float *y, int64_t n);
 
+/*
+ * dst (dense, in the order of dims) = the elements of src at
+ * sum(c_k * strides[k]) for the coordinates c of dims[rank] (strides in
+ * elements of esize bytes: 1, 2, 4 or 8, any sign): kit_gather.c.
+ */
+MICA_KIT_API void mica__vec_gather(const void *src, int32_t rank,
+                                   const int64_t *dims,
+                                   const int64_t *strides, void *dst,
+                                   size_t esize);
+
 #ifdef __cplusplus
 }
 #endif

@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "mica/kit.h"
+#include "kit_vec.h"
 #include "shuffle.h"
 
 typedef struct shuffle_layer {
@@ -635,7 +636,7 @@ static MICA_KIT_ENQUEUE(shuffle_enqueue_vec)
     if (p.n <= 0)
         return MICA_OK;
     if (as_gather(l, &in[0], &out[0], gd, gs)) {
-        mica__shuffle_gather_vec(inputs[0], out[0].dims.nb_dims, gd, gs,
+        mica__vec_gather(inputs[0], out[0].dims.nb_dims, gd, gs,
                                  outputs[0], p.esize);
         return MICA_OK;
     }

@@ -36,20 +36,13 @@ void mica__shuffle_transpose_vec(const void *src, int32_t rank,
                                  const int64_t *dims, const int64_t *perm,
                                  void *dst, size_t esize);
 
-/* dst (dense, in the order of dims) = the elements of src at
- * sum(c_k * strides[k]) for the coordinates c of dims[rank] (strides in
- * elements of esize bytes). */
-void mica__shuffle_gather_vec(const void *src, int32_t rank,
-                              const int64_t *dims, const int64_t *strides,
-                              void *dst, size_t esize);
-
 /*
  * A Shuffle as one gather: the input of logical dims in_dims[r] lying at
  * element strides in_str (its format's), the first transpose p1 (NULL:
  * none), a reshape to mid[m], the second transpose p2 (NULL: none), an
  * output whose logical axis i lies at stride out_str[i].  Fills
  * g_dims[m], g_str[m] (in the output's memory order) for
- * mica__shuffle_gather_vec and returns 1, or returns 0 where the reshape
+ * mica__vec_gather (kit_vec.h) and returns 1, or returns 0 where the reshape
  * is not a view of the transposed input.
  */
 int mica__shuffle_as_gather(int32_t r, const int64_t *in_dims,
