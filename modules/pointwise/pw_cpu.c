@@ -725,9 +725,22 @@ PW_WIDE static void act_float(int type, float alpha, float beta, float *restrict
     case MICA__ACT_TANH:
         mica__vec_tanh_n(x, d, PW_B);
         break;
+    /* fmaxf and fminf are calls into the C library: the vectors of
+     * kit_vec.h instead, which give their results (as vec's) */
+    case MICA__ACT_CLIP:
+        for (j = 0; j < PW_B; j += MICA__VL)
+            mica__v_store(d + j, mica__v_max(mica__v_set1(alpha),
+                                             mica__v_min(mica__v_set1(beta),
+                                                         mica__v_load(x + j))));
+        break;
+    case MICA__ACT_HARD_SIGMOID:
+        for (j = 0; j < PW_B; j += MICA__VL)
+            mica__v_store(d + j, mica__v_max(mica__v_set1(0.0f),
+                                             mica__v_min(mica__v_set1(1.0f),
+                                                         alpha * mica__v_load(x + j) + beta)));
+        break;
     A(MICA__ACT_RELU) A(MICA__ACT_LEAKY_RELU) A(MICA__ACT_ELU) A(MICA__ACT_SELU)
-    A(MICA__ACT_SOFTSIGN) A(MICA__ACT_SOFTPLUS) A(MICA__ACT_CLIP)
-    A(MICA__ACT_HARD_SIGMOID) A(MICA__ACT_SCALED_TANH)
+    A(MICA__ACT_SOFTSIGN) A(MICA__ACT_SOFTPLUS) A(MICA__ACT_SCALED_TANH)
     A(MICA__ACT_THRESHOLDED_RELU) A(MICA__ACT_GELU_ERF)
     A(MICA__ACT_GELU_TANH)
 #undef A
