@@ -27,8 +27,9 @@ the geometric mean of the ratios per thread count.
 other processes load: at one thread a query's CPU time hardly depends
 on them): ONNX Runtime's process time around each query (median of
 --runs), and mica's as the CPU time of a `mica bench` process of
---runs + 1 queries less that of one of 1 query, over --runs (the
-engine's loading and the warm-up cancel).  At N threads that is the
+--runs + 1 queries less that of one of 1 query, over --runs (no
+warm-up and no minimum duration, so that each runs exactly that many:
+the engine's loading and the first query's setup cancel).  At N threads that is the
 work of all threads (passive waiting costs none), not the latency.
 
 The light models' weights are ConstantOfShape fills of 0.02: with
@@ -257,9 +258,11 @@ def main():
             ms, os_ = [], []
             bench = [mica, "bench", engine, "--threads", str(t),
                      "--duration-s", "0.01", "--warmup-ms", "1"] + args
+            exact = [mica, "bench", engine, "--threads", str(t),
+                     "--duration-s", "0", "--warmup-ms", "0"] + args
             for _ in range(a.rounds):
                 if a.cpu_time:
-                    v = time_mica_cpu(bench, a.runs, env)
+                    v = time_mica_cpu(exact, a.runs, env)
                     if v is None:
                         print("%-14s t=%d mica bench fails" % (name, t))
                         break
