@@ -67,6 +67,7 @@ DYNAMIC_MANIFESTS = tests/manifests/dynamic/reshape_like.yaml \
 TESTS += tests/test_cli_cnn.sh
 EXTRA_DIST += tests/test_cli_cnn.sh tests/gen/small_cnn.py \
 	tests/manifests/cnn/small_cnn.yaml tests/manifests/cnn/small_cnn.bin \
+	tests/manifests/cnn/shuffle_cnn.yaml \
 	tests/manifests/cnn/x2.npy tests/manifests/cnn/x3.npy \
 	tests/manifests/cnn/y2.npy tests/manifests/cnn/y3.npy
 
