@@ -109,12 +109,19 @@ def export(args, name, path):
     for how in tries:
         try:
             if how == "dynamo":
-                torch.onnx.export(Mod(), tuple(feeds.values()), path,
+                # dynamic_shapes: torch 2.9 and later refuse dynamic_axes
+                # with dynamo; a sequence of at least 2 (torch.export
+                # specializes lengths of 0 and 1)
+                dims = {"batch": torch.export.Dim("batch", min=1),
+                        "seq": torch.export.Dim("seq", min=2)}
+                ds = tuple({a: dims[v] for a, v in dyn[k].items()}
+                           for k in names)
+                torch.onnx.export(Mod().eval(), tuple(feeds.values()), path,
                                   input_names=names, output_names=["out"],
-                                  dynamic_axes=dyn, dynamo=True,
+                                  dynamic_shapes=ds, dynamo=True,
                                   external_data=False)
             else:
-                torch.onnx.export(Mod(), tuple(feeds.values()), path,
+                torch.onnx.export(Mod().eval(), tuple(feeds.values()), path,
                                   input_names=names, output_names=["out"],
                                   dynamic_axes=dyn, opset_version=17,
                                   dynamo=False)

@@ -129,7 +129,14 @@ static int meets(const mica__net_layer_t *nl, const mica_fusion_cond_t *c)
 
     if (c->nb_values == 0)
         return f == NULL;
-    if (!f || field_text(nl, f, text, sizeof text) != 0)
+    if (!f) {
+        /* "" among the values: a param not given meets it too */
+        for (i = 0; i < c->nb_values; i++)
+            if (c->values[i] && !c->values[i][0])
+                return 1;
+        return 0;
+    }
+    if (field_text(nl, f, text, sizeof text) != 0)
         return 0;
     for (i = 0; i < c->nb_values; i++)
         if (strcmp(text, c->values[i]) == 0)
@@ -374,7 +381,8 @@ static int reads(const mica__net_layer_t *nl, int32_t input, const char *t)
 }
 
 /* Whether the links into step k hold with layer li in it (at[0..k)
- * matched); outer tensors are checked once every step is matched. */
+ * matched), and those from step k into earlier steps; outer tensors are
+ * checked once every step is matched. */
 static int links_ok(const fuse_t *x, const mica_fusion_rule_t *r,
                     const int32_t *at, int32_t k, int32_t li)
 {
@@ -383,7 +391,15 @@ static int links_ok(const fuse_t *x, const mica_fusion_rule_t *r,
     for (j = 0; j < r->nb_links; j++) {
         const mica_fusion_link_t *l = &r->links[j];
         const mica__net_layer_t *from;
-        if (l->step != k || l->from < 0)
+        if (l->from == k && l->step < k) {
+            /* li makes what the earlier step reads */
+            if (l->output >= nl->nb_outputs ||
+                !reads(&x->net->layers[at[l->step]], l->input,
+                       nl->outputs[l->output]))
+                return 0;
+            continue;
+        }
+        if (l->step != k || l->from < 0 || l->from > k)
             continue;
         from = &x->net->layers[at[l->from]];
         if (l->output >= from->nb_outputs ||
@@ -391,6 +407,37 @@ static int links_ok(const fuse_t *x, const mica_fusion_rule_t *r,
             return 0;
     }
     return 1;
+}
+
+/* The one candidate for step k of rule r where no earlier step feeds it
+ * but an earlier one reads it (a link from k into a step before k): the
+ * layer that makes that input, or -1. */
+static int32_t producer_step(const fuse_t *x, const mica_fusion_rule_t *r,
+                             const int32_t *at, int32_t k)
+{
+    int32_t j, i;
+    for (j = 0; j < r->nb_links; j++) {
+        const mica_fusion_link_t *l = &r->links[j];
+        const mica__net_layer_t *rd;
+        if (l->from != k || l->step >= k)
+            continue;
+        rd = &x->net->layers[at[l->step]];
+        for (i = 0; i < rd->nb_inputs; i++) {
+            int32_t v;
+            if ((l->input >= 0 && i != l->input) || !rd->inputs[i] ||
+                (v = mica__index_get(&x->producer, rd->inputs[i])) < 0 ||
+                v % MAX_IO != l->output)
+                continue;
+            /* with any input, the first made by a layer of the step's
+             * type: links_ok and fits decide */
+            if (l->input >= 0 ||
+                strcmp(x->net->layers[v / MAX_IO].type,
+                       r->steps[k].type) == 0)
+                return v / MAX_IO;
+        }
+        return -1;
+    }
+    return -1;
 }
 
 /* The outer tensor of link l in a full match, or NULL. */
@@ -462,9 +509,21 @@ static int dag_from(fuse_t *x, const mica_fusion_rule_t *r, int32_t *at,
     if (k == r->nb_steps)
         return dag_closed(x, r, at) && tensors_ok(x, r, at, k);
     for (j = 0; j < r->nb_links && !l; j++)
-        if (r->links[j].step == k && r->links[j].from >= 0)
+        if (r->links[j].step == k && r->links[j].from >= 0 &&
+            r->links[j].from < k)
             l = &r->links[j];
-    if (!l || l->output >= x->net->layers[at[l->from]].nb_outputs)
+    if (!l) {
+        /* made for an earlier step: one candidate, its producer */
+        int32_t li = producer_step(x, r, at, k), m, dup = 0;
+        for (m = 0; li >= 0 && m < k; m++)
+            dup |= at[m] == li;
+        if (li < 0 || dup || !fits(x, li, &r->steps[k], head) ||
+            !links_ok(x, r, at, k, li))
+            return 0;
+        at[k] = li;
+        return tensors_ok(x, r, at, k + 1) && dag_from(x, r, at, k + 1);
+    }
+    if (l->output >= x->net->layers[at[l->from]].nb_outputs)
         return 0;
     t = x->net->layers[at[l->from]].outputs[l->output];
     for (e = mica__index_get(&x->rhead, t); e >= 0; e = x->r_next[e]) {
@@ -576,6 +635,18 @@ static mica_status_t add_fused(fuse_t *x, mica_network_t *out, int32_t m)
             continue;
         if (p->op == MICA_FUSION_RECIPROCAL)
             vals[k] = 1.0 / vals[k];
+        if (p->op == MICA_FUSION_PRODUCT) {
+            /* into the param of the same field set before */
+            int32_t e;
+            for (e = k - 1; e >= 0; e--)
+                if (r->const_params[e].op != MICA_FUSION_PRODUCT &&
+                    strcmp(r->const_params[e].field, p->field) == 0) {
+                    vals[e] *= vals[k];
+                    break;
+                }
+            if (e >= 0)
+                continue;
+        }
         f[n].name = p->field;
         f[n].type = MICA_FIELD_FLOAT;
         f[n].count = 1;

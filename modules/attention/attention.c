@@ -499,5 +499,7 @@ static const mica_layer_creator_t attn_creator_vector =
 static const mica_layer_creator_t *const creators[] = {
     MICA_KIT_PAIR(attn), &attn_creator_vector};
 
-MICA_KIT_ENTRY("attention", PACKAGE_VERSION, "MIT",
-               "Attention: fused scaled dot-product attention", creators)
+MICA_KIT_ENTRY_FUSION("attention", PACKAGE_VERSION, "MIT",
+                      "Attention: fused scaled dot-product attention, and "
+                      "the rules of attentions written out",
+                      creators, mica__attn_rules)
