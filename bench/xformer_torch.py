@@ -98,8 +98,9 @@ def export(args, name, path):
             super().__init__()
             self.m = m
 
-        def forward(self, *a):
-            return Wrap(self.m, name)(*a)
+        # named arguments: torch.export's dynamic_shapes name them
+        def forward(self, a, b=None):
+            return Wrap(self.m, name)(*([a] if b is None else [a, b]))
 
     dyn = {k: ({0: "batch", 1: "seq"} if k != "pixel_values" else
                {0: "batch"}) for k in names}
@@ -114,8 +115,8 @@ def export(args, name, path):
                 # specializes lengths of 0 and 1)
                 dims = {"batch": torch.export.Dim("batch", min=1),
                         "seq": torch.export.Dim("seq", min=2)}
-                ds = tuple({a: dims[v] for a, v in dyn[k].items()}
-                           for k in names)
+                ds = {a: {i: dims[v] for i, v in dyn[k].items()}
+                      for a, k in zip(("a", "b"), names)}
                 torch.onnx.export(Mod().eval(), tuple(feeds.values()), path,
                                   input_names=names, output_names=["out"],
                                   dynamic_shapes=ds, dynamo=True,

@@ -7,8 +7,13 @@
 #     normalization become one Normalization (rule layer_norm_rank3);
 #     gelu14.onnx (F.gelu): five layers become an Activation gelu_erf
 #     (rule gelu_erf_div); fused and --no-fusion runs agree;
-#   - tiny_bert14.onnx (a two-layer BERT): every LayerNorm (5) and GELU
-#     (2) of it fuses, and its output agrees with the unfused run;
+#   - tiny_bert14.onnx (a two-layer BERT): every LayerNorm (5), GELU
+#     (2) and attention (2) of it fuses, and its output agrees with the
+#     unfused run;
+#   - tiny_bert_dyn.onnx (the dynamo exporter's) and tiny_bert_eager14.onnx
+#     (eager attention): the attention rules (sdpa_qk_mask_guard,
+#     attn_mul_mask) fire on both layers, and the outputs agree with the
+#     network built without passes;
 #   - a module built against mica/module.h before the rules grew links
 #     and tensor tests (tests/fusion/v1/addrelu.so) loads and its rule
 #     fires as before.
@@ -91,6 +96,9 @@ ok $? "tiny_bert14: 5 LayerNorms fused (found $cnt)"
 cnt=$(grep -c "by rule gelu_erf_div" "$tmp/out")
 [ "$cnt" -eq 2 ]
 ok $? "tiny_bert14: 2 GELUs fused (found $cnt)"
+cnt=$(grep -c "(Attention) replaces, by rule sdpa_qk_mask_guard" "$tmp/out")
+[ "$cnt" -eq 2 ]
+ok $? "tiny_bert14: 2 attentions fused (found $cnt)"
 for f in "" --no-fusion; do
     run "$mica" run "$models/tiny_bert14.onnx" --device cpu $f $ins \
         --output-dir "$tmp/bert$f"
@@ -98,6 +106,33 @@ for f in "" --no-fusion; do
     [ "$rc" -eq 0 ] || sed 's/^/#     /' "$tmp/err"
 done
 agree "$tmp/bert" "$tmp/bert--no-fusion" out "tiny_bert14: fused and unfused agree"
+
+# ---- attention as the exporters write it -------------------------------------
+# tiny_bert_dyn.onnx (dynamo: q and k scaled, the mask added, the isnan
+# guard) and tiny_bert_eager14.onnx (eager attention: the scores times the
+# scale, the mask added): every attention becomes one Attention layer; the
+# fused engine agrees with the one built as written, at two shapes (the
+# mask pads the second sequence)
+for m in tiny_bert_dyn:sdpa_qk_mask_guard tiny_bert_eager14:attn_mul_mask; do
+    f=${m%%:*}
+    rule=${m#*:}
+    run "$mica" inspect "$models/$f.onnx" --device cpu --shapes "$shapes"
+    ok "$rc" "inspect $f.onnx"
+    [ "$rc" -eq 0 ] || sed 's/^/#     /' "$tmp/err"
+    cnt=$(grep -c "(Attention) replaces, by rule $rule:" "$tmp/out")
+    [ "$cnt" -eq 2 ]
+    ok $? "$f: 2 attentions fused by $rule (found $cnt)"
+    for p in "" none; do
+        run "$mica" run "$models/$f.onnx" --device cpu ${p:+--passes $p} \
+            $ins --output-dir "$tmp/$f$p"
+        ok "$rc" "run $f.onnx ${p:+--passes $p}"
+        [ "$rc" -eq 0 ] || sed 's/^/#     /' "$tmp/err"
+    done
+    agree "$tmp/$f" "$tmp/${f}none" out "$f: with the passes and without agree"
+    run "$mica" compare "$models/$f.onnx" --shapes input_ids:1x5,attention_mask:1x5 \
+        --a no-passes=fusion
+    ok "$rc" "$f: mica compare --a no-passes=fusion at 1x5"
+done
 
 # ---- a module built against the first layout of fusion rules --------------
 net=$top_src/tests/manifests/fusion/fusion.yaml
