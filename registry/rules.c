@@ -166,6 +166,19 @@ static char *bad_dag(const mica_fusion_rule_t *r, char *why, size_t len)
             }
         }
     }
+    if (RULE_HAS(r, nb_weight_params) && r->nb_weight_params) {
+        if (r->nb_weight_params < 0 || r->nb_weight_params > MAX_ITEMS ||
+            !RULE_HAS(r, weight_params) || !r->weight_params)
+            return snprintf(why, len, "%d weights params without an array",
+                            (int)r->nb_weight_params), why;
+        for (k = 0; k < r->nb_weight_params; k++) {
+            const mica_fusion_weight_param_t *w = &r->weight_params[k];
+            if (bad_name(w->field) || w->step < 0 ||
+                w->step >= r->nb_steps || bad_tensor(w->tensor))
+                return snprintf(why, len, "weights param %d: no name, or "
+                                "step or tensor out of range", (int)k), why;
+        }
+    }
     return NULL;
 }
 

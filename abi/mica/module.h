@@ -217,6 +217,11 @@ typedef struct mica_fusion_rule {
     const struct mica_fusion_const_param *const_params; /* float params */
     int32_t nb_const_params;
     int32_t reserved3_;
+
+    /* ---- appended next: weights params read from Constants ---- */
+    const struct mica_fusion_weight_param *weight_params;
+    int32_t nb_weight_params;
+    int32_t reserved4_;
 } mica_fusion_rule_t;
 
 /* A tensor from outside the pattern (mica_fusion_link_t's `from`). */
@@ -283,6 +288,17 @@ typedef struct mica_fusion_const_param {
     int32_t op;
     int32_t reserved_;
 } mica_fusion_const_param_t;
+
+/* A weights param `field` of the fused layer: the values of the Constant
+ * layer that makes tensor `tensor` of steps[step] (the weights of a
+ * product, its bias), as they are (type, count, dims).  The rule matches
+ * only where that tensor is a Constant's; the fused layer does not read
+ * it as an input, and a Constant that no layer reads afterwards goes. */
+typedef struct mica_fusion_weight_param {
+    const char *field;
+    int32_t step;
+    int32_t tensor;
+} mica_fusion_weight_param_t;
 
 /* What the module tells the host about itself. Static data, normally. */
 typedef struct mica_module_desc {
