@@ -302,7 +302,9 @@ static inline uint16_t f2h_exact(float x)
 {
     uint32_t u = fbits(x), sgn = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
     uint32_t normal = ((a >> 13) - (112u << 10)) & 0x7fffu;
-    uint32_t sub = (uint32_t)(bitsf(a) * 16777216.0f); /* m of m * 2^-24 */
+    /* m of m * 2^-24; only below 2^-14 (a larger value, an infinity or
+     * a NaN would not convert) */
+    uint32_t sub = (uint32_t)(bitsf(a < 0x38800000u ? a : 0u) * 16777216.0f);
     uint32_t special = 0x7c00u | ((a >> 13) & 0x3ffu);
     uint32_t r = a >= 0x7f800000u ? special : a < 0x38800000u ? sub : normal;
     return (uint16_t)(r | sgn);
