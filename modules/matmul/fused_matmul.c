@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "mica/kit.h"
+#include "kit_cpu.h"
 #include "kit_nn.h"
 #include "matmul.h"
 
@@ -232,16 +233,55 @@ static MICA_KIT_ENQUEUE(fmm_cpu)
 }
 
 #ifdef MICA_HAVE_ONEDNN
-/* oneDNN's product into y, then bias, residual and activation row by
- * row (float32). */
+typedef struct epilogue {
+    const fmm_layer_t *l;
+    float *y;
+    const float *res;
+    int64_t n;
+} epilogue_t;
+
+/* Bias, residual and activation of rows [begin, end) of y (float32). */
+static void epilogue_rows(void *ctx, int64_t begin, int64_t end)
+{
+    const epilogue_t *e = ctx;
+    const fmm_layer_t *l = e->l;
+    int64_t n = e->n, r, j;
+
+    for (r = begin; r < end; r++) {
+        float *yr = e->y + r * n;
+        const float *rr = e->res ? e->res + r * n : NULL;
+        if (l->bias && l->bias->count == n) {
+            const float *b = (const float *)l->bias->values;
+            for (j = 0; j < n; j++)
+                yr[j] += b[j];
+        } else if (l->bias) {
+            float b = ((const float *)l->bias->values)[0];
+            for (j = 0; j < n; j++)
+                yr[j] += b;
+        }
+        if (rr)
+            for (j = 0; j < n; j++)
+                yr[j] += rr[j];
+        if (l->act == ACT_RELU)
+            for (j = 0; j < n; j++)
+                yr[j] = yr[j] > 0.0f ? yr[j] : 0.0f;
+        else if (l->act != ACT_NONE)
+            for (j = 0; j < n; j++)
+                yr[j] = act_of_f(l->act, yr[j]);
+    }
+}
+
+/* oneDNN's product into y, then bias, residual and activation on the
+ * layer's threads, row by row (float32). */
 static MICA_KIT_ENQUEUE(fmm_dnnl)
 {
     fmm_layer_t *l = (fmm_layer_t *)layer;
     const mica_dims_t *d = &in[0].dims;
     const float *res = nb_in == 2 ? (const float *)inputs[1] : NULL;
     float *y = (float *)outputs[0];
-    int64_t k = d->d[d->nb_dims - 1], rows = 1, n, r, j;
+    int64_t k = d->d[d->nb_dims - 1], rows = 1, n;
     mica__mm_problem_t p;
+    epilogue_t jb;
     mica_status_t st;
     int32_t i;
 
@@ -264,28 +304,12 @@ static MICA_KIT_ENQUEUE(fmm_dnnl)
         return st;
     if (!l->bias && !res && l->act == ACT_NONE)
         return MICA_OK;
-    for (r = 0; r < rows; r++) {
-        float *yr = y + r * n;
-        const float *rr = res ? res + r * n : NULL;
-        if (l->bias && l->bias->count == n) {
-            const float *b = (const float *)l->bias->values;
-            for (j = 0; j < n; j++)
-                yr[j] += b[j];
-        } else if (l->bias) {
-            float b = ((const float *)l->bias->values)[0];
-            for (j = 0; j < n; j++)
-                yr[j] += b;
-        }
-        if (rr)
-            for (j = 0; j < n; j++)
-                yr[j] += rr[j];
-        if (l->act == ACT_RELU)
-            for (j = 0; j < n; j++)
-                yr[j] = yr[j] > 0.0f ? yr[j] : 0.0f;
-        else if (l->act != ACT_NONE)
-            for (j = 0; j < n; j++)
-                yr[j] = act_of_f(l->act, yr[j]);
-    }
+    memset(&jb, 0, sizeof jb);
+    jb.l = l;
+    jb.y = y;
+    jb.res = res;
+    jb.n = n;
+    mica__cpu_for(rows, MICA__CPU_GRAIN / (n + 1) + 1, epilogue_rows, &jb);
     return MICA_OK;
 }
 #endif
