@@ -67,6 +67,10 @@ int cli_context(mica_context_t **ctx, char **paths, int nb_paths, int quiet);
 int cli_add_prefer(const char *cmd, const char *v);
 
 /* Builds from manifests time the candidate implementations (--autotune). */
+/* --allow-folder DIR: the files a model names (weights, external data)
+ * may also lie in DIR (mica_context_allow_folder, by cli_context). */
+int cli_add_folder(const char *cmd, const char *dir);
+
 /* --allow-manifest-modules: manifests may load modules (cli_context). */
 void cli_set_allow_manifest_modules(int on);
 void cli_set_autotune(int on);

@@ -172,10 +172,11 @@ int cli_write_npys(const char *out_dir, int32_t nb, const char *const *names,
 {
     int32_t i, k;
     char **paths = calloc((size_t)nb + 1, sizeof(char *));
+    char **tmps = calloc((size_t)nb + 1, sizeof(char *));
     char *made = NULL, err[1024], ds[128];
     int rc = CLI_ERROR, written = 0;
 
-    if (!paths) {
+    if (!paths || !tmps) {
         cli_error("out of memory");
         goto out;
     }
@@ -198,22 +199,22 @@ int cli_write_npys(const char *out_dir, int32_t nb, const char *const *names,
     }
     for (i = 0; i < nb; i++, written++) {
         if (mica__npy_write_tmp(paths[i], desc[i].dtype, &desc[i].dims,
-                                data[i], 0, err, sizeof(err)) != MICA_OK) {
+                                data[i], 0, &tmps[i], err, sizeof(err))
+            != MICA_OK) {
             cli_error("output '%s': %s", names[i], err);
             goto out;
         }
     }
     for (i = 0; i < nb; i++) {
-        char *tmp = mica__npy_tmp_path(paths[i]);
-        if (!tmp || rename(tmp, paths[i]) != 0) {
-            cli_error("cannot rename '%s' to '%s': %s", tmp ? tmp : "?",
-                      paths[i], strerror(errno));
-            free(tmp);
+        if (rename(tmps[i], paths[i]) != 0) {
+            cli_error("cannot rename '%s' to '%s': %s", tmps[i], paths[i],
+                      strerror(errno));
             for (k = 0; k < i; k++)
                 remove(paths[k]);
             goto out;
         }
-        free(tmp);
+        free(tmps[i]);
+        tmps[i] = NULL;
     }
     written = 0;
     if (print && *print)
@@ -226,17 +227,18 @@ int cli_write_npys(const char *out_dir, int32_t nb, const char *const *names,
     rc = CLI_OK;
 out:
     for (k = 0; k < written; k++) {
-        char *tmp = mica__npy_tmp_path(paths[k]);
-        if (tmp)
-            remove(tmp);
-        free(tmp);
+        if (tmps[k])
+            remove(tmps[k]);
     }
     if (rc != CLI_OK && made)
         unmake_dir(out_dir, made);
     free(made);
     for (i = 0; paths && i < nb; i++)
         free(paths[i]);
+    for (i = 0; tmps && i < nb; i++)
+        free(tmps[i]);
     free(paths);
+    free(tmps);
     return rc;
 }
 
