@@ -158,3 +158,24 @@ def test_bench():
     e = mica.build(NET, manifest_text=True)
     t = e.bench({"x": np.ones((2, 3), np.float32)}, iterations=20, warmup=2)
     assert 0 < t["min_us"] <= t["median_us"] <= t["p99_us"]
+
+
+def test_torch_tensors_cuda():
+    """On a GPU machine: CUDA tensors bound in place, in and out, on
+    PyTorch's current stream."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device for PyTorch")
+    try:
+        e = mica.build(NET, manifest_text=True, device="cuda")
+    except mica.MicaError as err:
+        pytest.skip(f"no CUDA engine: {err}")
+    x = torch.tensor([[1.0, -2.0, 3.0], [-4.0, 5.0, 6.0]], device="cuda")
+    y = torch.empty(2, device="cuda")
+    ex = e.execution()
+    ex.set_stream(torch.cuda.current_stream())
+    out = ex.run(x=x, outputs={"y": y})
+    torch.cuda.current_stream().synchronize()
+    assert out["y"] is y
+    assert torch.allclose(y, torch.relu(x).sum(dim=1))
+    assert np.allclose(out["r"], torch.relu(x).cpu().numpy())
