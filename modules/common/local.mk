@@ -8,7 +8,7 @@
 # read-backs) is a convenience library of its own, linked only by the
 # modules that use it, with the CUDA runtime.
 
-include_mica_HEADERS += abi/mica/kit.h abi/mica/kit_half.h \
+include_mica_HEADERS += abi/mica/kit.h abi/mica/kit_half.h abi/mica/kit_minifloat.h \
 	abi/mica/kit_cuda.h
 
 noinst_LTLIBRARIES += modules/common/libmicamodkit.la

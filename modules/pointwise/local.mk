@@ -41,6 +41,7 @@ modules/pointwise/pw_headers.c: $(top_srcdir)/modules/pointwise/pw_headers.sh \
 		$(top_srcdir)/abi/mica/types.h $(top_srcdir)/abi/mica/layer.h \
 		$(top_srcdir)/abi/mica/module.h $(top_srcdir)/abi/mica/kit.h \
 		$(top_srcdir)/abi/mica/kit_half.h \
+		$(top_srcdir)/abi/mica/kit_minifloat.h \
 		$(top_srcdir)/modules/elementwise/elementwise.h \
 		$(top_srcdir)/modules/unary/unary.h \
 		$(top_srcdir)/modules/activation/activation.h \
