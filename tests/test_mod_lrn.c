@@ -55,6 +55,14 @@ static void bigger(void)
         gc_shapes("runtime batch and size", "LRN", alexnet, dev, impl, 4, lo,
                   hi, 2, shapes, 1e-5);
     }
+    /* oneDNN's LRN on channels-last x and y (no reorder) */
+    th_channels_last_cpu(1);
+    th_check_impl("channels last: AlexNet's LRN on 16 channels", "LRN",
+                  alexnet(), 1, &x, 1, MICA_DEVICE_CPU, "onednn", 1e-5);
+    th_check_impl("channels last: window 15, alpha 1, beta 2, k 0.5", "LRN",
+                  lrn(15, 1.0, 2.0, 0.5), 1, &x, 1, MICA_DEVICE_CPU,
+                  "onednn", 1e-4);
+    th_channels_last_cpu(0);
     th_free(&x);
 }
 

@@ -12,7 +12,8 @@
  * 1e5], k in [1e-5, 1e10].  Defaults (ONNX's): alpha 1e-4, beta 0.75,
  * k 1.  The reference computes in double and rounds once.
  *
- * Implementations: "reference" (CPU, 0), "onednn" (CPU, 5), "cuda" (CUDA,
+ * Implementations: "reference" (CPU, 0), "onednn" (CPU, 5; also a 4-D
+ * x and y both channels last, as oneDNN's nhwc), "cuda" (CUDA,
  * 10, lrn_cuda.cu), "cudnn" (CUDA, 20; the kernel for params cuDNN
  * refuses, decided at configure time: lrn_cudnn.c).
  */
@@ -60,7 +61,26 @@ static void problem(const lrn_layer_t *l, const mica_tensor_desc_t *x,
         pb->n *= x->dims.d[i];
     pb->c = x->dims.d[r - 3];
     pb->hw = x->dims.d[r - 2] * x->dims.d[r - 1];
+    pb->cl = x->format == MICA_FORMAT_HWC;
 }
+
+#ifdef MICA_HAVE_ONEDNN
+/* onednn's formats: as the others', or x and y both channels last (4-D
+ * only: oneDNN's nhwc LRN, no reorder). */
+static int32_t lrn_formats_dnnl(const mica_layer_t *layer, int32_t pos,
+                                const mica_tensor_desc_t *io, int32_t nb_in,
+                                int32_t nb_out)
+{
+    if (nb_in == 1 && nb_out == 1 && (pos == 0 || pos == 1) &&
+        io[pos].format == MICA_FORMAT_HWC && io[pos].dims.nb_dims == 4 &&
+        (io[pos].dtype == MICA_FLOAT32 || io[pos].dtype == MICA_FLOAT16))
+        return pos == 0 || (io[1].dtype == io[0].dtype &&
+                            io[0].format == MICA_FORMAT_HWC);
+    if (pos == 1 && io[0].format != MICA_FORMAT_LINEAR)
+        return 0; /* x and y in one layout */
+    return mica_kit_float_linear(layer, pos, io, nb_in, nb_out);
+}
+#endif
 
 static void lrn_reference(const mica__lrn_problem_t *pb, const void *x,
                           void *y)
@@ -212,31 +232,35 @@ static mica_layer_t *lrn_create(const mica_layer_creator_t *creator,
 
 /* One implementation: its ops ops_<id_> (the enqueue and any other
  * members after it) and its creator creator_<id_>. */
-#define LRN_IMPL(id_, impl_, dev_, prio_, ...)                              \
+#define LRN_IMPL(id_, impl_, dev_, prio_, formats_, ...)                    \
     static const mica_layer_ops_t ops_##id_ =                               \
         MICA_KIT_OPS(__VA_ARGS__, .nb_outputs = mica_kit_one_output,        \
                      .output_dtypes = mica__nn_float_dtypes,                \
                      .output_dims = lrn_output_dims,                        \
-                     .supports_format = mica_kit_float_linear);             \
+                     .supports_format = formats_);                          \
     static const mica_layer_creator_t creator_##id_ = MICA_KIT_CREATOR(     \
         "LRN", impl_, dev_, prio_, MICA_ROLE_NONE, lrn_fields,              \
         MICA_KIT_COUNT(lrn_fields), lrn_create, &ops_##id_)
 
-LRN_IMPL(ref, "reference", MICA_DEVICE_CPU, 0, lrn_enqueue_ref);
+LRN_IMPL(ref, "reference", MICA_DEVICE_CPU, 0, mica_kit_float_linear,
+         lrn_enqueue_ref);
 #ifdef MICA_HAVE_ONEDNN
-LRN_IMPL(dnnl, "onednn", MICA_DEVICE_CPU, 5, lrn_enqueue_dnnl);
+LRN_IMPL(dnnl, "onednn", MICA_DEVICE_CPU, 5, lrn_formats_dnnl,
+         lrn_enqueue_dnnl);
 #define DNNL_CREATOR , &creator_dnnl
 #else
 #define DNNL_CREATOR
 #endif
 #if MICA_KIT_CUDA
-LRN_IMPL(cuda, "cuda", MICA_DEVICE_CUDA, 10, lrn_enqueue_cuda);
+LRN_IMPL(cuda, "cuda", MICA_DEVICE_CUDA, 10, mica_kit_float_linear,
+         lrn_enqueue_cuda);
 #define CUDA_CREATOR , &creator_cuda
 #else
 #define CUDA_CREATOR
 #endif
 #if MICA_KIT_CUDA && defined(MICA_HAVE_CUDNN)
-LRN_IMPL(cudnn, "cudnn", MICA_DEVICE_CUDA, 20, lrn_enqueue_cudnn,
+LRN_IMPL(cudnn, "cudnn", MICA_DEVICE_CUDA, 20, mica_kit_float_linear,
+         lrn_enqueue_cudnn,
          .configure = lrn_configure_cudnn);
 #define CUDNN_CREATOR , &creator_cudnn
 #else

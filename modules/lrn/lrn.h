@@ -26,6 +26,7 @@ typedef struct mica__lrn_problem {
     mica__lrn_params_t p;
     mica_dtype_t dtype;  /* float32 or float16 */
     int64_t n, c, hw;
+    int cl;              /* channels last (4-D HWC): [N, H*W, C] in memory */
 } mica__lrn_problem_t;
 
 /* y = x / (k + alpha / window * sumsq) ^ beta. */

@@ -2,7 +2,8 @@
  * modules/lrn/lrn_onednn.c - LRN on the CPU through oneDNN
  * (implementation "onednn"): dnnl_lrn_across_channels, whose formula is
  * TensorRT's (alpha divided by the window), on [N, C, H*W, 1] in the
- * plain layout; one primitive per shape.
+ * plain layout or in nhwc (a channels-last x); one primitive per shape
+ * and layout.
  */
 #include <config.h>
 
@@ -16,7 +17,7 @@ static mica_status_t make(mica__dnnl_run_t *run, const void *problem,
                           mica_error_t *err)
 {
     const mica__lrn_problem_t *pb = problem;
-    int64_t d[4];
+    dnnl_dims_t d = {0};
     dnnl_memory_desc_t md;
     dnnl_lrn_desc_t desc;
     dnnl_primitive_desc_t pd = NULL;
@@ -26,7 +27,9 @@ static mica_status_t make(mica__dnnl_run_t *run, const void *problem,
     d[1] = pb->c;
     d[2] = pb->hw;
     d[3] = 1;
-    if ((st = mica__dnnl_plain(&md, 4, d, err)) != MICA_OK)
+    if (pb->cl) /* [N, H*W, C] in memory: nhwc of [N, C, H*W, 1] */
+        MICA__DNNL_TRY(mica__dnnl.md_by_tag(&md, 4, d, dnnl_f32, dnnl_nhwc));
+    else if ((st = mica__dnnl_plain(&md, 4, d, err)) != MICA_OK)
         return st;
     MICA__DNNL_TRY(mica__dnnl.lrn_desc(&desc, dnnl_forward_inference,
                                        dnnl_lrn_across_channels, &md,
@@ -43,7 +46,7 @@ mica_status_t mica__lrn_dnnl_run(mica__lrn_dnnl_t **state,
                                  const mica__lrn_problem_t *pb, const void *x,
                                  void *y, mica_error_t *err)
 {
-    int64_t key[3] = {pb->n, pb->c, pb->hw};
+    int64_t key[4] = {pb->n, pb->c, pb->hw, pb->cl};
     mica__dnnl_run_t *run;
     mica_status_t st;
 
