@@ -13,6 +13,14 @@
 #include "mica/module.h"
 #include "mica/mica.h"
 
+/* Element types: values frozen, new ones appended. */
+static_assert(MICA_BFLOAT16 == 7, "the dtypes of version 1 are frozen");
+static_assert(MICA_FLOAT64 == 8 && MICA_INT16 == 12 && MICA_FP8E4M3 == 13 &&
+              MICA_INT4 == 15 && MICA_FP8E8M0 == 20,
+              "dtypes appended 2026-11-28");
+static_assert(MICA_DTYPE_COUNT_ <= 32,
+              "a fusion rule's dtypes is a mask of 32 bits");
+
 #if defined(__x86_64__) || defined(__aarch64__)
 static_assert(sizeof(mica_dims_t) == 72, "mica_dims_t is frozen");
 static_assert(offsetof(mica_dims_t, d) == 8, "mica_dims_t is frozen");
