@@ -79,9 +79,17 @@ class Wrap:
         self.m, self.name = m, name
 
     def __call__(self, *args):
+        import torch
         if self.name == "vit":
             return self.m(args[0])
-        out = self.m(*args)
+        if self.name == "gpt2":
+            # an attention mask of ones: without one, transformers looks
+            # for packed sequences in the positions (a CumSum that mica's
+            # importer lacks, aten::diff that TorchScript's lacks)
+            out = self.m(input_ids=args[0],
+                         attention_mask=torch.ones_like(args[0]))
+        else:
+            out = self.m(*args)
         return out[0] if isinstance(out, (tuple, list)) else \
             out.last_hidden_state
 

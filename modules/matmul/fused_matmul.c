@@ -309,7 +309,13 @@ static MICA_KIT_ENQUEUE(fmm_dnnl)
     jb.y = y;
     jb.res = res;
     jb.n = n;
-    mica__cpu_for(rows, MICA__CPU_GRAIN / (n + 1) + 1, epilogue_rows, &jb);
+    /* sums alone are cheap: a thread's part is then 16 times larger (one
+     * part for a sequence's rows: no threads woken for microseconds of
+     * work); an activation takes the usual parts */
+    mica__cpu_for(rows,
+                  (l->act == ACT_NONE ? 16 : 1) * MICA__CPU_GRAIN / (n + 1) +
+                      1,
+                  epilogue_rows, &jb);
     return MICA_OK;
 }
 #endif
