@@ -336,6 +336,7 @@ static mica_status_t pool(mica__ox_t *x, mica__ox_node_t *n, int mode)
     int avg = mode != 0, lp = mode == 2;
     int include = lp || mica__ox_attr_i(n, "count_include_pad", 0) != 0;
     double volume = 1;
+    int dilated = 0;
 
     if (mica__ox_need(x, n, 1) != MICA_OK)
         return x->st;
@@ -350,21 +351,21 @@ static mica_status_t pool(mica__ox_t *x, mica__ox_node_t *n, int mode)
     if (window(x, n, v, ks, nk, 0, &w) != MICA_OK)
         return x->st;
     for (i = 0; i < w.nd; i++)
-        if (w.d[i] != 1)
-            return OX_UNSUP(x, n, "dilations (the Pooling layer has none)");
+        dilated |= w.d[i] != 1;
     if (mica__ox_attr_i(n, "ceil_mode", 0)) {
         /* Round the output up by padding the end; a last window that
          * would start in the padding is dropped (as ONNX Runtime). */
         for (i = 0; i < nk; i++) {
-            int64_t in = v->d[2 + i], span, out, extra;
+            int64_t in = v->d[2 + i], span, out, extra,
+                    ext = (w.k[i] - 1) * w.d[i] + 1;
             if (in < 0)
                 return OX_UNSUP(x, n, "ceil_mode over an axis known only "
                                 "at run time");
-            span = in + w.pre[i] + w.post[i] - w.k[i];
+            span = in + w.pre[i] + w.post[i] - ext;
             out = (span + w.s[i] - 1) / w.s[i] + 1;
             if ((out - 1) * w.s[i] >= in + w.pre[i])
                 out--;
-            extra = (out - 1) * w.s[i] + w.k[i] - (in + w.pre[i] + w.post[i]);
+            extra = (out - 1) * w.s[i] + ext - (in + w.pre[i] + w.post[i]);
             if (extra > 0) {
                 if (avg && include)
                     return OX_UNSUP(x, n, "ceil_mode with count_include_pad"
@@ -388,7 +389,7 @@ static mica_status_t pool(mica__ox_t *x, mica__ox_node_t *n, int mode)
     mica__ox_p_str(x, l, "type", avg ? "average" : "max");
     {
         window_t pw = w;
-        window_params(x, l, &pw, "window_size", 0);
+        window_params(x, l, &pw, "window_size", dilated);
     }
     if (avg)
         mica__ox_p_bool(x, l, "average_count_excludes_padding", !include);
