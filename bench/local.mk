@@ -27,7 +27,8 @@ MICA_BENCH_RUNS =
 # In-process serving, next to Triton (bench/triton_bench.py runs both).
 noinst_PROGRAMS += bench/bench_serving
 bench_bench_serving_SOURCES = bench/bench_serving.c bench/bench_util.c \
-	bench/bench_util.h core/base/npy.c core/base/npy.h
+	bench/bench_util.h core/base/npy.c core/base/npy.h \
+	core/base/files.c core/base/files.h
 bench_bench_serving_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/core/base
 bench_bench_serving_LDADD = libmica.la $(LIBM)
 EXTRA_DIST += bench/triton_bench.py

@@ -137,7 +137,11 @@ static_assert(offsetof(mica_fusion_rule_t, tensor_conds) == 104,
               "fusion rule: tensor tests appended");
 static_assert(offsetof(mica_fusion_rule_t, const_params) == 112,
               "fusion rule: const params appended");
-static_assert(sizeof(mica_fusion_rule_t) == 128, "fusion rule v2");
+static_assert(offsetof(mica_fusion_rule_t, weight_params) == 128,
+              "fusion rule: weights params appended");
+static_assert(sizeof(mica_fusion_rule_t) == 144, "fusion rule v3");
+static_assert(sizeof(mica_fusion_weight_param_t) == 16,
+              "mica_fusion_weight_param_t is frozen");
 static_assert(sizeof(mica_fusion_link_t) == 16, "mica_fusion_link_t is frozen");
 static_assert(sizeof(mica_fusion_tensor_cond_t) == 40,
               "mica_fusion_tensor_cond_t is frozen");

@@ -222,6 +222,7 @@ static mica_status_t build(mica_network_t *net, const mica_build_config_t *cfg,
         int32_t s;
         for (s = 0; s < b.e->nb_layers; s++)
             b.e->layers[s].params = NULL; /* the network's, not ours */
+        mica__engine_index(b.e);
     }
     if (out)
         *out = b.e;

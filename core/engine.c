@@ -82,6 +82,7 @@ void mica__engine_free(mica_engine_t *e)
     int32_t i;
     if (!e)
         return;
+    mica__index_free(&e->tensor_names);
     for (i = 0; e->layers && i < e->nb_layers; i++) {
         mica__layer_t *l = &e->layers[i];
         if (l->host_instance && l->host_instance != l->instance)
@@ -178,9 +179,23 @@ mica_status_t mica_engine_tensor(const mica_engine_t *engine, int32_t index,
     return MICA_OK;
 }
 
+void mica__engine_index(mica_engine_t *e)
+{
+    int32_t i;
+    if (mica__index_reserve(&e->tensor_names, (size_t)e->nb_tensors) != 0)
+        return;
+    for (i = e->nb_tensors - 1; i >= 0; i--)
+        if (mica__index_put(&e->tensor_names, e->tensors[i].name, i) != 0) {
+            mica__index_free(&e->tensor_names);
+            return;
+        }
+}
+
 int32_t mica_engine_find_tensor(const mica_engine_t *engine, const char *name)
 {
     int32_t i;
+    if (engine->tensor_names.cap)
+        return mica__index_get(&engine->tensor_names, name);
     for (i = 0; i < engine->nb_tensors; i++)
         if (strcmp(engine->tensors[i].name, name) == 0)
             return i;

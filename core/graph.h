@@ -224,15 +224,21 @@ mica_status_t mica__precision_rewrite(mica_network_t *net,
                                       uint32_t allowed, mica_network_t **out);
 
 /*
- * The bytes of engine file `path`: mapped (*unmap set) where it can be,
- * else read into a malloc'd buffer (core/engine_file.c).
+ * The bytes of engine file `path` read into memory mica owns: anonymous
+ * pages (*unmap set) or a malloc'd buffer (core/format/file.c); never a
+ * mapping of the file, which a `cp` over it would take away (SIGBUS).
  */
 mica_status_t mica__engine_file_map(mica_context_t *ctx, const char *path,
                                     unsigned char **data, size_t *size,
                                     int *unmap);
 
+/* Index the engine's tensor names (mica_engine_find_tensor in constant
+ * time); done once an engine is built or loaded.  Without memory the
+ * index stays empty and the lookup searches. */
+void mica__engine_index(mica_engine_t *e);
+
 /* Release an engine's bytes (mica_engine_t.bytes): munmap them if
- * `unmap`, else free them (core/engine_file.c). */
+ * `unmap`, else free them (core/format/file.c). */
 void mica__bytes_release(void *p, size_t size, int32_t unmap);
 
 /* The checksum engine files carry (core/format/checksum.c). */
@@ -453,6 +459,7 @@ struct mica_engine {
     mica_expr_builder_t *eb;
     mica__tensor_t *tensors;
     int32_t nb_tensors;
+    mica__index_t tensor_names; /* name -> tensor (mica__engine_index) */
     mica__layer_t *layers;     /* execution order */
     int32_t nb_layers;
     int32_t *input_index;      /* network inputs, declaration order */

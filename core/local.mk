@@ -11,7 +11,8 @@ libmica_la_SOURCES = \
 	core/base/expr_nodes.c \
 	core/base/fields.h core/base/fields.c core/base/schema.c \
 	core/base/text.c core/base/device.h core/base/device.c \
-	core/base/npy.h core/base/npy.c core/base/threads.c
+	core/base/npy.h core/base/npy.c core/base/files.h core/base/files.c \
+	core/base/threads.c
 libmica_la_SOURCES += \
 	core/graph.h core/build.h core/exec.h core/control.h \
 	core/abi_layout.c core/network.c core/network_io.c \
@@ -37,6 +38,7 @@ libmica_la_SOURCES += \
 	core/format/fields_form.c core/format/load.c core/format/legacy.c \
 	core/format/restore.c core/format/restore_layers.c \
 	core/format/restore_check.c core/format/restore_plan.c \
+	core/format/restore_shapes.c \
 	core/format/file.c core/format/checksum.c
 # The manifest loader (core/manifest/).
 libmica_la_SOURCES += \

@@ -9,7 +9,8 @@
 FUZZ_TIME = 60
 MICA_FUZZ_TARGETS = manifest npy engine
 MICA_FUZZ_MANIFEST = fuzz/fuzz_manifest.c fuzz/fuzz_common.h
-MICA_FUZZ_NPY = fuzz/fuzz_npy.c core/base/npy.c core/base/npy.h
+MICA_FUZZ_NPY = fuzz/fuzz_npy.c core/base/npy.c core/base/npy.h \
+	core/base/files.c core/base/files.h
 MICA_FUZZ_ENGINE = fuzz/fuzz_engine.c fuzz/fuzz_common.h \
 	fuzz/engine_fix.c core/format/checksum.c
 MICA_FUZZ_ONNX = fuzz/fuzz_onnx.c fuzz/fuzz_common.h

@@ -145,6 +145,7 @@ mica_status_t mica_context_load_file(mica_context_t *ctx, const char *path)
     char why[MICA_ERROR_MAX];
     void *handle;
     char *real;
+    int bad;
 
     if (!ctx)
         return MICA_ERR_INVALID;
@@ -163,9 +164,9 @@ mica_status_t mica_context_load_file(mica_context_t *ctx, const char *path)
     }
     /* first in a process of its own when new or changed (scan.c) */
     mica__scan(ctx, &real, 1);
-    if (mica__scan_bad(real, why, sizeof why)) {
-        st = refuse(ctx, MICA_ERR_INVALID, "%s: %s; skipped until the file "
-                    "changes", real, why);
+    if ((bad = mica__scan_bad(real, why, sizeof why)) != 0) {
+        st = refuse(ctx, MICA_ERR_INVALID, "%s: %s%s", real, why,
+                    bad == 1 ? "; skipped until the file changes" : "");
         free(real);
         return st;
     }

@@ -132,7 +132,8 @@ int mica__peek_str(const char *s, char *buf, size_t len);
 void mica__scan(mica_context_t *ctx, char *const *paths, size_t n);
 
 /* 1 (and why) when real path `real` crashed, exited or hung when it was
- * scanned and has not changed since, else 0. */
+ * scanned and has not changed since; 2 (and why) when no scanner could
+ * scan it in this process (it must not be loaded either); else 0. */
 int mica__scan_bad(const char *real, char *why, size_t len);
 
 /* The real path of the module file that registered c in ctx, or NULL. */

@@ -31,11 +31,17 @@
  * is no error: the files are scanned again next time.  With nothing
  * changed, the cost is one stat() per module file.
  *
- * MICA_NO_SCAN=1 loads files in the process without scanning them (for
- * debuggers; the scanner itself runs so).
+ * Without a working scanner (none installed, $MICA_SCANNER wrong, or a
+ * program that scans nothing), a file never scanned is not loaded: it
+ * gets a load problem line saying so, for this process only (nothing is
+ * remembered), so that crash isolation never turns itself off.
+ * MICA_SCAN=off (or MICA_NO_SCAN=1) loads files in the process without
+ * scanning them: the user's explicit choice (for debuggers; the scanner
+ * itself runs so).
  */
 #include <config.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -66,6 +72,7 @@ typedef struct verdict {
     char *path;          /* real path */
     long long size, mtime_ns;
     char *bad;           /* NULL: loads in a process of its own */
+    int unscanned;       /* bad for want of a scanner: never cached */
 } verdict_t;
 
 /* The verdicts of this process, guarded by `lock`. */
@@ -74,6 +81,53 @@ static char *cache_file;     /* the file they were read from ("" none) */
 static int cache_read;
 static verdict_t *verdicts;
 static size_t nb_verdicts, cap_verdicts;
+
+/*
+ * The installed scanner, else that of the build folder libmica was
+ * loaded from (an uninstalled build: BUILD/.libs/libmica.so or
+ * BUILD/tools/.libs/mica next to BUILD/registry/mica-scan-module), so
+ * that a build run in place keeps its crash isolation without setting
+ * $MICA_SCANNER.  The answer is kept (a static buffer).
+ */
+static char found_scanner[PATH_MAX + 64];
+
+static void find_scanner(void)
+{
+    static const char *const up[] = {"/../registry/mica-scan-module",
+                                     "/../../registry/mica-scan-module"};
+    char dir[PATH_MAX], *slash;
+    Dl_info info;
+    size_t i;
+
+    snprintf(found_scanner, sizeof found_scanner, "%s", MICA_SCANNER_DEFAULT);
+    if (access(found_scanner, X_OK) == 0 ||
+        !dladdr(found_scanner, &info) || !info.dli_fname ||
+        !realpath(info.dli_fname, dir) || !(slash = strrchr(dir, '/')))
+        return;
+    *slash = '\0';
+    for (i = 0; i < sizeof up / sizeof *up; i++) {
+        char try[PATH_MAX + 64];
+        snprintf(try, sizeof try, "%s%s", dir, up[i]);
+        if (access(try, X_OK) == 0) {
+            snprintf(found_scanner, sizeof found_scanner, "%s", try);
+            return;
+        }
+    }
+}
+
+static const char *default_scanner(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, find_scanner);
+    return found_scanner;
+}
+
+/* Whether the user turned scanning off (MICA_SCAN=off, MICA_NO_SCAN=1). */
+static int scan_off(void)
+{
+    const char *no = getenv("MICA_NO_SCAN"), *scan = getenv("MICA_SCAN");
+    return (no && no[0] && strcmp(no, "0")) || (scan && !strcmp(scan, "off"));
+}
 
 static long long mtime_ns(const struct stat *sb)
 {
@@ -137,6 +191,7 @@ static int put(const char *path, long long size, long long mt,
     }
     v->size = size;
     v->mtime_ns = mt;
+    v->unscanned = 0;
     v->bad = b;
     return 0;
 }
@@ -230,7 +285,8 @@ static void write_cache(void)
     for (i = 0; i < nb_verdicts && ok; i++) {
         const verdict_t *v = &verdicts[i];
         struct stat sb;
-        if (stat(v->path, &sb) != 0 || strpbrk(v->path, "\t\n"))
+        if (v->unscanned || stat(v->path, &sb) != 0 ||
+            strpbrk(v->path, "\t\n"))
             continue;
         ok = fprintf(f, "%s %lld %lld %s%s%s\n", v->bad ? "bad" : "ok",
                      v->size, v->mtime_ns, v->path, v->bad ? "\t" : "",
@@ -387,17 +443,17 @@ static int run_scanner(mica_context_t *ctx, const char *scanner,
 
 void mica__scan(mica_context_t *ctx, char *const *paths, size_t n)
 {
-    const char *no = getenv("MICA_NO_SCAN"), *scanner = getenv("MICA_SCANNER");
+    const char *scanner = getenv("MICA_SCANNER");
     char **todo = calloc(n + 1, sizeof *todo);
     struct stat *sbs = calloc(n + 1, sizeof *sbs);
     size_t i, nb = 0, start, done;
     char why[256];
     int changed = 0;
 
-    if ((no && no[0] && strcmp(no, "0")) || !todo || !sbs)
+    if (scan_off() || !todo || !sbs)
         goto out;
     if (!scanner || !scanner[0])
-        scanner = MICA_SCANNER_DEFAULT;
+        scanner = default_scanner();
     pthread_mutex_lock(&lock);
     read_cache();
     for (i = 0; i < n; i++) {
@@ -409,7 +465,7 @@ void mica__scan(mica_context_t *ctx, char *const *paths, size_t n)
             continue; /* loading it will say what is wrong */
         }
         v = find(real);
-        if (v && v->size == (long long)sb.st_size &&
+        if (v && !v->unscanned && v->size == (long long)sb.st_size &&
             v->mtime_ns == mtime_ns(&sb)) {
             free(real);
             continue;
@@ -419,16 +475,22 @@ void mica__scan(mica_context_t *ctx, char *const *paths, size_t n)
     }
     for (start = 0; start < nb;) {
         if (run_scanner(ctx, scanner, todo + start, nb - start, &done, why,
-                        sizeof why) != 0)
-            break; /* no scanner: load without it, remember nothing */
+                        sizeof why) != 0) {
+            snprintf(why, sizeof why, "the module scanner %.200s cannot start",
+                     scanner);
+            break;
+        }
         for (i = start; i < start + done; i++)
             changed |= put(todo[i], (long long)sbs[i].st_size,
                            mtime_ns(&sbs[i]), NULL) == 0;
         start += done;
         if (!why[0] && start < nb) {
             /* the scanner ended between files: go on with a new one */
-            if (done == 0)
+            if (done == 0) {
+                snprintf(why, sizeof why, "the module scanner %.200s scanned "
+                         "nothing", scanner);
                 break;
+            }
             continue;
         }
         if (why[0]) {
@@ -436,6 +498,17 @@ void mica__scan(mica_context_t *ctx, char *const *paths, size_t n)
                            mtime_ns(&sbs[start]), why) == 0;
             start++;
         }
+    }
+    /* No scanner: the files left are refused in this process only. */
+    for (i = start; i < nb; i++) {
+        char line[512];
+        verdict_t *v;
+        snprintf(line, sizeof line, "never loaded in a process of its own "
+                 "(%s), so not loaded in this one: set MICA_SCAN=off to load "
+                 "modules without crash isolation", why);
+        if (put(todo[i], (long long)sbs[i].st_size, mtime_ns(&sbs[i]),
+                line) == 0 && (v = find(todo[i])))
+            v->unscanned = 1;
     }
     if (changed)
         write_cache();
@@ -449,19 +522,18 @@ out:
 
 int mica__scan_bad(const char *real, char *why, size_t len)
 {
-    const char *no = getenv("MICA_NO_SCAN");
     verdict_t *v;
     struct stat sb;
     int bad = 0;
 
-    if ((no && no[0] && strcmp(no, "0")) || stat(real, &sb) != 0)
+    if (scan_off() || stat(real, &sb) != 0)
         return 0;
     pthread_mutex_lock(&lock);
     v = find(real);
     if (v && v->bad && v->size == (long long)sb.st_size &&
         v->mtime_ns == mtime_ns(&sb)) {
         snprintf(why, len, "%s", v->bad);
-        bad = 1;
+        bad = v->unscanned ? 2 : 1;
     }
     pthread_mutex_unlock(&lock);
     return bad;

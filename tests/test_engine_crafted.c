@@ -95,7 +95,7 @@ static void test_fields(void)
         bail("no layer with start");
     c = copy();
     craft_put_u32(c, at + 5, MICA_FIELD_FLOAT);
-    refused(c, "layer 'rows' (Slice, implementation 'reference'): saved "
+    refused(c, "layer 'rows' (Slice, implementation 'vec'): saved "
             "state: param 'start': expected int, got float",
             "a Slice's int field saved as a float");
     c = copy();
@@ -190,6 +190,50 @@ static void test_structure(void)
     craft_put_u32(c, map.construct_begin[0] + 4, map.nb_layers + 1);
     refused(c, "is corrupt: bad loop or conditional",
             "a loop that ends past the last layer");
+}
+
+/*
+ * Issue 25: the Shape layer's saved output [2] (x is [N, 3]) made [1],
+ * checksum intact.  It loaded, and the run wrote x's 2 dimensions into a
+ * buffer of one (ASan: heap-buffer-overflow): every restored layer's
+ * output shapes are now derived again and compared with the file's.
+ * $MICA_CRAFT_OUT, if set, names a folder the crafted file is written to
+ * (fuzz/regress/engine/ holds it).
+ */
+static void test_shapes_derived(void)
+{
+    unsigned char *c;
+    uint32_t t, k, one = UINT32_MAX, xs = UINT32_MAX;
+    const char *out = getenv("MICA_CRAFT_OUT");
+
+    for (k = 0; k < map.nb_exprs && k < CRAFT_MAX; k++)
+        if (craft_get_u32(orig, map.expr_kind[k]) == 100 &&
+            craft_get_i64(orig, map.expr_kind[k] + 4) == 1)
+            one = k;
+    for (t = 0; t < map.nb_tensors && t < CRAFT_MAX; t++) {
+        uint32_t d0 = craft_get_u32(orig, map.tensor_rank[t] + 4);
+        if (craft_get_u32(orig, map.tensor_rank[t]) == 1 && d0 < CRAFT_MAX &&
+            craft_get_u32(orig, map.expr_kind[d0]) == 100 &&
+            craft_get_i64(orig, map.expr_kind[d0] + 4) == 2)
+            xs = t;
+    }
+    if (one == UINT32_MAX || xs == UINT32_MAX)
+        bail("dynamic_rows: no constant 1 or no [2] tensor to craft from");
+    c = copy();
+    craft_put_u32(c, map.tensor_rank[xs] + 4, one);
+    if (out) {
+        char path[4096];
+        FILE *f;
+        craft_reseal(c, size);
+        snprintf(path, sizeof path, "%s/shape-output-shorter-than-rank.mica",
+                 out);
+        if (!(f = fopen(path, "wb")) || fwrite(c, 1, size, f) != size ||
+            fclose(f))
+            bail("cannot write %s", path);
+    }
+    refused(c, "bad layer, 'shape': dimension 0 of output 0 ('xs') is 1 in "
+            "the file, the layer makes 2", "a Shape layer's output shorter "
+            "than its input's rank");
 }
 
 /* The same, of an operation (empty_shuffle.yaml's N*3). */
@@ -389,7 +433,7 @@ int main(void)
 
     if (!top)
         skip_all("MICA_TOP_SRCDIR not set");
-    plan(2 * 5 + 1 + 2 * 11 + 2 * 7 + 1 + 2 * 3 + 1 + 2 * 3 + 3 + 1 +
+    plan(2 * 5 + 1 + 2 * 11 + 2 * 7 + 2 + 1 + 2 * 3 + 1 + 2 * 3 + 3 + 1 +
          1 + 2 * 2 + 1);
     ctx = th_context();
     use(top, "tests/manifests/control/dynamic_rows.yaml");
@@ -397,6 +441,7 @@ int main(void)
     test_kit_reader();
     test_structure();
     test_program_and_plan();
+    test_shapes_derived();
     test_every_byte();
     use(top, "tests/manifests/dynamic/empty_shuffle.yaml");
     test_operation();

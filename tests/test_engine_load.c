@@ -198,7 +198,8 @@ static void test_flags(mica_engine_t *built, const unsigned char *data,
     free(al);
 }
 
-/* mica_engine_load maps the file; the engine outlives the file's name. */
+/* mica_engine_load reads the file into memory of its own: the engine
+ * outlives the file's name, and the file's contents. */
 static void test_load(const void *data, size_t size)
 {
     char path[256];
@@ -224,6 +225,24 @@ static void test_load(const void *data, size_t size)
        weights_ok(&o), "  and so does the context made before");
     mica_exec_destroy(x);
     mica_engine_destroy(e);
+
+    /* Issue 25: the file replaced in place (`cp` truncates the inode it
+     * writes) while the engine serves from it: the weights were used from
+     * a mapping of the file, and the next run was SIGBUS. */
+    f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, size, f) != size || fclose(f) != 0)
+        bail("cannot write %s", path);
+    e = NULL;
+    ok(mica_engine_load(ctx, path, &e) == MICA_OK, "load again");
+    if (truncate(path, 0) != 0)
+        bail("cannot truncate %s", path);
+    f = fopen(path, "r+b");
+    if (!f || fwrite("MICA", 1, 4, f) != 4 || fclose(f) != 0)
+        bail("cannot write %s", path);
+    ok(run(e, &o) && weights_ok(&o), "  the file truncated and rewritten "
+       "in place (cp over it): the engine still runs, with its weights");
+    mica_engine_destroy(e);
+    remove(path);
 }
 
 /* A file of format 1 (examples/hello.yaml built before format 2). */

@@ -201,6 +201,7 @@ int main(void)
     const char *top = getenv("MICA_TOP_BUILDDIR");
     const char *tmp = getenv("TMPDIR");
     char from[2 * PATH_MAX], to[2 * PATH_MAX], cache[PATH_MAX + 16], *real;
+    char saved[PATH_MAX - 8];
     mica_context_t *ctx;
     struct timeval tv[2];
     int i;
@@ -271,6 +272,42 @@ int main(void)
             fclose(f);
         ok(found, "the cache holds the changed file's new verdict");
     }
+
+    /* Issue 25: no working scanner and a file never scanned (changed):
+     * not loaded in-process, and the line says how to allow it. */
+    setenv("MICA_SCANNER", "/nonexistent/mica-scan-module", 1);
+    {
+        char good[2 * PATH_MAX];
+        snprintf(good, sizeof good, "%s/tests/modules/.libs/good.so", top);
+        memcpy(saved, dir, sizeof saved);
+        saved[sizeof saved - 1] = 0;
+        snprintf(dir, sizeof dir, "%s/only", saved);
+        mkdir(dir, 0700);
+        snprintf(to, sizeof to, "%s/good.so", dir);
+        copy(good, to);
+    }
+    ctx = load();
+    has_problem(ctx, "good.so", "never loaded in a process of its own "
+                "(the module scanner /nonexistent/mica-scan-module cannot "
+                "start), so not loaded in this one: set MICA_SCAN=off",
+                "no scanner: an unscanned module");
+    mica_context_destroy(ctx);
+    setenv("MICA_SCANNER", from, 1);
+    setenv("MICA_SCANNER", "/bin/true", 1);
+    ctx = load();
+    has_problem(ctx, "good.so", "/bin/true scanned nothing",
+                "a scanner that scans nothing: an unscanned module");
+    mica_context_destroy(ctx);
+    setenv("MICA_SCAN", "off", 1);
+    ctx = load();
+    ok(!problem_of(ctx, "good.so"),
+       "MICA_SCAN=off: loaded in the process, as the user chose");
+    mica_context_destroy(ctx);
+    unsetenv("MICA_SCAN");
+    setenv("MICA_SCANNER", from, 1);
+    remove(to);
+    rmdir(dir);
+    snprintf(dir, sizeof dir, "%s", saved);
 
     for (i = 0; files[i]; i++) {
         snprintf(to, sizeof to, "%s/%s", dir, files[i]);

@@ -73,7 +73,15 @@ static void sizes(void)
     refused("weights of 2^50 bytes",
             "mica: 1\nweights:\n  w: {dtype: float32, "
             "shape: [1125899906842624], data: []}\noutputs: []\n",
-            "more than the 2^48 bytes of the largest tensor mica accepts");
+            "shape [1125899906842624] of float32 holds 1125899906842624 "
+            "elements of 4 bytes: more bytes than the largest tensor mica "
+            "accepts (2^48 bytes, 256 TiB)");
+    /* Issue 25: a raw byte of a name is printed escaped. */
+    refused("a param name with a control byte",
+            "mica: 1\ninputs:\n  x: {dtype: float32, shape: [2]}\n"
+            "layers:\n  - {name: a, type: Activation, inputs: [x], "
+            "outputs: [y], params: {\"bad\\x01name\": 1}}\n"
+            "outputs: [y]\n", "unknown param 'bad\\x01name'");
     refused("input [INT64_MAX, 2]",
             "mica: 1\ninputs:\n  x: {dtype: float32, "
             "shape: [9223372036854775807, 2]}\noutputs: [x]\n",
@@ -193,7 +201,8 @@ static void runtime(void)
     dims.d[0] = (int64_t)1 << 47;
     ok(mica_exec_set_input(x, "x", &dims, data) == MICA_ERR_INVALID,
        "input [2^47, 2] of float32 at run time: refused");
-    contains(mica_context_error(ctx), "more than the 2^48 bytes",
+    contains(mica_context_error(ctx), "elements of 4 bytes: more bytes than "
+             "the largest tensor mica accepts (2^48 bytes",
              "input [2^47, 2] at run time: says why");
 out:
     mica_exec_destroy(x);

@@ -156,6 +156,11 @@ int cli_threads_option(const char *cmd, int argc, char **argv, int *i,
     return CLI_OK;
 }
 
+long cli_threads(void)
+{
+    return threads;
+}
+
 mica_status_t cli_exec_threads(mica_exec_t *exec)
 {
     return threads < 0 ? MICA_OK
@@ -261,6 +266,20 @@ int cli_add_prefer(const char *cmd, const char *v)
     return CLI_OK;
 }
 
+/* --allow-folder DIR (cli_onnx_option), applied by cli_context. */
+static const char *folders[64];
+static int nb_folders;
+
+int cli_add_folder(const char *cmd, const char *dir)
+{
+    if (!dir[0])
+        return cli_usage_error(cmd, "--allow-folder needs a folder");
+    if (nb_folders == (int)(sizeof folders / sizeof *folders))
+        return cli_usage_error(cmd, "too many --allow-folder");
+    folders[nb_folders++] = dir;
+    return CLI_OK;
+}
+
 int cli_context(mica_context_t **ctx, char **paths, int nb_paths, int quiet)
 {
     mica_status_t st;
@@ -276,6 +295,9 @@ int cli_context(mica_context_t **ctx, char **paths, int nb_paths, int quiet)
     mica_context_allow_manifest_modules(*ctx, manifest_modules);
     if (prefer[0] && (st = mica_context_set_prefer(*ctx, prefer)) != MICA_OK)
         goto fail;
+    for (i = 0; i < nb_folders; i++)
+        if ((st = mica_context_allow_folder(*ctx, folders[i])) != MICA_OK)
+            goto fail;
     st = mica_context_load_default_modules(*ctx);
     if (st != MICA_OK)
         goto fail;

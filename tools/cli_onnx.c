@@ -25,6 +25,11 @@ int cli_onnx_option(const char *cmd, int argc, char **argv, int *i,
                             &options.opt_shapes, &options.max_shapes};
     size_t k;
     *taken = 0;
+    if (cli_is_opt(argv[*i], "--allow-folder")) {
+        const char *v = cli_opt_value(cmd, argc, argv, i, "--allow-folder");
+        *taken = 1;
+        return v ? cli_add_folder(cmd, v) : CLI_USAGE;
+    }
     for (k = 0; k < 4; k++)
         if (cli_is_opt(argv[*i], names[k])) {
             const char *v = cli_opt_value(cmd, argc, argv, i, names[k]);

@@ -33,6 +33,8 @@ static void usage(FILE *f)
         "                       be imported, with why, in one pass (status 1\n"
         "                       if there is one)\n"
         "  --list-ops           print the ONNX operators the importer maps\n"
+        "  --allow-folder DIR   external data may also lie in DIR (repeatable;\n"
+        "                       by default only in the model's own folder)\n"
         "  --module-path DIR    another folder of modules (repeatable)\n\n"
         "On any error nothing is written and the status is 1.\n");
 }

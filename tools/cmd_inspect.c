@@ -43,7 +43,8 @@ static void usage(FILE *f)
         "replaced; --no-fusion builds a manifest without fusion.\n"
         "--allow-manifest-modules lets the manifest load the modules its\n"
         "modules.paths and modules.load name (native code: only for trusted\n"
-        "manifests).\n");
+        "manifests).  --allow-folder DIR lets the files the model names\n"
+        "(weights, external data) lie in DIR too, not only in its folder.\n");
 }
 
 /* The graph passes that ran before the build, each with what it

@@ -30,17 +30,21 @@ static cli_input_t *add(cli_inputs_t *in, const char *name, size_t n)
     memset(v, 0, sizeof *v);
     if (!(v->name = strndup(name, n)))
         return NULL;
+    /* the first of a name stays found (a second is refused by the caller) */
+    if (mica__index_get(&in->by_name, v->name) < 0 &&
+        mica__index_put(&in->by_name, v->name, in->nb) != 0) {
+        free(v->name);
+        return NULL;
+    }
     in->nb++;
     return v;
 }
 
+/* The input named `name`, in constant time (10^5 inputs: issue 25). */
 static cli_input_t *find(const cli_inputs_t *in, const char *name)
 {
-    int k;
-    for (k = 0; k < in->nb; k++)
-        if (!strcmp(in->v[k].name, name))
-            return &in->v[k];
-    return NULL;
+    int32_t k = mica__index_get(&in->by_name, name);
+    return k >= 0 ? &in->v[k] : NULL;
 }
 
 int cli_inputs_option(const char *cmd, int argc, char **argv, int *i,
@@ -80,9 +84,8 @@ int cli_inputs_option(const char *cmd, int argc, char **argv, int *i,
     if (!(x = add(in, v, (size_t)(eq - v))))
         return cli_error("out of memory");
     x->file = strcmp(eq + 1, "random") ? eq + 1 : NULL;
-    for (x = in->v; x < in->v + in->nb - 1; x++)
-        if (!strcmp(x->name, in->v[in->nb - 1].name))
-            return cli_usage_error(cmd, "input '%s' is given twice", x->name);
+    if (find(in, x->name) != x)
+        return cli_usage_error(cmd, "input '%s' is given twice", x->name);
     return CLI_OK;
 }
 
@@ -318,13 +321,15 @@ int cli_inputs_complete(cli_inputs_t *in, mica_engine_t *engine,
         if (mica_engine_tensor(engine, mica_engine_input(engine, i), &info) !=
             MICA_OK)
             continue;
-        for (k = i; k < in->nb && strcmp(in->v[k].name, info.name); k++)
-            ;
-        if (k == in->nb || k == i)
+        k = mica__index_get(&in->by_name, info.name);
+        if (k <= i)
             continue;
         tmp = in->v[i];
         in->v[i] = in->v[k];
         in->v[k] = tmp;
+        if (mica__index_put(&in->by_name, in->v[i].name, i) != 0 ||
+            mica__index_put(&in->by_name, in->v[k].name, k) != 0)
+            return cli_error("out of memory");
     }
     return CLI_OK;
 }
@@ -375,6 +380,7 @@ void cli_inputs_free(cli_inputs_t *in)
         mica__npy_free(&in->v[k].npy);
     }
     free(in->v);
+    mica__index_free(&in->by_name);
     free(in->onnx_names);
     free(in->onnx_descs);
     free(in->onnx_data);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "mica/mica.h"
+#include "mica_int.h"
 #include "npy.h"
 
 /* The seed when --seed is not given. */
@@ -32,6 +33,7 @@ typedef struct cli_input {
 
 typedef struct cli_inputs {
     cli_input_t *v;            /* given first, then generated */
+    mica__index_t by_name;     /* name -> index in v (core/base/index.c) */
     int nb;
     int cap;
     uint64_t seed;

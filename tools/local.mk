@@ -11,8 +11,9 @@ tools_mica_SOURCES = tools/mica.c tools/cli.h tools/cli.c \
 	tools/cli_onnx.c tools/inputs.h tools/inputs.c tools/random_input.c \
 	tools/bench.h tools/cmd_bench.c tools/bench_run.c tools/bench_report.c \
 	tools/compare.h tools/cmd_compare.c tools/compare_diff.c \
-	tools/compare_layers.c \
-	core/base/npy.c core/base/npy.h
+	tools/compare_layers.c tools/compare_side.c tools/compare_ort.c \
+	tools/ort_api.h core/base/npy.c core/base/npy.h core/base/files.c \
+	core/base/files.h core/base/index.c
 tools_mica_LDADD = libmica.la $(LIBM)
 # `mica modules TYPE` points to the installed manifest reference.
 tools_mica_CPPFLAGS = $(AM_CPPFLAGS) -DMICA_DOC_DIR='"$(docdir)"'
@@ -27,12 +28,24 @@ tests_test_manifest_LDADD = $(MICA_TEST_LIBS)
 check_PROGRAMS += tests/test_limits
 TESTS += tests/test_limits tests/test_cli_limits.sh
 EXTRA_DIST += tests/test_cli_limits.sh
+# Issue 25's large graphs, small: a DAG planned in execution order, many
+# inputs (bench/gen_dag.py writes them; the big figures are benchmarks).
+TESTS += tests/test_large_graphs.sh
+EXTRA_DIST += tests/test_large_graphs.sh bench/gen_dag.py
 tests_test_limits_SOURCES = tests/test_limits.c
 tests_test_limits_LDADD = $(MICA_TEST_LIBS)
-tests_test_npy_SOURCES = tests/test_npy.c core/base/npy.c core/base/npy.h
+tests_test_npy_SOURCES = tests/test_npy.c core/base/npy.c core/base/npy.h \
+	core/base/files.c core/base/files.h
 tests_test_npy_LDADD = $(MICA_TEST_LIBS)
+# Files from outside (issue 25): nesting, the model's folder rule, outputs.
+check_PROGRAMS += tests/test_files_untrusted
+TESTS += tests/test_files_untrusted
+tests_test_files_untrusted_SOURCES = tests/test_files_untrusted.c \
+	core/base/npy.c core/base/npy.h core/base/files.c core/base/files.h
+tests_test_files_untrusted_LDADD = $(MICA_TEST_LIBS)
 # A small helper of test_cli.sh: writes and prints .npy files.
-tests_npytool_SOURCES = tests/npytool.c core/base/npy.c core/base/npy.h
+tests_npytool_SOURCES = tests/npytool.c core/base/npy.c core/base/npy.h \
+	core/base/files.c core/base/files.h
 tests_npytool_LDADD = libmica.la $(LIBM)
 
 # Dynamic shapes end to end, on the manifests of tests/manifests/dynamic/.
@@ -54,6 +67,7 @@ DYNAMIC_MANIFESTS = tests/manifests/dynamic/reshape_like.yaml \
 TESTS += tests/test_cli_cnn.sh
 EXTRA_DIST += tests/test_cli_cnn.sh tests/gen/small_cnn.py \
 	tests/manifests/cnn/small_cnn.yaml tests/manifests/cnn/small_cnn.bin \
+	tests/manifests/cnn/shuffle_cnn.yaml \
 	tests/manifests/cnn/x2.npy tests/manifests/cnn/x3.npy \
 	tests/manifests/cnn/y2.npy tests/manifests/cnn/y3.npy
 
@@ -103,6 +117,9 @@ EXTRA_DIST += tests/test_cli_modules.sh
 # purpose, for compare to catch.
 TESTS += tests/test_cli_perf.sh
 EXTRA_DIST += tests/test_cli_perf.sh
+# compare against the reference, saved outputs and ONNX Runtime (issue 26)
+TESTS += tests/test_cli_compare_ref.sh
+EXTRA_DIST += tests/test_cli_compare_ref.sh
 check_LTLIBRARIES += tests/drift/drift.la
 tests_drift_drift_la_SOURCES = tests/drift/drift.c
 tests_drift_drift_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)

@@ -136,11 +136,8 @@ static int32_t *output_tensors(mica_engine_t *engine, int32_t *nb)
     return list;
 }
 
-/*
- * DIR/NAME.npy, every byte of NAME outside [A-Za-z0-9._-] written as %XX
- * (so '/' is %2F and a name is always one file name).  malloc'd.
- */
-static char *npy_path(const char *dir, const char *name)
+/* DIR/NAME.npy (cli.h). */
+char *cli_npy_path(const char *dir, const char *name)
 {
     size_t n = strlen(dir), k = 0;
     const unsigned char *p;
@@ -169,24 +166,98 @@ static char *npy_path(const char *dir, const char *name)
     return path;
 }
 
+int cli_write_npys(const char *out_dir, int32_t nb, const char *const *names,
+                   const mica_tensor_desc_t *desc, const void *const *data,
+                   const char *print)
+{
+    int32_t i, k;
+    char **paths = calloc((size_t)nb + 1, sizeof(char *));
+    char **tmps = calloc((size_t)nb + 1, sizeof(char *));
+    char *made = NULL, err[1024], ds[128];
+    int rc = CLI_ERROR, written = 0;
+
+    if (!paths || !tmps) {
+        cli_error("out of memory");
+        goto out;
+    }
+    /* Every path in hand before anything is written. */
+    for (i = 0; i < nb; i++) {
+        if (!mica__npy_descr(desc[i].dtype)) {
+            cli_error("output '%s': %s has no .npy form", names[i],
+                      mica_dtype_name(desc[i].dtype));
+            goto out;
+        }
+        if (!(paths[i] = cli_npy_path(out_dir, names[i]))) {
+            cli_error("out of memory");
+            goto out;
+        }
+    }
+    if (make_dir(out_dir, &made) != 0) {
+        cli_error("cannot create the output folder '%s': %s", out_dir,
+                  strerror(errno));
+        goto out;
+    }
+    for (i = 0; i < nb; i++, written++) {
+        if (mica__npy_write_tmp(paths[i], desc[i].dtype, &desc[i].dims,
+                                data[i], 0, &tmps[i], err, sizeof(err))
+            != MICA_OK) {
+            cli_error("output '%s': %s", names[i], err);
+            goto out;
+        }
+    }
+    for (i = 0; i < nb; i++) {
+        if (rename(tmps[i], paths[i]) != 0) {
+            cli_error("cannot rename '%s' to '%s': %s", tmps[i], paths[i],
+                      strerror(errno));
+            for (k = 0; k < i; k++)
+                remove(paths[k]);
+            goto out;
+        }
+        free(tmps[i]);
+        tmps[i] = NULL;
+    }
+    written = 0;
+    if (print && *print)
+        printf("%s\n", print);
+    for (i = 0; print && i < nb; i++) {
+        printf("%s: %s %s -> %s\n", names[i], mica_dtype_name(desc[i].dtype),
+               cli_dims_str(&desc[i].dims, ds, sizeof(ds)), paths[i]);
+        print_values(&desc[i], data[i]);
+    }
+    rc = CLI_OK;
+out:
+    for (k = 0; k < written; k++) {
+        if (tmps[k])
+            remove(tmps[k]);
+    }
+    if (rc != CLI_OK && made)
+        unmake_dir(out_dir, made);
+    free(made);
+    for (i = 0; paths && i < nb; i++)
+        free(paths[i]);
+    for (i = 0; tmps && i < nb; i++)
+        free(tmps[i]);
+    free(paths);
+    free(tmps);
+    return rc;
+}
+
 /* Write every output of the last run of exec into out_dir. */
 int cli_write_outputs(const char *out_dir, mica_context_t *ctx,
                       mica_engine_t *engine, mica_exec_t *exec)
 {
-    int32_t nb, i, k;
+    int32_t nb, i;
     int32_t *tensors = output_tensors(engine, &nb);
-    char **paths = calloc((size_t)nb + 1, sizeof(char *));
-    char *made = NULL, err[1024], ds[128];
-    int rc = CLI_ERROR, written = 0;
+    int rc = CLI_ERROR;
+    char profile[32] = "";
     mica_tensor_desc_t *desc = calloc((size_t)nb + 1, sizeof(*desc));
     const void **data = calloc((size_t)nb + 1, sizeof(void *));
     const char **names = calloc((size_t)nb + 1, sizeof(char *));
 
-    if (!tensors || !paths || !desc || !data || !names) {
+    if (!tensors || !desc || !data || !names) {
         cli_error("out of memory");
         goto out;
     }
-    /* Everything in hand before anything is written. */
     for (i = 0; i < nb; i++) {
         mica_tensor_info_t info = {.struct_size = sizeof(mica_tensor_info_t)};
         memset(&info, 0, sizeof(info));
@@ -202,63 +273,12 @@ int cli_write_outputs(const char *out_dir, mica_context_t *ctx,
             cli_error("output '%s': %s", info.name, mica_context_error(ctx));
             goto out;
         }
-        if (!mica__npy_descr(desc[i].dtype)) {
-            cli_error("output '%s': %s has no .npy form", info.name,
-                      mica_dtype_name(desc[i].dtype));
-            goto out;
-        }
-        paths[i] = npy_path(out_dir, info.name);
-        if (!paths[i]) {
-            cli_error("out of memory");
-            goto out;
-        }
     }
-    if (make_dir(out_dir, &made) != 0) {
-        cli_error("cannot create the output folder '%s': %s", out_dir,
-                  strerror(errno));
-        goto out;
-    }
-    for (i = 0; i < nb; i++, written++) {
-        if (mica__npy_write_tmp(paths[i], desc[i].dtype, &desc[i].dims,
-                                data[i], 0, err, sizeof(err)) != MICA_OK) {
-            cli_error("output '%s': %s", names[i], err);
-            goto out;
-        }
-    }
-    for (i = 0; i < nb; i++) {
-        char *tmp = mica__npy_tmp_path(paths[i]);
-        if (!tmp || rename(tmp, paths[i]) != 0) {
-            cli_error("cannot rename '%s' to '%s': %s", tmp ? tmp : "?",
-                      paths[i], strerror(errno));
-            free(tmp);
-            for (k = 0; k < i; k++)
-                remove(paths[k]);
-            goto out;
-        }
-        free(tmp);
-    }
-    written = 0;
     if (mica_engine_nb_profiles(engine))
-        printf("profile: %d\n", (int)mica_exec_profile(exec));
-    for (i = 0; i < nb; i++) {
-        printf("%s: %s %s -> %s\n", names[i], mica_dtype_name(desc[i].dtype),
-               cli_dims_str(&desc[i].dims, ds, sizeof(ds)), paths[i]);
-        print_values(&desc[i], data[i]);
-    }
-    rc = CLI_OK;
+        snprintf(profile, sizeof profile, "profile: %d",
+                 (int)mica_exec_profile(exec));
+    rc = cli_write_npys(out_dir, nb, names, desc, data, profile);
 out:
-    for (k = 0; k < written; k++) {
-        char *tmp = mica__npy_tmp_path(paths[k]);
-        if (tmp)
-            remove(tmp);
-        free(tmp);
-    }
-    if (rc != CLI_OK && made)
-        unmake_dir(out_dir, made);
-    free(made);
-    for (i = 0; paths && i < nb; i++)
-        free(paths[i]);
-    free(paths);
     free(desc);
     free(data);
     free(names);

@@ -124,6 +124,16 @@ MICA_EXPORT mica_status_t mica_context_load_file(mica_context_t *ctx,
 MICA_EXPORT void mica_context_allow_manifest_modules(mica_context_t *ctx,
                                                      int32_t allow);
 
+/*
+ * Allow the files a model names (ONNX external data, a manifest's weights
+ * `file` and `npy`) to lie in folder `dir` too (its real path; repeatable).
+ * By default such a file must lie inside the model's own folder after
+ * following every link, and be a regular file.  `mica --allow-folder DIR`
+ * calls it.  MICA_ERR_NOT_FOUND when dir does not exist.
+ */
+MICA_EXPORT mica_status_t mica_context_allow_folder(mica_context_t *ctx,
+                                                   const char *dir);
+
 /* Problems met while loading modules, oldest first, one line each. */
 MICA_EXPORT int32_t mica_context_nb_load_problems(const mica_context_t *ctx);
 MICA_EXPORT const char *mica_context_load_problem(const mica_context_t *ctx,

@@ -19,6 +19,7 @@
 #include <config.h>
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,9 @@ void mica_context_destroy(mica_context_t *ctx)
         free(ctx->problems[i]);
     free(ctx->problems);
     free(ctx->prefer);
+    for (i = 0; i < ctx->nb_folders; i++)
+        free(ctx->folders[i]);
+    free(ctx->folders);
     while (ctx->errors) {
         mica__error_slot_t *next = ctx->errors->next;
         free(ctx->errors);
@@ -83,6 +87,30 @@ MICA_EXPORT void mica_context_allow_manifest_modules(mica_context_t *ctx,
 {
     if (ctx)
         ctx->manifest_modules = allow != 0;
+}
+
+MICA_EXPORT mica_status_t mica_context_allow_folder(mica_context_t *ctx,
+                                                   const char *dir)
+{
+    char *real, **grown;
+    if (!ctx)
+        return MICA_ERR_INVALID;
+    if (!dir || !dir[0])
+        return mica__fail(ctx, MICA_ERR_INVALID,
+                          "mica_context_allow_folder: no folder given");
+    if (!(real = realpath(dir, NULL)))
+        return mica__fail(ctx, errno == ENOENT ? MICA_ERR_NOT_FOUND
+                          : MICA_ERR_IO, "allowed folder '%s': %s", dir,
+                          strerror(errno));
+    grown = realloc(ctx->folders, sizeof *grown * (size_t)(ctx->nb_folders
+                                                           + 1));
+    if (!grown) {
+        free(real);
+        return mica__fail(ctx, MICA_ERR_NOMEM, "out of memory");
+    }
+    ctx->folders = grown;
+    ctx->folders[ctx->nb_folders++] = real;
+    return MICA_OK;
 }
 
 /* Deploy-time implementation choices for this context ("Type=impl,..."). */
@@ -152,6 +180,42 @@ void mica_context_set_logger(mica_context_t *ctx, mica_log_fn fn, void *user,
 /* ---- errors and logging ------------------------------------------------ */
 
 /* Format into the thread's slot (safe when an argument is that slot). */
+/* The length of the valid UTF-8 sequence at p (1 to 4), 0 if none. */
+static int utf8_len(const unsigned char *p)
+{
+    int n = p[0] >= 0xc2 && p[0] <= 0xdf ? 2
+            : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+            : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0, i;
+    for (i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    return n;
+}
+
+/* msg as printable text into out: control characters and bytes that are
+ * not UTF-8 written \xHH (a name from a file is anything; issue 25). */
+static void printable(const char *msg, char *out, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)msg;
+    size_t o = 0;
+    int n;
+
+    while (*p && o + 5 < len) {
+        if (*p >= 0x20 && *p < 0x7f) {
+            out[o++] = (char)*p++;
+        } else if (*p >= 0x80 && (n = utf8_len(p)) > 0) {
+            if (o + (size_t)n >= len)
+                break;
+            memcpy(out + o, p, (size_t)n);
+            o += (size_t)n;
+            p += n;
+        } else {
+            o += (size_t)snprintf(out + o, len - o, "\\x%02x", *p++);
+        }
+    }
+    out[o] = '\0';
+}
+
 mica_status_t mica__vfail(mica_context_t *ctx, mica_status_t status,
                           const char *fmt, va_list ap)
 {
@@ -168,7 +232,7 @@ mica_status_t mica__vfail(mica_context_t *ctx, mica_status_t status,
         *nl = '\0';
     s = slot_of(ctx, 1);
     if (s)
-        memcpy(s->msg, buf, strlen(buf) + 1);
+        printable(buf, s->msg, sizeof s->msg);
     return status;
 }
 

@@ -53,6 +53,8 @@ struct mica_context {
     int32_t nb_problems;
     char *prefer;            /* deploy-time choices, "Type=impl,..." */
     int32_t manifest_modules; /* manifests may load modules themselves */
+    char **folders;          /* real paths a model's files may also be in */
+    int32_t nb_folders;
 };
 
 /*

@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "files.h"
 #include "npy.h"
 
 /* "[2, 3]" into buf, for messages. */
@@ -277,21 +279,15 @@ bad_header:
                 what);
 }
 
-mica_status_t mica__npy_read(const char *path, mica__npy_t *out, char *err,
-                             size_t errlen)
+/* The array of open stream f (closed here); path names it in messages. */
+static mica_status_t read_stream(FILE *f, const char *path, mica__npy_t *out,
+                                 char *err, size_t errlen)
 {
     struct stat sb;
-    FILE *f;
     long n;
     void *buf = NULL;
     mica_status_t st;
 
-    memset(out, 0, sizeof(*out));
-    f = fopen(path, "rb");
-    if (!f)
-        return fail(err, errlen,
-                    errno == ENOENT ? MICA_ERR_NOT_FOUND : MICA_ERR_IO,
-                    "cannot open '%s': %s", path, strerror(errno));
     if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
         st = fail(err, errlen, MICA_ERR_IO, "cannot read '%s': is a directory",
                   path);
@@ -316,6 +312,35 @@ out:
     free(buf);
     fclose(f);
     return st;
+}
+
+mica_status_t mica__npy_read(const char *path, mica__npy_t *out, char *err,
+                             size_t errlen)
+{
+    FILE *f;
+
+    memset(out, 0, sizeof(*out));
+    f = fopen(path, "rb");
+    if (!f)
+        return fail(err, errlen,
+                    errno == ENOENT ? MICA_ERR_NOT_FOUND : MICA_ERR_IO,
+                    "cannot open '%s': %s", path, strerror(errno));
+    return read_stream(f, path, out, err, errlen);
+}
+
+mica_status_t mica__npy_read_fd(int fd, const char *path, mica__npy_t *out,
+                                char *err, size_t errlen)
+{
+    FILE *f;
+
+    memset(out, 0, sizeof(*out));
+    f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return fail(err, errlen, MICA_ERR_IO, "cannot read '%s': %s", path,
+                    strerror(errno));
+    }
+    return read_stream(f, path, out, err, errlen);
 }
 
 void mica__npy_free(mica__npy_t *npy)
@@ -384,46 +409,29 @@ mica_status_t mica__npy_write_stream(FILE *f, mica_dtype_t dtype,
     return MICA_OK;
 }
 
-char *mica__npy_tmp_path(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
-    const char *base = path + dlen;
-    char *tmp = malloc(strlen(path) + 6);
-    if (!tmp)
-        return NULL;
-    memcpy(tmp, path, dlen);
-    sprintf(tmp + dlen, ".%s.tmp", base);
-    return tmp;
-}
-
 mica_status_t mica__npy_write_tmp(const char *path, mica_dtype_t dtype,
                                   const mica_dims_t *dims, const void *data,
-                                  int major, char *err, size_t errlen)
+                                  int major, char **tmp, char *err,
+                                  size_t errlen)
 {
-    char *tmp = mica__npy_tmp_path(path);
     FILE *f;
     mica_status_t st;
     char why[256];
 
-    if (!tmp)
-        return fail(err, errlen, MICA_ERR_NOMEM, "out of memory");
-    f = fopen(tmp, "wb");
-    if (!f) {
-        st = fail(err, errlen, MICA_ERR_IO, "cannot write '%s': %s", tmp,
-                  strerror(errno));
-        free(tmp);
-        return st;
-    }
+    f = mica__fcreate_tmp(path, tmp);
+    if (!f)
+        return fail(err, errlen, MICA_ERR_IO, "cannot write next to '%s': %s",
+                    path, strerror(errno));
     st = mica__npy_write_stream(f, dtype, dims, data, major, why,
                                 sizeof(why));
     if (fclose(f) && st == MICA_OK)
         st = fail(why, sizeof(why), MICA_ERR_IO, "%s", strerror(errno));
     if (st != MICA_OK) {
-        remove(tmp);
+        remove(*tmp);
+        free(*tmp);
+        *tmp = NULL;
         fail(err, errlen, st, "cannot write '%s': %s", path, why);
     }
-    free(tmp);
     return st;
 }
 
@@ -434,13 +442,10 @@ mica_status_t mica__npy_write(const char *path, mica_dtype_t dtype,
     char *tmp;
     mica_status_t st;
 
-    st = mica__npy_write_tmp(path, dtype, dims, data, major, err, errlen);
+    st = mica__npy_write_tmp(path, dtype, dims, data, major, &tmp, err,
+                             errlen);
     if (st != MICA_OK)
         return st;
-    tmp = mica__npy_tmp_path(path);
-    if (!tmp) {
-        return fail(err, errlen, MICA_ERR_NOMEM, "out of memory");
-    }
     if (rename(tmp, path)) {
         st = fail(err, errlen, MICA_ERR_IO, "cannot rename '%s' to '%s': %s",
                   tmp, path, strerror(errno));

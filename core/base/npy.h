@@ -32,6 +32,10 @@ typedef struct mica__npy {
 mica_status_t mica__npy_read(const char *path, mica__npy_t *out, char *err,
                              size_t errlen);
 
+/* The same from open descriptor fd (taken: closed in every case). */
+mica_status_t mica__npy_read_fd(int fd, const char *path, mica__npy_t *out,
+                                char *err, size_t errlen);
+
 /* The same from `len` bytes in memory; `what` names them in messages. */
 mica_status_t mica__npy_parse(const void *buf, size_t len, const char *what,
                               mica__npy_t *out, char *err, size_t errlen);
@@ -52,19 +56,15 @@ mica_status_t mica__npy_write_stream(FILE *f, mica_dtype_t dtype,
                                      size_t errlen);
 
 /*
- * The temporary name used while writing `path`: "DIR/.NAME.tmp" for
- * "DIR/NAME".  malloc'd; NULL on allocation failure.
- */
-char *mica__npy_tmp_path(const char *path);
-
-/*
- * Write the temporary file of `path` (see mica__npy_tmp_path) and leave
- * it there; the caller renames it into place or removes it.  On failure
- * the temporary file is removed.
+ * Write a new file next to `path` under an unpredictable name (*tmp,
+ * malloc'd: "DIR/.NAME.XXXXXX", created O_EXCL without following links,
+ * core/base/files.h) and leave it there; the caller renames it into
+ * place or removes it.  On failure nothing is left and *tmp is NULL.
  */
 mica_status_t mica__npy_write_tmp(const char *path, mica_dtype_t dtype,
                                   const mica_dims_t *dims, const void *data,
-                                  int major, char *err, size_t errlen);
+                                  int major, char **tmp, char *err,
+                                  size_t errlen);
 
 /*
  * Write `path` atomically: write the temporary file, then rename it, so

@@ -74,8 +74,9 @@ mica_status_t mica__tensor_bytes(mica_context_t *ctx, const char *what,
         return mica__fail(ctx, MICA_ERR_INVALID, "%s: shape %s has more "
                           "than 2^63 elements", what, shape);
     }
-    return mica__fail(ctx, MICA_ERR_INVALID, "%s: shape %s of %s is %lld "
-                      "elements, more than the 2^48 bytes of the largest "
-                      "tensor mica accepts", what, shape,
-                      mica_dtype_name(dtype), (long long)v);
+    return mica__fail(ctx, MICA_ERR_INVALID, "%s: shape %s of %s holds %lld "
+                      "elements of %zu bytes: more bytes than the largest "
+                      "tensor mica accepts (2^48 bytes, 256 TiB)", what,
+                      shape, mica_dtype_name(dtype), (long long)v,
+                      mica_dtype_size(dtype));
 }

@@ -1,8 +1,16 @@
 /*
- * core/format/file.c - the bytes of an engine file: mapped where mmap
- * exists (the engine keeps the mapping and its layers may use their
- * weights in place), else read into one buffer; released after the
- * engine's layers (mica__bytes_release).
+ * core/format/file.c - the bytes of an engine file, read into memory
+ * mica owns (the engine keeps it and its layers may use their weights in
+ * place); released after the engine's layers (mica__bytes_release).
+ *
+ * Not used from a mapping of the file: a file replaced in place while an
+ * engine serves from it (`cp new.mica served.mica` truncates and rewrites
+ * the same inode) took the mapped pages away, and the next read of a
+ * weight was SIGBUS (issue 25).  A regular file is read into anonymous
+ * pages of its size (made read-only once read); anything else, or where
+ * that fails, into a malloc'd buffer.  The cost is one copy of the file
+ * (bench/README.md: the 105 MB engine's load; huge pages made the warm
+ * load 2x faster there but the cold one 4x slower, compaction).
  */
 #include <config.h>
 
@@ -75,8 +83,9 @@ static mica_status_t read_all(mica_context_t *ctx, const char *path, int fd,
 }
 
 /*
- * The whole file: mapped read-only (*unmap 1) where it can be, else read
- * into a fresh buffer (*unmap 0).  Release with mica__bytes_release.
+ * The whole file read into memory of its own: anonymous pages (*unmap 1)
+ * where it can, else a fresh buffer (*unmap 0).  Release with
+ * mica__bytes_release.
  */
 mica_status_t mica__engine_file_map(mica_context_t *ctx, const char *path,
                                     unsigned char **data, size_t *size,
@@ -105,17 +114,24 @@ mica_status_t mica__engine_file_map(mica_context_t *ctx, const char *path,
 #ifdef MICA__MMAP
     if (S_ISREG(sb.st_mode) && sb.st_size > 0 &&
         (uintmax_t)sb.st_size <= SIZE_MAX) {
-        void *p;
-        int populate = 0;
-#ifdef MAP_POPULATE
-        /* The checksum reads every page next: map them all at once. */
-        populate = MAP_POPULATE;
-#endif
-        p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE | populate,
-                 fd, 0);
+        size_t n = (size_t)sb.st_size, got = 0;
+        unsigned char *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p != MAP_FAILED) {
+            ssize_t r = 0;
+            while (got < n && ((r = read(fd, p + got, n - got)) > 0 ||
+                               (r < 0 && errno == EINTR)))
+                got += r > 0 ? (size_t)r : 0;
+            if (got != n) {
+                st = mica__fail(ctx, MICA_ERR_IO, "cannot read engine file "
+                                "'%s': %s", path, r < 0 ? strerror(errno)
+                                : "it shrank while being read");
+                munmap(p, n);
+                goto done;
+            }
+            mprotect(p, n, PROT_READ);
             *data = p;
-            *size = (size_t)sb.st_size;
+            *size = n;
             *unmap = 1;
             st = MICA_OK;
             goto done;

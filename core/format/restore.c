@@ -454,6 +454,7 @@ mica_status_t mica__load_restore(mica__load_t *l, mica_engine_t **out)
     if ((st = mica__restore_check_graph(&x)) != MICA_OK ||
         (st = mica__restore_check_program(&x)) != MICA_OK ||
         (st = mica__restore_check_layers(&x)) != MICA_OK ||
+        (st = mica__restore_check_shapes(&x)) != MICA_OK ||
         (st = mica__restore_check_profiles(&x)) != MICA_OK)
         goto done;
     took(&x, "graph, program, layers and profiles checked", &t);
@@ -474,6 +475,7 @@ done:
             return mica__fail(l->ctx, st, "%s: %s", l->what, msg);
         return mica__fail(l->ctx, st, "%s", msg);
     }
+    mica__engine_index(x.e);
     *out = x.e;
     return MICA_OK;
 }

@@ -50,6 +50,9 @@ mica_status_t mica__restore_check_graph(mica__restore_t *x);
 mica_status_t mica__restore_check_program(mica__restore_t *x);
 mica_status_t mica__restore_check_layers(mica__restore_t *x);
 mica_status_t mica__restore_check_profiles(mica__restore_t *x);
+/* Each layer's output shapes derived again from its restored inputs and
+ * compared with the file's (restore_shapes.c). */
+mica_status_t mica__restore_check_shapes(mica__restore_t *x);
 mica_status_t mica__restore_check_plans(mica__restore_t *x);
 
 #endif /* MICA_RESTORE_H */

@@ -5,6 +5,7 @@
  */
 #include <config.h>
 
+#include "files.h"
 #include "format.h"
 #include "graph.h"
 
@@ -315,12 +316,9 @@ mica_status_t mica_engine_save(const mica_engine_t *engine, const char *path)
 
     if ((st = mica_engine_serialize(engine, &data, &size)) != MICA_OK)
         return st;
-    tmp = mica__asprintf("%s.tmp%ld", path, (long)getpid());
-    if (!tmp) {
-        free(data);
-        return mica__fail(engine->ctx, MICA_ERR_NOMEM, "out of host memory");
-    }
-    f = fopen(tmp, "wb");
+    /* A new file under an unpredictable name, renamed into place: never
+     * written through a link planted next to path (core/base/files.h). */
+    f = mica__fcreate_tmp(path, &tmp);
     good = f && fwrite(data, 1, size, f) == size;
     good = (f && fclose(f) == 0) && good;
     if (good && rename(tmp, path) != 0)
@@ -328,7 +326,8 @@ mica_status_t mica_engine_save(const mica_engine_t *engine, const char *path)
     if (!good) {
         st = mica__fail(engine->ctx, MICA_ERR_IO, "cannot write engine file "
                         "'%s': %s", path, strerror(errno));
-        remove(tmp);
+        if (tmp)
+            remove(tmp);
     }
     free(tmp);
     free(data);

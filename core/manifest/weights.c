@@ -11,8 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "manifest_int.h"
+#include "files.h"
 #include "npy.h"
 
 static const char *const blob_keys[] = {"dtype", "shape", "data", "file",
@@ -213,8 +215,9 @@ static mica_status_t raw_file(mica__mf_t *mf, yaml_node_t *file,
     FILE *f = NULL;
     int64_t off = 0;
     long size;
-    char d[64], ds[128];
+    char d[64], ds[128], err[MICA_ERROR_MAX];
     mica_status_t st;
+    int fd;
 
     st = mica__mf_string(mf, file, what, &rel);
     if (st != MICA_OK)
@@ -235,20 +238,15 @@ static mica_status_t raw_file(mica__mf_t *mf, yaml_node_t *file,
             memcpy(w->data, (const char *)mf->mem_data + off, bytes);
         return MICA_OK;
     }
-    path = mica__mf_path(mf, rel);
-    if (!path)
-        return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
-    f = fopen(path, "rb");
-    if (!f) {
-        st = mica__mf_fail_st(mf, errno == ENOENT ? MICA_ERR_NOT_FOUND
-                              : MICA_ERR_IO, file,
-                              "%s: cannot open '%s': %s", what, path,
-                              strerror(errno));
-        goto out;
-    }
-    if (mica__is_dir(f)) {
-        st = mica__mf_fail_st(mf, MICA_ERR_IO, file, "%s: cannot read '%s': "
-                              "is a directory", what, path);
+    /* The model's folder rule (core/base/files.h). */
+    fd = mica__open_inside(mf->ctx, mf->dir, rel, &path, &st, err,
+                           sizeof err);
+    if (fd < 0)
+        return mica__mf_fail_st(mf, st, file, "%s: %s", what, err);
+    if (!(f = fdopen(fd, "rb"))) {
+        close(fd);
+        st = mica__mf_fail_st(mf, MICA_ERR_IO, file, "%s: cannot read "
+                              "'%s': %s", what, path, strerror(errno));
         goto out;
     }
     if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0) {
@@ -287,8 +285,9 @@ static mica_status_t npy_file(mica__mf_t *mf, yaml_node_t *file,
 {
     const char *rel;
     char *path;
-    char err[512], a[128], b[128];
+    char err[MICA_ERROR_MAX], a[128], b[128];
     mica__npy_t npy;
+    int fd;
     mica_status_t st;
     mica_dtype_t dt;
     mica_dims_t dims;
@@ -296,10 +295,11 @@ static mica_status_t npy_file(mica__mf_t *mf, yaml_node_t *file,
     st = mica__mf_string(mf, file, what, &rel);
     if (st != MICA_OK)
         return st;
-    path = mica__mf_path(mf, rel);
-    if (!path)
-        return mica__fail(mf->ctx, MICA_ERR_NOMEM, "out of memory");
-    st = mica__npy_read(path, &npy, err, sizeof(err));
+    fd = mica__open_inside(mf->ctx, mf->dir, rel, &path, &st, err,
+                           sizeof err);
+    if (fd < 0)
+        return mica__mf_fail_st(mf, st, file, "%s: %s", what, err);
+    st = mica__npy_read_fd(fd, path, &npy, err, sizeof(err));
     free(path);
     if (st != MICA_OK)
         return mica__mf_fail_st(mf, st, file, "%s: %s", what, err);

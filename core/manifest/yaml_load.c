@@ -220,7 +220,9 @@ mica_status_t mica__mf_parse(mica__mf_t *mf)
     }
     if (f && fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode))
         size = (size_t)sb.st_size;
-    if (size > MICA__MF_MAX_BYTES) {
+    /* The cap is for text from outside; an imported model's manifest is
+     * mica's own (mem_file set), as large as the model is. */
+    if (size > MICA__MF_MAX_BYTES && !mf->mem_file) {
         if (f)
             fclose(f);
         return mica__fail(mf->ctx, MICA_ERR_INVALID, "%s: %zu bytes, more "

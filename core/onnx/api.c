@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "onnx_int.h"
 #include "manifest/manifest_int.h"
 
@@ -122,25 +123,36 @@ static mica_status_t import(mica_context_t *ctx, const char *path,
 {
     mica_onnx_model_t *m = NULL;
     char **names = NULL;
-    int32_t nb = 0, i;
+    int32_t nb = 0, i, tries;
     mica_status_t st;
 
     st = import_once(ctx, path, opt, NULL, 0, check, &m);
     /* A mapping that found it needs the values of inputs the profile
-     * fixes (an If's condition) asks for them: once more, with those. */
-    if (st != MICA_OK && m && m->x.nb_want_fixed > 0) {
-        nb = m->x.nb_want_fixed;
-        names = calloc((size_t)nb, sizeof *names);
-        for (i = 0; names && i < nb; i++)
-            if (!(names[i] = mica__strdup(m->x.want_fixed[i])))
+     * fixes (an If's condition, a TopK's K) asks for them: again, with
+     * those and the ones before (each try fixes at least one more). */
+    for (tries = 0; st != MICA_OK && m && m->x.nb_want_fixed > nb
+                    && tries < 64; tries++) {
+        char **more = calloc((size_t)m->x.nb_want_fixed, sizeof *more);
+        int32_t k = m->x.nb_want_fixed;
+        for (i = 0; more && i < k; i++)
+            if (!(more[i] = mica__strdup(m->x.want_fixed[i])))
                 break;
         model_free(m);
         m = NULL;
-        if (!names || i < nb)
+        if (!more || i < k) {
+            while (more && i > 0)
+                free(more[--i]);
+            free(more);
             st = mica__fail(ctx, MICA_ERR_NOMEM, "out of memory");
-        else
-            st = import_once(ctx, path, opt, (const char *const *)names, nb,
-                             check, &m);
+            break;
+        }
+        for (i = 0; names && i < nb; i++)
+            free(names[i]);
+        free(names);
+        names = more;
+        nb = k;
+        st = import_once(ctx, path, opt, (const char *const *)names, nb,
+                         check, &m);
     }
     for (i = 0; names && i < nb; i++)
         free(names[i]);
@@ -323,12 +335,12 @@ MICA_EXPORT int64_t mica_onnx_weights_size(const mica_onnx_model_t *model)
     return model ? model->x.blob_size : 0;
 }
 
-/* Write a file (created or replaced): the text, or the weights; 0 or an
- * errno. */
-static int write_file(const char *path, const void *p, size_t n,
+/* Write a new file next to `path` under an unpredictable name (*tmp,
+ * core/base/files.h): the text, or the weights; 0 or an errno. */
+static int write_file(const char *path, char **tmp, const void *p, size_t n,
                       const mica__ox_t *weights)
 {
-    FILE *f = fopen(path, "wb");
+    FILE *f = mica__fcreate_tmp(path, tmp);
     int err = 0;
     if (!f)
         return errno ? errno : EIO;
@@ -338,8 +350,11 @@ static int write_file(const char *path, const void *p, size_t n,
         err = errno ? errno : EIO;
     if (fclose(f) != 0 && !err)
         err = errno ? errno : EIO;
-    if (err)
-        remove(path);
+    if (err) {
+        remove(*tmp);
+        free(*tmp);
+        *tmp = NULL;
+    }
     return err;
 }
 
@@ -370,19 +385,27 @@ MICA_EXPORT mica_status_t mica_onnx_save(mica_onnx_model_t *model,
     wname = mica__asprintf("%.*s.weights", (int)blen, base);
     wpath = mica__asprintf("%.*s%s", (int)(base - yaml_path), yaml_path,
                            wname ? wname : "");
-    ytmp = mica__asprintf("%s.tmp%ld", yaml_path, (long)getpid());
-    wtmp = wpath ? mica__asprintf("%s.tmp%ld", wpath, (long)getpid()) : NULL;
-    if (!wname || !wpath || !ytmp || !wtmp
+    if (!wname || !wpath
         || !(text = mica__ox_emit(&model->x, model->source, wname, &len))) {
         st = mica__fail(ctx, MICA_ERR_NOMEM, "out of memory");
         goto out;
     }
-    if ((err = write_file(wtmp, NULL, 0, &model->x))) {
+    /* Never write a manifest mica itself refuses to read (issue 25: a
+     * 10^6-node chain made 117 MiB). */
+    if (len > MICA__MF_MAX_BYTES) {
+        st = mica__fail(ctx, MICA_ERR_UNSUPPORTED, "%s: the manifest would "
+                        "be %zu MiB, more than the %s mica reads; nothing "
+                        "written (run or build the .onnx file directly)",
+                        yaml_path, (len + (1u << 20) - 1) >> 20,
+                        MICA__MF_MAX_BYTES_TEXT);
+        goto out;
+    }
+    if ((err = write_file(wpath, &wtmp, NULL, 0, &model->x))) {
         st = mica__fail(ctx, MICA_ERR_IO, "cannot write '%s': %s", wpath,
                         strerror(err));
         goto out;
     }
-    if ((err = write_file(ytmp, text, len, NULL))) {
+    if ((err = write_file(yaml_path, &ytmp, text, len, NULL))) {
         remove(wtmp);
         st = mica__fail(ctx, MICA_ERR_IO, "cannot write '%s': %s",
                         yaml_path, strerror(err));
@@ -488,6 +511,10 @@ MICA_EXPORT mica_status_t mica_onnx_read_tensor(mica_context_t *ctx,
     if (!m.dir)
         return mica__fail(ctx, MICA_ERR_NOMEM, "out of memory");
     st = mica__ox_file_map(ctx, path, "TensorProto", &m.file);
+    if (st != MICA_OK)
+        goto out;
+    st = mica__ox_nest_check(ctx, path, &onnx__tensor_proto__descriptor,
+                             m.file.base, m.file.size);
     if (st != MICA_OK)
         goto out;
     t = onnx__tensor_proto__unpack(NULL, m.file.size, m.file.base);

@@ -84,6 +84,27 @@ TESTS += tests/test_onnx_real.sh
 EXTRA_DIST += tests/test_onnx_real.sh tests/onnx/real_models.py \
 	tests/onnx/real_models.txt
 
+# Shape arithmetic over runtime dimensions and runtime values where mica
+# wants constants (issue 23 items 4, 5), against ONNX Runtime (skips
+# without a Python that has it).
+TESTS += tests/test_onnx_dynshape.sh
+EXTRA_DIST += tests/test_onnx_dynshape.sh tests/onnx/dynshape.txt \
+	tests/onnx/make_dynshape.py \
+	tests/onnx/models/dyn_conv_wt_computed.onnx \
+	tests/onnx/models/dyn_conv_wt_input.onnx \
+	tests/onnx/models/dyn_if_shape.onnx \
+	tests/onnx/models/dyn_range_float.onnx \
+	tests/onnx/models/dyn_runtime_params.onnx \
+	tests/onnx/models/dyn_same_pool_conv.onnx \
+	tests/onnx/models/dyn_squeeze_noaxes.onnx \
+	tests/onnx/models/dyn_torch_pad.onnx
+
+# BERT and GPT-2 (small) from both PyTorch exporters at dynamic batch and
+# sequence, float32 and float16, against ONNX Runtime (skips without a
+# Python that has torch and transformers: $$MICA_TORCH_PYTHON).
+TESTS += tests/test_onnx_transformers.sh
+EXTRA_DIST += tests/test_onnx_transformers.sh
+
 # The command end to end on the models of tests/onnx/models/.
 TESTS += tests/test_cli_onnx.sh
 ONNX_TEST_MODELS = tests/onnx/make_models.py \

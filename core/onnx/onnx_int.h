@@ -76,7 +76,22 @@ void mica__ox_model_close(mica__ox_model_t *m);
 /* Map a file whole (read-only); *f zeroed on failure after a message. */
 mica_status_t mica__ox_file_map(mica_context_t *ctx, const char *path,
                                 const char *what, mica__ox_file_t *f);
+/* The same from descriptor fd (taken: closed in every case). */
+mica_status_t mica__ox_file_map_fd(mica_context_t *ctx, int fd,
+                                   const char *path, const char *what,
+                                   mica__ox_file_t *f);
 void mica__ox_file_unmap(mica__ox_file_t *f);
+
+/*
+ * How deep protobuf messages may nest in a file (a ModelProto is 1): 64
+ * levels of subgraphs (check_graph's bound) take 3 each, types a few.
+ * mica__ox_nest_check walks the wire format with this bound before
+ * protobuf-c unpacks it (which recurses on the stack per level).
+ */
+#define MICA__OX_MAX_NEST 256
+mica_status_t mica__ox_nest_check(mica_context_t *ctx, const char *path,
+                                  const ProtobufCMessageDescriptor *d,
+                                  const uint8_t *p, size_t n);
 
 /* The opset of `domain` ("" and "ai.onnx" are the default), 0 if none. */
 int64_t mica__ox_opset(const mica__ox_model_t *m, const char *domain);
@@ -589,7 +604,19 @@ mica_status_t mica__ox_need(mica__ox_t *x, mica__ox_node_t *n, int32_t k);
 int mica__ox_vec_ok(mica__ox_t *x, mica__ox_node_t *n, mica__ox_value_t *v,
                     const char *what);
 
-/* The values of a constant input as int64 (NULL, and a failure, if not). */
+/*
+ * Value v, needed as a constant, is computed on the host from integer
+ * inputs whose values the profile fixes (as mica__ox_fixed_sources
+ * says): ask for the import again with those inputs as constants (a
+ * failure that api.c's import turns into the second try).  MICA_OK when
+ * it is not such a value (*why, when set, then says what it depends on)
+ * or on the second try.
+ */
+mica_status_t mica__ox_want_fixed(mica__ox_t *x, mica__ox_node_t *n,
+                                  mica__ox_value_t *v, const char **why);
+/* The values of a constant input as int64 (NULL, and a failure, if not);
+ * one computed from inputs the profile fixes makes the import try again
+ * with those as constants (mica__ox_want_fixed). */
 int64_t *mica__ox_const_ints(mica__ox_t *x, mica__ox_node_t *n, int32_t i,
                              const char *what, int32_t *count);
 
@@ -700,6 +727,11 @@ mica_status_t mica__ox_parse_shapes(mica__ox_t *x, const char *spec,
 int mica__ox_profile_fixed(mica__ox_t *x, const mica__ox_value_t *v,
                            int32_t pos, int values, int64_t *out,
                            int32_t *n);
+/* The range of dimension i of graph input v in its profile (the shape
+ * options' min and max, one left out taken from another): 1 and *lo,
+ * *hi, or 0 when v is not an input the options give shapes for. */
+int mica__ox_dim_range(const mica__ox_t *x, const mica__ox_value_t *v,
+                       int32_t i, int64_t *lo, int64_t *hi);
 /* The graph inputs the value of tensor `t` is computed from, when each
  * is an integer input whose values the profile fixes and every layer on
  * the way computes on the host (shape arithmetic): their number, names

@@ -318,11 +318,19 @@ static mica_status_t op_squeeze(mica__ox_t *x, mica__ox_node_t *n)
     if (x->st != MICA_OK)
         return x->st;
     if (k < 0) {
+        /* A runtime dimension of an input whose profile keeps it above
+         * 1 stays (the result's rank is fixed when the network is
+         * built); one that may be 1 is refused. */
         for (i = k = 0; i < v->rank; i++) {
+            int64_t lo, hi;
+            if (v->d[i] < 0 && mica__ox_dim_range(x, v, i, &lo, &hi)
+                && (lo > 1 || hi < 1))
+                continue;
             if (v->d[i] < 0)
                 return OX_UNSUP(x, n, "squeezing every axis of length 1 "
                                 "when dimension %d is known only at run "
-                                "time (give axes)", (int)i);
+                                "time and its profile does not keep it "
+                                "above 1 (give axes)", (int)i);
             if (v->d[i] == 1)
                 all[k++] = i;
         }

@@ -63,24 +63,115 @@ int mica__ox_probe_bytes(const uint8_t *p, size_t n)
     return 1 + k + v == n || model_tag(p[1 + k + v]);
 }
 
+/*
+ * The nesting of a protobuf message, walked over its wire format before
+ * protobuf-c unpacks it: protobuf-c recurses on the C stack once per
+ * nested message, so a file whose TypeProtos or subgraphs nest thousands
+ * deep overflows the stack inside unpack, before any check of ours.  The
+ * walk follows the descriptors (a length-delimited field is a message
+ * where the descriptor says so, bytes or a string otherwise), recurses at
+ * most MICA__OX_MAX_NEST deep and visits each byte once per enclosing
+ * message.  Returns 0, or -1 with the offset of the field too deep in
+ * *at.  Bytes that do not parse end the walk (unpack reports them).
+ */
+static int wire_nest(const ProtobufCMessageDescriptor *d, const uint8_t *p,
+                     size_t n, size_t base, int depth, size_t *at)
+{
+    size_t i = 0, k;
+    uint64_t key, len;
+
+    while (i < n) {
+        k = varint(p + i, n - i, &key);
+        if (!k)
+            return 0;
+        i += k;
+        switch (key & 7) {
+        case 0:
+            k = varint(p + i, n - i, &len);
+            if (!k)
+                return 0;
+            i += k;
+            break;
+        case 1:
+            if (n - i < 8)
+                return 0;
+            i += 8;
+            break;
+        case 5:
+            if (n - i < 4)
+                return 0;
+            i += 4;
+            break;
+        case 2: {
+            const ProtobufCFieldDescriptor *f;
+            k = varint(p + i, n - i, &len);
+            if (!k || len > n - i - k)
+                return 0;
+            i += k;
+            f = key >> 3 <= UINT32_MAX
+                ? protobuf_c_message_descriptor_get_field(d,
+                                                          (unsigned)(key >> 3))
+                : NULL;
+            if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+                if (depth + 1 > MICA__OX_MAX_NEST) {
+                    *at = base + i;
+                    return -1;
+                }
+                if (wire_nest(f->descriptor, p + i, (size_t)len, base + i,
+                              depth + 1, at) != 0)
+                    return -1;
+            }
+            i += (size_t)len;
+            break;
+        }
+        default:                  /* groups: protobuf-c refuses them */
+            return 0;
+        }
+    }
+    return 0;
+}
+
+mica_status_t mica__ox_nest_check(mica_context_t *ctx, const char *path,
+                                  const ProtobufCMessageDescriptor *d,
+                                  const uint8_t *p, size_t n)
+{
+    size_t at = 0;
+    if (wire_nest(d, p, n, 0, 1, &at) == 0)
+        return MICA_OK;
+    return mica__fail(ctx, MICA_ERR_INVALID, "%s: protobuf messages nest "
+                      "more than %d deep (at byte %zu): a damaged or crafted "
+                      "file", path, MICA__OX_MAX_NEST, at);
+}
+
 mica_status_t mica__ox_file_map(mica_context_t *ctx, const char *path,
                                 const char *what, mica__ox_file_t *f)
 {
-    struct stat sb;
     int fd;
-    mica_status_t st = MICA_OK;
 
     memset(f, 0, sizeof *f);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO named here must not block the open. */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return mica__fail(ctx, errno == ENOENT ? MICA_ERR_NOT_FOUND
                           : MICA_ERR_IO, "%s: cannot open '%s': %s", what,
                           path, strerror(errno));
+    return mica__ox_file_map_fd(ctx, fd, path, what, f);
+}
+
+mica_status_t mica__ox_file_map_fd(mica_context_t *ctx, int fd,
+                                   const char *path, const char *what,
+                                   mica__ox_file_t *f)
+{
+    struct stat sb;
+    mica_status_t st = MICA_OK;
+
+    memset(f, 0, sizeof *f);
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         st = mica__fail(ctx, MICA_ERR_IO, "%s: '%s' is not a regular file",
                         what, path);
         goto out;
     }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     f->path = mica__strdup(path);
     if (!f->path) {
         st = mica__fail(ctx, MICA_ERR_NOMEM, "out of memory");
@@ -149,6 +240,48 @@ int64_t mica__ox_opset(const mica__ox_model_t *m, const char *domain)
     return 0;
 }
 
+/* Every name of g made once (static single assignment): a node output
+ * given twice, or one that is also an input or initializer of g, is
+ * refused (it was imported and renamed "y_1").  In `made`: 0 for an
+ * input or initializer, node + 1 for a node's output. */
+static mica_status_t check_names(mica__ox_model_t *m,
+                                 const Onnx__GraphProto *g)
+{
+    mica__index_t made = {0};
+    mica_status_t st = MICA_OK;
+    size_t i, j;
+
+    for (i = 0; i < g->n_input && st == MICA_OK; i++)
+        if (mica__index_put(&made, g->input[i]->name, 0) != 0)
+            st = mica__fail(m->ctx, MICA_ERR_NOMEM, "out of memory");
+    for (i = 0; i < g->n_initializer && st == MICA_OK; i++)
+        if (mica__index_put(&made, g->initializer[i]->name, 0) != 0)
+            st = mica__fail(m->ctx, MICA_ERR_NOMEM, "out of memory");
+    for (i = 0; i < g->n_node && st == MICA_OK; i++) {
+        const Onnx__NodeProto *n = g->node[i];
+        for (j = 0; j < n->n_output && st == MICA_OK; j++) {
+            const char *o = n->output[j];
+            int32_t was;
+            if (!o || !*o)
+                continue;       /* an optional output left out */
+            if ((was = mica__index_get(&made, o)) >= 0)
+                st = mica__fail(m->ctx, MICA_ERR_INVALID, "%s: node %zu "
+                                "(%s '%s') of graph '%s' makes '%s', which "
+                                "%s already makes: each name is made once",
+                                m->path, i, n->op_type,
+                                n->name ? n->name : "",
+                                g->name ? g->name : "", o,
+                                was > 0 ? "another node" : "the graph's "
+                                "inputs or initializers");
+            else if (i < INT32_MAX &&
+                     mica__index_put(&made, o, (int32_t)i + 1) != 0)
+                st = mica__fail(m->ctx, MICA_ERR_NOMEM, "out of memory");
+        }
+    }
+    mica__index_free(&made);
+    return st;
+}
+
 /* Every node of g (and of its subgraphs) has an op type; names exist. */
 static mica_status_t check_graph(mica__ox_model_t *m,
                                  const Onnx__GraphProto *g, int depth)
@@ -196,7 +329,7 @@ static mica_status_t check_graph(mica__ox_model_t *m,
             return mica__fail(m->ctx, MICA_ERR_INVALID, "%s: initializer %zu"
                               " of graph '%s' has no name", m->path, i,
                               g->name ? g->name : "");
-    return MICA_OK;
+    return check_names(m, g);
 }
 
 mica_status_t mica__ox_model_open(mica_context_t *ctx, const char *path,
@@ -228,6 +361,10 @@ mica_status_t mica__ox_model_open(mica_context_t *ctx, const char *path,
                         "first bytes are not those of a ModelProto)", path);
         goto fail;
     }
+    st = mica__ox_nest_check(ctx, path, &onnx__model_proto__descriptor,
+                             m->file.base, m->file.size);
+    if (st != MICA_OK)
+        goto fail;
     m->proto = onnx__model_proto__unpack(NULL, m->file.size, m->file.base);
     if (!m->proto) {
         st = mica__fail(ctx, MICA_ERR_INVALID, "%s: not a valid ONNX model: "

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "files.h"
 #include "onnx_int.h"
 #include "mica/kit_minifloat.h"
 
@@ -212,6 +214,8 @@ static mica_status_t external(mica__ox_model_t *m, const Onnx__TensorProto *t,
     int32_t k;
     mica__ox_file_t *f = NULL;
     mica_status_t st;
+    char err[MICA_ERROR_MAX];
+    int fd;
 
     for (i = 0; i < t->n_external_data; i++) {
         const Onnx__StringStringEntryProto *e = t->external_data[i];
@@ -244,24 +248,29 @@ static mica_status_t external(mica__ox_model_t *m, const Onnx__TensorProto *t,
         return mica__fail(m->ctx, MICA_ERR_INVALID, "%s: %s: external data "
                           "length %lld, but its shape and type need %zu "
                           "bytes", m->path, what, (long long)len, bytes);
-    path = *m->dir ? mica__asprintf("%s/%s", m->dir, loc)
-                   : mica__strdup(loc);
-    if (!path)
-        return mica__fail(m->ctx, MICA_ERR_NOMEM, "out of memory");
+    /* The model's folder rule (core/base/files.h): inside it after
+     * following links, a regular file; one map per real path. */
+    fd = mica__open_inside(m->ctx, m->dir, loc, &path, &st, err, sizeof err);
+    if (fd < 0)
+        return mica__fail(m->ctx, st, "%s: %s: external data: %s", m->path,
+                          what, err);
     for (k = 0; k < m->nb_ext && !f; k++)
         if (!strcmp(m->ext[k].path, path))
             f = &m->ext[k];
-    if (!f) {
+    if (f) {
+        close(fd);
+    } else {
         mica__ox_file_t *grown = realloc(m->ext, sizeof *grown *
                                          (size_t)(m->nb_ext + 1));
         char w[512];
         if (!grown) {
+            close(fd);
             free(path);
             return mica__fail(m->ctx, MICA_ERR_NOMEM, "out of memory");
         }
         m->ext = grown;
         snprintf(w, sizeof w, "%s: %s: external data", m->path, what);
-        st = mica__ox_file_map(m->ctx, path, w, &m->ext[m->nb_ext]);
+        st = mica__ox_file_map_fd(m->ctx, fd, path, w, &m->ext[m->nb_ext]);
         if (st != MICA_OK) {
             free(path);
             return st;

@@ -60,7 +60,6 @@ typedef struct pw {
     int32_t *first_reader, *next_reader; /* per tensor / per read: steps */
     int32_t *reader_step;
     size_t words;        /* uint64_t per bitset */
-    uint64_t *anc;       /* per step: its ancestors (steps) */
     uint64_t *mask;      /* scratch bitsets */
     uint64_t *span;
     int32_t *members;    /* per group: its steps, in step order */
@@ -132,55 +131,55 @@ static int compatible(const pw_t *x, int32_t a, int32_t b)
 
 #define BIT(b, s) ((b)[(size_t)(s) >> 6] & ((uint64_t)1 << ((s) & 63)))
 #define SET(b, s) ((b)[(size_t)(s) >> 6] |= (uint64_t)1 << ((s) & 63))
+#define CLEAR(b, s) ((b)[(size_t)(s) >> 6] &= ~((uint64_t)1 << ((s) & 63)))
 
-/* Every step's ancestors, through its inputs' producers (not a
- * Recurrence's back edge). */
-static void ancestors(pw_t *x)
-{
-    const mica_engine_t *e = x->e;
-    int32_t s, i;
-    size_t w;
+/* The most steps a group spans, first member to last: the convexity
+ * test sweeps them, so the pass stays linear on any graph (a 100,000-layer
+ * DAG whose skip connections span the whole network took minutes with a
+ * bitset of ancestors per step, and n^2/8 bytes; issue 25). */
+#define PW_SPAN 4096
 
-    for (s = 0; s < e->nb_layers; s++) {
-        const mica__layer_t *l = &e->layers[s];
-        uint64_t *a = x->anc + (size_t)s * x->words;
-        for (i = 0; i < l->nb_inputs; i++) {
-            int32_t t = l->inputs[i], ps;
-            if (t < 0 || mica__back_edge(l, i) ||
-                (ps = e->tensors[t].producer) < 0 || ps >= s)
-                continue;
-            SET(a, ps);
-            for (w = 0; w < x->words; w++)
-                a[w] |= x->anc[(size_t)ps * x->words + w];
-        }
-    }
-}
-
-/* Whether the steps list[0..n-1] form a convex set: no step outside
- * that is both a descendant of one and an ancestor of one. */
+/*
+ * Whether the steps list[0..n-1] (in step order) form a convex set: no
+ * step outside that is both a descendant of one and an ancestor of one.
+ * Every such path runs between the first and the last member, so one
+ * sweep over those steps decides: a step outside is reached when it reads
+ * a member or a reached step (not through a Recurrence's back edge); a
+ * member that reads a reached step closes a path that left the group.
+ */
 static int convex(pw_t *x, const int32_t *list, int32_t n)
 {
-    size_t w;
-    int32_t i, s;
+    const mica_engine_t *e = x->e;
+    int32_t lo = list[0], hi = list[n - 1], s, i;
+    int ok = 1;
 
-    memset(x->mask, 0, x->words * sizeof *x->mask);
-    memset(x->span, 0, x->words * sizeof *x->span);
+    if (hi - lo > PW_SPAN)
+        return 0;
     for (i = 0; i < n; i++)
         SET(x->mask, list[i]);
-    for (i = 0; i < n; i++)
-        for (w = 0; w < x->words; w++)
-            x->span[w] |= x->anc[(size_t)list[i] * x->words + w];
-    for (w = 0; w < x->words; w++)
-        x->span[w] &= ~x->mask[w];
-    for (s = 0; s < x->e->nb_layers; s++) {
-        const uint64_t *a = x->anc + (size_t)s * x->words;
-        if (!BIT(x->span, s))
-            continue;
-        for (w = 0; w < x->words; w++)
-            if (a[w] & x->mask[w])
-                return 0;
+    for (s = lo + 1; s <= hi && ok; s++) {
+        const mica__layer_t *l = &e->layers[s];
+        int member = BIT(x->mask, s) != 0;
+        for (i = 0; i < l->nb_inputs && ok; i++) {
+            int32_t t = l->inputs[i], ps;
+            if (t < 0 || mica__back_edge(l, i) ||
+                (ps = e->tensors[t].producer) < lo || ps >= s)
+                continue;
+            if (BIT(x->span, ps)) {
+                if (member)
+                    ok = 0;
+                else
+                    SET(x->span, s);
+            } else if (!member && BIT(x->mask, ps)) {
+                SET(x->span, s);
+            }
+        }
     }
-    return 1;
+    for (s = lo; s <= hi; s++)
+        CLEAR(x->span, s);
+    for (i = 0; i < n; i++)
+        CLEAR(x->mask, list[i]);
+    return ok;
 }
 
 /* Into x->list: the steps of groups g[0..ng-1] and step s, in step
@@ -214,11 +213,11 @@ static int fits(pw_t *x, const int32_t *list, int32_t n)
 {
     const mica_engine_t *e = x->e;
     int32_t i, j, k, r, ins = 0, outs = 0, coef = 0, seen[PW_INPUTS + 1];
+    int ok = 1;
 
-    memset(x->mask, 0, x->words * sizeof *x->mask);
     for (i = 0; i < n; i++)
         SET(x->mask, list[i]);
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < n && ok; i++) {
         const mica__layer_t *l = &e->layers[list[i]];
         int32_t t = l->outputs[0];
         coef += x->kind[list[i]] == K_SCALE ? 3 : 0;
@@ -228,15 +227,19 @@ static int fits(pw_t *x, const int32_t *list, int32_t n)
                 continue;
             for (k = 0; k < ins && seen[k] != u; k++)
                 ;
-            if (k == ins && (seen[ins++] = u, ins > PW_INPUTS))
-                return 0;
+            if (k == ins && (seen[ins++] = u, ins > PW_INPUTS)) {
+                ok = 0;
+                break;
+            }
         }
         k = mica__pass_is_output(&x->g, e->tensors[t].name);
         for (r = x->first_reader[t]; r >= 0 && !k; r = x->next_reader[r])
             k = !BIT(x->mask, x->reader_step[r]);
         outs += k;
     }
-    return outs <= PW_OUTPUTS && ins + coef <= PW_LEAVES;
+    for (i = 0; i < n; i++)
+        CLEAR(x->mask, list[i]);
+    return ok && outs <= PW_OUTPUTS && ins + coef <= PW_LEAVES;
 }
 
 /* Whether the steps list[0..n-1] may be one group. */
@@ -736,10 +739,6 @@ static mica_status_t setup(pw_t *x)
         !x->first_reader || !x->nb_members || !x->start ||
         !x->list || !x->mask || !x->span)
         return nomem(x);
-    /* a bitset of ancestors per step: what the convexity test reads */
-    if (x->words > SIZE_MAX / sizeof *x->anc / ns ||
-        !(x->anc = calloc(ns * x->words, sizeof *x->anc)))
-        return nomem(x);
     for (s = 0; s < x->net->nb_layers; s++) {
         x->step_of[s] = -1;
         if (mica__index_put(&layers, x->net->layers[s].name, s) != 0)
@@ -779,7 +778,6 @@ static mica_status_t setup(pw_t *x)
         x->kind[s] = candidate(x, s)
                          ? (int8_t)kind_of(x->net->layers[x->layer_of[s]].type)
                          : K_NONE;
-    ancestors(x);
     return mica__pass_graph_make(x->net, &x->g);
 nomem:
     mica__index_free(&layers);
@@ -795,7 +793,6 @@ static void cleanup(pw_t *x)
     free(x->first_reader);
     free(x->next_reader);
     free(x->reader_step);
-    free(x->anc);
     free(x->mask);
     free(x->span);
     free(x->members);

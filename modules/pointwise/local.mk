@@ -19,7 +19,8 @@ modules_mica_pointwise_la_CPPFLAGS = $(AM_CPPFLAGS) \
 # results (float16 conversions) then vectorize.
 modules_mica_pointwise_la_CFLAGS = $(AM_CFLAGS) -fno-trapping-math
 modules_mica_pointwise_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
-modules_mica_pointwise_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
+modules_mica_pointwise_la_LIBADD = modules/common/libmicamodkit_cpu.la \
+	modules/common/libmicamodkit.la $(LIBM)
 if MICA_CUDA
 modules_mica_pointwise_la_SOURCES += modules/pointwise/pw_cuda.c \
 	modules/pointwise/pw_cuda.h
