@@ -131,7 +131,10 @@ Version 1 (the default version)
       count        1
       required     no
       default      float16
-      values       float32, float16, int8, int32, bool, int64, uint8, bfloat16
+      values       float32, float16, int8, int32, bool, int64, uint8,
+                   bfloat16, float64, uint16, uint32, uint64, int16, fp8e4m3,
+                   fp8e5m2, int4, uint4, fp4e2m1, fp8e4m3fnuz, fp8e5m2fnuz,
+                   fp8e8m0
     w
       kind         weights
       count        1
