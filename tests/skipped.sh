@@ -11,6 +11,7 @@ groups='real ONNX models|tests/test_onnx_models|MICA_ONNX_LIGHT=the onnx wheel'"
 trained models from wheels|tests/test_onnx_real.sh|MICA_REAL_PYTHON=a Python with numpy and onnxruntime, MICA_REAL_WHEELS (.ci/run sets both)
 ONNX RNN against onnxruntime|tests/test_rnn_onnx.sh|MICA_PYTHON=a Python with numpy, onnx and onnxruntime
 compare against onnxruntime|tests/test_cli_compare_ref.sh|MICA_PYTHON=a Python with onnxruntime
+import mica (pytest)|tests/test_python.sh|MICA_PYTHON=a Python with numpy and pytest
 ONNX backend suite|tests/test_onnx_backend|the libonnx-testdata package
 Triton under a real tritonserver|tests/test_triton.sh|MICA_TRITON_VENV=a venv with nvidia-pytriton and tritonclient[http] (.ci/run makes one)'
 

@@ -85,9 +85,9 @@ fi
 run "$mica" compare "$m/mlp.onnx" --shapes in:0:2x4 --all-layers --b fp16
 if grep -q "^first layer that diverges: " "$tmp/out"; then
     is 1 "$rc" "--all-layers on an ONNX model, B in float16: exits 1"
-    has "$tmp/out" "^first layer that diverges: 'dense/matmul' (MatrixMultiply, " \
-        "  the first layer that diverges: the matrix product"
-    has "$tmp/out" "^the ONNX node it comes from: MatMul 'dense/matmul', inputs 'in:0', 'w', output 'mm'$" \
+    has "$tmp/out" "^first layer that diverges: '[^']*' ([A-Za-z]*, implementation " \
+        "  names the first layer that diverges"
+    has "$tmp/out" "^the ONNX node it comes from: [A-Za-z]* '[^']*', inputs '[^']*'.*, output '[^']*'$" \
         "  and its ONNX node, with its tensors"
 else
     skip "--all-layers on an ONNX model names the ONNX node" "no layer runs in float16 on this build's CPU"

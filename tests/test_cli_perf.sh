@@ -281,6 +281,15 @@ has "$tmp/out" "^  tensor 'd' (layer 'drift'): .*FAIL (4 of 6 elements)$" \
     "  its output differs"
 has "$tmp/out" "^first layer that diverges: 'drift' (Drift, implementation reference in A, skewed in B): output 'd'" \
     "  names the first layer that diverges"
+cmpx --b prefer=Drift=skewed --input "x=$tmp/p.npy" --bisect
+is 1 "$rc" "compare --bisect: exits 1"
+has "$tmp/out" "^bisecting over 2 tensors, one marked per step:$" \
+    "  over the network's two inner tensors"
+has "$tmp/out" "^first tensor that diverges (2 steps): 'd', output of layer 'drift' (Drift)$" \
+    "  finds the drift's output in two steps"
+cmpx --bisect
+is 0 "$rc" "compare --bisect, identical configurations: exits 0"
+has "$tmp/out" "^no tensor diverges (1 step)$" "  says no tensor diverges"
 cmpx --all-layers
 is 0 "$rc" "compare --all-layers, identical configurations: exits 0"
 has "$tmp/out" "^PASS: 1 output matches, and 2 intermediate tensors$" \

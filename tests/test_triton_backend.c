@@ -439,6 +439,61 @@ static void bad_models(void)
               "a max_batch_size the profiles do not cover");
 }
 
+/*
+ * An ONNX model with a symbolic batch (tests/onnx/models/batch.onnx,
+ * y = relu(x), x of [N, 4]) and no shapes parameters: the profile 1 to
+ * max_batch_size is derived; with max_batch_size 0 the error names the
+ * configuration's keys.
+ */
+static void onnx_batch(void)
+{
+    const char *top = getenv("MICA_TOP_SRCDIR");
+    char src[512], dst[512], buf[4096];
+    TRITONBACKEND_Model m;
+    FILE *in, *out;
+    size_t n;
+    char *msg;
+
+    if (!mica_onnx_available() || !top) {
+        skip_block(3, "no ONNX importer in this build, or no "
+                   "MICA_TOP_SRCDIR");
+        return;
+    }
+    snprintf(src, sizeof src, "%s/tests/onnx/models/batch.onnx", top);
+    snprintf(dst, sizeof dst, "%s/onnxb", dir);
+    mkdir(dst, 0700);
+    snprintf(dst, sizeof dst, "%s/onnxb/1", dir);
+    mkdir(dst, 0700);
+    snprintf(dst, sizeof dst, "%s/onnxb/1/model.onnx", dir);
+    if (!(in = fopen(src, "rb")) || !(out = fopen(dst, "wb")))
+        bail("cannot copy %s", src);
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        fwrite(buf, 1, n, out);
+    fclose(in);
+    fclose(out);
+    msg = load(&m, "onnxb", "{\"name\":\"onnxb\",\"max_batch_size\":8}");
+    ok(!msg, "an ONNX model with a symbolic batch loads without shapes "
+       "parameters (profile 1 to max_batch_size)%s%s", msg ? ": " : "",
+       msg ? msg : "");
+    if (!msg)
+        unload(&m);
+    else
+        skip("model 'onnxb' finalized");
+    is_string("model 'onnxb': input 'x' has runtime dimensions (-1x4, -1 "
+              "unknown) and max_batch_size is 0 (a batch of 1 to "
+              "max_batch_size is derived from it): give its profile in "
+              "config.pbtxt, parameters min_shapes, opt_shapes and max_shapes "
+              "(or shapes), e.g. { key: \"max_shapes\" value: { "
+              "string_value: \"x:...\" } }",
+              load(&m, "onnxb", "{\"name\":\"onnxb\",\"max_batch_size\":0}"),
+              "  with max_batch_size 0: the error names the config keys");
+    remove(dst);
+    snprintf(dst, sizeof dst, "%s/onnxb/1", dir);
+    rmdir(dst);
+    snprintf(dst, sizeof dst, "%s/onnxb", dir);
+    rmdir(dst);
+}
+
 /* A KIND_GPU instance: CUDA memory on both sides (CUDA builds). */
 static void gpu(TRITONBACKEND_Model *m)
 {
@@ -582,6 +637,7 @@ int main(void)
     }
     whole();
     bad_models();
+    onnx_batch();
     err = TRITONBACKEND_Finalize(&backend);
     ok(!err, "the backend finalizes");
     TRITONSERVER_ErrorDelete(err);

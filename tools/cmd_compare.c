@@ -76,6 +76,9 @@ static void usage(FILE *f)
         "  --all-layers      compare every tensor computed outside loops and\n"
         "                    conditionals, and name the first layer whose\n"
         "                    output diverges\n"
+        "  --bisect          --all-layers one tensor at a time, by\n"
+        "                    bisection (what --all-layers does when\n"
+        "                    marking every tensor fails)\n"
         "  --save-outputs DIR  the network outputs of A and B (each that\n"
         "                    ran) as DIR/A/NAME.npy and DIR/B/NAME.npy\n"
         "  --input, --seed, --shapes, --profile, --module-path, --threads:\n"
@@ -110,6 +113,7 @@ typedef struct compare {
     int nb_paths;
     cli_inputs_t inputs;
     const char *save_dir;       /* --save-outputs */
+    int bisect;                 /* --bisect, or marking all failed */
 } compare_t;
 
 /* One item list of --a or --b. */
@@ -267,6 +271,8 @@ static int parse(compare_t *c, int argc, char **argv, int *help)
                 return CLI_USAGE;
         } else if (!strcmp(a, "--all-layers")) {
             c->all_layers = 1;
+        } else if (!strcmp(a, "--bisect")) {
+            c->all_layers = c->bisect = 1;
         } else if (cli_is_opt(a, "--profile")) {
             if (!(v = cli_opt_value("compare", argc, argv, &i, "--profile")))
                 return CLI_USAGE;
@@ -501,6 +507,121 @@ out:
     return rc;
 }
 
+/*
+ * Mark tensor `name` alone in a fresh copy of the model, build and run A
+ * and B, and compare it into *d.  CLI_OK; 2 when a build failed with the
+ * mark (the tensor cannot be marked: skipped); CLI_ERROR otherwise.
+ */
+static int probe_one(mica_context_t *ctx, const compare_t *c,
+                     const char *name, diff_t *d)
+{
+    mica_manifest_t *m = NULL;
+    mica_engine_t *e[2] = {NULL, NULL};
+    mica_exec_t *x[2] = {NULL, NULL};
+    compare_side_t s[2];
+    mica_tensor_desc_t da;
+    int k, rc;
+    static const char *const which[2] = {"A", "B"};
+
+    memset(s, 0, sizeof s);
+    if ((rc = open_model(ctx, c->source, &m)) != CLI_OK)
+        return rc;
+    if (mica_network_mark_output(mica_manifest_network(m), name, NULL) !=
+        MICA_OK) {
+        rc = 2;
+        goto out;
+    }
+    for (k = 0; k < 2; k++)
+        if (build(ctx, m, &c->cfg[k], which[k], 0, &e[k]) != CLI_OK) {
+            rc = 2;
+            goto out;
+        }
+    for (k = 0; k < 2; k++) {
+        if ((rc = run_once(ctx, e[k], c, which[k], &x[k])) != CLI_OK)
+            goto out;
+        s[k].which = which[k];
+        s[k].exec = x[k];
+    }
+    rc = compare_named(ctx, s, name, c->atol, c->rtol, &da, d);
+out:
+    for (k = 0; k < 2; k++) {
+        if (x[k])
+            mica_exec_destroy(x[k]);
+        if (e[k])
+            mica_engine_destroy(e[k]);
+    }
+    mica_manifest_destroy(m);
+    return rc;
+}
+
+/*
+ * --all-layers where marking every tensor at once fails (or --bisect):
+ * find the first tensor that diverges by bisection over the tensors of
+ * the network as written (probe), one marked per step, assuming that
+ * once a tensor diverges the later ones do; a tensor that cannot be
+ * marked is left out.  *failed set when one diverges.
+ */
+static int bisect(mica_context_t *ctx, const compare_t *c,
+                  mica_engine_t *probe, const compare_origin_t *origin,
+                  int *failed)
+{
+    int32_t *t = NULL;
+    int n, lo = 0, hi, rc, steps = 0;
+    diff_t d;
+    mica_tensor_info_t info;
+    mica_layer_info_t l;
+
+    if ((rc = compare_candidates(probe, &t, &n)) != CLI_OK)
+        return rc;
+    printf("bisecting over %d tensors, one marked per step:\n", n);
+    hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        memset(&info, 0, sizeof info);
+        info.struct_size = sizeof info;
+        mica_engine_tensor(probe, t[mid], &info);
+        rc = probe_one(ctx, c, info.name, &d);
+        if (rc == CLI_ERROR)
+            goto out;
+        steps++;
+        if (rc == 2) { /* cannot be marked: left out */
+            printf("  tensor '%s': cannot be marked, left out\n", info.name);
+            memmove(t + mid, t + mid + 1, (size_t)(n - mid - 1) * sizeof *t);
+            n--;
+            hi--;
+            continue;
+        }
+        diff_print_short(stdout, info.name, "-", &d);
+        if (diff_failed(&d))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    rc = CLI_OK;
+    if (lo >= n) {
+        printf("no tensor diverges (%d step%s)\n\n", steps,
+               steps == 1 ? "" : "s");
+        goto out;
+    }
+    *failed = 1;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    memset(&l, 0, sizeof l);
+    l.struct_size = sizeof l;
+    mica_engine_tensor(probe, t[lo], &info);
+    mica_engine_layer(probe, info.producer, &l);
+    printf("first tensor that diverges (%d step%s): '%s', output of layer "
+           "'%s' (%s)\n", steps, steps == 1 ? "" : "s", info.name, l.name,
+           l.type);
+    if (origin && compare_origin_of(origin, l.name))
+        printf("the ONNX node it comes from: %s, output '%s'\n",
+               compare_origin_of(origin, l.name), info.name);
+    printf("\n");
+out:
+    free(t);
+    return rc;
+}
+
 int cmd_compare(int argc, char **argv)
 {
     compare_t c;
@@ -551,15 +672,36 @@ int cmd_compare(int argc, char **argv)
         rc = cli_error("out of memory");
         goto out;
     }
-    if (c.all_layers &&
+    if (c.all_layers && !c.bisect &&
         (rc = compare_mark_all(ctx, m, probe, &marked)) != CLI_OK)
         goto out;
-    mica_engine_destroy(probe);
-    probe = NULL;
     for (k = 0; k < 2; k++)
         if (!c.cfg[k].runner &&
-            (rc = build(ctx, m, &c.cfg[k], which[k], 0, &e[k])) != CLI_OK)
-            goto out;
+            build(ctx, m, &c.cfg[k], which[k], 0, &e[k]) != CLI_OK) {
+            if (!c.all_layers || c.bisect) {
+                rc = CLI_ERROR;
+                goto out;
+            }
+            /* Some tensor cannot be a network output there: bisect. */
+            printf("%s: marking every tensor fails (above): bisecting "
+                   "instead\n", which[k]);
+            c.bisect = 1;
+            marked = 0;
+            for (k = 0; k < 2; k++)
+                if (e[k]) {
+                    mica_engine_destroy(e[k]);
+                    e[k] = NULL;
+                }
+            mica_manifest_destroy(m);
+            m = NULL;
+            if ((rc = open_model(ctx, c.source, &m)) != CLI_OK)
+                goto out;
+            for (k = 0; k < 2; k++)
+                if ((rc = build(ctx, m, &c.cfg[k], which[k], 0, &e[k])) !=
+                    CLI_OK)
+                    goto out;
+            break;
+        }
     if ((rc = cli_inputs_complete(&c.inputs, e[mk], c.profile,
                                   cli_onnx_shapes())) != CLI_OK)
         goto out;
@@ -598,9 +740,13 @@ int cmd_compare(int argc, char **argv)
     if (c.all_layers && cli_onnx_probe(c.source) &&
         (rc = compare_origin_read(ctx, c.source, &origin)) != CLI_OK)
         goto out;
-    if (c.all_layers &&
+    if (c.all_layers && !c.bisect &&
         (rc = compare_layers(ctx, e, side, origin.nb ? &origin : NULL,
                              c.atol, c.rtol, &failed)) != CLI_OK)
+        goto out;
+    if (c.bisect &&
+        (rc = bisect(ctx, &c, probe, origin.nb ? &origin : NULL, &failed)) !=
+            CLI_OK)
         goto out;
     for (k = 0; outs[k]; k++) {
         mica_tensor_desc_t da;
@@ -618,7 +764,7 @@ int cmd_compare(int argc, char **argv)
     } else {
         printf("PASS: %d output%s match%s", k, k == 1 ? "" : "s",
                k == 1 ? "es" : "");
-        if (c.all_layers)
+        if (c.all_layers && !c.bisect)
             printf(", and %d intermediate tensors", marked);
         printf("\n");
     }

@@ -121,6 +121,11 @@ void compare_origin_free(compare_origin_t *o);
 int compare_mark_all(mica_context_t *ctx, mica_manifest_t *m,
                      mica_engine_t *probe, int *nb_marked);
 
+/* The tensors --all-layers compares, as indices of `probe`'s tensors, in
+ * execution order (each layer's outputs at top level that are neither
+ * network inputs nor outputs); *out malloc'd.  CLI_OK or CLI_ERROR. */
+int compare_candidates(mica_engine_t *probe, int32_t **out, int *nb);
+
 /* Compare tensor `name` of sides s[0] (A) and s[1] (B) into d (*da:
  * A's descriptor).  CLI_OK or CLI_ERROR (said). */
 int compare_named(mica_context_t *ctx, compare_side_t s[2],

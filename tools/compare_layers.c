@@ -49,6 +49,37 @@ int compare_mark_all(mica_context_t *ctx, mica_manifest_t *m,
     return CLI_OK;
 }
 
+int compare_candidates(mica_engine_t *probe, int32_t **out, int *nb)
+{
+    int32_t i, k, nl = mica_engine_nb_layers(probe);
+    int32_t *v = calloc((size_t)mica_engine_nb_tensors(probe) + 1,
+                        sizeof *v);
+
+    *out = v;
+    *nb = 0;
+    if (!v)
+        return cli_error("out of memory");
+    for (i = 0; i < nl; i++) {
+        mica_layer_info_t l;
+        memset(&l, 0, sizeof l);
+        l.struct_size = sizeof l;
+        if (mica_engine_layer(probe, i, &l) != MICA_OK || l.construct >= 0)
+            continue;
+        for (k = 0; k < l.nb_outputs; k++) {
+            mica_tensor_info_t t;
+            memset(&t, 0, sizeof t);
+            t.struct_size = sizeof t;
+            if (l.outputs[k] < 0 ||
+                mica_engine_tensor(probe, l.outputs[k], &t) != MICA_OK ||
+                t.is_input || t.is_output ||
+                (t.kind != MICA_TENSOR_EXECUTION && t.kind != MICA_TENSOR_BOTH))
+                continue;
+            v[(*nb)++] = l.outputs[k];
+        }
+    }
+    return CLI_OK;
+}
+
 /* Compare tensor `name` of both sides into d; CLI_ERROR after a
  * message. */
 int compare_named(mica_context_t *ctx, compare_side_t s[2],

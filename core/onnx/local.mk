@@ -109,6 +109,7 @@ EXTRA_DIST += tests/test_onnx_transformers.sh
 TESTS += tests/test_cli_onnx.sh
 ONNX_TEST_MODELS = tests/onnx/make_models.py \
 	tests/onnx/models/mlp.onnx tests/onnx/models/mlp.in_0.npy \
+	tests/onnx/models/batch.onnx \
 	tests/onnx/models/mlp.want.out_relu.npy \
 	tests/onnx/models/mlp.want.out_sum.npy \
 	tests/onnx/models/ext.onnx tests/onnx/models/ext.data \

@@ -149,3 +149,9 @@ save(model(
     [nh.from_array(np.array([4, 3, 3, 3], np.int64), "kshape"),
      nh.from_array(np.array([2, 4, 32, 32], np.int64), "bshape")]),
     "splat", {"x": rng.standard_normal((2, 3, 32, 32)).astype(np.float32)})
+
+# A symbolic batch and nothing else (the Triton backend derives its
+# profile from max_batch_size): y = relu(x), x of [N, 4].
+save(model([h.make_node("Relu", ["x"], ["y"], name="act")],
+           [h.make_tensor_value_info("x", T.FLOAT, ["N", 4])],
+           [h.make_tensor_value_info("y", T.FLOAT, ["N", 4])]), "batch")

@@ -76,6 +76,9 @@ typedef struct mica__tb_model {
                                   (ONNX), or NULL */
     int32_t has_shapes;
     int32_t threads;           /* parameter threads, 0: the backend's */
+    int64_t config_batch;      /* the configuration's max_batch_size as
+                                  given (an ONNX model's derived profile) */
+    char *derived[3];          /* that profile: min, opt, max shapes */
     int32_t max_batch;         /* max_batch_size; 0: no batching */
     int32_t nb_inputs;
     int32_t nb_outputs;

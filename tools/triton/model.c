@@ -45,6 +45,8 @@ static void model_free(mica__tb_model_t *m)
     free(m->prefer);
     for (s = 0; s < 4; s++)
         free(m->shapes[s]);
+    for (s = 0; s < 3; s++)
+        free(m->derived[s]);
     free(m);
 }
 
@@ -60,6 +62,9 @@ static TRITONSERVER_Error *read_params(mica__tb_model_t *m,
     int k;
 
     *file = NULL;
+    if (mica__json_get(config, "max_batch_size"))
+        mica__json_int(mica__json_get(config, "max_batch_size"),
+                       &m->config_batch);
     p = mica__json_get(config, "parameters");
     for (p = p ? p->child : NULL; p; p = p->next) {
         const char *v = mica__json_string(mica__json_get(p, "string_value"));

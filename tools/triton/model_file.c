@@ -146,8 +146,80 @@ done:
     return err;
 }
 
+/* Append "NAME:D0xD1..." (dims, the first replaced by `batch`) to the
+ * derived shapes list *list.  NULL, or an error. */
+static TRITONSERVER_Error *derive_add(char **list, const char *name,
+                                      const char *dims, int64_t batch)
+{
+    const char *rest = strchr(dims, 'x');
+    size_t n = (*list ? strlen(*list) : 0) + strlen(name) + strlen(dims) + 32;
+    char *v = malloc(n);
+    if (!v)
+        return mica__tb_error(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+    snprintf(v, n, "%s%s%s:%lld%s", *list ? *list : "", *list ? "," : "",
+             name, (long long)batch, rest ? rest : "");
+    free(*list);
+    *list = v;
+    return NULL;
+}
+
+/*
+ * An ONNX import refused for want of a profile: the importer's message
+ * "...: input 'NAME' has runtime dimensions (DIMS, -1 unknown): ..."
+ * (core/onnx/profile.c) names the input.  Where only its first dimension
+ * is a runtime one and the configuration says max_batch_size B > 0, that
+ * dimension is the batch: add the profile 1 / B / B of it to
+ * model->derived and return 1 (import again).  Otherwise 0, with the
+ * error to give in *err, naming the configuration's keys.
+ */
+static int derive_profile(mica__tb_model_t *model, const char *msg,
+                          TRITONSERVER_Error **err)
+{
+    const char *p = strstr(msg, "input '"), *q, *dims;
+    char name[256], ds[160];
+    size_t n;
+
+    *err = NULL;
+    if (!p || !(q = strstr(p + 7, "' has runtime dimensions (")))
+        return 0;
+    n = (size_t)(q - (p + 7));
+    dims = q + strlen("' has runtime dimensions (");
+    if (n >= sizeof name || !strchr(dims, ','))
+        return 0;
+    memcpy(name, p + 7, n);
+    name[n] = '\0';
+    n = (size_t)(strchr(dims, ',') - dims);
+    if (n >= sizeof ds)
+        return 0;
+    memcpy(ds, dims, n);
+    ds[n] = '\0';
+    if (model->config_batch > 0 && strncmp(ds, "-1", 2) == 0 &&
+        !strstr(ds + 2, "-1")) {
+        if ((*err = derive_add(&model->derived[0], name, ds, 1)) ||
+            (*err = derive_add(&model->derived[1], name, ds,
+                               model->config_batch)) ||
+            (*err = derive_add(&model->derived[2], name, ds,
+                               model->config_batch)))
+            return 0;
+        return 1;
+    }
+    *err = mica__tb_error(TRITONSERVER_ERROR_INVALID_ARG, "model '%s': "
+                          "input '%s' has runtime dimensions (%s, -1 "
+                          "unknown)%s: give its profile in config.pbtxt, "
+                          "parameters min_shapes, opt_shapes and max_shapes "
+                          "(or shapes), e.g. { key: \"max_shapes\" value: { "
+                          "string_value: \"%s:...\" } }", model->name, name,
+                          ds, strncmp(ds, "-1", 2) == 0 &&
+                          model->config_batch <= 0
+                              ? " and max_batch_size is 0 (a batch of 1 to "
+                                "max_batch_size is derived from it)"
+                              : " beyond the batch", name);
+    return 0;
+}
+
 /* The network of a manifest or an ONNX file and its build configuration;
- * *keep and *onnx own what the network lives in. */
+ * *keep and *onnx own what the network lives in.  An ONNX model without
+ * the shapes parameters gets the batch profile derive_profile makes. */
 static TRITONSERVER_Error *make_network(mica__tb_model_t *model,
                                         mica_manifest_t **keep,
                                         mica_onnx_model_t **onnx,
@@ -156,15 +228,30 @@ static TRITONSERVER_Error *make_network(mica__tb_model_t *model,
 {
     mica_onnx_options_t opt;
     mica_status_t st;
+    TRITONSERVER_Error *err;
+    int tries;
 
     if (model->format == MICA__TB_ONNX) {
-        memset(&opt, 0, sizeof opt);
-        opt.struct_size = sizeof opt;
-        opt.shapes = model->shapes[0];
-        opt.min_shapes = model->shapes[1];
-        opt.opt_shapes = model->shapes[2];
-        opt.max_shapes = model->shapes[3];
-        st = mica_onnx_import(model->ctx, model->path, &opt, onnx);
+        for (tries = 0; tries < 256; tries++) {
+            memset(&opt, 0, sizeof opt);
+            opt.struct_size = sizeof opt;
+            opt.shapes = model->shapes[0];
+            opt.min_shapes = model->has_shapes ? model->shapes[1]
+                                               : model->derived[0];
+            opt.opt_shapes = model->has_shapes ? model->shapes[2]
+                                               : model->derived[1];
+            opt.max_shapes = model->has_shapes ? model->shapes[3]
+                                               : model->derived[2];
+            st = mica_onnx_import(model->ctx, model->path, &opt, onnx);
+            if (st == MICA_OK || model->has_shapes)
+                break;
+            if (!derive_profile(model, mica_context_error(model->ctx),
+                                &err)) {
+                if (err)
+                    return err;
+                break;
+            }
+        }
         if (st == MICA_OK)
             st = mica_onnx_manifest(*onnx, keep);
     } else {
