@@ -64,6 +64,52 @@ static th_fields_t *global(void)
     return pool2d("average", 7, 7);
 }
 
+/* Dilation (ONNX's dilations): the window's positions two apart, max
+ * without padding, average counting a padding of 1; values by hand
+ * (x[i][j] = 5 i + j), then every implementation against the reference
+ * (cuDNN's takes none: a skip; the builder picks cuda there). */
+static void dilated(void)
+{
+    static const int64_t two[] = {2, 2}, one[] = {1, 1};
+    static const double mx[] = {12, 13, 14, 17, 18, 19};
+    static const double av[] = {1.5, 3, 3.5, 4, 2, 3, 6, 7, 8, 4, 5.5, 11,
+                                12, 13, 6.5, 2.75, 5.5, 6, 6.5, 3.25};
+    double xv[20];
+    th_tensor_t x, wm, wa;
+    th_fields_t *f;
+    int i;
+
+    for (i = 0; i < 20; i++)
+        xv[i] = i;
+    x = th_tensor(MICA_FLOAT32, 4, (const int64_t[]){1, 1, 4, 5}, xv);
+    wm = th_tensor(MICA_FLOAT32, 4, (const int64_t[]){1, 1, 2, 3}, mx);
+    wa = th_tensor(MICA_FLOAT32, 4, (const int64_t[]){1, 1, 4, 5}, av);
+    f = th_f_ints(pool2d("max", 2, 2), "dilation", 2, two);
+    th_check("max 2x2 dilation 2", "Pooling", f, 1, &x, 1, &wm, 1e-6);
+    f = th_f_ints(pool2d("average", 2, 2), "dilation", 2, two);
+    th_f_ints(f, "padding", 2, one);
+    th_f_bool(f, "average_count_excludes_padding", 0);
+    th_check("average 2x2 dilation 2 padding 1", "Pooling", f, 1, &x, 1,
+             &wa, 1e-6);
+    for (i = 0; impls[i]; i++) {
+        const char *impl = strchr(impls[i], ':') + 1;
+        uint32_t dev = strncmp(impls[i], "cuda", 4) ? MICA_DEVICE_CPU
+                                                     : MICA_DEVICE_CUDA;
+        char label[64];
+        snprintf(label, sizeof label, "max dilation 2: %s", impls[i]);
+        if (!strcmp(impl, "cudnn")) { /* takes no dilation: cuda runs it */
+            skip("%s: cuDNN's pooling has no dilation", label);
+            continue;
+        }
+        th_check_impl(label, "Pooling",
+                      th_f_ints(pool2d("max", 2, 2), "dilation", 2, two), 1,
+                      &x, 1, dev, impl, 1e-6);
+    }
+    th_free(&x);
+    th_free(&wm);
+    th_free(&wa);
+}
+
 static void bigger(void)
 {
     static const int64_t lo[] = {1, 8, 7, 7}, hi[] = {4, 8, 20, 20};
@@ -283,6 +329,7 @@ int main(void)
         gc_run(c, impls, 1e-5, 2e-3);
         gc_dynamic(c, nd, spatial, nd, impls, 1e-5);
     }
+    dilated();
     bigger();
     formats();
     channels_last();

@@ -424,8 +424,11 @@ static mica__ox_value_t *pool_layer(mica__ox_t *x, mica__ox_node_t *n,
     mica__ox_value_t *o;
     int64_t od[5];
     int32_t i;
+    int dilated = 0;
     if (!v || x->st != MICA_OK)
         return NULL;
+    for (i = 0; i < w->nd; i++)
+        dilated |= w->d[i] != 1;
     if (w->unsq)
         v = trail1(x, n, v);
     if (!v)
@@ -433,7 +436,7 @@ static mica__ox_value_t *pool_layer(mica__ox_t *x, mica__ox_node_t *n,
     l = mica__ox_layer(x, n, "Pooling", NULL);
     mica__ox_in(x, l, mica__ox_tensor(x, n, v));
     mica__ox_p_str(x, l, "type", avg ? "average" : "max");
-    window_params(x, l, w, "window_size", 0);
+    window_params(x, l, w, "window_size", dilated);
     if (avg)
         mica__ox_p_bool(x, l, "average_count_excludes_padding", !include);
     od[0] = v->d[0];
@@ -475,22 +478,20 @@ static mica_status_t pool(mica__ox_t *x, mica__ox_node_t *n, int mode)
         return OX_BAD(x, n, "no kernel_shape");
     if (window(x, n, v, ks, nk, 0, &w) != MICA_OK)
         return x->st;
-    for (i = 0; i < w.nd; i++)
-        if (w.d[i] != 1)
-            return OX_UNSUP(x, n, "dilations (the Pooling layer has none)");
     if (mica__ox_attr_i(n, "ceil_mode", 0)) {
         /* Round the output up by padding the end; a last window that
          * would start in the padding is dropped (as ONNX Runtime). */
         for (i = 0; i < nk; i++) {
-            int64_t in = v->d[2 + i], span, out, extra;
+            int64_t in = v->d[2 + i], span, out, extra,
+                    ext = (w.k[i] - 1) * w.d[i] + 1;
             if (in < 0)
                 return OX_UNSUP(x, n, "ceil_mode over an axis known only "
                                 "at run time");
-            span = in + w.pre[i] + w.post[i] - w.k[i];
+            span = in + w.pre[i] + w.post[i] - ext;
             out = (span + w.s[i] - 1) / w.s[i] + 1;
             if ((out - 1) * w.s[i] >= in + w.pre[i])
                 out--;
-            extra = (out - 1) * w.s[i] + w.k[i] - (in + w.pre[i] + w.post[i]);
+            extra = (out - 1) * w.s[i] + ext - (in + w.pre[i] + w.post[i]);
             if (extra > 0) {
                 if (avg && include)
                     return OX_UNSUP(x, n, "ceil_mode with count_include_pad"

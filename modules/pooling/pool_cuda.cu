@@ -21,7 +21,7 @@ namespace {
 
 struct pool_args {
     int64_t planes, chans, total;
-    int64_t in[3], out[3], k[3], stride[3], pre[3];
+    int64_t in[3], out[3], k[3], stride[3], pre[3], dil[3];
     int type, exclude;
     float blend;
 };
@@ -38,8 +38,8 @@ __global__ void pool_kernel(pool_args a, const T *__restrict__ x,
 
     for (; i < a.total; i += step) {
         /* y [n, z0, z1, z2, c], c of chans (1: linear, n the plane) */
-        int64_t r = i / a.chans, c = i % a.chans, z[3], n, lo[3], hi[3];
-        int64_t p0, p1, p2, valid;
+        int64_t r = i / a.chans, c = i % a.chans, z[3], n, lo[3];
+        int64_t a0, a1, a2, p0, p1, p2, valid = 0;
         float mx = -INFINITY, sum = 0.0f, avg, v;
         int d;
         z[2] = r % a.out[2];
@@ -48,24 +48,30 @@ __global__ void pool_kernel(pool_args a, const T *__restrict__ x,
         r /= a.out[1];
         z[0] = r % a.out[0];
         n = r / a.out[0];
-        for (d = 0; d < 3; d++) {
+        for (d = 0; d < 3; d++)
             lo[d] = z[d] * a.stride[d] - a.pre[d];
-            hi[d] = lo[d] + a.k[d];
-            lo[d] = lo[d] < 0 ? 0 : lo[d];
-            hi[d] = hi[d] > a.in[d] ? a.in[d] : hi[d];
-        }
         const T *xp = x + n * a.chans * a.in[0] * a.in[1] * a.in[2] + c;
-        for (p0 = lo[0]; p0 < hi[0]; p0++)
-            for (p1 = lo[1]; p1 < hi[1]; p1++)
-                for (p2 = lo[2]; p2 < hi[2]; p2++) {
+        /* the window's positions lo + a * dil inside the input */
+        for (a0 = 0; a0 < a.k[0]; a0++) {
+            p0 = lo[0] + a0 * a.dil[0];
+            if (p0 < 0 || p0 >= a.in[0])
+                continue;
+            for (a1 = 0; a1 < a.k[1]; a1++) {
+                p1 = lo[1] + a1 * a.dil[1];
+                if (p1 < 0 || p1 >= a.in[1])
+                    continue;
+                for (a2 = 0; a2 < a.k[2]; a2++) {
+                    p2 = lo[2] + a2 * a.dil[2];
+                    if (p2 < 0 || p2 >= a.in[2])
+                        continue;
                     v = mica__to_f(
                         xp[((p0 * a.in[1] + p1) * a.in[2] + p2) * a.chans]);
                     mx = v > mx ? v : mx;
                     sum += v;
+                    valid++;
                 }
-        valid = 1;
-        for (d = 0; d < 3; d++)
-            valid *= hi[d] > lo[d] ? hi[d] - lo[d] : 0;
+            }
+        }
         if (a.exclude)
             avg = valid ? sum / (float)valid : 0.0f;
         else
@@ -102,6 +108,7 @@ extern "C" mica_status_t mica__pool_cuda(const mica__pool_problem_t *pb,
         a.k[i] = p->win.k[i];
         a.stride[i] = p->win.stride[i];
         a.pre[i] = p->win.pre[i];
+        a.dil[i] = p->win.dil[i];
     }
     a.type = p->type;
     a.exclude = p->exclude_pad;

@@ -29,7 +29,8 @@ int mica__pool_cudnn_takes(const mica__pool_problem_t *pb)
     if (pb->p->type == MICA__POOL_BLEND || mica__pool_has_empty_window(pb))
         return 0;
     for (i = 0; i < 3; i++)
-        if (w->pre[i] != w->post[i] || w->pre[i] >= w->k[i])
+        if (w->pre[i] != w->post[i] || w->pre[i] >= w->k[i] ||
+            w->dil[i] != 1) /* cuDNN's pooling has no dilation */
             return 0;
     d[0] = pb->planes;
     for (i = 0; i < 3; i++)

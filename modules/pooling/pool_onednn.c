@@ -48,7 +48,7 @@ static mica_status_t make_one(mica__dnnl_run_t *run,
         yd[2 + i] = pb->out[3 - nd + i];
         strides[i] = w->stride[3 - nd + i];
         kernel[i] = w->k[3 - nd + i];
-        dil[i] = 0;
+        dil[i] = w->dil[3 - nd + i] - 1; /* oneDNN counts from 0 */
         pre[i] = w->pre[3 - nd + i];
         post[i] = w->post[3 - nd + i];
     }

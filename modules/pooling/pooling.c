@@ -54,6 +54,9 @@ static const mica_field_schema_t pool_fields[] = {
     {"average_count_excludes_padding", MICA_FIELD_BOOL, 1, 0, 1, &yes, NULL,
      "average over the window's positions inside the input (default true) "
      "or over the whole window"},
+    MICA__WINDOW_FIELD("dilation", "spacing of the window's positions per "
+                       "spatial dimension (default 1; beyond TensorRT, for "
+                       "ONNX)"),
 };
 
 /* ---- the problem and the reference -------------------------------------- */
@@ -89,7 +92,7 @@ int mica__pool_has_empty_window(const mica__pool_problem_t *pb)
     /* Only the first or the last window along a dimension can. */
     for (i = 0; i < 3; i++)
         if (pb->out[i] > 0 &&
-            (w->pre[i] >= w->k[i] ||
+            (w->pre[i] >= mica__window_extent(w, i) ||
              (pb->out[i] - 1) * w->stride[i] - w->pre[i] >= pb->in[i]))
             return 1;
     return 0;
@@ -127,7 +130,8 @@ static double pool_at(const mica__pool_problem_t *pb, const void *x,
                 int inside = 1;
                 double v;
                 for (d = 0; d < 3; d++) {
-                    pos[d] = z[d] * w->stride[d] - w->pre[d] + a[d];
+                    pos[d] = z[d] * w->stride[d] - w->pre[d] +
+                             a[d] * w->dil[d];
                     inside &= pos[d] >= 0 && pos[d] < pb->in[d];
                 }
                 if (!inside)
@@ -288,7 +292,7 @@ static mica_status_t read_params(const mica_fields_t *f,
         return MICA_KIT_FAIL(err, "blend_factor is %g: it must be in [0, 1]",
                              blend);
     p->blend = (float)blend;
-    return mica__window_read(f, "window_size", 0, 0, &p->win, err);
+    return mica__window_read(f, "window_size", 1, 0, &p->win, err);
 }
 
 static mica_layer_t *pool_create(const mica_layer_creator_t *creator,
