@@ -113,6 +113,7 @@ ONNX_TEST_MODELS = tests/onnx/make_models.py \
 	tests/onnx/models/mlp.want.out_relu.npy \
 	tests/onnx/models/mlp.want.out_sum.npy \
 	tests/onnx/models/ext.onnx tests/onnx/models/ext.data \
+	tests/onnx/models/ext-data.onnx \
 	tests/onnx/models/big.onnx tests/onnx/models/unsupported.onnx \
 	tests/onnx/models/custom_ns.onnx tests/onnx/models/badattr.onnx \
 	tests/onnx/models/complex.onnx tests/onnx/models/thirdparty.onnx \

@@ -204,6 +204,10 @@ _capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 def _dlpack(x: Any, stream: Optional[int]) -> Tuple[Any, int, Dims, int, int]:
     """(capsule, address, dims, mica dtype, DLPack device type) of a DLPack
     tensor, which must be C-contiguous."""
+    if stream == 0:
+        # DLPack names CUDA's legacy default stream 1 (0 is ambiguous
+        # there and refused by PyTorch); the context's null stream is it.
+        stream = 1
     try:
         cap = x.__dlpack__(stream=stream)
     except TypeError:
