@@ -98,8 +98,9 @@ def export(args, name, path):
             super().__init__()
             self.m = m
 
-        def forward(self, *a):
-            return Wrap(self.m, name)(*a)
+        # named arguments: torch.export's dynamic_shapes name them
+        def forward(self, a, b=None):
+            return Wrap(self.m, name)(*([a] if b is None else [a, b]))
 
     dyn = {k: ({0: "batch", 1: "seq"} if k != "pixel_values" else
                {0: "batch"}) for k in names}
@@ -109,12 +110,19 @@ def export(args, name, path):
     for how in tries:
         try:
             if how == "dynamo":
-                torch.onnx.export(Mod(), tuple(feeds.values()), path,
+                # dynamic_shapes: torch 2.9 and later refuse dynamic_axes
+                # with dynamo; a sequence of at least 2 (torch.export
+                # specializes lengths of 0 and 1)
+                dims = {"batch": torch.export.Dim("batch", min=1),
+                        "seq": torch.export.Dim("seq", min=2)}
+                ds = {a: {i: dims[v] for i, v in dyn[k].items()}
+                      for a, k in zip(("a", "b"), names)}
+                torch.onnx.export(Mod().eval(), tuple(feeds.values()), path,
                                   input_names=names, output_names=["out"],
-                                  dynamic_axes=dyn, dynamo=True,
+                                  dynamic_shapes=ds, dynamo=True,
                                   external_data=False)
             else:
-                torch.onnx.export(Mod(), tuple(feeds.values()), path,
+                torch.onnx.export(Mod().eval(), tuple(feeds.values()), path,
                                   input_names=names, output_names=["out"],
                                   dynamic_axes=dyn, opset_version=17,
                                   dynamo=False)

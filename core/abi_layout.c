@@ -13,6 +13,14 @@
 #include "mica/module.h"
 #include "mica/mica.h"
 
+/* Element types: values frozen, new ones appended. */
+static_assert(MICA_BFLOAT16 == 7, "the dtypes of version 1 are frozen");
+static_assert(MICA_FLOAT64 == 8 && MICA_INT16 == 12 && MICA_FP8E4M3 == 13 &&
+              MICA_INT4 == 15 && MICA_FP8E8M0 == 20,
+              "dtypes appended 2026-11-28");
+static_assert(MICA_DTYPE_COUNT_ <= 32,
+              "a fusion rule's dtypes is a mask of 32 bits");
+
 #if defined(__x86_64__) || defined(__aarch64__)
 static_assert(sizeof(mica_dims_t) == 72, "mica_dims_t is frozen");
 static_assert(offsetof(mica_dims_t, d) == 8, "mica_dims_t is frozen");
@@ -129,7 +137,11 @@ static_assert(offsetof(mica_fusion_rule_t, tensor_conds) == 104,
               "fusion rule: tensor tests appended");
 static_assert(offsetof(mica_fusion_rule_t, const_params) == 112,
               "fusion rule: const params appended");
-static_assert(sizeof(mica_fusion_rule_t) == 128, "fusion rule v2");
+static_assert(offsetof(mica_fusion_rule_t, weight_params) == 128,
+              "fusion rule: weights params appended");
+static_assert(sizeof(mica_fusion_rule_t) == 144, "fusion rule v3");
+static_assert(sizeof(mica_fusion_weight_param_t) == 16,
+              "mica_fusion_weight_param_t is frozen");
 static_assert(sizeof(mica_fusion_link_t) == 16, "mica_fusion_link_t is frozen");
 static_assert(sizeof(mica_fusion_tensor_cond_t) == 40,
               "mica_fusion_tensor_cond_t is frozen");

@@ -76,6 +76,15 @@ static mica_status_t check_last_value(mica__build_t *b, int32_t s)
                       p >= 0 ? "'" : "");
 }
 
+/* Whether construct k is a loop or inside one. */
+static int in_loop(const mica_engine_t *e, int32_t k)
+{
+    for (; k >= 0; k = e->constructs[k].parent)
+        if (e->constructs[k].kind == MICA_CONSTRUCT_LOOP)
+            return 1;
+    return 0;
+}
+
 mica_status_t mica__control_check(mica__build_t *b)
 {
     mica_engine_t *e = b->e;
@@ -103,7 +112,14 @@ mica_status_t mica__control_check(mica__build_t *b)
                               l->info.implementation);
         if (!k)
             continue;
-        if (l->run_host)
+        /* Shape arithmetic inside a conditional (a Shape of a value of a
+         * branch, what is computed from it) is computed before the
+         * layers run, as everywhere: its values depend on dimensions
+         * alone, the same whichever branch runs.  Not inside a loop
+         * (dimensions may change with each iteration), nor by the
+         * conditional's own boundary layers. */
+        if (l->run_host && (in_loop(e, l->construct) ||
+                            l->info.role != MICA_ROLE_NONE))
             for (i = 0; i < l->nb_outputs; i++)
                 if (e->tensors[l->outputs[i]].need_s)
                     return mica__fail(b->ctx, MICA_ERR_UNSUPPORTED,

@@ -18,9 +18,11 @@
  * than every tensor left linear).  Then each of its tensors, inputs
  * first, takes the first
  * format its implementation accepts, given the formats before it: an
- * input its current format, else the other; an output the preferred
- * format where a later layer would read it so (the one asked for, for a
- * network output), else the other.  Every implementation supports
+ * input its current format, else the other; an output the format a
+ * later layer would read it in (the one asked for, for a network
+ * output), else the other, whether the layer prefers channels last or
+ * not (one that accepts making an output in channels last from linear
+ * inputs does the reorder's work itself, in the same pass).  Every implementation supports
  * linear, so linear is always left.
  *
  * Where the format a layer reads differs from the one its input was made
@@ -57,23 +59,6 @@ static uint32_t channels_last(int32_t r)
 static int aware(const mica_layer_ops_t *ops)
 {
     return ops->struct_size > offsetof(mica_layer_ops_t, set_tactic);
-}
-
-/* Whether tensor t's linear and channels-last layouts are the same bytes
- * (its dims known: one channel, or one spatial position). */
-static int same_bytes(const mica__tensor_t *t)
-{
-    const mica_dims_t *d = &t->dims;
-    int64_t sp = 1;
-    int32_t k;
-    if (d->nb_dims < 4 || d->d[1] < 0)
-        return 0;
-    for (k = 2; k < d->nb_dims; k++) {
-        if (d->d[k] < 0)
-            return 0;
-        sp *= d->d[k];
-    }
-    return d->d[1] == 1 || sp == 1;
 }
 
 /* Whether tensor t may be in channels last at all. */
@@ -150,10 +135,9 @@ static int read_in_cl(const mica_engine_t *e, int32_t s, int32_t t)
 }
 
 /* The formats of layer s's tensors into the plan, its inputs as they are
- * made and outputs linear (cl 0), its outputs in channels last where
- * they will be read so (cl 1), and its inputs too, reordered where need
- * be (cl 2); or 0 if its implementation takes none of the candidates at
- * some position. */
+ * made (cl 0 and 1) or in channels last, reordered where need be (cl 2),
+ * its outputs in channels last where they will be read so; or 0 if its
+ * implementation takes none of the candidates at some position. */
 static int try_mode(plan_t *p, int32_t s, int cl)
 {
     const mica_engine_t *e = p->e;
@@ -194,11 +178,11 @@ static int try_mode(plan_t *p, int32_t s, int cl)
         } else if (e->tensors[t].is_output) { /* as it is asked for */
             cand[0] = p->want[t];
             nc = 1;
-        } else if ((cl || same_bytes(&e->tensors[t])) &&
-                   read_in_cl(e, s, t)) {
-            /* (a tensor whose two layouts are the same bytes is made as
-             * it will be read whatever the layer prefers: a free
-             * choice that saves a reorder) */
+        } else if (read_in_cl(e, s, t)) {
+            /* made as it will be read, whatever the layer prefers: a
+             * layer that accepts making it so (a tensor whose two
+             * layouts are the same bytes, a Shuffle that writes any
+             * format as cheaply) saves the reorder after it */
             cand[0] = other;
             cand[1] = LIN;
         } else {     /* nothing would read it in channels last */

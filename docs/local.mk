@@ -8,6 +8,9 @@ dist_doc_DATA += docs/manifest.md docs/mica.md docs/triton.md docs/limits.md \
 
 check_PROGRAMS += tests/test_docs
 TESTS += tests/test_docs
+# The figures README.md and docs/ quote are the code's (issue 26).
+TESTS += tests/test_figures.sh
+EXTRA_DIST += tests/test_figures.sh
 tests_test_docs_SOURCES = tests/test_docs.c
 tests_test_docs_LDADD = $(MICA_TEST_LIBS)
 

@@ -138,4 +138,6 @@ EXTRA_DIST += tests/test_cli_xformer.sh tests/onnx/make_xformer.py \
 	tests/onnx/models/ln14.onnx tests/onnx/models/gelu14.onnx \
 	tests/onnx/models/tiny_bert14.onnx tests/onnx/models/xformer.x.npy \
 	tests/onnx/models/tiny_bert14.input_ids.npy \
-	tests/onnx/models/tiny_bert14.attention_mask.npy
+	tests/onnx/models/tiny_bert14.attention_mask.npy \
+	tests/onnx/models/tiny_bert_dyn.onnx \
+	tests/onnx/models/tiny_bert_eager14.onnx

@@ -99,22 +99,26 @@ static char *bad_dag(const mica_fusion_rule_t *r, char *why, size_t len)
             if (l->step < (l->from == MICA_FUSION_OUTER ? 0 : 1) ||
                 l->step >= r->nb_steps ||
                 l->input < MICA_FUSION_ANY_INPUT || l->input >= MAX_REFS ||
-                l->from < MICA_FUSION_OUTER || l->from >= l->step ||
+                l->from < MICA_FUSION_OUTER || l->from == l->step ||
+                l->from >= r->nb_steps || (l->from > l->step && !l->step) ||
                 l->output < 0 || l->output >= MAX_REFS)
                 return snprintf(why, len, "link %d (step %d input %d from "
-                                "%d output %d): a link goes from an earlier "
-                                "step (or MICA_FUSION_OUTER) to a later one",
+                                "%d output %d): a link goes from a step (or "
+                                "MICA_FUSION_OUTER) to another one, step 0 "
+                                "reading outer tensors only",
                                 (int)k, (int)l->step, (int)l->input,
                                 (int)l->from, (int)l->output), why;
         }
         for (j = 1; j < r->nb_steps; j++) {
             for (k = 0; k < r->nb_links; k++)
-                if (r->links[k].step == j && r->links[k].from >= 0)
+                if ((r->links[k].step == j && r->links[k].from >= 0 &&
+                     r->links[k].from < j) ||
+                    (r->links[k].from == j && r->links[k].step < j))
                     break;
             if (k == r->nb_links)
-                return snprintf(why, len, "step %d (%s) has no link from an "
-                                "earlier step", (int)j, r->steps[j].type),
-                       why;
+                return snprintf(why, len, "step %d (%s) has no link from or "
+                                "into an earlier step", (int)j,
+                                r->steps[j].type), why;
         }
     }
     if (RULE_HAS(r, nb_tensor_conds) && r->nb_tensor_conds) {
@@ -145,9 +149,34 @@ static char *bad_dag(const mica_fusion_rule_t *r, char *why, size_t len)
             const mica_fusion_const_param_t *c = &r->const_params[k];
             if (bad_name(c->field) || c->step < 0 ||
                 c->step >= r->nb_steps || bad_tensor(c->tensor) ||
-                c->op < MICA_FUSION_VALUE || c->op > MICA_FUSION_RECIPROCAL)
+                c->op < MICA_FUSION_VALUE || c->op > MICA_FUSION_PRODUCT)
                 return snprintf(why, len, "const param %d: no name, or step, "
                                 "tensor or op out of range", (int)k), why;
+            if (c->op == MICA_FUSION_PRODUCT) {
+                /* into an earlier param of its field */
+                for (j = 0; j < k; j++)
+                    if (r->const_params[j].op != MICA_FUSION_PRODUCT &&
+                        !bad_name(r->const_params[j].field) &&
+                        strcmp(r->const_params[j].field, c->field) == 0)
+                        break;
+                if (j == k)
+                    return snprintf(why, len, "const param %d: a product "
+                                    "into '%s', which no earlier const "
+                                    "param sets", (int)k, c->field), why;
+            }
+        }
+    }
+    if (RULE_HAS(r, nb_weight_params) && r->nb_weight_params) {
+        if (r->nb_weight_params < 0 || r->nb_weight_params > MAX_ITEMS ||
+            !RULE_HAS(r, weight_params) || !r->weight_params)
+            return snprintf(why, len, "%d weights params without an array",
+                            (int)r->nb_weight_params), why;
+        for (k = 0; k < r->nb_weight_params; k++) {
+            const mica_fusion_weight_param_t *w = &r->weight_params[k];
+            if (bad_name(w->field) || w->step < 0 ||
+                w->step >= r->nb_steps || bad_tensor(w->tensor))
+                return snprintf(why, len, "weights param %d: no name, or "
+                                "step or tensor out of range", (int)k), why;
         }
     }
     return NULL;

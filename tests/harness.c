@@ -14,6 +14,7 @@
 
 #include "mica/kit.h"
 #include "mica/kit_half.h"
+#include "../modules/identity/identity.h"
 #include "mica_int.h" /* struct mica_error, for th_instance */
 
 /* ---- tensors ---------------------------------------------------------- */
@@ -35,6 +36,16 @@ double th_get(const th_tensor_t *t, int64_t i)
     case MICA_BOOL: return p[i] != 0;
     case MICA_INT32: return ((const int32_t *)p)[i];
     case MICA_INT64: return (double)((const int64_t *)p)[i];
+    case MICA_FLOAT64: return ((const double *)p)[i];
+    case MICA_UINT16: return ((const uint16_t *)p)[i];
+    case MICA_INT16: return ((const int16_t *)p)[i];
+    case MICA_UINT32: return ((const uint32_t *)p)[i];
+    case MICA_UINT64: return (double)((const uint64_t *)p)[i];
+    case MICA_INT4: return ((const int8_t *)p)[i];
+    case MICA_UINT4: return ((const uint8_t *)p)[i];
+    case MICA_FP8E4M3: case MICA_FP8E4M3FNUZ: case MICA_FP8E5M2:
+    case MICA_FP8E5M2FNUZ: case MICA_FP4E2M1: case MICA_FP8E8M0:
+        return mica__identity_load(p, t->dtype, i);
     default: return NAN;
     }
 }
@@ -58,6 +69,21 @@ void th_set(th_tensor_t *t, int64_t i, double v)
     case MICA_BOOL: p[i] = v != 0; break;
     case MICA_INT32: ((int32_t *)p)[i] = (int32_t)(int64_t)v; break;
     case MICA_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
+    case MICA_FLOAT64: ((double *)p)[i] = v; break;
+    case MICA_UINT16: ((uint16_t *)p)[i] = (uint16_t)(int64_t)v; break;
+    case MICA_INT16: ((int16_t *)p)[i] = (int16_t)(int64_t)v; break;
+    case MICA_UINT32: ((uint32_t *)p)[i] = (uint32_t)(int64_t)v; break;
+    case MICA_UINT64:
+        ((uint64_t *)p)[i] = v >= 9223372036854775808.0
+                             ? (uint64_t)(v - 9223372036854775808.0) +
+                                   ((uint64_t)1 << 63)
+                             : (uint64_t)(int64_t)v;
+        break;
+    case MICA_INT4: case MICA_UINT4: case MICA_FP8E4M3: case MICA_FP8E4M3FNUZ:
+    case MICA_FP8E5M2: case MICA_FP8E5M2FNUZ: case MICA_FP4E2M1:
+    case MICA_FP8E8M0:
+        mica__identity_store(p, t->dtype, i, v);
+        break;
     default: break;
     }
 }

@@ -9,7 +9,9 @@
 # the default implementations (oneDNN where built) and with the
 # references; an engine built, saved, loaded and run; with oneDNN a
 # float32 channels-last chain with its format changed at its edges only,
-# with the references none.  On CUDA, where a
+# with the references none; a channel shuffle (tests/manifests/cnn/
+# shuffle_cnn.yaml) kept in channels last by Shuffle, against the
+# references.  On CUDA, where a
 # GPU is usable: the same with the default implementations (cuDNN,
 # cuBLAS), with the hand-written convolution, in float16 (--fp16), and an
 # engine built with --autotune; `mica inspect` shows cuDNN's algorithm as
@@ -109,6 +111,28 @@ else
     ok 1 "cpu, references: every tensor linear"
     grep "^memory formats" "$tmp/out" | sed 's/^/#     /'
 fi
+
+# A channel shuffle (two Shuffle layers) between channels-last layers:
+# Shuffle's vec implementation reads and writes channels last itself, so
+# that formats change at the network's edges only, and the result is the
+# references' (every layer linear).
+shuf=$dir/shuffle_cnn.yaml
+run "$mica" inspect "$shuf" --device cpu
+if grep -q "Convolution .*onednn" "$tmp/out"; then
+    has "$tmp/out" "^memory formats: .* 2 layers change a tensor's format" \
+        "channel shuffle, oneDNN: formats change at the edges only (2 layers)"
+    has "$tmp/out" "^  s2 .*float32, hwc" \
+        "  the shuffled tensor is made in channels last"
+else
+    skip "channel shuffle, oneDNN: formats change at the edges only (2 layers)" \
+        "oneDNN not built"
+    skip "  the shuffled tensor is made in channels last" "oneDNN not built"
+fi
+run "$mica" compare "$shuf" --a \
+    device=cpu,prefer=Shuffle=reference,prefer=Convolution=reference,prefer=Pooling=reference,prefer=FullyConnected=reference \
+    --b device=cpu --atol 1e-4 --rtol 1e-4
+[ "$rc" -eq 0 ] || sed 's/^/#     | /' "$tmp/out" "$tmp/err"
+ok "$rc" "channel shuffle: the default implementations give the references' logits"
 
 rm -rf "$tmp/probe"
 if "$mica" run "$net" --device cuda --input "x=$dir/x2.npy" \

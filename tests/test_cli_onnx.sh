@@ -185,7 +185,7 @@ refused() { # MODEL PATTERN DESCRIPTION
 refused "$m/unsupported.onnx" "^mica: .*unsupported.onnx: node 'det' (Det, opset 13): the operator is not supported ('mica import --list-ops' lists those that are) and no layer type 'Det' is registered$" "an unsupported operator"
 refused "$m/custom_ns.onnx" "node 'foo' (com.example.Foo, opset 0): .*no layer type 'Foo' in namespace 'com.example' is registered$" "an operator of a domain nothing registers"
 refused "$m/badattr.onnx" "^mica: .*badattr.onnx: node 'tr' (Transpose, opset 13): perm is not a permutation of 0..1$" "a bad attribute"
-refused "$m/double.onnx" "^mica: .*double.onnx: input 'a' is of type double, which mica does not support$" "a type mica lacks"
+refused "$m/complex.onnx" "^mica: .*complex.onnx: input 'a' is of type complex64, which mica does not support$" "a type mica lacks"
 refused "$m/mlp.in_0.npy" "^mica: .*mlp.in_0.npy: not an ONNX model (its first bytes are not those of a ModelProto)$" "a file that is not ONNX"
 refused "$tmp/absent.onnx" "^mica: ONNX model: cannot open '.*absent.onnx': No such file or directory$" "a missing file"
 size=$(wc -c <"$m/mlp.onnx")

@@ -251,7 +251,7 @@ run "$mica" compare --help
 is 0 "$rc" "compare --help exits 0"
 cmpx
 is 0 "$rc" "compare, identical configurations: exits 0"
-has "$tmp/out" "^A: device=cpu (engine on cpu)$" "  names A"
+has "$tmp/out" "^A: reference (engine on cpu)$" "  names A: by default every layer on its reference"
 has "$tmp/out" "^B: the manifest's choices (engine on cpu)$" "  names B"
 has "$tmp/out" "^input 'x': random float32 \[2, 3\], seed 1$" "  the inputs"
 has "$tmp/out" "^  absolute error: max = 0, mean = 0, median = 0, p99 = 0$" \

@@ -7,8 +7,17 @@
 #     normalization become one Normalization (rule layer_norm_rank3);
 #     gelu14.onnx (F.gelu): five layers become an Activation gelu_erf
 #     (rule gelu_erf_div); fused and --no-fusion runs agree;
-#   - tiny_bert14.onnx (a two-layer BERT): every LayerNorm (5) and GELU
-#     (2) of it fuses, and its output agrees with the unfused run;
+#   - tiny_bert14.onnx (a two-layer BERT): every LayerNorm (5), GELU
+#     (2) and attention (2) of it fuses, and its output agrees with the
+#     unfused run;
+#   - tiny_bert_dyn.onnx (the dynamo exporter's) and tiny_bert_eager14.onnx
+#     (eager attention): the attention rules (sdpa_qk_mask_guard,
+#     attn_mul_mask) fire on both layers, and the outputs agree with the
+#     network built without passes;
+#   - on tiny_bert_dyn.onnx (random biases) the products by constant
+#     weights with their bias, GELU and residual become FusedMatrixMultiply
+#     layers (rules matmul_bias, matmul_bias_act, matmul_bias_residual),
+#     which agree (oneDNN and the reference) with the network as written;
 #   - a module built against mica/module.h before the rules grew links
 #     and tensor tests (tests/fusion/v1/addrelu.so) loads and its rule
 #     fires as before.
@@ -57,7 +66,7 @@ run "$mica" inspect "$models/ln14.onnx" --device cpu
 ok "$rc" "inspect ln14.onnx"
 has "$tmp/out" "/ln/Add_1 (Normalization) replaces, by rule layer_norm_rank3: /ln/ReduceMean (Reduce), /ln/Sub (ElementWise), /ln/Pow (ElementWise), /ln/ReduceMean_1 (Reduce), /ln/Add (ElementWise), /ln/Sqrt (Unary), /ln/Div (ElementWise), /ln/Mul (ElementWise), /ln/Add_1 (ElementWise)" \
     "ln14: the decomposed LayerNorm is one Normalization"
-has "$tmp/out" "layers (5," "ln14: 5 layers left (the constants and the Normalization)"
+has "$tmp/out" "layers (3," "ln14: 3 layers left (the scale, the bias and the Normalization; the constants only the pattern read go)"
 run "$mica" inspect "$models/ln14.onnx" --device cpu --no-fusion
 hasnt "$tmp/out" "Normalization" "ln14 --no-fusion: no Normalization"
 for f in "" --no-fusion; do
@@ -91,6 +100,9 @@ ok $? "tiny_bert14: 5 LayerNorms fused (found $cnt)"
 cnt=$(grep -c "by rule gelu_erf_div" "$tmp/out")
 [ "$cnt" -eq 2 ]
 ok $? "tiny_bert14: 2 GELUs fused (found $cnt)"
+cnt=$(grep -c "(Attention) replaces, by rule sdpa_qk_mask_guard" "$tmp/out")
+[ "$cnt" -eq 2 ]
+ok $? "tiny_bert14: 2 attentions fused (found $cnt)"
 for f in "" --no-fusion; do
     run "$mica" run "$models/tiny_bert14.onnx" --device cpu $f $ins \
         --output-dir "$tmp/bert$f"
@@ -98,6 +110,63 @@ for f in "" --no-fusion; do
     [ "$rc" -eq 0 ] || sed 's/^/#     /' "$tmp/err"
 done
 agree "$tmp/bert" "$tmp/bert--no-fusion" out "tiny_bert14: fused and unfused agree"
+
+# ---- attention as the exporters write it -------------------------------------
+# tiny_bert_dyn.onnx (dynamo: q and k scaled, the mask added, the isnan
+# guard) and tiny_bert_eager14.onnx (eager attention: the scores times the
+# scale, the mask added): every attention becomes one Attention layer; the
+# fused engine agrees with the one built as written, at two shapes (the
+# mask pads the second sequence)
+for m in tiny_bert_dyn:sdpa_qk_mask_guard tiny_bert_eager14:attn_mul_mask; do
+    f=${m%%:*}
+    rule=${m#*:}
+    run "$mica" inspect "$models/$f.onnx" --device cpu --shapes "$shapes"
+    ok "$rc" "inspect $f.onnx"
+    [ "$rc" -eq 0 ] || sed 's/^/#     /' "$tmp/err"
+    cnt=$(grep -c "(Attention) replaces, by rule $rule:" "$tmp/out")
+    [ "$cnt" -eq 2 ]
+    ok $? "$f: 2 attentions fused by $rule (found $cnt)"
+    for p in "" none; do
+        run "$mica" run "$models/$f.onnx" --device cpu ${p:+--passes $p} \
+            $ins --output-dir "$tmp/$f$p"
+        ok "$rc" "run $f.onnx ${p:+--passes $p}"
+        [ "$rc" -eq 0 ] || sed 's/^/#     /' "$tmp/err"
+    done
+    agree "$tmp/$f" "$tmp/${f}none" out "$f: with the passes and without agree"
+    run "$mica" compare "$models/$f.onnx" --shapes input_ids:1x5,attention_mask:1x5 \
+        --a no-passes=fusion
+    ok "$rc" "$f: mica compare --a no-passes=fusion at 1x5"
+done
+
+# ---- linear layers: products by constant weights with their epilogues -----
+# tiny_bert_dyn (random biases): each layer's q, k, v (bias), output (bias,
+# residual), intermediate (bias, GELU) and output (bias, residual) products
+# become FusedMatrixMultiply layers, their weights and biases its params;
+# the Constants they were go.  Both implementations (oneDNN where built,
+# the reference) agree with the network built without passes.
+run "$mica" inspect "$models/tiny_bert_dyn.onnx" --device cpu --shapes "$shapes"
+ok "$rc" "inspect tiny_bert_dyn.onnx"
+for m in matmul_bias:6 matmul_bias_act:2 matmul_bias_residual:4; do
+    rule=${m%%:*}
+    want=${m#*:}
+    cnt=$(grep -c "(FusedMatrixMultiply) replaces, by rule $rule:" "$tmp/out")
+    [ "$cnt" -eq "$want" ]
+    ok $? "tiny_bert_dyn: $want products fused by $rule (found $cnt)"
+done
+cnt=$(grep -c " Constant  " "$tmp/out")
+run "$mica" inspect "$models/tiny_bert_dyn.onnx" --device cpu --shapes "$shapes" \
+    --no-passes fusion
+was=$(grep -c " Constant  " "$tmp/out")
+[ "$cnt" -le $((was - 24)) ]
+ok $? "tiny_bert_dyn: the 12 weights and 12 biases are no Constant layers any more ($was -> $cnt)"
+for impl in "" reference; do
+    run "$mica" compare "$models/tiny_bert_dyn.onnx" --shapes "$shapes" \
+        --input input_ids="$models/tiny_bert14.input_ids.npy" \
+        --input attention_mask="$models/tiny_bert14.attention_mask.npy" \
+        --a passes=none ${impl:+--b prefer=FusedMatrixMultiply=$impl}
+    ok "$rc" "tiny_bert_dyn: FusedMatrixMultiply ${impl:-(default)} agrees with the network as written"
+    [ "$rc" -eq 0 ] || sed 's/^/#     /' "$tmp/out"
+done
 
 # ---- a module built against the first layout of fusion rules --------------
 net=$top_src/tests/manifests/fusion/fusion.yaml

@@ -95,7 +95,7 @@ static void test_fields(void)
         bail("no layer with start");
     c = copy();
     craft_put_u32(c, at + 5, MICA_FIELD_FLOAT);
-    refused(c, "layer 'rows' (Slice, implementation 'reference'): saved "
+    refused(c, "layer 'rows' (Slice, implementation 'vec'): saved "
             "state: param 'start': expected int, got float",
             "a Slice's int field saved as a float");
     c = copy();

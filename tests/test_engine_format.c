@@ -323,7 +323,8 @@ static void old_file(const char *file, const char *manifest,
                                 "Reduce=reference,Select=reference,"
                                 "ParametricReLU=reference,"
                                 "RNNv2=reference,Shuffle=reference,"
-                                "Resize=reference,SoftMax=reference") !=
+                                "Resize=reference,SoftMax=reference,"
+                                "Slice=reference") !=
         MICA_OK)
         bail("prefer: %s", err());
     built = build_with(mpath, "none");

@@ -6,7 +6,8 @@
  * on every implementation against the reference, runtime dimensions
  * within a profile, an engine saved and loaded (keeping its tactic), the
  * cudnn implementation's tactics, the formats each implementation takes
- * and the CUDA ones in channels last, and every error.
+ * and the CUDA ones in channels last, the kernel and bias as inputs, and
+ * every error.
  */
 #include <config.h>
 
@@ -591,6 +592,107 @@ static void errors(void)
     th_dynamic(-1, 0, NULL, NULL);
 }
 
+/* The kernel (and a bias) as inputs 1 and 2 (no kernel param): the same
+ * results as with them as weights, on the reference and on cuda (cudnn
+ * and onednn decline such a layer), Convolution with groups and
+ * asymmetric padding and Deconvolution with groups and stride 2; and the
+ * checks of their shapes. */
+static void kernel_inputs(void)
+{
+    static const int64_t two[] = {2, 2}, pre[] = {1, 0}, post[] = {0, 1};
+    int64_t xd[4] = {2, 6, 9, 7}, wd[4] = {8, 3, 3, 3}, bd[1] = {8};
+    int64_t dwd[4] = {6, 4, 2, 2}, i, k;
+    th_tensor_t x = th_tensor(MICA_FLOAT32, 4, xd, NULL);
+    th_tensor_t w = th_tensor(MICA_FLOAT32, 4, wd, NULL);
+    th_tensor_t dw = th_tensor(MICA_FLOAT32, 4, dwd, NULL);
+    th_tensor_t b = th_tensor(MICA_FLOAT32, 1, bd, NULL);
+    th_tensor_t in[3], want;
+    th_fields_t *f;
+
+    for (i = 0; i < th_volume(&x); i++)
+        th_set(&x, i, (double)((i * 7) % 19 - 9) / 8);
+    for (i = 0; i < th_volume(&w); i++)
+        th_set(&w, i, (double)((i * 5) % 13 - 6) / 8);
+    for (i = 0; i < th_volume(&dw); i++)
+        th_set(&dw, i, (double)((i * 3) % 11 - 5) / 8);
+    for (i = 0; i < 8; i++)
+        th_set(&b, i, (double)i / 4 - 1);
+    for (k = 0; k < 2; k++) {
+        const char *type = k ? "Deconvolution" : "Convolution";
+        const th_tensor_t *kern = k ? &dw : &w;
+        int64_t maps = 8;
+        /* with weights: what the inputs must give */
+        f = conv2d(maps, k ? 2 : 3, k ? 2 : 3, kern);
+        th_f_int(f, "groups", 2);
+        if (k) {
+            th_f_ints(f, "stride", 2, two);
+        } else {
+            th_f_ints(f, "pre_padding", 2, pre);
+            th_f_ints(f, "post_padding", 2, post);
+        }
+        th_f_weights(f, "bias", &b);
+        th_pin("reference", NULL);
+        if (th_run(MICA_DEVICE_CPU, type, f, 1, &x, 1, &want) != MICA_OK)
+            bail("%s with weights: %s", type, th_error());
+        th_fields_free(f);
+        th_pin(NULL, NULL);
+        f = th_fields();
+        th_f_int(f, "num_output_maps", maps);
+        th_f_ints(f, "kernel_size", 2, k ? two : (const int64_t[]){3, 3});
+        th_f_int(f, "groups", 2);
+        if (k) {
+            th_f_ints(f, "stride", 2, two);
+        } else {
+            th_f_ints(f, "pre_padding", 2, pre);
+            th_f_ints(f, "post_padding", 2, post);
+        }
+        in[0] = x;
+        in[1] = *kern;
+        in[2] = b;
+        th_check(k ? "Deconvolution: kernel and bias as inputs"
+                   : "Convolution: kernel and bias as inputs",
+                 type, f, 3, in, 1, &want, 1e-5);
+        th_free(&want);
+    }
+    /* the checks: a kernel for other maps, a bias of another size, a
+     * bias as weights with a kernel input */
+    f = th_fields();
+    th_f_int(f, "num_output_maps", 4);
+    th_f_ints(f, "kernel_size", 2, (const int64_t[]){3, 3});
+    th_f_int(f, "groups", 2);
+    in[0] = x;
+    in[1] = w;
+    th_check_error("kernel input for 8 maps, num_output_maps 4",
+                   "Convolution", f, 2, in, 1,
+                   "the kernel (input 1) is made for 8 output maps");
+    f = th_fields();
+    th_f_int(f, "num_output_maps", 8);
+    th_f_ints(f, "kernel_size", 2, (const int64_t[]){3, 3});
+    in[2] = th_t(MICA_FLOAT32, (const double[]){1, 2, 3}, 1, 3);
+    th_check_error("kernel input for 3 channels, the input has 6",
+                   "Convolution", f, 3, in, 1,
+                   "input has 6 channels but the kernel (input 1) is made "
+                   "for 3");
+    f = th_fields();
+    th_f_int(f, "num_output_maps", 8);
+    th_f_ints(f, "kernel_size", 2, (const int64_t[]){3, 3});
+    th_f_int(f, "groups", 2);
+    th_check_error("bias of 3 values as input 2", "Convolution", f, 3, in,
+                   1, "the bias (input 2) has 3 values");
+    th_free(&in[2]);
+    f = th_fields();
+    th_f_int(f, "num_output_maps", 8);
+    th_f_ints(f, "kernel_size", 2, (const int64_t[]){3, 3});
+    th_f_int(f, "groups", 2);
+    th_f_weights(f, "bias", &b);
+    th_check_error("bias weights with a kernel input", "Convolution", f, 2,
+                   in, 1, "give the bias as input 2 too");
+    th_free(&x);
+    th_free(&w);
+    th_free(&dw);
+    th_free(&b);
+}
+
 int main(void)
 {
     static const int spatial2[] = {0, 1}, spatial3[] = {0, 1, 2};
@@ -607,6 +709,7 @@ int main(void)
                    1e-4);
     }
     bigger();
+    kernel_inputs();
     every_tactic();
     tactics();
     formats();

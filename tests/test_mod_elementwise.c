@@ -235,6 +235,123 @@ static void integer_edges(void)
     literal("pow", I8, I8, 6, s1, s2, spow, "saturates");
 }
 
+/* literal() on the CPU alone (one TAP result): CUDA refuses the type. */
+static void literal_cpu(const char *op, mica_dtype_t t, mica_dtype_t tw,
+                        int n, const double *va, const double *vb,
+                        const double *vw, const char *what)
+{
+    int64_t d = n;
+    th_tensor_t in[2], want, got;
+    char why[256] = "";
+    int good;
+
+    in[0] = th_tensor(t, 1, &d, va);
+    in[1] = th_tensor(t, 1, &d, vb);
+    want = th_tensor(tw, 1, &d, vw);
+    good = th_run(MICA_DEVICE_CPU, "ElementWise",
+                  th_f_str(th_fields(), "op", op), 2, in, 1, &got) == MICA_OK;
+    if (!good)
+        snprintf(why, sizeof why, "%s", th_error());
+    else {
+        good = th_same(&want, &got, 0, 0, why, sizeof why);
+        th_free(&got);
+    }
+    ok(good, "%s%s%s %s %s: cpu%s%s", pass_pin ? pass_pin : "",
+       pass_pin ? ": " : "", op, mica_dtype_name(t), what, good ? "" : ": ",
+       why);
+    th_free(&in[0]);
+    th_free(&in[1]);
+    th_free(&want);
+}
+
+/* CUDA's ElementWise refuses inputs of type t (its supports_format,
+ * asked without a GPU); a skip where this build has no CUDA. */
+static void fails_on_cuda(const char *label, mica_dtype_t t)
+{
+    mica_tensor_desc_t io[3];
+    mica_layer_t *l;
+    int k;
+    if (!th_has_impl("ElementWise", MICA_DEVICE_CUDA, "cuda")) {
+        skip("%s: not in this build", label);
+        return;
+    }
+    l = th_instance("ElementWise", MICA_DEVICE_CUDA, "cuda",
+                    th_f_str(th_fields(), "op", "sum"));
+    if (!l)
+        bail("%s: no instance: %s", label, th_error());
+    memset(io, 0, sizeof io);
+    for (k = 0; k < 3; k++) {
+        io[k].dtype = t;
+        io[k].dims.nb_dims = 1;
+        io[k].dims.d[0] = 3;
+    }
+    ok(l->ops->supports_format(l, 0, io, 2, 1) == 0, "%s: refused", label);
+    l->ops->destroy(l);
+}
+
+/* The types only the CPU reference takes (ONNX's): float64, and the
+ * integers that wrap to their width; CUDA refuses them. */
+static void wide_types(void)
+{
+
+    static const double u1[] = {250, 3, 200, 7, 0, 9};
+    static const double u2[] = {10, 5, 2, 0, 1, 4};
+    static const double usum[] = {4, 8, 202, 7, 1, 13};
+    static const double usub[] = {240, 254, 198, 7, 255, 5};
+    static const double uprod[] = {196, 15, 144, 0, 0, 36};
+    static const double udiv[] = {25, 0, 100, 0, 0, 2};
+    static const double upow[] = {0, 243, 64, 1, 0, 161};
+    static const double w1[] = {65535, 1, 40000};
+    static const double w2[] = {1, 2, 40000};
+    static const double wsum[] = {0, 3, 14464};
+    static const double ugt[] = {1, 0, 1, 1, 0, 1};
+    static const double big1[] = {18446744073709549568.0, 1, 65535};
+    static const double big2[] = {1, 18446744073709549568.0, 65536};
+    static const double bigmax[] = {18446744073709549568.0,
+                                    18446744073709549568.0, 65536};
+    static const double bigless[] = {0, 1, 1};
+    static const double s1[] = {32767, -32768, -7, 7, 300};
+    static const double s2[] = {1, -1, 2, -2, 300};
+    static const double ssum[] = {-32768, 32767, -5, 5, 600};
+    static const double sdiv[] = {32767, -32768, -3, -3, 1};
+    static const double sfdiv[] = {32767, -32768, -4, -4, 1};
+    static const double sprod[] = {32767, -32768, -14, -14, 24464};
+    static const double d1[] = {1e300, 0.1, -2, 2, 9};
+    static const double d2[] = {1e10, 0.2, 3, -0.5, 0.5};
+    static const double dprod[] = {INFINITY, 0.020000000000000004, -6, -1,
+                                   4.5};
+    static const double dsum[] = {1e300, 0.30000000000000004, 1, 1.5, 9.5};
+    static const double dpow[] = {INFINITY, 0.6309573444801932, -8,
+                                  0.7071067811865476, 3};
+    static const double i64a[] = {9007199254740992.0, -5, 6};
+    static const double i64b[] = {2, 2, -4};
+    static const double i64p[] = {18014398509481984.0, -10, -24};
+
+    literal_cpu("sum", MICA_UINT8, MICA_UINT8, 6, u1, u2, usum, "wraps");
+    literal_cpu("sub", MICA_UINT8, MICA_UINT8, 6, u1, u2, usub, "wraps");
+    literal_cpu("prod", MICA_UINT8, MICA_UINT8, 6, u1, u2, uprod, "wraps");
+    literal_cpu("div", MICA_UINT8, MICA_UINT8, 6, u1, u2, udiv,
+            "truncates, by zero gives 0");
+    literal_cpu("pow", MICA_UINT8, MICA_UINT8, 6, u1, u2, upow, "wraps");
+    literal_cpu("greater", MICA_UINT8, MICA_BOOL, 6, u1, u2, ugt, "unsigned");
+    literal_cpu("max", MICA_UINT64, MICA_UINT64, 3, big1, big2, bigmax,
+            "unsigned above 2^63");
+    literal_cpu("less", MICA_UINT64, MICA_BOOL, 3, big1, big2, bigless,
+            "unsigned above 2^63");
+    literal_cpu("sum", MICA_UINT16, MICA_UINT16, 3, w1, w2, wsum, "wraps");
+    literal_cpu("sum", MICA_INT16, MICA_INT16, 5, s1, s2, ssum, "wraps");
+    literal_cpu("div", MICA_INT16, MICA_INT16, 5, s1, s2, sdiv, "truncates");
+    literal_cpu("floor_div", MICA_INT16, MICA_INT16, 5, s1, s2, sfdiv, "floors");
+    literal_cpu("prod", MICA_INT16, MICA_INT16, 5, s1, s2, sprod, "wraps");
+    literal_cpu("prod", MICA_INT64, MICA_INT64, 3, i64a, i64b, i64p, "exact");
+    literal_cpu("sum", MICA_FLOAT64, MICA_FLOAT64, 5, d1, d2, dsum, "in double");
+    literal_cpu("prod", MICA_FLOAT64, MICA_FLOAT64, 5, d1, d2, dprod,
+            "in double, overflows to infinity");
+    literal_cpu("pow", MICA_FLOAT64, MICA_FLOAT64, 5, d1, d2, dpow, "in double");
+    fails_on_cuda("sum uint8 on cuda", MICA_UINT8);
+    fails_on_cuda("sum float64 on cuda", MICA_FLOAT64);
+}
+
 static void floats(void)
 {
     static const double a[] = {1, -1, 0, INFINITY, NAN, 2};
@@ -344,9 +461,11 @@ static void errors(void)
     fails("and on float32", "and", F32, 2, d23, F32, 2, d23, 2,
           "op 'and' takes bool inputs, got float32");
     fails("sum on bool", "sum", BOOL, 2, d23, BOOL, 2, d23, 2,
-          "op 'sum' takes float32, float16, int8 or int32 inputs, got bool");
+          "op 'sum' takes float32, float16, int8, int32 or (on the CPU) "
+          "float64, uint8, uint16, uint32, uint64, int16, int64 inputs, got "
+          "bool");
     fails("greater on bool", "greater", BOOL, 1, d3, BOOL, 1, d3, 2,
-          "op 'greater' takes float32, float16, int8 or int32 inputs");
+          "op 'greater' takes float32, float16, int8, int32 or (on the CPU)");
     fails("one input", "sum", F32, 1, d3, F32, 1, d3, 1,
           "ElementWise takes 2 inputs, got 1");
     fails("unknown op", "mod", F32, 1, d3, F32, 1, d3, 2, "is not one");
@@ -453,6 +572,7 @@ static void cases(const char *pin)
     th_pin(pin, NULL);
     every_op();
     integer_edges();
+    wide_types();
     floats();
     broadcasting();
     long_rows();

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "../modules/identity/identity.h"
 
 #define LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -235,6 +236,62 @@ int main(void)
              in + 1, want + 1, 1);
         cast("bfloat16 to int8", MICA_BFLOAT16, "int8", MICA_INT8, want + 2,
              want + 2, 1);
+    }
+    {
+        /* float8 and float4 round to nearest even and saturate; 4-bit
+         * integers wrap; e8m0 rounds up to a power of two */
+        static const double in[] = {0.47892547, 1e6, -1e6, 464, 1e-7, -0.0,
+                                    NAN, INFINITY};
+        static const double e4[] = {0.46875, 448, -448, 448, 0, -0.0, NAN,
+                                    448};
+        static const double e5[] = {0.5, 57344, -57344, 448, 0, -0.0, NAN,
+                                    57344};
+        static const double f4in[] = {0.25, 0.75, 5, 100, -7, NAN};
+        static const double f4[] = {0, 1, 4, 6, -6, 0};
+        static const double i4in[] = {-9, 7.9, 8, -8.5, 15};
+        static const double i4[] = {7, 7, -8, -8, -1};
+        static const double u4[] = {7, 7, 8, 8, 15};
+        static const double e8in[] = {1.1, 0.25, 8, 3e38};
+        static const double e8[] = {2, 0.25, 8, 1.7014118346046923e38};
+        cast("float32 to fp8e4m3 saturates", MICA_FLOAT32, "fp8e4m3",
+             MICA_FP8E4M3, in, e4, LEN(in));
+        cast("float32 to fp8e5m2 saturates", MICA_FLOAT32, "fp8e5m2",
+             MICA_FP8E5M2, in, e5, LEN(in));
+        cast("fp8e4m3 to float16", MICA_FP8E4M3, "float16", MICA_FLOAT16,
+             e4, e4, LEN(in));
+        cast("float32 to fp4e2m1", MICA_FLOAT32, "fp4e2m1", MICA_FP4E2M1,
+             f4in, f4, LEN(f4in));
+        cast("float32 to int4 wraps", MICA_FLOAT32, "int4", MICA_INT4, i4in,
+             i4, LEN(i4in));
+        cast("float32 to uint4 wraps", MICA_FLOAT32, "uint4", MICA_UINT4,
+             i4in, u4, LEN(i4in));
+        cast("float32 to fp8e8m0 rounds up", MICA_FLOAT32, "fp8e8m0",
+             MICA_FP8E8M0, e8in, e8, LEN(e8in));
+        cast("float64 to uint16 saturates", MICA_FLOAT64, "uint16",
+             MICA_UINT16, in + 2, (const double[]){0, 464, 0}, 3);
+    }
+    {
+        /* saturate false: out of range is NaN (e4m3) or infinity (e5m2) */
+        static const double in[] = {1e6, 449, 480, -1e6};
+        static const double e4[] = {NAN, 448, NAN, NAN};
+        static const double e5[] = {INFINITY, 448, 512, -INFINITY};
+        th_tensor_t x = th_t(MICA_FLOAT32, in, 1, 4);
+        th_tensor_t w4 = th_t(MICA_FP8E4M3, NULL, 1, 4);
+        th_tensor_t w5 = th_t(MICA_FP8E5M2, NULL, 1, 4);
+        int i;
+        for (i = 0; i < 4; i++) { /* th_set would saturate them */
+            mica__identity_store_sat(w4.data, MICA_FP8E4M3, i, e4[i], 0);
+            mica__identity_store_sat(w5.data, MICA_FP8E5M2, i, e5[i], 0);
+        }
+        th_check("float32 to fp8e4m3, saturate false", "Identity",
+                 th_f_int(th_f_str(th_fields(), "dtype", "fp8e4m3"),
+                          "saturate", 0), 1, &x, 1, &w4, 0);
+        th_check("float32 to fp8e5m2, saturate false", "Identity",
+                 th_f_int(th_f_str(th_fields(), "dtype", "fp8e5m2"),
+                          "saturate", 0), 1, &x, 1, &w5, 0);
+        th_free(&x);
+        th_free(&w4);
+        th_free(&w5);
     }
     {
         th_tensor_t x = th_t(MICA_FLOAT32, NULL, 2, 0, 4);

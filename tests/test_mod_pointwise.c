@@ -426,10 +426,11 @@ static void bits(const char *label, const char *line, int nb_in,
     size_t es = mica_dtype_size(want->dtype);
     int64_t i, n = th_volume(want);
     int good;
-    mica_status_t st = th_run(MICA_DEVICE_CPU, "Pointwise",
-                              prog((const char *const[]){line, NULL},
-                                   LINES("y")),
-                              nb_in, x, 1, &got);
+    th_fields_t *f = prog((const char *const[]){line, NULL}, LINES("y"));
+    mica_status_t st = th_run(MICA_DEVICE_CPU, "Pointwise", f, nb_in, x, 1,
+                              &got);
+
+    th_fields_free(f);
 
     good = st == MICA_OK && got.dtype == want->dtype &&
            th_volume(&got) == n;

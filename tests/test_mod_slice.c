@@ -2,7 +2,8 @@
  * tests/test_mod_slice.c - the Slice layer: every mode (default, wrap,
  * clamp, fill with the param and with the fifth input, reflect), negative
  * and zero strides, ranks 0 to 4, every element type, empty tensors,
- * start/size/stride as shape-tensor inputs, and the errors.
+ * start/size/stride as shape-tensor inputs, and the errors; the vec
+ * implementation against the reference, linear and channels last.
  *
  * Expected values come from ref_slice(), written from TensorRT's formulas
  * independently of the module (reflect by bouncing off the edges).
@@ -205,6 +206,49 @@ done:
     mica_engine_destroy(e);
     mica_network_destroy(net);
     return st;
+}
+
+/*
+ * vec against the reference, linear and channels last: a split of an
+ * NHWC map along its channels (rows copied whole), a reversed window
+ * with strides 2 and -1, and wrap mode inside the input (the gather) and
+ * across its edge (the reference's loop); large enough for threads.
+ */
+static void vec_gather(void)
+{
+    static const int64_t xd[4] = {1, 48, 40, 36};
+    static const int64_t s1[4] = {0, 16, 0, 0}, z1[4] = {1, 32, 40, 36};
+    static const int64_t s2[4] = {0, 47, 1, 35}, z2[4] = {1, 24, 19, 36};
+    static const int64_t t2[4] = {1, -2, 2, -1};
+    static const int64_t s3[4] = {0, 40, 0, 0}, z3[4] = {1, 16, 40, 36};
+    static const mica_dtype_t types[] = {MICA_FLOAT32, MICA_FLOAT16};
+    int t, cl;
+
+    for (cl = 0; cl < 2; cl++) {
+        th_channels_last_cpu(cl);
+        for (t = 0; t < 2; t++) {
+            th_tensor_t x = th_tensor(types[t], 4, xd, NULL);
+            char label[128];
+            int64_t i;
+            for (i = 0; i < th_volume(&x); i++)
+                th_set(&x, i, (double)(i % 251));
+#define VEC(what, f)                                                        \
+    do {                                                                    \
+        snprintf(label, sizeof label, "vec %s %s: " what,                   \
+                 cl ? "channels last" : "linear",                           \
+                 mica_dtype_name(types[t]));                                \
+        th_check_impl(label, "Slice", f, 1, &x, 1, MICA_DEVICE_CPU, "vec",  \
+                      0);                                                   \
+    } while (0)
+            VEC("channels 16 to 47", slice_f(4, s1, z1, NULL, DEFAULT));
+            VEC("strides -2, 2 and -1", slice_f(4, s2, z2, t2, DEFAULT));
+            VEC("wrap inside", slice_f(4, s1, z1, NULL, WRAP));
+            VEC("wrap across the edge", slice_f(4, s3, z3, NULL, WRAP));
+#undef VEC
+            th_free(&x);
+        }
+    }
+    th_channels_last_cpu(0);
 }
 
 int main(void)
@@ -595,5 +639,6 @@ int main(void)
            "chain: out of bounds at run time is an error");
         diag("%s", msg);
     }
+    vec_gather();
     return exit_status();
 }

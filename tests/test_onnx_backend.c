@@ -1,20 +1,24 @@
 /*
- * tests/test_onnx_backend.c - ONNX's backend tests (Debian's
- * libonnx-testdata: node, pytorch-converted, pytorch-operator, simple) as
- * a conformance suite: every folder's model.onnx is imported, built on
+ * tests/test_onnx_backend.c - ONNX's backend tests (node,
+ * pytorch-converted, pytorch-operator, simple) as a conformance suite,
+ * from two copies of the data: Debian's libonnx-testdata (onnx 1.12,
+ * 1072 folders) and the onnx 1.19.1 wheel's (the last release that ships
+ * node/, 1755 folders).  Every folder's model.onnx is imported, built on
  * the CPU and run on each test_data_set_*, and its outputs compared with
  * output_*.pb as ONNX's runner does (rtol 1e-3, atol 1e-7).
  *
  * One TAP result per folder: ok when it passes; a folder that fails and
- * is listed in tests/onnx/expected.txt, with its reason, is a skip with
+ * is listed in its expectations file, with its reason, is a skip with
  * that reason (and a diagnostic when it fails for another reason now);
  * a listed folder that passes now is "not ok" (refresh the file: make
  * onnx-expected), as is any failure not listed.  Every folder
  * runs in a child process under a time limit, so a crash or a hang is a
  * failure of its own and the suite goes on.
  *
- * With --generate, prints the expectations file instead (what fails now,
- * each with the first line of why).
+ * Each copy has its expectations file (tests/onnx/expected.txt for
+ * Debian's, expected-1.19.1.txt for the wheel's).  With --generate LABEL,
+ * prints one of them instead (what fails now, each with the first line
+ * of why).
  */
 #include <config.h>
 
@@ -31,6 +35,8 @@
 
 #include "tap.h"
 #include "mica/mica.h"
+#include "mica/kit_half.h"
+#include "mica/kit_minifloat.h"
 
 #define TIME_LIMIT_S 30
 #define MAX_IO 64
@@ -102,19 +108,33 @@ static int fail(const char *fmt, ...)
 
 static double value(mica_dtype_t t, const void *p, int64_t i)
 {
+    const uint8_t *b = (const uint8_t *)p + i * (int64_t)mica_dtype_size(t);
     switch (t) {
-    case MICA_FLOAT32: return ((const float *)p)[i];
-    case MICA_INT32: return ((const int32_t *)p)[i];
-    case MICA_INT64: return (double)((const int64_t *)p)[i];
-    case MICA_INT8: return ((const int8_t *)p)[i];
-    case MICA_UINT8: case MICA_BOOL: return ((const uint8_t *)p)[i];
-    case MICA_FLOAT16: {
-        uint16_t h = ((const uint16_t *)p)[i];
-        int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-        double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY)
-                   : ldexp(m + 1024, e - 25);
-        return h & 0x8000 ? -v : v;
-    }
+    case MICA_FLOAT32: { float v; memcpy(&v, b, 4); return v; }
+    case MICA_FLOAT64: { double v; memcpy(&v, b, 8); return v; }
+    case MICA_INT32: { int32_t v; memcpy(&v, b, 4); return v; }
+    case MICA_UINT32: { uint32_t v; memcpy(&v, b, 4); return v; }
+    case MICA_INT64: { int64_t v; memcpy(&v, b, 8); return (double)v; }
+    case MICA_UINT64: { uint64_t v; memcpy(&v, b, 8); return (double)v; }
+    case MICA_INT16: { int16_t v; memcpy(&v, b, 2); return v; }
+    case MICA_UINT16: { uint16_t v; memcpy(&v, b, 2); return v; }
+    case MICA_INT8: case MICA_INT4: return (int8_t)*b;
+    case MICA_UINT8: case MICA_BOOL: case MICA_UINT4: return *b;
+    case MICA_FLOAT16: { uint16_t h; memcpy(&h, b, 2);
+                         return mica_kit_half_to_float(h); }
+    case MICA_BFLOAT16: { uint16_t h; memcpy(&h, b, 2);
+                          return mica_kit_bf16_to_float(h); }
+    case MICA_FP8E4M3: return mica_kit_mf_to_double(*b, 4, 3, 7,
+                                                    MICA_KIT_MF_FN);
+    case MICA_FP8E4M3FNUZ: return mica_kit_mf_to_double(*b, 4, 3, 8,
+                                                        MICA_KIT_MF_FNUZ);
+    case MICA_FP8E5M2: return mica_kit_mf_to_double(*b, 5, 2, 15,
+                                                    MICA_KIT_MF_IEEE);
+    case MICA_FP8E5M2FNUZ: return mica_kit_mf_to_double(*b, 5, 2, 16,
+                                                        MICA_KIT_MF_FNUZ);
+    case MICA_FP4E2M1: return mica_kit_mf_to_double(*b & 0xf, 2, 1, 1,
+                                                    MICA_KIT_MF_NONE);
+    case MICA_FP8E8M0: return mica_kit_e8m0_to_double(*b);
     default: return NAN;
     }
 }
@@ -421,70 +441,90 @@ static int run_child(mica_context_t *ctx, const char *dir)
     return WIFEXITED(status) && WEXITSTATUS(status) == 1 ? 1 : 2;
 }
 
-int main(int argc, char **argv)
-{
-    const char *data = getenv("MICA_ONNX_TESTDATA"), *top =
-        getenv("MICA_TOP_SRCDIR");
-    int generate = argc > 1 && !strcmp(argv[1], "--generate");
-    char path[4096], **names[4];
-    int counts[4], total = 0, s, i;
-    mica_context_t *ctx = NULL;
-    int passed = 0, skipped = 0;
-    const char *preload = getenv("LD_PRELOAD");
-    int sample = preload && strstr(preload, "vgpreload") ? 40 : 1;
+/* ---- the suites ----------------------------------------------------------- */
 
-    if (!data)
-        data = "/usr/share/libonnx-testdata/data";
-    if (!mica_onnx_available()) {
-        if (generate)
-            return 0;
-        skip_all("this mica was built without the ONNX importer");
-    }
-    snprintf(path, sizeof path, "%s/node", data);
+/* A copy of ONNX's backend test data, with its expectations file. */
+typedef struct suite {
+    const char *label;    /* the TAP names' prefix; --generate's argument */
+    const char *env;      /* the variable that names its folder */
+    const char *fallback; /* the folder when the variable is unset */
+    const char *expected; /* under tests/onnx/ */
+    const char *what;     /* for messages */
+} suite_t;
+
+static const suite_t suites[] = {
+    {"debian", "MICA_ONNX_TESTDATA", "/usr/share/libonnx-testdata/data",
+     "expected.txt", "Debian's libonnx-testdata (onnx 1.12)"},
+    {"onnx-1.19.1", "MICA_ONNX_WHEEL_TESTDATA", NULL, "expected-1.19.1.txt",
+     "the onnx 1.19.1 wheel's onnx/backend/test/data"},
+};
+#define NB_SUITES ((int)(sizeof suites / sizeof suites[0]))
+
+typedef struct found {
+    const char *data;    /* NULL: absent */
+    char **names[4];
+    int counts[4];
+    int total;
+} found_t;
+
+/* Lists the folders of suite s, if its data is there. */
+static void find_suite(const suite_t *s, found_t *f)
+{
+    char path[4096];
+    int k;
+    memset(f, 0, sizeof *f);
+    f->data = getenv(s->env);
+    if (!f->data || !f->data[0])
+        f->data = s->fallback;
+    if (!f->data)
+        return;
+    snprintf(path, sizeof path, "%s/node", f->data);
     if (access(path, R_OK) != 0) {
-        if (generate) {
-            fprintf(stderr, "no ONNX test data in %s\n", data);
-            return 1;
-        }
-        skip_all("no ONNX backend test data in %s (install "
-                 "libonnx-testdata)", data);
+        f->data = NULL;
+        return;
     }
-    if (!generate) {
-        snprintf(path, sizeof path, "%s/tests/onnx/expected.txt",
-                 top ? top : ".");
-        load_expected(path);
+    for (k = 0; k < 4; k++) {
+        snprintf(path, sizeof path, "%s/%s", f->data, sets[k]);
+        f->counts[k] = sorted_names(path, &f->names[k]);
+        if (f->counts[k] < 0)
+            f->counts[k] = 0;
+        f->total += f->counts[k];
     }
-    for (s = 0; s < 4; s++) {
-        snprintf(path, sizeof path, "%s/%s", data, sets[s]);
-        counts[s] = sorted_names(path, &names[s]);
-        if (counts[s] < 0)
-            counts[s] = 0;
-        total += counts[s];
+}
+
+static void forget_expected(void)
+{
+    size_t i;
+    for (i = 0; i < nb_expected; i++) {
+        free(expected[i].name);
+        free(expected[i].reason);
     }
-    if (mica_context_create(&ctx) != MICA_OK
-        || mica_context_load_default_modules(ctx) != MICA_OK)
-        bail("cannot set up a context: %s", mica_context_error(ctx));
-    /* Keep the children's log lines off the TAP stream. */
-    if (!generate)
-        plan(total);
-    else
-        printf("# ONNX backend tests (libonnx-testdata) that do not pass, "
-               "each with why.\n# Written by 'make onnx-expected'; "
-               "tests/test_onnx_backend.c reads it.\n");
-    for (s = 0; s < 4; s++) {
-        for (i = 0; i < counts[s]; i++) {
-            char name[512], dir[4096];
+    free(expected);
+    expected = NULL;
+    nb_expected = 0;
+}
+
+/* Runs every folder of a found suite: TAP results (or, generating, the
+ * expectations file on stdout); frees the names. */
+static void run_suite(mica_context_t *ctx, const suite_t *su, found_t *f,
+                      int generate, int sample)
+{
+    int passed = 0, skipped = 0, k, i;
+    for (k = 0; k < 4; k++) {
+        for (i = 0; i < f->counts[k]; i++) {
+            char name[512], tap[600], dir[4096];
             const char *exp;
             int r;
-            snprintf(name, sizeof name, "%s/%s", sets[s], names[s][i]);
-            snprintf(dir, sizeof dir, "%s/%s", data, name);
-            free(names[s][i]);
+            snprintf(name, sizeof name, "%s/%s", sets[k], f->names[k][i]);
+            snprintf(tap, sizeof tap, "%s: %s", su->label, name);
+            snprintf(dir, sizeof dir, "%s/%s", f->data, name);
+            free(f->names[k][i]);
             /* Under valgrind (make check-valgrind) a sample runs: every
              * folder would take half an hour. */
             if (sample > 1 && i % sample != 0) {
                 if (!generate)
                     skip("%s: under valgrind only every %dth folder runs",
-                         name, sample);
+                         tap, sample);
                 continue;
             }
             r = access(dir, R_OK) == 0 ? run_child(ctx, dir) : 1;
@@ -495,29 +535,93 @@ int main(int argc, char **argv)
             }
             exp = expected_reason(name);
             if (r == 0 && exp)
-                ok(0, "%s passes now, but tests/onnx/expected.txt lists it "
-                   "(%s): run 'make onnx-expected'", name, exp);
+                ok(0, "%s passes now, but tests/onnx/%s lists it (%s): run "
+                   "'make onnx-expected'", tap, su->expected, exp);
             else if (r == 0)
-                passed += ok(1, "%s", name);
+                passed += ok(1, "%s", tap);
             else if (r == 1 && exp) {
-                skip("%s: %s", name, exp);
+                skip("%s: %s", tap, exp);
                 if (strcmp(exp, why))
-                    diag("%s fails otherwise now: %s", name, why);
+                    diag("%s fails otherwise now: %s", tap, why);
                 skipped++;
             } else
-                ok(0, "%s: %s", name, why);
+                ok(0, "%s: %s", tap, why);
         }
+        free(f->names[k]);
     }
     if (!generate)
-        diag("ONNX backend tests: %d passed, %d not supported, %d in all",
-             passed, skipped, total);
-    for (s = 0; s < 4; s++)
-        free(names[s]);
-    for (i = 0; i < (int)nb_expected; i++) {
-        free(expected[i].name);
-        free(expected[i].reason);
+        diag("ONNX backend tests, %s: %d passed, %d not supported, %d in "
+             "all", su->what, passed, skipped, f->total);
+}
+
+/*
+ * Both suites as one TAP stream, each folder against its suite's
+ * expectations file; a suite whose data is absent is left out (said in a
+ * diagnostic), and with neither the test is skipped.  With --generate
+ * LABEL, the expectations file of that suite on stdout.
+ */
+int main(int argc, char **argv)
+{
+    const char *top = getenv("MICA_TOP_SRCDIR");
+    const char *gen = argc > 2 && !strcmp(argv[1], "--generate") ? argv[2]
+                                                                 : NULL;
+    char path[4096];
+    found_t found[NB_SUITES];
+    int total = 0, s;
+    mica_context_t *ctx = NULL;
+    const char *preload = getenv("LD_PRELOAD");
+    int sample = preload && strstr(preload, "vgpreload") ? 40 : 1;
+
+    if (argc > 1 && !gen) {
+        fprintf(stderr, "usage: %s [--generate debian|onnx-1.19.1]\n",
+                argv[0]);
+        return 2;
     }
-    free(expected);
+    if (!mica_onnx_available()) {
+        if (gen)
+            return 0;
+        skip_all("this mica was built without the ONNX importer");
+    }
+    for (s = 0; s < NB_SUITES; s++) {
+        find_suite(&suites[s], &found[s]);
+        if (gen && strcmp(gen, suites[s].label))
+            found[s].data = NULL;
+        if (found[s].data)
+            total += found[s].total;
+    }
+    if (gen && (total == 0 || gen[0] == '\0')) {
+        fprintf(stderr, "no ONNX test data for '%s' (set %s or %s)\n", gen,
+                suites[0].env, suites[1].env);
+        return 1;
+    }
+    if (total == 0)
+        skip_all("no ONNX backend test data: install libonnx-testdata or "
+                 "set MICA_ONNX_WHEEL_TESTDATA to the onnx 1.19.1 wheel's "
+                 "onnx/backend/test/data");
+    if (mica_context_create(&ctx) != MICA_OK
+        || mica_context_load_default_modules(ctx) != MICA_OK)
+        bail("cannot set up a context: %s", mica_context_error(ctx));
+    if (!gen)
+        plan(total);
+    for (s = 0; s < NB_SUITES; s++) {
+        if (!found[s].data) {
+            if (!gen)
+                diag("left out: %s (not found; %s names its folder)",
+                     suites[s].what, suites[s].env);
+            continue;
+        }
+        if (gen)
+            printf("# ONNX backend tests of %s that do not pass, each with "
+                   "why.\n# Written by 'make onnx-expected'; "
+                   "tests/test_onnx_backend.c reads it.\n", suites[s].what);
+        else {
+            snprintf(path, sizeof path, "%s/tests/onnx/%s", top ? top : ".",
+                     suites[s].expected);
+            load_expected(path);
+        }
+        run_suite(ctx, &suites[s], &found[s], gen != NULL, sample);
+        forget_expected();
+    }
     mica_context_destroy(ctx);
-    return generate ? 0 : exit_status();
+    return gen ? 0 : exit_status();
 }

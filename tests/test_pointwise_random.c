@@ -9,7 +9,11 @@
  * values; builds the network of those layers one by one (the oracle:
  * each layer's CPU reference) and the network of one Pointwise layer
  * with the same program, runs both on the CPU on the same inputs and
- * compares every output bit for bit (NaN against NaN).  Where a GPU is
+ * compares every output bit for bit (NaN against NaN), except where a
+ * transcendental function made it: exp, sigmoid and tanh are vector
+ * functions a few ulp from the C library's (kit_vec.h), so those
+ * outputs within a relative 2e-4 (float16 2e-2) and those a
+ * discontinuous op made of them left out, as on CUDA.  Where a GPU is
  * usable, the Pointwise layer on CUDA (NVRTC's kernels) against the same
  * oracle within float tolerance, leaving out the outputs that a
  * discontinuous op (a comparison, floor, a cast to an integer...) makes
@@ -804,11 +808,18 @@ int main(void)
         nb = fused(&p);
         good = na && nb && run(na, MICA_DEVICE_CPU, &p, x, ya) &&
                run(nb, MICA_DEVICE_CPU, &p, x, yb);
-        for (j = 0; good && j < p.nb_out; j++)
-            if (!th_same(&ya[j], &yb[j], 0, 0, why, sizeof why)) {
-                diag("output %d (%s): %s", j, p.v[p.out[j]].name, why);
+        for (j = 0; good && j < p.nb_out; j++) {
+            const val_t *v = &p.v[p.out[j]];
+            double tol = v->t == MICA_FLOAT16 || v->t == MICA_BFLOAT16
+                             ? 2e-2 : 2e-4;
+            if (v->taint)
+                continue; /* a vector exp's ulp may cross a step */
+            if (!th_same(&ya[j], &yb[j], v->inexact ? tol : 0,
+                         v->inexact ? tol : 0, why, sizeof why)) {
+                diag("output %d (%s): %s", j, v->name, why);
                 good = 0;
             }
+        }
         if (!ok(good, "case %d: %d ops, %d inputs, %d outputs, CPU", c,
                 p.nb_ops, p.nb_inputs, p.nb_out))
             show(&p);

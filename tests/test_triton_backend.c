@@ -47,7 +47,7 @@ static const char *manifest =
 
 static char dir[256];
 static TRITONBACKEND_Backend backend = {
-    "{\"cmdline\":{\"default-max-batch-size\":\"8\"}}", {NULL, 0}, NULL,
+    "{\"cmdline\":{\"default-max-batch-size\":\"4\",\"max-batch-size\":\"8\"}}", {NULL, 0}, NULL,
     TRITONSERVER_INSTANCEGROUPKIND_AUTO, 0};
 static float xs[64 * IN];            /* request rows */
 static float want_y[64 * OUT], want_s[64];
@@ -332,6 +332,18 @@ static void cpu(TRITONBACKEND_Model *m)
               "refused: an unknown output");
     ok(right(&rs[5], 0, 1, 0), "the good request among them is answered");
     free_responses(rs, 6);
+
+    /* A request its client cancelled: answered CANCELLED, not run. */
+    request(&rs[0], 0, 2, 1, NULL, TRITONSERVER_MEMORY_CPU);
+    request(&rs[1], 2, 1, 1, NULL, TRITONSERVER_MEMORY_CPU);
+    rs[0].cancelled = 1;
+    execute(&inst, rs, 2);
+    is_string("model 'mlp': the request was cancelled before it ran",
+              error_of(&rs[0]), "a cancelled request: its own error");
+    ok(rs[0].response && rs[0].response->code == TRITONSERVER_ERROR_CANCELLED,
+       "  of code CANCELLED");
+    ok(right(&rs[1], 2, 1, 0), "  the other request of the call runs");
+    free_responses(rs, 2);
     stop(&inst);
 }
 
@@ -375,7 +387,8 @@ static void bad_models(void)
     char want[600];
 
     is_string("model 'bad': unknown parameter 'precison' (the mica backend "
-              "takes file, device, precision, prefer, and shapes, min_shapes, "
+              "takes file, device, precision, prefer, threads, and shapes, "
+              "min_shapes, "
               "opt_shapes, max_shapes for ONNX)",
               load(&m, "bad", "{\"parameters\":{\"precison\":{"
                    "\"string_value\":\"float16\"}}}"),
@@ -399,6 +412,27 @@ static void bad_models(void)
     is_string(want, load(&m, "bad", "{\"parameters\":{\"shapes\":{"
                    "\"string_value\":\"x:2x3\"}}}"),
               "ONNX shapes for a manifest");
+    is_string("model 'bad': parameter threads is '0'; it takes a count of "
+              "threads from 1 to 4096",
+              load(&m, "bad", "{\"parameters\":{\"threads\":{"
+                   "\"string_value\":\"0\"}}}"),
+              "threads 0");
+    is_string("model 'bad': input 'x': allow_ragged_batch is not supported "
+              "by the mica backend (batches run along a dimension of equal "
+              "rows)",
+              load(&m, "bad", "{\"input\":[{\"name\":\"x\","
+                   "\"allow_ragged_batch\":true}]}"),
+              "allow_ragged_batch refused at load");
+    is_string("model 'bad': model_transaction_policy { decoupled: true } is "
+              "not supported by the mica backend (one response per request)",
+              load(&m, "bad", "{\"model_transaction_policy\":{"
+                   "\"decoupled\":true}}"),
+              "a decoupled model refused at load");
+    is_string("model 'bad': sequence_batching { state } (implicit state) is "
+              "not supported by the mica backend",
+              load(&m, "bad", "{\"sequence_batching\":{\"state\":[{"
+                   "\"input_name\":\"a\"}]}}"),
+              "implicit sequence state refused at load");
     is_string("model 'bad': max_batch_size is 20 but the engine's profiles "
               "admit batches 1 to 16 only",
               load(&m, "bad", "{\"max_batch_size\":20}"),
@@ -536,7 +570,8 @@ int main(void)
     ok(!msg, "a manifest model loads%s%s", msg ? ": " : "", msg ? msg : "");
     if (!msg) {
         contains(m.set_config, "\"max_batch_size\":8,",
-                 "auto-complete: max_batch_size 8 (default-max-batch-size)");
+                 "auto-complete: max_batch_size 8 (max-batch-size; Triton's "
+                 "default-max-batch-size 4 not used)");
         contains(m.set_config, "\"dynamic_batching\":{}",
                  "auto-complete: dynamic batching");
         contains(m.set_config, "\"input\":[{\"name\":\"x\",\"data_type\":"

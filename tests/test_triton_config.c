@@ -18,7 +18,7 @@
 
 static char dir[512];
 static mica_context_t *ctx;
-static mica__tb_backend_t backend = {NULL, 4};
+static mica__tb_backend_t backend = {NULL, 4, 0};
 
 /* A runtime batch N (profiles 1..8 and 9..32); outputs [N, 3] and [N]. */
 static const char *batching =
@@ -161,18 +161,18 @@ static void configs(void)
 
     if (!b || !f)
         bail("cannot build the test engines");
-    check("empty, auto-complete", b, 1, "{\"max_batch_size\":0}", NULL,
+    check("empty, auto-complete, max-batch-size 4", b, 1, "{\"max_batch_size\":0}", NULL,
           "{\"max_batch_size\":4,\"dynamic_batching\":{},\"input\":[{\"name\":"
           "\"x\",\"data_type\":\"TYPE_FP32\",\"dims\":[3]}],\"output\":[{"
           "\"name\":\"y\",\"data_type\":\"TYPE_FP32\",\"dims\":[3]},{\"name\":"
           "\"s\",\"data_type\":\"TYPE_FP32\",\"dims\":[]}]}", 4);
-    backend.default_max_batch = 100;
-    check("empty, default-max-batch-size 100", b, 1, "{\"input\":[]}", NULL,
+    backend.max_batch_cap = 0;
+    check("empty, no max-batch-size: the profiles' largest batch", b, 1, "{\"input\":[]}", NULL,
           "{\"input\":[{\"name\":\"x\",\"data_type\":\"TYPE_FP32\",\"dims\":"
           "[3]}],\"max_batch_size\":32,\"dynamic_batching\":{},\"output\":[{"
           "\"name\":\"y\",\"data_type\":\"TYPE_FP32\",\"dims\":[3]},{\"name\":"
           "\"s\",\"data_type\":\"TYPE_FP32\",\"dims\":[]}]}", 32);
-    backend.default_max_batch = 4;
+    backend.max_batch_cap = 4;
     check("complete, dims as strings", b, 0,
           "{\"max_batch_size\":\"32\",\"input\":[{\"name\":\"x\",\"data_type\":"
           "\"TYPE_FP32\",\"dims\":[\"3\"]}],\"output\":[{\"name\":\"s\","

@@ -156,6 +156,11 @@ int cli_threads_option(const char *cmd, int argc, char **argv, int *i,
     return CLI_OK;
 }
 
+long cli_threads(void)
+{
+    return threads;
+}
+
 mica_status_t cli_exec_threads(mica_exec_t *exec)
 {
     return threads < 0 ? MICA_OK

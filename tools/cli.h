@@ -98,6 +98,8 @@ int cli_autotune(void);
  */
 int cli_threads_option(const char *cmd, int argc, char **argv, int *i,
                        int *taken);
+/* The --threads count, -1 if not given. */
+long cli_threads(void);
 /* Give `exec` the --threads count, if one was given. */
 mica_status_t cli_exec_threads(mica_exec_t *exec);
 /* The usage lines of --threads, for --help texts. */
@@ -207,6 +209,22 @@ void cli_close(cli_source_t *src);
  */
 int cli_write_outputs(const char *out_dir, mica_context_t *ctx,
                       mica_engine_t *engine, mica_exec_t *exec);
+
+/*
+ * Write tensors names[i] (desc[i], data[i]) as OUT_DIR/NAME.npy
+ * (cli_npy_path), the folder made if missing; all or none written (a
+ * folder made is removed again on failure).  With `print` (NULL: quiet),
+ * that line first (unless ""), then one per file with its first values.
+ * CLI_OK or CLI_ERROR (said).
+ */
+int cli_write_npys(const char *out_dir, int32_t nb, const char *const *names,
+                   const mica_tensor_desc_t *desc, const void *const *data,
+                   const char *print);
+
+/* OUT_DIR/NAME.npy, every byte of NAME outside [A-Za-z0-9._-] written as
+ * %XX ('/' is %2F, so a name is one file name).  malloc'd, NULL when out
+ * of memory. */
+char *cli_npy_path(const char *dir, const char *name);
 
 /*
  * A table printed with aligned columns: add rows of `nb_cols` strings

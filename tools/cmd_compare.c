@@ -9,8 +9,10 @@
  * prefer=TYPE=IMPL (repeatable), fp16, autotune, no-fusion,
  * passes=NAME|all|none and no-passes=NAME (each repeatable: the graph
  * passes, docs/passes.md; `--a passes=none` compares the network as
- * written with what the passes made of it).  A defaults to "device=cpu"
- * (the CPU reference), B to "" (the manifest's own choices); --passes
+ * written with what the passes made of it); or one of: reference (every
+ * layer on its CPU reference implementation, no passes), onnxruntime
+ * [=PATH] (tools/compare_ort.c), outputs=DIR (saved .npy files).  A
+ * defaults to "reference", B to "" (the manifest's own choices); --passes
  * and --no-passes apply to both, where a configuration says nothing of
  * its own.
  *
@@ -38,6 +40,7 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: mica compare MANIFEST|MODEL.onnx [--a CONFIG] [--b CONFIG]\n"
         "                    [--atol X] [--rtol X] [--all-layers]\n"
+        "                    [--save-outputs DIR]\n"
         "                    [--input NAME=FILE.npy|NAME=random]... [--seed N]\n"
         "                    [--shapes NAME:AxB,...] [--profile K]\n"
         "                    [--passes NAME,...] [--no-passes NAME,...]\n"
@@ -48,6 +51,14 @@ static void usage(FILE *f)
         "errors of B against A.  An element fails only when it is beyond both\n"
         "tolerances (as Polygraphy checks); any failure makes the status 1.\n\n"
         "A CONFIG is a comma-separated list of\n"
+        "  reference         every layer on its CPU reference, no graph\n"
+        "                    passes (alone)\n"
+        "  onnxruntime[=PATH]  ONNX Runtime (an ONNX model; alone): the\n"
+        "                    library PATH (a file or folder), else\n"
+        "                    $MICA_ONNXRUNTIME, libonnxruntime.so, or the\n"
+        "                    onnxruntime wheel of ${MICA_PYTHON:-python3}\n"
+        "  outputs=DIR       the .npy files of DIR (alone), as 'mica run\n"
+        "                    --output-dir' and --save-outputs write them\n"
         "  device=D          auto, cpu or cuda (default: the manifest's)\n"
         "  prefer=TYPE=IMPL  implementation IMPL for layers of TYPE that do\n"
         "                    not pin one (repeatable)\n"
@@ -57,7 +68,7 @@ static void usage(FILE *f)
         "  passes=NAME       run graph pass NAME (repeatable; all, none):\n"
         "                    these only\n"
         "  no-passes=NAME    do not run graph pass NAME (repeatable; all)\n"
-        "A is 'device=cpu' unless given (the reference), B '' (the\n"
+        "A is 'reference' unless given, B '' (the\n"
         "manifest's own choices).  --passes and --no-passes NAME,... apply\n"
         "to both where a configuration names none of its own.\n\n"
         "  --atol X          absolute tolerance (default 1e-5)\n"
@@ -65,6 +76,8 @@ static void usage(FILE *f)
         "  --all-layers      compare every tensor computed outside loops and\n"
         "                    conditionals, and name the first layer whose\n"
         "                    output diverges\n"
+        "  --save-outputs DIR  the network outputs of A and B (each that\n"
+        "                    ran) as DIR/A/NAME.npy and DIR/B/NAME.npy\n"
         "  --input, --seed, --shapes, --profile, --module-path, --threads:\n"
         "                         as 'mica run'\n\n"
         "Example: mica compare net.yaml --a device=cpu --b device=cuda,fp16 \\\n"
@@ -79,7 +92,13 @@ typedef struct config {
     int fp16, autotune, no_fusion;
     char passes[512];           /* "NAME,...": passes=, "" if none */
     char no_passes[512];        /* no-passes= */
+    int reference;              /* every layer on its reference */
+    int runner;                 /* RUN_MICA, RUN_ORT or RUN_SAVED */
+    const char *arg;            /* onnxruntime=PATH, outputs=DIR */
+    char arg_buf[4096];
 } config_t;
+
+enum { RUN_MICA, RUN_ORT, RUN_SAVED };
 
 typedef struct compare {
     const char *source;
@@ -90,6 +109,7 @@ typedef struct compare {
     char **paths;
     int nb_paths;
     cli_inputs_t inputs;
+    const char *save_dir;       /* --save-outputs */
 } compare_t;
 
 /* One item list of --a or --b. */
@@ -125,6 +145,22 @@ static int parse_config(const char *opt, const char *v, config_t *c)
                                        "items", opt);
             snprintf(c->prefer + len, sizeof c->prefer - len, "%s%s",
                      len ? "," : "", item + 7);
+        } else if (!strcmp(item, "onnxruntime") ||
+                   !strncmp(item, "onnxruntime=", 12)) {
+            c->runner = RUN_ORT;
+            if (item[11] == '=') {
+                snprintf(c->arg_buf, sizeof c->arg_buf, "%s", item + 12);
+                c->arg = c->arg_buf;
+            }
+        } else if (!strncmp(item, "outputs=", 8)) {
+            if (!item[8])
+                return cli_usage_error("compare", "%s: 'outputs=': expected "
+                                       "a folder of .npy files", opt);
+            c->runner = RUN_SAVED;
+            snprintf(c->arg_buf, sizeof c->arg_buf, "%s", item + 8);
+            c->arg = c->arg_buf;
+        } else if (!strcmp(item, "reference")) {
+            c->reference = 1;
         } else if (!strcmp(item, "fp16")) {
             c->fp16 = 1;
         } else if (!strcmp(item, "autotune")) {
@@ -147,12 +183,21 @@ static int parse_config(const char *opt, const char *v, config_t *c)
                      len ? "," : "", name);
         } else if (n) {
             return cli_usage_error("compare", "%s: unknown item '%s' "
-                                   "(device=D, prefer=TYPE=IMPL, fp16, "
-                                   "autotune, no-fusion, passes=NAME, "
-                                   "no-passes=NAME)", opt, item);
+                                   "(reference, device=D, prefer=TYPE=IMPL, "
+                                   "fp16, autotune, no-fusion, passes=NAME, "
+                                   "no-passes=NAME, onnxruntime[=PATH], "
+                                   "outputs=DIR)", opt, item);
         }
         p = end ? end + 1 : NULL;
     }
+    if ((c->runner || c->reference) &&
+        (c->device_set || c->prefer[0] || c->fp16 || c->autotune ||
+         c->no_fusion || c->passes[0] || c->no_passes[0] ||
+         (c->runner && c->reference)))
+        return cli_usage_error("compare", "%s '%s': %s takes no other item",
+                               opt, v,
+                               c->runner == RUN_ORT ? "onnxruntime"
+                               : c->runner ? "outputs=DIR" : "reference");
     return CLI_OK;
 }
 
@@ -176,7 +221,7 @@ static int parse(compare_t *c, int argc, char **argv, int *help)
     *help = 0;
     c->atol = c->rtol = 1e-5;
     c->profile = -1;
-    if (parse_config("--a", "device=cpu", &c->cfg[0]) != CLI_OK ||
+    if (parse_config("--a", "reference", &c->cfg[0]) != CLI_OK ||
         parse_config("--b", "", &c->cfg[1]) != CLI_OK)
         return CLI_USAGE;
     for (i = 1; i < argc; i++) {
@@ -216,6 +261,10 @@ static int parse(compare_t *c, int argc, char **argv, int *help)
             if (!(v = cli_opt_value("compare", argc, argv, &i, opt)) ||
                 tolerance(opt, v, r ? &c->rtol : &c->atol) != CLI_OK)
                 return CLI_USAGE;
+        } else if (cli_is_opt(a, "--save-outputs")) {
+            if (!(c->save_dir = cli_opt_value("compare", argc, argv, &i,
+                                              "--save-outputs")))
+                return CLI_USAGE;
         } else if (!strcmp(a, "--all-layers")) {
             c->all_layers = 1;
         } else if (cli_is_opt(a, "--profile")) {
@@ -243,16 +292,73 @@ static int parse(compare_t *c, int argc, char **argv, int *help)
     }
     if (!c->source)
         return cli_usage_error("compare", "no manifest or model given");
+    if (c->cfg[0].runner && c->cfg[1].runner)
+        return cli_usage_error("compare", "--a and --b are both reference "
+                               "runners: one must be mica");
+    if (c->all_layers && (c->cfg[0].runner || c->cfg[1].runner))
+        return cli_usage_error("compare", "--all-layers compares two mica "
+                               "configurations (onnxruntime and outputs= "
+                               "give the network outputs only)");
     return CLI_OK;
 }
 
-/* Build the network of m in configuration c. */
+/*
+ * The prefer lists that put every layer type of m's network with a CPU
+ * reference implementation on it: the types of a plain CPU build (no
+ * passes, so no fused types), each once.  *types and *nb malloc'd.
+ */
+static int reference_types(mica_context_t *ctx, mica_manifest_t *m,
+                           mica_build_config_t cfg, const char ***types,
+                           int32_t *nb)
+{
+    mica_engine_t *probe = NULL;
+    int32_t i, j, n;
+
+    *types = NULL;
+    *nb = 0;
+    if (mica_engine_build(mica_manifest_network(m), &cfg, &probe) != MICA_OK)
+        return cli_error("A: %s", mica_context_error(ctx));
+    n = mica_engine_nb_layers(probe);
+    if (!(*types = calloc((size_t)n + 1, sizeof **types))) {
+        mica_engine_destroy(probe);
+        return cli_error("out of memory");
+    }
+    for (i = 0; i < n; i++) {
+        mica_layer_info_t l;
+        mica_creator_info_t info;
+        memset(&l, 0, sizeof l);
+        l.struct_size = sizeof l;
+        memset(&info, 0, sizeof info);
+        info.struct_size = sizeof info;
+        if (mica_engine_layer(probe, i, &l) != MICA_OK ||
+            mica_registry_find(ctx, l.ns, l.type, l.version, "reference",
+                               MICA_DEVICE_CPU, &info) != MICA_OK)
+            continue;
+        for (j = 0; j < *nb && strcmp((*types)[j], info.type); j++)
+            ;
+        if (j == *nb) /* the registry's string: it outlives the probe */
+            (*types)[(*nb)++] = info.type;
+    }
+    mica_engine_destroy(probe);
+    return CLI_OK;
+}
+
+/*
+ * Build the network of m in configuration c; `plain`: without graph
+ * passes (the network as written: --all-layers's marks).  `reference`:
+ * on the CPU, no passes, every layer that pins no implementation on its
+ * reference one.
+ */
 static int build(mica_context_t *ctx, mica_manifest_t *m, const config_t *c,
-                 const char *which, mica_engine_t **engine)
+                 const char *which, int plain, mica_engine_t **engine)
 {
     mica_build_config_t cfg = *mica_manifest_config(m);
     char no_passes[1600];
+    const char **types = NULL, **impls = NULL;
+    int32_t nb = 0, i;
+    int rc = CLI_OK;
 
+    *engine = NULL;
     cfg.struct_size = sizeof cfg;
     if (c->device_set)
         cfg.device = c->device;
@@ -269,13 +375,37 @@ static int build(mica_context_t *ctx, mica_manifest_t *m, const config_t *c,
     }
     if (c->fp16)
         cfg.precisions |= 1u << MICA_FLOAT16;
-    if (mica_context_set_prefer(ctx, c->prefer[0] ? c->prefer : NULL) !=
-            MICA_OK ||
-        mica_engine_build(mica_manifest_network(m), &cfg, engine) != MICA_OK) {
-        *engine = NULL;
-        return cli_error("%s: %s", which, mica_context_error(ctx));
+    if (plain || c->reference) {
+        cfg.passes = "none";
+        cfg.no_passes = NULL;
+        cfg.no_fusion = 1;
     }
-    return CLI_OK;
+    if (mica_context_set_prefer(ctx, c->prefer[0] ? c->prefer : NULL) !=
+        MICA_OK)
+        return cli_error("%s: %s", which, mica_context_error(ctx));
+    if (c->reference) {
+        cfg.device = MICA_DEVICE_CPU;
+        cfg.autotune = -1;
+        if ((rc = reference_types(ctx, m, cfg, &types, &nb)) != CLI_OK)
+            goto out;
+        if (!(impls = calloc((size_t)nb + 1, sizeof *impls))) {
+            rc = cli_error("out of memory");
+            goto out;
+        }
+        for (i = 0; i < nb; i++)
+            impls[i] = "reference";
+        cfg.nb_prefer = nb;
+        cfg.prefer_types = types;
+        cfg.prefer_impls = impls;
+    }
+    if (mica_engine_build(mica_manifest_network(m), &cfg, engine) != MICA_OK) {
+        *engine = NULL;
+        rc = cli_error("%s: %s", which, mica_context_error(ctx));
+    }
+out:
+    free(types);
+    free(impls);
+    return rc;
 }
 
 /* Run engine once on the inputs; *exec keeps the outputs. */
@@ -331,18 +461,65 @@ static int open_model(mica_context_t *ctx, const char *path,
     return CLI_OK;
 }
 
+/* What configuration c is, for the report. */
+static const char *config_text(const config_t *c)
+{
+    return c->text[0] ? c->text : "the manifest's choices";
+}
+
+/* --save-outputs: the network outputs `outs` of side s into DIR/A or
+ * DIR/B. */
+static int save_side(mica_context_t *ctx, compare_side_t *s,
+                     const char *dir, char *const *outs)
+{
+    int32_t n = 0, k;
+    mica_tensor_desc_t *d;
+    const void **data;
+    char *path = malloc(strlen(dir) + 3);
+    int rc = CLI_ERROR;
+
+    for (; outs[n]; n++)
+        ;
+    d = calloc((size_t)n + 1, sizeof *d);
+    data = calloc((size_t)n + 1, sizeof *data);
+    if (!d || !data || !path) {
+        cli_error("out of memory");
+        goto out;
+    }
+    sprintf(path, "%s/%s", dir, s->which);
+    for (k = 0; k < n; k++)
+        if (compare_get(ctx, s, outs[k], &d[k], &data[k]) != CLI_OK)
+            goto out;
+    if ((rc = cli_write_npys(path, n, (const char *const *)outs, d, data,
+                             NULL)) == CLI_OK)
+        printf("%s: %d output%s saved in %s\n", s->which, (int)n,
+               n == 1 ? "" : "s", path);
+out:
+    free(path);
+    free(d);
+    free(data);
+    return rc;
+}
+
 int cmd_compare(int argc, char **argv)
 {
     compare_t c;
-    int rc, help, k, failed = 0, nb_failed = 0, marked = 0;
+    int rc, help, k, mk, failed = 0, nb_failed = 0, marked = 0;
     mica_context_t *ctx = NULL;
     mica_manifest_t *m = NULL;
     mica_engine_t *e[2] = {NULL, NULL}, *probe = NULL;
     mica_exec_t *x[2] = {NULL, NULL};
+    compare_side_t side[2];
+    config_t reference;
+    compare_origin_t origin;
     char **outs = NULL;
     static const char *const which[2] = {"A", "B"};
 
     memset(&c, 0, sizeof c);
+    memset(side, 0, sizeof side);
+    memset(&origin, 0, sizeof origin);
+    side[0].which = which[0];
+    side[1].which = which[1];
     if (!(c.paths = calloc((size_t)argc + 1, sizeof(char *)))) {
         rc = cli_error("out of memory");
         goto out;
@@ -353,49 +530,83 @@ int cmd_compare(int argc, char **argv)
         usage(stdout);
         goto out;
     }
+    mk = c.cfg[0].runner ? 1 : 0; /* the side mica runs for certain */
+    parse_config("--a", "reference", &reference);
     if ((rc = cli_inputs_read(&c.inputs)) != CLI_OK ||
         (rc = cli_context(&ctx, c.paths, c.nb_paths, 0)) != CLI_OK ||
-        (rc = open_model(ctx, c.source, &m)) != CLI_OK ||
-        (rc = build(ctx, m, &c.cfg[0], "A", &probe)) != CLI_OK)
+        (rc = open_model(ctx, c.source, &m)) != CLI_OK)
+        goto out;
+    for (k = 0; k < 2; k++)
+        if (c.cfg[k].runner == RUN_ORT && !cli_onnx_probe(c.source)) {
+            rc = cli_error("%s: onnxruntime runs ONNX models: %s is a "
+                           "manifest", which[k], c.source);
+            goto out;
+        }
+    /* The network as written, every layer on its reference (no passes,
+     * no reorders between formats): its outputs, and --all-layers's
+     * tensors to mark. */
+    if ((rc = build(ctx, m, &reference, which[mk], 1, &probe)) != CLI_OK)
         goto out;
     if (!(outs = own_outputs(probe))) {
         rc = cli_error("out of memory");
         goto out;
     }
-    if (c.all_layers) {
-        if ((rc = compare_mark_all(ctx, m, probe, &marked)) != CLI_OK)
+    if (c.all_layers &&
+        (rc = compare_mark_all(ctx, m, probe, &marked)) != CLI_OK)
+        goto out;
+    mica_engine_destroy(probe);
+    probe = NULL;
+    for (k = 0; k < 2; k++)
+        if (!c.cfg[k].runner &&
+            (rc = build(ctx, m, &c.cfg[k], which[k], 0, &e[k])) != CLI_OK)
             goto out;
-        mica_engine_destroy(probe);
-        probe = NULL;
-        if ((rc = build(ctx, m, &c.cfg[0], "A", &e[0])) != CLI_OK)
-            goto out;
-    } else {
-        e[0] = probe;
-        probe = NULL;
-    }
-    if ((rc = build(ctx, m, &c.cfg[1], "B", &e[1])) != CLI_OK ||
-        (rc = cli_inputs_complete(&c.inputs, e[0], c.profile,
+    if ((rc = cli_inputs_complete(&c.inputs, e[mk], c.profile,
                                   cli_onnx_shapes())) != CLI_OK)
         goto out;
     printf("compare %s\n", c.source);
-    for (k = 0; k < 2; k++)
-        printf("%s: %s (engine on %s)\n", which[k],
-               c.cfg[k].text[0] ? c.cfg[k].text : "the manifest's choices",
-               cli_device_name(mica_engine_device(e[k])));
-    compare_print_choices(e);
+    for (k = 0; k < 2; k++) {
+        if (c.cfg[k].runner)
+            printf("%s: %s\n", which[k], config_text(&c.cfg[k]));
+        else
+            printf("%s: %s (engine on %s)\n", which[k],
+                   config_text(&c.cfg[k]),
+                   cli_device_name(mica_engine_device(e[k])));
+    }
+    if (e[0] && e[1])
+        compare_print_choices(e);
     cli_inputs_print(&c.inputs, stdout, 1);
     printf("\n");
-    for (k = 0; k < 2; k++)
-        if ((rc = run_once(ctx, e[k], &c, which[k], &x[k])) != CLI_OK)
+    for (k = 0; k < 2; k++) {
+        if (c.cfg[k].runner == RUN_ORT) {
+            if ((rc = compare_ort_run(which[k], c.cfg[k].arg, c.source,
+                                      &c.inputs, (int)cli_threads(),
+                                      &side[k])) != CLI_OK)
+                goto out;
+        } else if (c.cfg[k].runner == RUN_SAVED) {
+            side[k].dir = c.cfg[k].arg;
+        } else if ((rc = run_once(ctx, e[k], &c, which[k], &x[k])) !=
+                   CLI_OK) {
             goto out;
+        } else {
+            side[k].exec = x[k];
+        }
+    }
+    for (k = 0; c.save_dir && k < 2; k++)
+        if (c.cfg[k].runner != RUN_SAVED &&
+            (rc = save_side(ctx, &side[k], c.save_dir, outs)) != CLI_OK)
+            goto out;
+    if (c.all_layers && cli_onnx_probe(c.source) &&
+        (rc = compare_origin_read(ctx, c.source, &origin)) != CLI_OK)
+        goto out;
     if (c.all_layers &&
-        (rc = compare_layers(ctx, e, x, c.atol, c.rtol, &failed)) != CLI_OK)
+        (rc = compare_layers(ctx, e, side, origin.nb ? &origin : NULL,
+                             c.atol, c.rtol, &failed)) != CLI_OK)
         goto out;
     for (k = 0; outs[k]; k++) {
         mica_tensor_desc_t da;
         diff_t d;
-        if ((rc = compare_named(ctx, x, outs[k], c.atol, c.rtol, &da, &d)) !=
-            CLI_OK)
+        if ((rc = compare_named(ctx, side, outs[k], c.atol, c.rtol, &da,
+                                &d)) != CLI_OK)
             goto out;
         diff_print(stdout, "output", outs[k], &da, &d, c.atol, c.rtol);
         nb_failed += diff_failed(&d);
@@ -417,9 +628,11 @@ out:
             mica_exec_destroy(x[k]);
         if (e[k])
             mica_engine_destroy(e[k]);
+        compare_side_free(&side[k]);
     }
     if (probe)
         mica_engine_destroy(probe);
+    compare_origin_free(&origin);
     if (m)
         mica_manifest_destroy(m);
     if (ctx)

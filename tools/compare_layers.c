@@ -9,6 +9,7 @@
 #include <config.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -48,16 +49,17 @@ int compare_mark_all(mica_context_t *ctx, mica_manifest_t *m,
     return CLI_OK;
 }
 
-/* Compare tensor `name` of both runs into d; CLI_ERROR after a message. */
-int compare_named(mica_context_t *ctx, mica_exec_t *const x[2],
+/* Compare tensor `name` of both sides into d; CLI_ERROR after a
+ * message. */
+int compare_named(mica_context_t *ctx, compare_side_t s[2],
                   const char *name, double atol, double rtol,
                   mica_tensor_desc_t *da, diff_t *d)
 {
     mica_tensor_desc_t db;
     const void *pa, *pb;
-    if (mica_exec_get_output(x[0], name, da, &pa) != MICA_OK ||
-        mica_exec_get_output(x[1], name, &db, &pb) != MICA_OK)
-        return cli_error("output '%s': %s", name, mica_context_error(ctx));
+    if (compare_get(ctx, &s[0], name, da, &pa) != CLI_OK ||
+        compare_get(ctx, &s[1], name, &db, &pb) != CLI_OK)
+        return CLI_ERROR;
     return diff_tensors(da, pa, &db, pb, atol, rtol, d);
 }
 
@@ -90,8 +92,8 @@ void compare_print_choices(mica_engine_t *const e[2])
  * the first layer with a diverging output is named.  *failed set.
  */
 int compare_layers(mica_context_t *ctx, mica_engine_t *const e[2],
-                   mica_exec_t *const x[2], double atol, double rtol,
-                   int *failed)
+                   compare_side_t s[2], const compare_origin_t *origin,
+                   double atol, double rtol, int *failed)
 {
     int32_t i, k, nb = mica_engine_nb_layers(e[0]);
     mica_layer_info_t first;
@@ -115,7 +117,7 @@ int compare_layers(mica_context_t *ctx, mica_engine_t *const e[2],
                 mica_engine_tensor(e[0], l.outputs[k], &t) != MICA_OK ||
                 !t.is_output)
                 continue;
-            if (compare_named(ctx, x, t.name, atol, rtol, &da, &d) != CLI_OK)
+            if (compare_named(ctx, s, t.name, atol, rtol, &da, &d) != CLI_OK)
                 return CLI_ERROR;
             diff_print_short(stdout, t.name, l.name, &d);
             if (diff_failed(&d) && !first_tensor) {
@@ -140,7 +142,122 @@ int compare_layers(mica_context_t *ctx, mica_engine_t *const e[2],
             !strcmp(b.name, first.name))
             printf(", %s in B", b.implementation);
     }
-    printf("): output '%s', max abs error %.6g\n\n", first_tensor,
+    printf("): output '%s', max abs error %.6g\n", first_tensor,
            first_d.abs_max);
+    if (origin && compare_origin_of(origin, first.name)) {
+        char list[1024];
+        size_t len = 0;
+        list[0] = '\0';
+        for (i = 0; i < first.nb_inputs; i++) {
+            mica_tensor_info_t t;
+            memset(&t, 0, sizeof t);
+            t.struct_size = sizeof t;
+            if (first.inputs[i] >= 0 && len < sizeof list &&
+                mica_engine_tensor(e[0], first.inputs[i], &t) == MICA_OK)
+                len += (size_t)snprintf(list + len, sizeof list - len,
+                                        "%s'%s'", len ? ", " : "", t.name);
+        }
+        printf("the ONNX node it comes from: %s, inputs %s, output '%s'\n",
+               compare_origin_of(origin, first.name), list, first_tensor);
+    }
+    printf("\n");
     return CLI_OK;
+}
+
+/* The layer name of a manifest line "  - {name: NAME, ...", malloc'd;
+ * NULL if the line is none. */
+static char *layer_name(const char *line, size_t n)
+{
+    static const char lead[] = "  - {name: ";
+    const char *p = line + sizeof lead - 1, *end = line + n;
+    char *out, *q;
+
+    if (n < sizeof lead || strncmp(line, lead, sizeof lead - 1))
+        return NULL;
+    if (!(q = out = malloc(n)))
+        return NULL;
+    if (*p == '"') {
+        for (p++; p < end && *p != '"'; p++)
+            *q++ = *p == '\\' && p + 1 < end ? *++p : *p;
+    } else {
+        for (; p < end && *p != ','; p++)
+            *q++ = *p;
+    }
+    *q = '\0';
+    return out;
+}
+
+int compare_origin_read(mica_context_t *ctx, const char *path,
+                        compare_origin_t *o)
+{
+    mica_onnx_model_t *model = NULL;
+    char *text = NULL, *node = NULL;
+    const char *p, *end;
+    size_t len = 0;
+    int rc = CLI_ERROR;
+
+    memset(o, 0, sizeof *o);
+    if (cli_onnx_import(ctx, path, &model) != CLI_OK)
+        return CLI_ERROR;
+    if (!(text = mica_onnx_manifest_text(model, "x.weights", &len))) {
+        cli_error("%s: %s", path, mica_context_error(ctx));
+        goto out;
+    }
+    for (p = text, end = text + len; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        char *name;
+        if (n > 9 && !strncmp(p, "  # ONNX ", 9)) {
+            free(node);
+            if (!(node = malloc(n - 8)))
+                goto nomem;
+            memcpy(node, p + 9, n - 9);
+            node[n - 9] = '\0';
+        } else if (node && (name = layer_name(p, n))) {
+            char **l = realloc(o->layer, (size_t)(o->nb + 1) * sizeof *l);
+            char **d = l ? realloc(o->node, (size_t)(o->nb + 1) * sizeof *d)
+                         : NULL;
+            if (l)
+                o->layer = l;
+            if (d)
+                o->node = d;
+            if (!d || !(o->node[o->nb] = strdup(node))) {
+                free(name);
+                goto nomem;
+            }
+            o->layer[o->nb++] = name;
+        }
+        p += n + 1;
+    }
+    rc = CLI_OK;
+    goto out;
+nomem:
+    cli_error("out of memory");
+out:
+    free(node);
+    if (text)
+        mica_free(text);
+    mica_onnx_destroy(model);
+    return rc;
+}
+
+const char *compare_origin_of(const compare_origin_t *o, const char *layer)
+{
+    int k;
+    for (k = 0; k < o->nb; k++)
+        if (!strcmp(o->layer[k], layer))
+            return o->node[k];
+    return NULL;
+}
+
+void compare_origin_free(compare_origin_t *o)
+{
+    int k;
+    for (k = 0; k < o->nb; k++) {
+        free(o->layer[k]);
+        free(o->node[k]);
+    }
+    free(o->layer);
+    free(o->node);
+    memset(o, 0, sizeof *o);
 }

@@ -11,9 +11,9 @@ tools_mica_SOURCES = tools/mica.c tools/cli.h tools/cli.c \
 	tools/cli_onnx.c tools/inputs.h tools/inputs.c tools/random_input.c \
 	tools/bench.h tools/cmd_bench.c tools/bench_run.c tools/bench_report.c \
 	tools/compare.h tools/cmd_compare.c tools/compare_diff.c \
-	tools/compare_layers.c \
-	core/base/npy.c core/base/npy.h core/base/files.c core/base/files.h \
-	core/base/index.c
+	tools/compare_layers.c tools/compare_side.c tools/compare_ort.c \
+	tools/ort_api.h core/base/npy.c core/base/npy.h core/base/files.c \
+	core/base/files.h core/base/index.c
 tools_mica_LDADD = libmica.la $(LIBM)
 # `mica modules TYPE` points to the installed manifest reference.
 tools_mica_CPPFLAGS = $(AM_CPPFLAGS) -DMICA_DOC_DIR='"$(docdir)"'
@@ -67,6 +67,7 @@ DYNAMIC_MANIFESTS = tests/manifests/dynamic/reshape_like.yaml \
 TESTS += tests/test_cli_cnn.sh
 EXTRA_DIST += tests/test_cli_cnn.sh tests/gen/small_cnn.py \
 	tests/manifests/cnn/small_cnn.yaml tests/manifests/cnn/small_cnn.bin \
+	tests/manifests/cnn/shuffle_cnn.yaml \
 	tests/manifests/cnn/x2.npy tests/manifests/cnn/x3.npy \
 	tests/manifests/cnn/y2.npy tests/manifests/cnn/y3.npy
 
@@ -116,6 +117,9 @@ EXTRA_DIST += tests/test_cli_modules.sh
 # purpose, for compare to catch.
 TESTS += tests/test_cli_perf.sh
 EXTRA_DIST += tests/test_cli_perf.sh
+# compare against the reference, saved outputs and ONNX Runtime (issue 26)
+TESTS += tests/test_cli_compare_ref.sh
+EXTRA_DIST += tests/test_cli_compare_ref.sh
 check_LTLIBRARIES += tests/drift/drift.la
 tests_drift_drift_la_SOURCES = tests/drift/drift.c
 tests_drift_drift_la_LDFLAGS = $(MICA_FAKE_MODULE_FLAGS)

@@ -136,11 +136,8 @@ static int32_t *output_tensors(mica_engine_t *engine, int32_t *nb)
     return list;
 }
 
-/*
- * DIR/NAME.npy, every byte of NAME outside [A-Za-z0-9._-] written as %XX
- * (so '/' is %2F and a name is always one file name).  malloc'd.
- */
-static char *npy_path(const char *dir, const char *name)
+/* DIR/NAME.npy (cli.h). */
+char *cli_npy_path(const char *dir, const char *name)
 {
     size_t n = strlen(dir), k = 0;
     const unsigned char *p;
@@ -169,47 +166,28 @@ static char *npy_path(const char *dir, const char *name)
     return path;
 }
 
-/* Write every output of the last run of exec into out_dir. */
-int cli_write_outputs(const char *out_dir, mica_context_t *ctx,
-                      mica_engine_t *engine, mica_exec_t *exec)
+int cli_write_npys(const char *out_dir, int32_t nb, const char *const *names,
+                   const mica_tensor_desc_t *desc, const void *const *data,
+                   const char *print)
 {
-    int32_t nb, i, k;
-    int32_t *tensors = output_tensors(engine, &nb);
+    int32_t i, k;
     char **paths = calloc((size_t)nb + 1, sizeof(char *));
     char **tmps = calloc((size_t)nb + 1, sizeof(char *));
     char *made = NULL, err[1024], ds[128];
     int rc = CLI_ERROR, written = 0;
-    mica_tensor_desc_t *desc = calloc((size_t)nb + 1, sizeof(*desc));
-    const void **data = calloc((size_t)nb + 1, sizeof(void *));
-    const char **names = calloc((size_t)nb + 1, sizeof(char *));
 
-    if (!tensors || !paths || !tmps || !desc || !data || !names) {
+    if (!paths || !tmps) {
         cli_error("out of memory");
         goto out;
     }
-    /* Everything in hand before anything is written. */
+    /* Every path in hand before anything is written. */
     for (i = 0; i < nb; i++) {
-        mica_tensor_info_t info = {.struct_size = sizeof(mica_tensor_info_t)};
-        memset(&info, 0, sizeof(info));
-        info.struct_size = sizeof(info);
-        if (mica_engine_tensor(engine, tensors[i], &info) != MICA_OK) {
-            cli_error("cannot query output tensor %d of the engine",
-                      (int)tensors[i]);
-            goto out;
-        }
-        names[i] = info.name;
-        if (mica_exec_get_output(exec, info.name, &desc[i], &data[i])
-            != MICA_OK) {
-            cli_error("output '%s': %s", info.name, mica_context_error(ctx));
-            goto out;
-        }
         if (!mica__npy_descr(desc[i].dtype)) {
-            cli_error("output '%s': %s has no .npy form", info.name,
+            cli_error("output '%s': %s has no .npy form", names[i],
                       mica_dtype_name(desc[i].dtype));
             goto out;
         }
-        paths[i] = npy_path(out_dir, info.name);
-        if (!paths[i]) {
+        if (!(paths[i] = cli_npy_path(out_dir, names[i]))) {
             cli_error("out of memory");
             goto out;
         }
@@ -239,9 +217,9 @@ int cli_write_outputs(const char *out_dir, mica_context_t *ctx,
         tmps[i] = NULL;
     }
     written = 0;
-    if (mica_engine_nb_profiles(engine))
-        printf("profile: %d\n", (int)mica_exec_profile(exec));
-    for (i = 0; i < nb; i++) {
+    if (print && *print)
+        printf("%s\n", print);
+    for (i = 0; print && i < nb; i++) {
         printf("%s: %s %s -> %s\n", names[i], mica_dtype_name(desc[i].dtype),
                cli_dims_str(&desc[i].dims, ds, sizeof(ds)), paths[i]);
         print_values(&desc[i], data[i]);
@@ -261,6 +239,46 @@ out:
         free(tmps[i]);
     free(paths);
     free(tmps);
+    return rc;
+}
+
+/* Write every output of the last run of exec into out_dir. */
+int cli_write_outputs(const char *out_dir, mica_context_t *ctx,
+                      mica_engine_t *engine, mica_exec_t *exec)
+{
+    int32_t nb, i;
+    int32_t *tensors = output_tensors(engine, &nb);
+    int rc = CLI_ERROR;
+    char profile[32] = "";
+    mica_tensor_desc_t *desc = calloc((size_t)nb + 1, sizeof(*desc));
+    const void **data = calloc((size_t)nb + 1, sizeof(void *));
+    const char **names = calloc((size_t)nb + 1, sizeof(char *));
+
+    if (!tensors || !desc || !data || !names) {
+        cli_error("out of memory");
+        goto out;
+    }
+    for (i = 0; i < nb; i++) {
+        mica_tensor_info_t info = {.struct_size = sizeof(mica_tensor_info_t)};
+        memset(&info, 0, sizeof(info));
+        info.struct_size = sizeof(info);
+        if (mica_engine_tensor(engine, tensors[i], &info) != MICA_OK) {
+            cli_error("cannot query output tensor %d of the engine",
+                      (int)tensors[i]);
+            goto out;
+        }
+        names[i] = info.name;
+        if (mica_exec_get_output(exec, info.name, &desc[i], &data[i])
+            != MICA_OK) {
+            cli_error("output '%s': %s", info.name, mica_context_error(ctx));
+            goto out;
+        }
+    }
+    if (mica_engine_nb_profiles(engine))
+        snprintf(profile, sizeof profile, "profile: %d",
+                 (int)mica_exec_profile(exec));
+    rc = cli_write_npys(out_dir, nb, names, desc, data, profile);
+out:
     free(desc);
     free(data);
     free(names);

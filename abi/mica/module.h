@@ -139,7 +139,9 @@ typedef struct mica_host {
 
 /* A test on a param of a matched layer: the param's value, as text (an
  * int, float, bool 0/1, string or enum name, a param of one value), is
- * one of values[0..nb_values); nb_values 0: the param is not given. */
+ * one of values[0..nb_values); nb_values 0: the param is not given; an
+ * empty string among the values: not given, or one of the others (a
+ * default written out or left out: {"", "none"}). */
 typedef struct mica_fusion_cond {
     const char *field;
     const char *const *values;
@@ -202,7 +204,10 @@ typedef struct mica_fusion_rule {
 
     /* Links: with nb_links > 0 the pattern is a DAG.  Step 0 is where a
      * match starts; every later step has at least one link from an
-     * earlier step, and each step's `input` member is then not read.  An
+     * earlier step, or makes what an earlier step reads (a link from it
+     * into an earlier step: the two scaled operands of an attention's
+     * product, found from the product), and each step's `input` member
+     * is then not read.  An
      * inner tensor (an output of a step but the last) may have several
      * readers, all steps of the match, and is no network output. */
     const struct mica_fusion_link *links;
@@ -212,6 +217,11 @@ typedef struct mica_fusion_rule {
     const struct mica_fusion_const_param *const_params; /* float params */
     int32_t nb_const_params;
     int32_t reserved3_;
+
+    /* ---- appended next: weights params read from Constants ---- */
+    const struct mica_fusion_weight_param *weight_params;
+    int32_t nb_weight_params;
+    int32_t reserved4_;
 } mica_fusion_rule_t;
 
 /* A tensor from outside the pattern (mica_fusion_link_t's `from`). */
@@ -257,8 +267,15 @@ typedef struct mica_fusion_tensor_cond {
     double value, rtol;
 } mica_fusion_tensor_cond_t;
 
-/* How a const param turns the constant's value v into the param. */
-enum { MICA_FUSION_VALUE = 0, MICA_FUSION_RECIPROCAL = 1 };
+/* How a const param turns the constant's value v into the param:
+ * MICA_FUSION_PRODUCT multiplies v into the param of the same field that
+ * an earlier const param of the rule set (an attention that scales q and
+ * k each by the root of its scale). */
+enum {
+    MICA_FUSION_VALUE = 0,
+    MICA_FUSION_RECIPROCAL = 1,
+    MICA_FUSION_PRODUCT = 2
+};
 
 /* A float param `field` of the fused layer: the value of the constant
  * (every element equal; a Constant layer's) that tensor `tensor` of
@@ -271,6 +288,17 @@ typedef struct mica_fusion_const_param {
     int32_t op;
     int32_t reserved_;
 } mica_fusion_const_param_t;
+
+/* A weights param `field` of the fused layer: the values of the Constant
+ * layer that makes tensor `tensor` of steps[step] (the weights of a
+ * product, its bias), as they are (type, count, dims).  The rule matches
+ * only where that tensor is a Constant's; the fused layer does not read
+ * it as an input, and a Constant that no layer reads afterwards goes. */
+typedef struct mica_fusion_weight_param {
+    const char *field;
+    int32_t step;
+    int32_t tensor;
+} mica_fusion_weight_param_t;
 
 /* What the module tells the host about itself. Static data, normally. */
 typedef struct mica_module_desc {

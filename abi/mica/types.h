@@ -74,7 +74,24 @@ typedef enum mica_dtype {
     MICA_INT64 = 5,
     MICA_UINT8 = 6,
     MICA_BFLOAT16 = 7,
-    MICA_DTYPE_COUNT_ = 8 /* not a type: the number of types */
+    /* Appended 2026-11-28 (ABI 1 still: modules built earlier never see
+     * them unless they ask for them).  The 4-bit types take one byte per
+     * element, the value in its low bits (int4 sign-extended): ONNX's
+     * files pack two to a byte, the importer unpacks them. */
+    MICA_FLOAT64 = 8,
+    MICA_UINT16 = 9,
+    MICA_UINT32 = 10,
+    MICA_UINT64 = 11,
+    MICA_INT16 = 12,
+    MICA_FP8E4M3 = 13,      /* float8 e4m3fn: bias 7, no infinity, max 448 */
+    MICA_FP8E5M2 = 14,      /* float8 e5m2: bias 15, IEEE-like */
+    MICA_INT4 = 15,         /* one byte, -8..7 */
+    MICA_UINT4 = 16,        /* one byte, 0..15 */
+    MICA_FP4E2M1 = 17,      /* one byte, the low 4 bits: max 6 */
+    MICA_FP8E4M3FNUZ = 18,  /* bias 8, no -0 nor infinity, NaN 0x80 */
+    MICA_FP8E5M2FNUZ = 19,  /* bias 16, no -0 nor infinity, NaN 0x80 */
+    MICA_FP8E8M0 = 20,      /* exponent only: 2^(e-127), NaN 0xff */
+    MICA_DTYPE_COUNT_ = 21 /* not a type: the number of types */
 } mica_dtype_t;
 
 /* Devices, as bits so that an implementation can name several. */
@@ -221,10 +238,14 @@ typedef struct mica_fields {
 static inline size_t mica_dtype_size(mica_dtype_t dtype)
 {
     switch (dtype) {
-    case MICA_FLOAT32: case MICA_INT32: return 4;
-    case MICA_FLOAT16: case MICA_BFLOAT16: return 2;
-    case MICA_INT8: case MICA_BOOL: case MICA_UINT8: return 1;
-    case MICA_INT64: return 8;
+    case MICA_FLOAT32: case MICA_INT32: case MICA_UINT32: return 4;
+    case MICA_FLOAT16: case MICA_BFLOAT16: case MICA_UINT16:
+    case MICA_INT16: return 2;
+    case MICA_INT8: case MICA_BOOL: case MICA_UINT8: case MICA_FP8E4M3:
+    case MICA_FP8E5M2: case MICA_INT4: case MICA_UINT4: case MICA_FP4E2M1:
+    case MICA_FP8E4M3FNUZ: case MICA_FP8E5M2FNUZ: case MICA_FP8E8M0:
+        return 1;
+    case MICA_INT64: case MICA_FLOAT64: case MICA_UINT64: return 8;
     default: return 0;
     }
 }

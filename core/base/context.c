@@ -382,7 +382,9 @@ const char *mica_status_name(mica_status_t status)
 /* Indexed by mica_dtype_t; the manifest's spelling. */
 static const char *const dtype_names[MICA_DTYPE_COUNT_] = {
     "float32", "float16", "int8", "int32", "bool", "int64", "uint8",
-    "bfloat16",
+    "bfloat16", "float64", "uint16", "uint32", "uint64", "int16",
+    "fp8e4m3", "fp8e5m2", "int4", "uint4", "fp4e2m1", "fp8e4m3fnuz",
+    "fp8e5m2fnuz", "fp8e8m0",
 };
 
 /* "float32" for MICA_FLOAT32...; "?" out of range. */

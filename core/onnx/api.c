@@ -123,25 +123,36 @@ static mica_status_t import(mica_context_t *ctx, const char *path,
 {
     mica_onnx_model_t *m = NULL;
     char **names = NULL;
-    int32_t nb = 0, i;
+    int32_t nb = 0, i, tries;
     mica_status_t st;
 
     st = import_once(ctx, path, opt, NULL, 0, check, &m);
     /* A mapping that found it needs the values of inputs the profile
-     * fixes (an If's condition) asks for them: once more, with those. */
-    if (st != MICA_OK && m && m->x.nb_want_fixed > 0) {
-        nb = m->x.nb_want_fixed;
-        names = calloc((size_t)nb, sizeof *names);
-        for (i = 0; names && i < nb; i++)
-            if (!(names[i] = mica__strdup(m->x.want_fixed[i])))
+     * fixes (an If's condition, a TopK's K) asks for them: again, with
+     * those and the ones before (each try fixes at least one more). */
+    for (tries = 0; st != MICA_OK && m && m->x.nb_want_fixed > nb
+                    && tries < 64; tries++) {
+        char **more = calloc((size_t)m->x.nb_want_fixed, sizeof *more);
+        int32_t k = m->x.nb_want_fixed;
+        for (i = 0; more && i < k; i++)
+            if (!(more[i] = mica__strdup(m->x.want_fixed[i])))
                 break;
         model_free(m);
         m = NULL;
-        if (!names || i < nb)
+        if (!more || i < k) {
+            while (more && i > 0)
+                free(more[--i]);
+            free(more);
             st = mica__fail(ctx, MICA_ERR_NOMEM, "out of memory");
-        else
-            st = import_once(ctx, path, opt, (const char *const *)names, nb,
-                             check, &m);
+            break;
+        }
+        for (i = 0; names && i < nb; i++)
+            free(names[i]);
+        free(names);
+        names = more;
+        nb = k;
+        st = import_once(ctx, path, opt, (const char *const *)names, nb,
+                         check, &m);
     }
     for (i = 0; names && i < nb; i++)
         free(names[i]);

@@ -65,6 +65,41 @@ int32_t mica__ox_attr_ints(const mica__ox_node_t *n, const char *name,
     return (int32_t)a->n_ints;
 }
 
+mica_status_t mica__ox_want_fixed(mica__ox_t *x, mica__ox_node_t *n,
+                                  mica__ox_value_t *v, const char **why)
+{
+    const char *names[16];
+    int32_t k, i, j, fresh = 0;
+    if (!v->tensor)
+        return MICA_OK;
+    k = mica__ox_fixed_sources(x, v->tensor, names, 16, why);
+    for (i = 0; i < k; i++) {
+        for (j = 0; j < x->nb_fixed && strcmp(x->fixed[j], names[i]); j++)
+            ;
+        fresh += j == x->nb_fixed;
+    }
+    if (k <= 0 || !fresh)
+        return MICA_OK;
+    /* the inputs taken as constants so far, and these */
+    x->want_fixed = mica__ox_alloc(x, sizeof *x->want_fixed
+                                   * (size_t)(k + x->nb_fixed));
+    if (!x->want_fixed)
+        return x->st;
+    for (j = 0; j < x->nb_fixed; j++)
+        x->want_fixed[j] = x->fixed[j];
+    for (i = 0; i < k; i++) {
+        int32_t m;
+        for (m = 0; m < j && strcmp(x->want_fixed[m], names[i]); m++)
+            ;
+        if (m == j)
+            x->want_fixed[j++] = names[i];
+    }
+    x->nb_want_fixed = j;
+    return OX_UNSUP(x, n, "'%s' depends on input '%s', whose values the "
+                    "profile fixes: imported again with them as constants",
+                    v->name, names[0]);
+}
+
 int64_t *mica__ox_const_ints(mica__ox_t *x, mica__ox_node_t *n, int32_t i,
                              const char *what, int32_t *count)
 {
@@ -77,9 +112,14 @@ int64_t *mica__ox_const_ints(mica__ox_t *x, mica__ox_node_t *n, int32_t i,
         return NULL;
     }
     if (!v->cst) {
+        const char *why = NULL;
+        if (mica__ox_want_fixed(x, n, v, &why) != MICA_OK)
+            return NULL;
         OX_UNSUP(x, n, "%s (input %d, '%s') must be a constant: mica needs "
-                 "its values when the network is built", what, (int)i,
-                 v->name);
+                 "its values when the network is built, and it depends on "
+                 "%s (give the inputs it depends on one value each in the "
+                 "profile)", what, (int)i, v->name,
+                 why ? why : "values known only at run time");
         return NULL;
     }
     out = mica__ox_alloc(x, 8 * (size_t)(v->cst->count + 1));
@@ -179,21 +219,12 @@ mica_status_t mica__ox_initializers(mica__ox_t *x, const Onnx__GraphProto *g)
         x->st = mica__ox_tensor_data(x->model, &x->arena, t, what, d);
         if (x->st != MICA_OK)
             break;
-        type = d->type;
-        if (mica__ox_type_mica(d->type, &dt) != 0) {
-            /* As TensorRT's parser: double weights become float32, other
-             * integers int32 (checked when they are written). */
-            if (d->type == OX_DOUBLE)
-                type = OX_FLOAT;
-            else if (d->type == OX_INT16 || d->type == OX_UINT16
-                     || d->type == OX_UINT32 || d->type == OX_UINT64)
-                type = OX_INT32;
-            else
-                return mica__ox_fail(x, NULL, MICA_ERR_UNSUPPORTED,
-                                     "%s is of type %s, which mica does not "
-                                     "support", what,
-                                     mica__ox_type_name(d->type));
-        }
+        type = mica__ox_weight_type(d->type);
+        if (mica__ox_type_mica(type, &dt) != 0)
+            return mica__ox_fail(x, NULL, MICA_ERR_UNSUPPORTED,
+                                 "%s is of type %s, which mica does not "
+                                 "support", what,
+                                 mica__ox_type_name(d->type));
         v = mica__ox_const_data(x, t->name, type, d);
         if (v)
             v->cond = NULL;
@@ -210,7 +241,7 @@ const mica__ox_op_t *const mica__ox_op_tables[] = {
     mica__ox_ops_nn, mica__ox_ops_norm, mica__ox_ops_resize,
     mica__ox_ops_reduce, mica__ox_ops_control, mica__ox_ops_rnn,
     mica__ox_ops_index, mica__ox_ops_loss, mica__ox_ops_math,
-    mica__ox_ops_xformer, mica__ox_ops_quant, NULL,
+    mica__ox_ops_xformer, mica__ox_ops_quant, mica__ox_ops_act, NULL,
 };
 
 const mica__ox_op_t *mica__ox_find_op(const char *domain, const char *type)

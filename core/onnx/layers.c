@@ -189,6 +189,13 @@ mica__ox_value_t *mica__ox_cast(mica__ox_t *x, mica__ox_node_t *n,
                                 mica__ox_value_t *a, int32_t type,
                                 const char *name)
 {
+    return mica__ox_cast_sat(x, n, a, type, 1, name);
+}
+
+mica__ox_value_t *mica__ox_cast_sat(mica__ox_t *x, mica__ox_node_t *n,
+                                    mica__ox_value_t *a, int32_t type,
+                                    int saturate, const char *name)
+{
     mica_dtype_t dt;
     mica__ox_layer_t *l;
     mica__ox_value_t *o;
@@ -221,6 +228,8 @@ mica__ox_value_t *mica__ox_cast(mica__ox_t *x, mica__ox_node_t *n,
     l = mica__ox_layer(x, n, "Identity", "cast");
     mica__ox_in(x, l, t);
     mica__ox_p_str(x, l, "dtype", mica_dtype_name(dt));
+    if (!saturate)
+        mica__ox_p_bool(x, l, "saturate", 0);
     o = mica__ox_out(x, l, name, dt, a->rank, a->d);
     if (o) {
         o->type = type;

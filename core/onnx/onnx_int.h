@@ -33,8 +33,16 @@ enum {
     OX_UNDEFINED = 0, OX_FLOAT = 1, OX_UINT8 = 2, OX_INT8 = 3,
     OX_UINT16 = 4, OX_INT16 = 5, OX_INT32 = 6, OX_INT64 = 7, OX_STRING = 8,
     OX_BOOL = 9, OX_FLOAT16 = 10, OX_DOUBLE = 11, OX_UINT32 = 12,
-    OX_UINT64 = 13, OX_COMPLEX64 = 14, OX_COMPLEX128 = 15, OX_BFLOAT16 = 16
+    OX_UINT64 = 13, OX_COMPLEX64 = 14, OX_COMPLEX128 = 15, OX_BFLOAT16 = 16,
+    OX_FLOAT8E4M3FN = 17, OX_FLOAT8E4M3FNUZ = 18, OX_FLOAT8E5M2 = 19,
+    OX_FLOAT8E5M2FNUZ = 20, OX_UINT4 = 21, OX_INT4 = 22, OX_FLOAT4E2M1 = 23,
+    OX_FLOAT8E8M0 = 24
 };
+
+/* Whether ONNX packs type t two to a byte (the importer unpacks them:
+ * a mica__ox_data_t holds one byte per element). */
+#define MICA__OX_PACKED4(t) \
+    ((t) == OX_UINT4 || (t) == OX_INT4 || (t) == OX_FLOAT4E2M1)
 
 /* ---- reader.c: the model file --------------------------------------- */
 
@@ -119,6 +127,10 @@ size_t mica__ox_type_size(int32_t t);
 const char *mica__ox_type_name(int32_t t);
 /* The mica type an ONNX type becomes (int64 -> int32), -1 if none. */
 int mica__ox_type_mica(int32_t t, mica_dtype_t *out);
+/* The ONNX type a weight or constant of type t is kept as, as TensorRT's
+ * parser does: double as float, the 16-bit and unsigned wider integers
+ * as int32 (their values checked when written); others as they are. */
+int32_t mica__ox_weight_type(int32_t t);
 
 /* Element i as an integer (floats truncated) or as a double. */
 int64_t mica__ox_data_int(const mica__ox_data_t *d, int64_t i);
@@ -492,6 +504,11 @@ mica__ox_value_t *mica__ox_unary(mica__ox_t *x, mica__ox_node_t *n,
 mica__ox_value_t *mica__ox_cast(mica__ox_t *x, mica__ox_node_t *n,
                                 mica__ox_value_t *a, int32_t type,
                                 const char *name);
+/* mica__ox_cast with ONNX's Cast saturate (0: float8 overflows to
+ * infinity or NaN). */
+mica__ox_value_t *mica__ox_cast_sat(mica__ox_t *x, mica__ox_node_t *n,
+                                    mica__ox_value_t *a, int32_t type,
+                                    int saturate, const char *name);
 mica__ox_value_t *mica__ox_identity(mica__ox_t *x, mica__ox_node_t *n,
                                     mica__ox_value_t *a, const char *name);
 mica__ox_value_t *mica__ox_reduce(mica__ox_t *x, mica__ox_node_t *n,
@@ -504,6 +521,16 @@ mica__ox_value_t *mica__ox_reduce(mica__ox_t *x, mica__ox_node_t *n,
 mica__ox_value_t *mica__ox_fold_pick(mica__ox_t *x, const mica__ox_value_t *v,
                                      int32_t rank, const int64_t *od,
                                      const int64_t *src);
+/* A SoftMax layer over `axis` of v (op_nn.c). */
+mica__ox_value_t *mica__ox_softmax(mica__ox_t *x, mica__ox_node_t *n,
+                                   mica__ox_value_t *v, int64_t axis,
+                                   const char *name);
+/* An Activation layer of `type` on v, alpha and beta where has_a and
+ * has_b (op_act.c). */
+mica__ox_value_t *mica__ox_act(mica__ox_t *x, mica__ox_node_t *n,
+                               const char *type, mica__ox_value_t *v,
+                               int has_a, double alpha, int has_b,
+                               double beta, const char *name);
 /* MatMul of a and b (op_nn.c: MatrixMultiply, a 1-D side a vector). */
 mica__ox_value_t *mica__ox_matmul(mica__ox_t *x, mica__ox_node_t *n,
                                   mica__ox_value_t *a, mica__ox_value_t *b,
@@ -577,7 +604,19 @@ mica_status_t mica__ox_need(mica__ox_t *x, mica__ox_node_t *n, int32_t k);
 int mica__ox_vec_ok(mica__ox_t *x, mica__ox_node_t *n, mica__ox_value_t *v,
                     const char *what);
 
-/* The values of a constant input as int64 (NULL, and a failure, if not). */
+/*
+ * Value v, needed as a constant, is computed on the host from integer
+ * inputs whose values the profile fixes (as mica__ox_fixed_sources
+ * says): ask for the import again with those inputs as constants (a
+ * failure that api.c's import turns into the second try).  MICA_OK when
+ * it is not such a value (*why, when set, then says what it depends on)
+ * or on the second try.
+ */
+mica_status_t mica__ox_want_fixed(mica__ox_t *x, mica__ox_node_t *n,
+                                  mica__ox_value_t *v, const char **why);
+/* The values of a constant input as int64 (NULL, and a failure, if not);
+ * one computed from inputs the profile fixes makes the import try again
+ * with those as constants (mica__ox_want_fixed). */
 int64_t *mica__ox_const_ints(mica__ox_t *x, mica__ox_node_t *n, int32_t i,
                              const char *what, int32_t *count);
 
@@ -635,7 +674,10 @@ mica__ox_value_t *mica__ox_normalization(mica__ox_t *x, mica__ox_node_t *n,
                                          int64_t groups, int rms,
                                          const char *name);
 extern const mica__ox_op_t mica__ox_ops_quant[];
-/* QuantizeLinear or DequantizeLinear of uint8 (op_quant.c). */
+/* HardSwish, Swish, Mish, Celu, LpNormalization (op_act.c). */
+extern const mica__ox_op_t mica__ox_ops_act[];
+/* QuantizeLinear or DequantizeLinear of other types than int8, or of
+ * scales other than float32, in float layers (op_quant.c). */
 mica_status_t mica__ox_qdq_uint8(mica__ox_t *x, mica__ox_node_t *n,
                                  int quantize, int64_t axis);
 /* All of them, NULL-terminated (import.c). */
@@ -685,6 +727,11 @@ mica_status_t mica__ox_parse_shapes(mica__ox_t *x, const char *spec,
 int mica__ox_profile_fixed(mica__ox_t *x, const mica__ox_value_t *v,
                            int32_t pos, int values, int64_t *out,
                            int32_t *n);
+/* The range of dimension i of graph input v in its profile (the shape
+ * options' min and max, one left out taken from another): 1 and *lo,
+ * *hi, or 0 when v is not an input the options give shapes for. */
+int mica__ox_dim_range(const mica__ox_t *x, const mica__ox_value_t *v,
+                       int32_t i, int64_t *lo, int64_t *hi);
 /* The graph inputs the value of tensor `t` is computed from, when each
  * is an integer input whose values the profile fixes and every layer on
  * the way computes on the host (shape arithmetic): their number, names

@@ -130,22 +130,7 @@ static const char **branch(mica__ox_t *x, mica__ox_node_t *n,
 static mica_status_t host_condition(mica__ox_t *x, mica__ox_node_t *n,
                                     mica__ox_value_t *cond)
 {
-    const char *names[16];
-    int32_t k, i;
-    if (x->nb_fixed > 0 || !cond->tensor)
-        return MICA_OK;
-    k = mica__ox_fixed_sources(x, cond->tensor, names, 16, NULL);
-    if (k <= 0)
-        return MICA_OK;
-    x->want_fixed = mica__ox_alloc(x, sizeof *x->want_fixed * (size_t)k);
-    if (!x->want_fixed)
-        return x->st;
-    for (i = 0; i < k; i++)
-        x->want_fixed[i] = names[i];
-    x->nb_want_fixed = k;
-    return OX_UNSUP(x, n, "the condition depends on input '%s', whose "
-                    "values the profile fixes: imported again with them as "
-                    "constants", names[0]);
+    return mica__ox_want_fixed(x, n, cond, NULL);
 }
 
 /* What an If's condition depends on that the profile does not fix. */

@@ -3,11 +3,13 @@
  * Deconvolution, MaxPool and AveragePool onto Pooling, as TensorRT's
  * parser maps them: kernels and biases are weights (constants), a 1-D
  * operator is made 2-D with a trailing axis of 1, automatic pads are
- * computed where the spatial size is known, ceil_mode is extra padding at
- * the end.
+ * computed where the spatial size is known (over a runtime axis they are
+ * computed as shape tensors and applied by a Slice before the layer),
+ * ceil_mode is extra padding at the end.
  */
 #include <config.h>
 
+#include <float.h>
 #include <string.h>
 
 #include "onnx_int.h"
@@ -21,6 +23,8 @@ typedef struct window {
     int32_t nd;                  /* spatial axes, 2 or 3 after unsqueezing */
     int32_t unsq;                /* 1: a 1-D op made 2-D */
     int64_t k[3], s[3], d[3], pre[3], post[3], out[3];
+    int dyn[3];                  /* SAME padding over a runtime axis: */
+    int lower;                   /* pads of same_pad, SAME_LOWER's */
 } window_t;
 
 /*
@@ -76,9 +80,16 @@ static mica_status_t window(mica__ox_t *x, mica__ox_node_t *n,
     if (!strcmp(pad, "SAME_UPPER") || !strcmp(pad, "SAME_LOWER")) {
         for (i = 0; i < nd; i++) {
             int64_t in = v->d[2 + i], out, total, ek;
-            if (in < 0)
+            w->lower = pad[5] == 'L';
+            if (in < 0 && transposed)
                 return OX_UNSUP(x, n, "auto_pad %s over a spatial axis "
                                 "known only at run time", pad);
+            if (in < 0) {
+                /* same_pad computes them as the network runs */
+                w->dyn[i] = 1;
+                w->pre[i] = w->post[i] = 0;
+                continue;
+            }
             ek = (w->k[i] - 1) * w->d[i] + 1;
             if (transposed) {
                 out = in * w->s[i];
@@ -137,6 +148,68 @@ static void window_params(mica__ox_t *x, mica__ox_layer_t *l,
         mica__ox_p_ints(x, l, "dilation", w->d, w->nd);
 }
 
+/*
+ * v padded along the axes whose SAME padding depends on a runtime size
+ * (w->dyn): total = max((ceil(in / s) - 1) * s + extent - in, 0) as
+ * shape tensors, split as SAME_UPPER (the odd one after) or SAME_LOWER
+ * says, applied by a Slice from -pre over in + total in mode fill with
+ * `fill`.  v itself when no axis needs it; NULL after a failure.
+ */
+static mica__ox_value_t *same_pad(mica__ox_t *x, mica__ox_node_t *n,
+                                  mica__ox_value_t *v, const window_t *w,
+                                  double fill)
+{
+    int64_t zeros[MICA_MAX_DIMS] = {0}, one = 1;
+    mica__ox_value_t *start[MICA_MAX_DIMS] = {0}, *size[MICA_MAX_DIMS] = {0};
+    int32_t i, any = 0;
+
+    for (i = 0; i < v->rank && x->st == MICA_OK; i++) {
+        int32_t j = i - 2;
+        mica__ox_value_t *in, *s, *c, *tot, *half, *pre;
+        if (j < 0 || j >= 3 || !w->dyn[j]) {
+            if (v->d[i] < 0)
+                size[i] = mica__ox_dim(x, n, v, i);
+            continue;
+        }
+        any = 1;
+        in = mica__ox_dim(x, n, v, i);
+        s = mica__ox_const_i(x, OX_INT64, &w->s[j], 1, &one);
+        c = mica__ox_ew(x, n, "floor_div", mica__ox_ew(x, n, "sum", in,
+                        mica__ox_ew(x, n, "sub", s, mica__ox_const_i(
+                            x, OX_INT64, &one, 1, &one), NULL), NULL),
+                        s, NULL);
+        {
+            int64_t ek = (w->k[j] - 1) * w->d[j] + 1 - w->s[j];
+            tot = mica__ox_ew(x, n, "sub", mica__ox_ew(x, n, "sum",
+                              mica__ox_ew(x, n, "prod", c, s, NULL),
+                              mica__ox_const_i(x, OX_INT64, &ek, 1, &one),
+                              NULL), in, NULL);
+        }
+        tot = mica__ox_ew(x, n, "max", tot,
+                          mica__ox_const_i(x, OX_INT64, zeros, 1, &one), NULL);
+        {
+            int64_t two = 2;
+            half = mica__ox_ew(x, n, "floor_div", tot,
+                               mica__ox_const_i(x, OX_INT64, &two, 1, &one),
+                               NULL);
+        }
+        pre = w->lower ? mica__ox_ew(x, n, "sub", tot, half, NULL) : half;
+        start[i] = mica__ox_ew(x, n, "sub", mica__ox_const_i(
+                                   x, OX_INT64, zeros, 1, &one), pre, NULL);
+        size[i] = mica__ox_ew(x, n, "sum", in, tot, NULL);
+    }
+    if (!any || x->st != MICA_OK)
+        return x->st == MICA_OK ? v : NULL;
+    {
+        mica__ox_value_t *st = mica__ox_vec(x, n, zeros, start, v->rank),
+                         *sz = mica__ox_vec(x, n, v->d, size, v->rank);
+        if (x->st != MICA_OK)
+            return NULL;
+        return mica__ox_slice(x, n, v, st, sz, NULL, "fill",
+                              mica__ox_scalar_like(x, v, fill), NULL);
+    }
+}
+
 /* v with a trailing axis of 1 (a 1-D op made 2-D). */
 static mica__ox_value_t *trail1(mica__ox_t *x, mica__ox_node_t *n,
                                 mica__ox_value_t *v)
@@ -182,18 +255,17 @@ static mica__ox_value_t *conv_values(mica__ox_t *x, mica__ox_node_t *n,
     int64_t group = mica__ox_attr_i(n, "group", 1), kernel[3], maps, od[5];
     const int64_t *ks;
     int32_t i, nk;
+    int as_inputs;
     mica__ox_layer_t *l;
     const char *kw, *bw = NULL, *t;
     mica_dims_t kd;
 
     if (x->st != MICA_OK)
         return NULL;
-    if (!wv->cst)
-        return OX_UNSUP(x, n, "a kernel known only at run time (the %s "
-                        "layer takes its kernel as weights)",
-                        transposed ? "Deconvolution" : "Convolution"), NULL;
-    if (bv && !bv->cst)
-        return OX_UNSUP(x, n, "a bias known only at run time"), NULL;
+    /* A kernel or bias known only at run time: inputs of the layer (as
+     * TensorRT 10's), constants folded by the builder where they are
+     * computed from constants. */
+    as_inputs = !wv->cst || (bv && !bv->cst);
     if (wv->rank < 3 || wv->rank > 5 || wv->rank != v->rank)
         return OX_BAD(x, n, "kernel of rank %d for an input of rank %d",
                       (int)wv->rank, (int)v->rank), NULL;
@@ -251,14 +323,27 @@ static mica__ox_value_t *conv_values(mica__ox_t *x, mica__ox_node_t *n,
                 w.out[i] += op[i];
         }
     }
-    kd = wv->cst->dims;
-    if (w.unsq)
-        kd.d[kd.nb_dims++] = 1;
-    kw = mica__ox_weights_add(x, n, wv->name, wv->cst, v->dtype, &kd,
-                              "the kernel");
-    if (bv)
-        bw = mica__ox_value_weights(x, n, bv);
-    if (w.unsq)
+    if (as_inputs) {
+        int64_t axis = wv->rank;
+        if (w.unsq)
+            wv = mica__ox_unsqueeze(x, n, wv, &axis, 1, NULL);
+        if (wv && wv->dtype != v->dtype)
+            wv = mica__ox_cast(x, n, wv, v->type, NULL);
+        if (bv && bv->dtype != v->dtype)
+            bv = mica__ox_cast(x, n, bv, v->type, NULL);
+        kw = wv ? mica__ox_tensor(x, n, wv) : NULL;
+        bw = bv ? mica__ox_tensor(x, n, bv) : NULL;
+    } else {
+        kd = wv->cst->dims;
+        if (w.unsq)
+            kd.d[kd.nb_dims++] = 1;
+        kw = mica__ox_weights_add(x, n, wv->name, wv->cst, v->dtype, &kd,
+                                  "the kernel");
+        if (bv)
+            bw = mica__ox_value_weights(x, n, bv);
+    }
+    v = same_pad(x, n, v, &w, 0.0);
+    if (v && w.unsq)
         v = trail1(x, n, v);
     if (!v || x->st != MICA_OK)
         return NULL;
@@ -266,13 +351,20 @@ static mica__ox_value_t *conv_values(mica__ox_t *x, mica__ox_node_t *n,
     l = mica__ox_layer(x, n, transposed ? "Deconvolution" : "Convolution",
                        NULL);
     mica__ox_in(x, l, t);
+    if (as_inputs) {
+        mica__ox_in(x, l, kw);
+        if (bw)
+            mica__ox_in(x, l, bw);
+    }
     mica__ox_p_int(x, l, "num_output_maps", maps);
     window_params(x, l, &w, "kernel_size", 1);
     if (group != 1)
         mica__ox_p_int(x, l, "groups", group);
-    mica__ox_p_weights(x, l, "kernel", &kw, 1, 0);
-    if (bw)
-        mica__ox_p_weights(x, l, "bias", &bw, 1, 0);
+    if (!as_inputs) {
+        mica__ox_p_weights(x, l, "kernel", &kw, 1, 0);
+        if (bw)
+            mica__ox_p_weights(x, l, "bias", &bw, 1, 0);
+    }
     od[0] = v->d[0];
     od[1] = maps;
     for (i = 0; i < w.nd; i++)
@@ -297,19 +389,85 @@ static mica_status_t op_conv_transpose(mica__ox_t *x, mica__ox_node_t *n)
 
 /* ---- pooling --------------------------------------------------------------- */
 
-static mica_status_t pool(mica__ox_t *x, mica__ox_node_t *n, int avg)
+/* LpPool's |v|^p (p 1: Unary abs; 2: ElementWise prod; else both). */
+static mica__ox_value_t *lp_power(mica__ox_t *x, mica__ox_node_t *n,
+                                  mica__ox_value_t *v, int64_t p)
+{
+    if (p == 2)
+        return mica__ox_ew(x, n, "prod", v, v, NULL);
+    v = mica__ox_unary(x, n, "abs", v, NULL);
+    return v && p != 1 ? mica__ox_ew(x, n, "pow", v, mica__ox_scalar_like(
+                                         x, v, (double)p), NULL) : v;
+}
+
+/* LpPool's (volume * the average)^(1/p), named `name`. */
+static mica__ox_value_t *lp_root(mica__ox_t *x, mica__ox_node_t *n,
+                                 mica__ox_value_t *v, int64_t p,
+                                 double volume, const char *name)
+{
+    v = mica__ox_ew(x, n, "prod", v, mica__ox_scalar_like(x, v, volume),
+                    p == 1 ? name : NULL);
+    if (!v || p == 1)
+        return v;
+    if (p == 2)
+        return mica__ox_unary(x, n, "sqrt", v, name);
+    return mica__ox_ew(x, n, "pow", v, mica__ox_scalar_like(x, v, 1.0 / p),
+                       name);
+}
+
+/* The Pooling layer of window w over v (NULL: a failure before). */
+static mica__ox_value_t *pool_layer(mica__ox_t *x, mica__ox_node_t *n,
+                                    mica__ox_value_t *v, const window_t *w,
+                                    int avg, int include, const char *name)
+{
+    mica__ox_layer_t *l;
+    mica__ox_value_t *o;
+    int64_t od[5];
+    int32_t i;
+    if (!v || x->st != MICA_OK)
+        return NULL;
+    if (w->unsq)
+        v = trail1(x, n, v);
+    if (!v)
+        return NULL;
+    l = mica__ox_layer(x, n, "Pooling", NULL);
+    mica__ox_in(x, l, mica__ox_tensor(x, n, v));
+    mica__ox_p_str(x, l, "type", avg ? "average" : "max");
+    window_params(x, l, w, "window_size", 0);
+    if (avg)
+        mica__ox_p_bool(x, l, "average_count_excludes_padding", !include);
+    od[0] = v->d[0];
+    od[1] = v->d[1];
+    for (i = 0; i < w->nd; i++)
+        od[2 + i] = w->out[i];
+    o = mica__ox_out(x, l, w->unsq ? NULL : name, v->dtype, w->nd + 2, od);
+    if (o)
+        o->type = v->type;
+    if (o && w->unsq) {
+        int64_t axis = 3;
+        o = mica__ox_squeeze(x, n, o, &axis, 1, name);
+    }
+    return o;
+}
+
+/* MaxPool (mode 0), AveragePool (1), LpPool (2: the average of |x|^p,
+ * padding counted, times the window's volume, to the power 1/p). */
+static mica_status_t pool(mica__ox_t *x, mica__ox_node_t *n, int mode)
 {
     mica__ox_value_t *v, *o;
     const int64_t *ks;
     int32_t nk, i;
     window_t w;
-    mica__ox_layer_t *l;
-    int64_t od[5];
-    int include = mica__ox_attr_i(n, "count_include_pad", 0) != 0;
+    int64_t p = mica__ox_attr_i(n, "p", 2);
+    int avg = mode != 0, lp = mode == 2;
+    int include = lp || mica__ox_attr_i(n, "count_include_pad", 0) != 0;
+    double volume = 1;
 
     if (mica__ox_need(x, n, 1) != MICA_OK)
         return x->st;
     v = IN(0);
+    if (lp && p < 1)
+        return OX_BAD(x, n, "p %lld (at least 1)", (long long)p);
     if (OUT(1))
         return OX_UNSUP(x, n, "the Indices output");
     nk = mica__ox_attr_ints(n, "kernel_shape", &ks);
@@ -342,30 +500,52 @@ static mica_status_t pool(mica__ox_t *x, mica__ox_node_t *n, int avg)
             w.out[i] = out;
         }
     }
-    if (w.unsq)
-        v = trail1(x, n, v);
-    if (!v)
-        return x->st;
-    l = mica__ox_layer(x, n, "Pooling", NULL);
-    mica__ox_in(x, l, mica__ox_tensor(x, n, v));
-    mica__ox_p_str(x, l, "type", avg ? "average" : "max");
-    {
-        window_t pw = w;
-        window_params(x, l, &pw, "window_size", 0);
+    if (lp) {
+        v = lp_power(x, n, v, p);
+        for (i = 0; i < nk; i++)
+            volume *= (double)w.k[i];
+        if (!v)
+            return x->st;
     }
-    if (avg)
-        mica__ox_p_bool(x, l, "average_count_excludes_padding", !include);
-    od[0] = v->d[0];
-    od[1] = v->d[1];
-    for (i = 0; i < w.nd; i++)
-        od[2 + i] = w.out[i];
-    o = mica__ox_out(x, l, w.unsq ? NULL : OUT(0), v->dtype, w.nd + 2, od);
-    if (o && w.unsq) {
-        int64_t axis = 3;
-        o = mica__ox_squeeze(x, n, o, &axis, 1, OUT(0));
+    if (!w.dyn[0] && !w.dyn[1] && !w.dyn[2])
+        o = pool_layer(x, n, v, &w, avg, include, lp ? NULL : OUT(0));
+    else if (!avg || include)
+        o = pool_layer(x, n, same_pad(x, n, v, &w, avg ? 0.0 : -FLT_MAX),
+                       &w, avg, include, lp ? NULL : OUT(0));
+    else {
+        /* The average over the window's part inside the input: that of
+         * the input padded with zeros over that of ones padded alike. */
+        int64_t ones_d[MICA_MAX_DIMS], zero[MICA_MAX_DIMS] = {0};
+        mica__ox_value_t *dyn[MICA_MAX_DIMS] = {0}, *ones, *sum, *cnt;
+        double uno = 1.0;
+        for (i = 0; i < v->rank; i++) {
+            ones_d[i] = 1;
+            if (i >= 2 && v->d[i] < 0)
+                dyn[i] = mica__ox_dim(x, n, v, i);
+        }
+        /* ones of [1, 1, spatial...]: a Slice of one 1 in mode clamp */
+        ones = mica__ox_const_f(x, v->type, &uno, v->rank, ones_d);
+        for (i = 2; i < v->rank; i++)
+            ones_d[i] = v->d[i];
+        ones = ones ? mica__ox_slice(x, n, ones,
+                                     mica__ox_vec(x, n, zero, NULL, v->rank),
+                                     mica__ox_vec(x, n, ones_d, dyn, v->rank),
+                                     NULL, "clamp", NULL, NULL) : NULL;
+        sum = ones ? pool_layer(x, n, same_pad(x, n, v, &w, 0.0), &w, 1,
+                                include, NULL) : NULL;
+        cnt = sum ? pool_layer(x, n, same_pad(x, n, ones, &w, 0.0), &w, 1,
+                               include, NULL) : NULL;
+        o = cnt ? mica__ox_ew(x, n, "div", sum, cnt, OUT(0)) : NULL;
     }
+    if (o && lp)
+        o = lp_root(x, n, o, p, volume, OUT(0));
     mica__ox_set_out(x, n, 0, o);
     return x->st;
+}
+
+static mica_status_t op_lp_pool(mica__ox_t *x, mica__ox_node_t *n)
+{
+    return pool(x, n, 2);
 }
 
 static mica_status_t op_max_pool(mica__ox_t *x, mica__ox_node_t *n)
@@ -383,5 +563,6 @@ const mica__ox_op_t mica__ox_ops_conv[] = {
     {"ConvTranspose", op_conv_transpose, "Deconvolution"},
     {"MaxPool", op_max_pool, "Pooling"},
     {"AveragePool", op_average_pool, "Pooling"},
+    {"LpPool", op_lp_pool, "Pooling, Unary, ElementWise"},
     {NULL, NULL, NULL},
 };

@@ -187,9 +187,9 @@ static mica_status_t op_prelu(mica__ox_t *x, mica__ox_node_t *n)
 
 /* ---- softmax, LRN ----------------------------------------------------------- */
 
-static mica__ox_value_t *softmax_layer(mica__ox_t *x, mica__ox_node_t *n,
-                                       mica__ox_value_t *v, int64_t axis,
-                                       const char *name)
+mica__ox_value_t *mica__ox_softmax(mica__ox_t *x, mica__ox_node_t *n,
+                                   mica__ox_value_t *v, int64_t axis,
+                                   const char *name)
 {
     mica__ox_layer_t *l = mica__ox_layer(x, n, "SoftMax", NULL);
     mica__ox_value_t *o;
@@ -220,7 +220,7 @@ static mica_status_t softmax(mica__ox_t *x, mica__ox_node_t *n, int log)
     if (v->rank == 0)
         return OX_UNSUP(x, n, "a 0-D input");
     if (n->opset >= 13 || axis == v->rank - 1) {
-        y = softmax_layer(x, n, v, axis, log ? NULL : OUT(0));
+        y = mica__ox_softmax(x, n, v, axis, log ? NULL : OUT(0));
     } else {
         int64_t d[2] = {1, 1};
         int32_t i;
@@ -233,7 +233,7 @@ static mica_status_t softmax(mica__ox_t *x, mica__ox_node_t *n, int log)
             return OX_UNSUP(x, n, "flattening two sides known only at run "
                             "time");
         flat = mica__ox_reshape(x, n, v, d, 2, NULL);
-        y = flat ? softmax_layer(x, n, flat, 1, NULL) : NULL;
+        y = flat ? mica__ox_softmax(x, n, flat, 1, NULL) : NULL;
         if (y && mica__ox_dims_known(v))
             y = mica__ox_reshape(x, n, y, v->d, v->rank, log ? NULL : OUT(0));
         else if (y)
@@ -363,10 +363,12 @@ static mica_status_t qdq(mica__ox_t *x, mica__ox_node_t *n, int quantize)
     v = IN(0);
     scale = IN(1);
     zp = IN(2);
-    /* uint8 (the Quantize and Dequantize layers are int8): their
-     * formula in float layers (op_quant.c). */
-    if ((quantize && zp && zp->type == OX_UINT8)
-        || (quantize && !zp) || (!quantize && v->type == OX_UINT8))
+    /* Other types than int8 (the Quantize and Dequantize layers'),
+     * scales other than float32 or a block size: their formula in
+     * float layers (op_quant.c). */
+    if ((quantize && (!zp || zp->type != OX_INT8))
+        || (!quantize && v->type != OX_INT8) || scale->type != OX_FLOAT
+        || mica__ox_attr_i(n, "block_size", 0) != 0)
         return mica__ox_qdq_uint8(x, n, quantize, axis);
     if (scale->rank > 1)
         return OX_UNSUP(x, n, "a scale of rank %d (0-D or 1-D)",

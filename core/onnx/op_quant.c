@@ -19,20 +19,35 @@
 #define IN(k) ((k) < n->nb_in ? n->in[k] : NULL)
 #define OUT(k) mica__ox_out_name(n, (k))
 
-/* The range of a quantized type, 0 if it is not one. */
+/* The range of an integer quantized type, 0 if it is not one. */
 static int qrange(int32_t type, double *lo, double *hi)
 {
-    if (type == OX_UINT8) {
-        *lo = 0;
-        *hi = 255;
-        return 1;
+    switch (type) {
+    case OX_UINT8: *lo = 0; *hi = 255; return 1;
+    case OX_INT8: *lo = -128; *hi = 127; return 1;
+    case OX_UINT16: *lo = 0; *hi = 65535; return 1;
+    case OX_INT16: *lo = -32768; *hi = 32767; return 1;
+    case OX_UINT4: *lo = 0; *hi = 15; return 1;
+    case OX_INT4: *lo = -8; *hi = 7; return 1;
+    default: return 0;
     }
-    if (type == OX_INT8) {
-        *lo = -128;
-        *hi = 127;
-        return 1;
-    }
-    return 0;
+}
+
+/* The float types QuantizeLinear converts to without rounding to an
+ * integer first (the cast rounds to nearest even, saturating as told). */
+static int qfloat(int32_t type)
+{
+    return type == OX_FLOAT8E4M3FN || type == OX_FLOAT8E4M3FNUZ ||
+           type == OX_FLOAT8E5M2 || type == OX_FLOAT8E5M2FNUZ ||
+           type == OX_FLOAT4E2M1;
+}
+
+/* v as float32 (a cast unless it is one). */
+static mica__ox_value_t *as_float(mica__ox_t *x, mica__ox_node_t *n,
+                                  mica__ox_value_t *v)
+{
+    return !v || v->type == OX_FLOAT ? v : mica__ox_cast(x, n, v, OX_FLOAT,
+                                                         NULL);
 }
 
 /* v as float32, less its zero point zp (NULL: none). */
@@ -53,12 +68,22 @@ static mica__ox_value_t *requant(mica__ox_t *x, mica__ox_node_t *n,
                                  const char *name)
 {
     double lo, hi;
+    if (qfloat(type)) {
+        v = mica__ox_ew(x, n, "div", as_float(x, n, v), as_float(x, n, scale),
+                        NULL);
+        if (v && zp)
+            v = mica__ox_ew(x, n, "sum", v, as_float(x, n, zp), NULL);
+        return v ? mica__ox_cast_sat(x, n, v, type,
+                                     mica__ox_attr_i(n, "saturate", 1) != 0,
+                                     name) : NULL;
+    }
     if (!qrange(type, &lo, &hi)) {
-        OX_UNSUP(x, n, "a quantized type %s (uint8 and int8 are)",
-                 mica__ox_type_name(type));
+        OX_UNSUP(x, n, "a quantized type %s (8-, 16- and 4-bit integers, "
+                 "float8 and float4 are)", mica__ox_type_name(type));
         return NULL;
     }
-    v = mica__ox_ew(x, n, "div", v, scale, NULL);
+    v = mica__ox_ew(x, n, "div", as_float(x, n, v), as_float(x, n, scale),
+                    NULL);
     v = v ? mica__ox_unary(x, n, "round", v, NULL) : NULL;
     if (v && zp)
         v = mica__ox_ew(x, n, "sum", v, mica__ox_cast(x, n, zp, OX_FLOAT,
@@ -137,8 +162,9 @@ static mica__ox_value_t *along(mica__ox_t *x, mica__ox_node_t *n,
     if (!zp || mica__ox_volume(zp) == 1)
         return zp ? scalar(x, n, zp, "a zero point") : NULL;
     if (zp->rank != 1 || zp->d[0] < 0) {
-        OX_UNSUP(x, n, "zero point '%s' of rank %d (one value, or one per "
-                 "row or column)", zp->name, (int)zp->rank);
+        OX_UNSUP(x, n, "scale or zero point '%s' of rank %d (one value, or "
+                 "one per row or column; no blocks)", zp->name,
+                 (int)zp->rank);
         return NULL;
     }
     for (i = 0; i < r; i++)
@@ -230,12 +256,14 @@ static mica_status_t op_qlinear_matmul(mica__ox_t *x, mica__ox_node_t *n)
         return x->st;
     a = centered(x, n, IN(0), along(x, n, IN(2), IN(0)->rank - 2,
                                     IN(0)->rank));
-    a = a ? mica__ox_ew(x, n, "prod", a, along(x, n, IN(1), IN(0)->rank - 2,
-                                                IN(0)->rank), NULL) : NULL;
+    a = a ? mica__ox_ew(x, n, "prod", a, as_float(x, n, along(
+                            x, n, IN(1), IN(0)->rank - 2, IN(0)->rank)),
+                        NULL) : NULL;
     b = centered(x, n, IN(3), along(x, n, IN(5), IN(3)->rank - 1,
                                     IN(3)->rank));
-    b = b ? mica__ox_ew(x, n, "prod", b, along(x, n, IN(4), IN(3)->rank - 1,
-                                                IN(3)->rank), NULL) : NULL;
+    b = b ? mica__ox_ew(x, n, "prod", b, as_float(x, n, along(
+                            x, n, IN(4), IN(3)->rank - 1, IN(3)->rank)),
+                        NULL) : NULL;
     y = a && b ? mica__ox_matmul(x, n, a, b, NULL) : NULL;
     s = scalar(x, n, IN(6), "the output's scale");
     if (y && s)
@@ -287,7 +315,12 @@ mica_status_t mica__ox_qdq_uint8(mica__ox_t *x, mica__ox_node_t *n,
                                  int quantize, int64_t axis)
 {
     mica__ox_value_t *v = IN(0), *scale, *zp, *y;
-    int32_t r = v->rank;
+    int32_t r = v->rank, otype = IN(2) ? IN(2)->type : OX_UINT8;
+    if (!IN(2) && mica__ox_attr_i(n, "output_dtype", 0) != 0)
+        otype = (int32_t)mica__ox_attr_i(n, "output_dtype", 0);
+    if (mica__ox_attr_i(n, "block_size", 0) != 0)
+        return OX_UNSUP(x, n, "block_size %lld (per tensor or per axis)",
+                        (long long)mica__ox_attr_i(n, "block_size", 0));
     if (IN(1)->rank == 1 && IN(1)->d[0] != 1) {
         axis = mica__ox_axis(axis, r);
         if (axis < 0)
@@ -300,10 +333,15 @@ mica_status_t mica__ox_qdq_uint8(mica__ox_t *x, mica__ox_node_t *n,
     if (!scale || (IN(2) && !zp))
         return x->st;
     if (quantize) {
-        y = requant(x, n, v, scale, zp, OX_UINT8, OUT(0));
-    } else {
+        y = requant(x, n, v, scale, zp, otype, OUT(0));
+    } else if (IN(1)->type == OX_FLOAT) {
         y = centered(x, n, v, zp);
         y = y ? mica__ox_ew(x, n, "prod", y, scale, OUT(0)) : NULL;
+    } else { /* computed in float32, given in the scale's type */
+        y = centered(x, n, v, zp);
+        y = y ? mica__ox_ew(x, n, "prod", y, as_float(x, n, scale), NULL)
+              : NULL;
+        y = y ? mica__ox_cast(x, n, y, IN(1)->type, OUT(0)) : NULL;
     }
     if (y)
         mica__ox_set_out(x, n, 0, y);

@@ -198,25 +198,32 @@ static mica_status_t op_range(mica__ox_t *x, mica__ox_node_t *n)
     }
     {
         /* count = max(-floor_div(start - limit, delta), 0), as [count],
-         * in integers: a float Range's start, limit and delta must be
+         * in integers where start, limit and delta are integers or
          * integer casts (a Cast of shape values, or whole constants), as
-         * exporters write arange over a dimension. */
+         * exporters write arange over a dimension; else, for a float
+         * Range, max(ceil((limit - start) / delta), 0) in its type, as
+         * ONNX defines it, cast to int32 (the host computes it). */
         int64_t zero = 0, one = 1;
         mica__ox_value_t *si = fl ? int_of(x, s) : s,
                          *li = fl ? int_of(x, l) : l,
                          *di = fl ? int_of(x, d) : d, *z;
-        if (!si || !li || !di)
-            return x->st != MICA_OK ? x->st
-                : OX_UNSUP(x, n, "a float Range whose start, limit or delta "
-                           "is known only at run time and is not a cast of "
-                           "an integer (mica computes the count as an int32 "
-                           "shape tensor)");
+        if (x->st != MICA_OK)
+            return x->st;
         z = mica__ox_const_i(x, OX_INT64, &zero, 0, NULL);
-        cnt = mica__ox_ew(x, n, "floor_div",
-                          mica__ox_ew(x, n, "sub", si, li, NULL), di, NULL);
-        cnt = cnt ? mica__ox_ew(x, n, "max",
-                                mica__ox_ew(x, n, "sub", z, cnt, NULL), z,
-                                NULL) : NULL;
+        if (!si || !li || !di) {
+            cnt = mica__ox_unary(x, n, "ceil", mica__ox_ew(x, n, "div",
+                                 mica__ox_ew(x, n, "sub", l, s, NULL), d,
+                                 NULL), NULL);
+            cnt = cnt ? mica__ox_cast(x, n, cnt, OX_INT64, NULL) : NULL;
+            cnt = cnt ? mica__ox_ew(x, n, "max", cnt, z, NULL) : NULL;
+        } else {
+            cnt = mica__ox_ew(x, n, "floor_div",
+                              mica__ox_ew(x, n, "sub", si, li, NULL), di,
+                              NULL);
+            cnt = cnt ? mica__ox_ew(x, n, "max",
+                                    mica__ox_ew(x, n, "sub", z, cnt, NULL),
+                                    z, NULL) : NULL;
+        }
         cnt = cnt ? mica__ox_reshape(x, n, cnt, &one, 1, NULL) : NULL;
     }
     if (!cnt)

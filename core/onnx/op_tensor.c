@@ -32,11 +32,10 @@ static mica_status_t op_constant(mica__ox_t *x, mica__ox_node_t *n)
         if ((x->st = mica__ox_tensor_data(x->model, &x->arena, a->t,
                                           "attribute 'value'", d)) != MICA_OK)
             return x->st;
-        if (mica__ox_type_mica(d->type, &dt) != 0 && d->type != OX_DOUBLE)
+        if (mica__ox_type_mica(mica__ox_weight_type(d->type), &dt) != 0)
             return OX_UNSUP(x, n, "constants of type %s",
                             mica__ox_type_name(d->type));
-        v = mica__ox_const_data(x, OUT(0), d->type == OX_DOUBLE ? OX_FLOAT
-                                                                : d->type, d);
+        v = mica__ox_const_data(x, OUT(0), mica__ox_weight_type(d->type), d);
         if (!v)
             return x->st;
     } else if ((a = mica__ox_attr(n, "value_float")) && a->has_f) {
@@ -100,6 +99,19 @@ static mica_status_t op_dropout(mica__ox_t *x, mica__ox_node_t *n)
     return x->st;
 }
 
+/* Cast's round_mode (opset 24, float8 e8m0): mica's casts round e8m0
+ * up, ONNX's default. */
+static int cast_mode_ok(mica__ox_t *x, mica__ox_node_t *n, int32_t to)
+{
+    const char *rm = mica__ox_attr_s(x, n, "round_mode", "up");
+    if (to == OX_FLOAT8E8M0 && rm && strcmp(rm, "up")) {
+        OX_UNSUP(x, n, "round_mode '%s' (mica's casts to float8e8m0 round "
+                 "up)", rm);
+        return 0;
+    }
+    return 1;
+}
+
 static mica_status_t cast_to(mica__ox_t *x, mica__ox_node_t *n, int32_t to)
 {
     mica__ox_value_t *v = IN(0), *o;
@@ -107,6 +119,8 @@ static mica_status_t cast_to(mica__ox_t *x, mica__ox_node_t *n, int32_t to)
     if (mica__ox_type_mica(to, &dt) != 0)
         return OX_UNSUP(x, n, "casts to %s: mica has no such type",
                         mica__ox_type_name(to));
+    if (!cast_mode_ok(x, n, to))
+        return x->st;
     if (dt == v->dtype && !v->cst) {
         /* int64 and int32 are one mica type: a new ONNX type, no layer. */
         o = mica__ox_value_new(x, v->name);
@@ -117,7 +131,8 @@ static mica_status_t cast_to(mica__ox_t *x, mica__ox_node_t *n, int32_t to)
         }
         return x->st;
     }
-    mica__ox_set_out(x, n, 0, mica__ox_cast(x, n, v, to, OUT(0)));
+    mica__ox_set_out(x, n, 0, mica__ox_cast_sat(
+        x, n, v, to, mica__ox_attr_i(n, "saturate", 1) != 0, OUT(0)));
     return x->st;
 }
 
@@ -303,11 +318,19 @@ static mica_status_t op_squeeze(mica__ox_t *x, mica__ox_node_t *n)
     if (x->st != MICA_OK)
         return x->st;
     if (k < 0) {
+        /* A runtime dimension of an input whose profile keeps it above
+         * 1 stays (the result's rank is fixed when the network is
+         * built); one that may be 1 is refused. */
         for (i = k = 0; i < v->rank; i++) {
+            int64_t lo, hi;
+            if (v->d[i] < 0 && mica__ox_dim_range(x, v, i, &lo, &hi)
+                && (lo > 1 || hi < 1))
+                continue;
             if (v->d[i] < 0)
                 return OX_UNSUP(x, n, "squeezing every axis of length 1 "
                                 "when dimension %d is known only at run "
-                                "time (give axes)", (int)i);
+                                "time and its profile does not keep it "
+                                "above 1 (give axes)", (int)i);
             if (v->d[i] == 1)
                 all[k++] = i;
         }

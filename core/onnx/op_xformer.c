@@ -291,12 +291,85 @@ static mica__ox_value_t *merge_heads(mica__ox_t *x, mica__ox_node_t *n,
 }
 
 /*
+ * Attention's output 3, qk_matmul_output, beside the Attention layer (which
+ * keeps its scores to itself), from q and k as the layer takes them
+ * ([B, H, S, D], past keys concatenated): Q K^T times the scale (mode 0),
+ * plus the additive mask and the causal bias, lower right with past keys
+ * (mode 1), capped softcap tanh(s / softcap) (mode 2), then SoftMax over
+ * the keys (mode 3).  MatrixMultiply, ElementWise, Activation, SoftMax.
+ */
+static mica__ox_value_t *qk_output(mica__ox_t *x, mica__ox_node_t *n,
+                                   mica__ox_value_t *q, mica__ox_value_t *k,
+                                   mica__ox_value_t *mask, int causal,
+                                   int past, double scale, double softcap)
+{
+    static const int64_t perm[4] = {0, 1, 3, 2};
+    int64_t mode = mica__ox_attr_i(n, "qk_matmul_output_mode", 0);
+    mica__ox_value_t *s;
+    if (mode < 0 || mode > 3) {
+        OX_BAD(x, n, "qk_matmul_output_mode %lld (0 to 3)",
+               (long long)mode);
+        return NULL;
+    }
+    if (q->d[1] != k->d[1]) {
+        OX_UNSUP(x, n, "qk_matmul_output with %lld query heads and %lld "
+                 "key heads", (long long)q->d[1], (long long)k->d[1]);
+        return NULL;
+    }
+    s = mica__ox_transpose(x, n, k, perm, NULL);
+    s = s ? mica__ox_matmul(x, n, q, s, NULL) : NULL;
+    s = s ? mica__ox_ew(x, n, "prod", s, mica__ox_scalar_like(x, s, scale),
+                        mode == 0 ? OUT(3) : NULL) : NULL;
+    if (!s || mode == 0)
+        return s;
+    if (mask && mask->type == 9 /* bool */) {
+        OX_UNSUP(x, n, "qk_matmul_output_mode %lld with a bool mask",
+                 (long long)mode);
+        return NULL;
+    }
+    if (mask)
+        s = mica__ox_ew(x, n, "sum", s, mask, NULL);
+    if (s && causal) {
+        int64_t sq = q->d[2], sk = k->d[2], i, j, d[4] = {1, 1, 0, 0};
+        double *b;
+        if (sq < 0 || sk < 0) {
+            OX_UNSUP(x, n, "qk_matmul_output of a causal attention over "
+                     "lengths known only at run time");
+            return NULL;
+        }
+        b = mica__ox_alloc(x, sizeof *b * (size_t)(sq * sk + 1));
+        if (!b)
+            return NULL;
+        for (i = 0; i < sq; i++)
+            for (j = 0; j < sk; j++)
+                b[i * sk + j] = j > i + (past ? sk - sq : 0) ? -INFINITY
+                                                             : 0.0;
+        d[2] = sq;
+        d[3] = sk;
+        s = mica__ox_ew(x, n, "sum", s, mica__ox_cast(
+                            x, n, mica__ox_const_f(x, OX_FLOAT, b, 4, d),
+                            q->type, NULL), NULL);
+    }
+    if (s && mode >= 2 && softcap > 0) {
+        s = mica__ox_ew(x, n, "div", s, mica__ox_scalar_like(x, s, softcap),
+                        NULL);
+        s = mica__ox_act(x, n, "tanh", s, 0, 0, 0, 0, NULL);
+        s = s ? mica__ox_ew(x, n, "prod", s, mica__ox_scalar_like(
+                                x, s, softcap), NULL) : NULL;
+    }
+    if (s && mode == 3)
+        return mica__ox_softmax(x, n, s, 3, OUT(3));
+    return s ? mica__ox_identity(x, n, s, OUT(3)) : NULL;
+}
+
+/*
  * Attention (opset 23): Q, K, V of rank 4 [B, H, S, D], or rank 3 [B, S,
  * H * D] with q_num_heads and kv_num_heads; an optional mask (bool or
  * additive, of rank 2 to 4, brought to rank 4); past_key and past_value
  * concatenated before the new keys (present_key, present_value), the
- * causal diagonal then aligned to the end of the keys.  The output
- * qk_matmul_output and nonpad_kv_seqlen (opset 24) are refused.
+ * causal diagonal then aligned to the end of the keys; the output
+ * qk_matmul_output beside it (qk_output).  nonpad_kv_seqlen (opset 24)
+ * is refused.
  */
 static mica_status_t op_attention(mica__ox_t *x, mica__ox_node_t *n)
 {
@@ -314,8 +387,6 @@ static mica_status_t op_attention(mica__ox_t *x, mica__ox_node_t *n)
     v = IN(2);
     if (IN(6))
         return OX_UNSUP(x, n, "input 6 (nonpad_kv_seqlen)");
-    if (OUT(3))
-        return OX_UNSUP(x, n, "output 3 (qk_matmul_output)");
     if (!norm_type(x, n, q))
         return x->st;
     if (q->rank != k->rank || q->rank != v->rank ||
@@ -377,6 +448,15 @@ static mica_status_t op_attention(mica__ox_t *x, mica__ox_node_t *n)
             mask = mica__ox_unsqueeze(x, n, mask, axes, 4 - mask->rank, NULL);
         if (!mask)
             return x->st;
+    }
+    if (OUT(3)) {
+        mica__ox_value_t *qk = qk_output(
+            x, n, q, k, mask, causal, pk != NULL,
+            sa ? sa->f : 1.0 / sqrt((double)(q->d[3] > 0 ? q->d[3] : 1)),
+            softcap);
+        if (!qk)
+            return x->st;
+        mica__ox_set_out(x, n, 3, qk);
     }
     tq = mica__ox_tensor(x, n, q);
     tk = mica__ox_tensor(x, n, k);

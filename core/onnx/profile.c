@@ -147,6 +147,23 @@ static mica__ox_range_t *given_input(mica__ox_t *x, const mica__ox_input_t *in)
     return r;
 }
 
+int mica__ox_dim_range(const mica__ox_t *x, const mica__ox_value_t *v,
+                       int32_t i, int64_t *lo, int64_t *hi)
+{
+    const mica__ox_range_t *r = NULL;
+    int32_t k;
+    if (!v || v->input < 0 || !v->name)
+        return 0;
+    for (k = 0; k < x->nb_ranges; k++)
+        if (!strcmp(x->ranges[k].name, v->name))
+            r = &x->ranges[k];
+    if (!r || !r->have || i < 0 || i >= r->n || r->n != v->rank)
+        return 0;
+    *lo = r->have & 1 ? r->min[i] : r->have & 2 ? r->opt[i] : r->max[i];
+    *hi = r->have & 4 ? r->max[i] : r->have & 2 ? r->opt[i] : r->min[i];
+    return 1;
+}
+
 /* The profile of every input with runtime dimensions or shape values. */
 mica_status_t mica__ox_profiles(mica__ox_t *x)
 {

@@ -15,6 +15,7 @@
 
 #include "files.h"
 #include "onnx_int.h"
+#include "mica/kit_minifloat.h"
 
 size_t mica__ox_type_size(int32_t t)
 {
@@ -24,6 +25,10 @@ size_t mica__ox_type_size(int32_t t)
     case OX_UINT16: case OX_INT16: case OX_FLOAT16: case OX_BFLOAT16:
         return 2;
     case OX_INT64: case OX_DOUBLE: case OX_UINT64: return 8;
+    case OX_FLOAT8E4M3FN: case OX_FLOAT8E4M3FNUZ: case OX_FLOAT8E5M2:
+    case OX_FLOAT8E5M2FNUZ: case OX_FLOAT8E8M0:
+    case OX_UINT4: case OX_INT4: case OX_FLOAT4E2M1:
+        return 1; /* the 4-bit types once unpacked */
     default: return 0;
     }
 }
@@ -33,9 +38,21 @@ const char *mica__ox_type_name(int32_t t)
     static const char *const names[] = {
         "undefined", "float", "uint8", "int8", "uint16", "int16", "int32",
         "int64", "string", "bool", "float16", "double", "uint32", "uint64",
-        "complex64", "complex128", "bfloat16",
+        "complex64", "complex128", "bfloat16", "float8e4m3fn",
+        "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4", "int4",
+        "float4e2m1", "float8e8m0",
     };
-    return t >= 0 && t <= OX_BFLOAT16 ? names[t] : "an unknown type";
+    return t >= 0 && t <= OX_FLOAT8E8M0 ? names[t] : "an unknown type";
+}
+
+int32_t mica__ox_weight_type(int32_t t)
+{
+    switch (t) {
+    case OX_DOUBLE: return OX_FLOAT;
+    case OX_INT16: case OX_UINT16: case OX_UINT32: case OX_UINT64:
+        return OX_INT32;
+    default: return t;
+    }
 }
 
 int mica__ox_type_mica(int32_t t, mica_dtype_t *out)
@@ -48,6 +65,19 @@ int mica__ox_type_mica(int32_t t, mica_dtype_t *out)
     case OX_INT8: *out = MICA_INT8; return 0;
     case OX_UINT8: *out = MICA_UINT8; return 0;
     case OX_BOOL: *out = MICA_BOOL; return 0;
+    case OX_DOUBLE: *out = MICA_FLOAT64; return 0;
+    case OX_UINT16: *out = MICA_UINT16; return 0;
+    case OX_INT16: *out = MICA_INT16; return 0;
+    case OX_UINT32: *out = MICA_UINT32; return 0;
+    case OX_UINT64: *out = MICA_UINT64; return 0;
+    case OX_FLOAT8E4M3FN: *out = MICA_FP8E4M3; return 0;
+    case OX_FLOAT8E4M3FNUZ: *out = MICA_FP8E4M3FNUZ; return 0;
+    case OX_FLOAT8E5M2: *out = MICA_FP8E5M2; return 0;
+    case OX_FLOAT8E5M2FNUZ: *out = MICA_FP8E5M2FNUZ; return 0;
+    case OX_UINT4: *out = MICA_UINT4; return 0;
+    case OX_INT4: *out = MICA_INT4; return 0;
+    case OX_FLOAT4E2M1: *out = MICA_FP4E2M1; return 0;
+    case OX_FLOAT8E8M0: *out = MICA_FP8E8M0; return 0;
     default: return -1;
     }
 }
@@ -154,6 +184,19 @@ double mica__ox_data_f(const mica__ox_data_t *d, int64_t i)
                        return half_to_float(h); }
     case OX_BFLOAT16: { uint16_t h; uint32_t u; float v; memcpy(&h, p, 2);
                         u = (uint32_t)h << 16; memcpy(&v, &u, 4); return v; }
+    case OX_FLOAT8E4M3FN: return mica_kit_mf_to_double(*p, 4, 3, 7,
+                                                       MICA_KIT_MF_FN);
+    case OX_FLOAT8E4M3FNUZ: return mica_kit_mf_to_double(*p, 4, 3, 8,
+                                                         MICA_KIT_MF_FNUZ);
+    case OX_FLOAT8E5M2: return mica_kit_mf_to_double(*p, 5, 2, 15,
+                                                     MICA_KIT_MF_IEEE);
+    case OX_FLOAT8E5M2FNUZ: return mica_kit_mf_to_double(*p, 5, 2, 16,
+                                                         MICA_KIT_MF_FNUZ);
+    case OX_FLOAT4E2M1: return mica_kit_mf_to_double(*p & 0xf, 2, 1, 1,
+                                                     MICA_KIT_MF_NONE);
+    case OX_FLOAT8E8M0: return mica_kit_e8m0_to_double(*p);
+    case OX_INT4: return (int8_t)*p;
+    case OX_UINT4: return *p;
     default:
         return (double)mica__ox_data_int(d, i);
     }
@@ -249,8 +292,9 @@ static mica_status_t typed(mica__ox_model_t *m, mica__ox_arena_t *arena,
                            const Onnx__TensorProto *t, const char *what,
                            mica__ox_data_t *out)
 {
-    size_t es = mica__ox_type_size(out->type), n = (size_t)out->count, i,
-           have;
+    size_t es = mica__ox_type_size(out->type), i, have,
+           n = MICA__OX_PACKED4(out->type) ? ((size_t)out->count + 1) / 2
+                                           : (size_t)out->count;
     uint8_t *buf;
 
     switch (out->type) {
@@ -309,6 +353,24 @@ static mica_status_t typed(mica__ox_model_t *m, mica__ox_arena_t *arena,
     return MICA_OK;
 }
 
+/* The 4-bit elements of out (two to a byte, the first in the low bits)
+ * one to a byte (int4 sign-extended), in the arena. */
+static mica_status_t unpack4(mica__ox_model_t *m, mica__ox_arena_t *arena,
+                             mica__ox_data_t *out)
+{
+    const uint8_t *src = out->raw;
+    uint8_t *buf = mica__ox_arena_alloc(arena, (size_t)out->count);
+    int64_t i;
+    if (!buf)
+        return mica__fail(m->ctx, MICA_ERR_NOMEM, "out of memory");
+    for (i = 0; i < out->count; i++) {
+        uint8_t b = (uint8_t)((src[i / 2] >> (4 * (i & 1))) & 0xf);
+        buf[i] = out->type == OX_INT4 ? (uint8_t)((b ^ 8) - 8) : b;
+    }
+    out->raw = buf;
+    return MICA_OK;
+}
+
 mica_status_t mica__ox_tensor_data(mica__ox_model_t *m,
                                    mica__ox_arena_t *arena,
                                    const Onnx__TensorProto *t,
@@ -316,6 +378,7 @@ mica_status_t mica__ox_tensor_data(mica__ox_model_t *m,
 {
     size_t i, es, bytes;
     int64_t count = 1;
+    mica_status_t st;
 
     memset(out, 0, sizeof *out);
     out->type = t->has_data_type ? t->data_type : OX_UNDEFINED;
@@ -342,17 +405,21 @@ mica_status_t mica__ox_tensor_data(mica__ox_model_t *m,
     if (mica__ox_data_dims(out, (int32_t)t->n_dims, t->dims) != 0)
         return mica__fail(m->ctx, MICA_ERR_INVALID, "%s: %s: its dimensions "
                           "multiply past 2^63", m->path, what);
-    bytes = (size_t)out->count * es;
+    bytes = MICA__OX_PACKED4(out->type) ? ((size_t)out->count + 1) / 2
+                                        : (size_t)out->count * es;
     if (t->has_data_location
         && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
-        return out->count ? external(m, t, what, bytes, out) : MICA_OK;
-    if (t->has_raw_data) {
+        st = out->count ? external(m, t, what, bytes, out) : MICA_OK;
+    else if (t->has_raw_data) {
         if (t->raw_data.len != bytes)
             return mica__fail(m->ctx, MICA_ERR_INVALID, "%s: %s: raw_data "
                               "has %zu bytes, its shape and type need %zu",
                               m->path, what, t->raw_data.len, bytes);
         out->raw = t->raw_data.data;
-        return MICA_OK;
-    }
-    return typed(m, arena, t, what, out);
+        st = MICA_OK;
+    } else
+        st = typed(m, arena, t, what, out);
+    if (st == MICA_OK && MICA__OX_PACKED4(out->type) && out->count)
+        st = unpack4(m, arena, out);
+    return st;
 }

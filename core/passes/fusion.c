@@ -129,7 +129,14 @@ static int meets(const mica__net_layer_t *nl, const mica_fusion_cond_t *c)
 
     if (c->nb_values == 0)
         return f == NULL;
-    if (!f || field_text(nl, f, text, sizeof text) != 0)
+    if (!f) {
+        /* "" among the values: a param not given meets it too */
+        for (i = 0; i < c->nb_values; i++)
+            if (c->values[i] && !c->values[i][0])
+                return 1;
+        return 0;
+    }
+    if (field_text(nl, f, text, sizeof text) != 0)
         return 0;
     for (i = 0; i < c->nb_values; i++)
         if (strcmp(text, c->values[i]) == 0)
@@ -348,6 +355,14 @@ static int tensors_ok(fuse_t *x, const mica_fusion_rule_t *r,
     for (k = 0; k < r->nb_tensor_conds; k++)
         if (!tensor_ok(x, r, at, n, &r->tensor_conds[k]))
             return 0;
+    if (RULE_HAS(r, nb_weight_params) && RULE_HAS(r, weight_params))
+        for (k = 0; k < r->nb_weight_params; k++) {
+            const mica_fusion_weight_param_t *w = &r->weight_params[k];
+            if (w->step < n &&
+                !constant_of(x, step_tensor(x, r, at, n, w->step,
+                                            w->tensor)))
+                return 0;
+        }
     if (RULE_HAS(r, nb_const_params) && RULE_HAS(r, const_params) &&
         n == r->nb_steps)
         for (k = 0; k < r->nb_const_params; k++) {
@@ -374,7 +389,8 @@ static int reads(const mica__net_layer_t *nl, int32_t input, const char *t)
 }
 
 /* Whether the links into step k hold with layer li in it (at[0..k)
- * matched); outer tensors are checked once every step is matched. */
+ * matched), and those from step k into earlier steps; outer tensors are
+ * checked once every step is matched. */
 static int links_ok(const fuse_t *x, const mica_fusion_rule_t *r,
                     const int32_t *at, int32_t k, int32_t li)
 {
@@ -383,7 +399,15 @@ static int links_ok(const fuse_t *x, const mica_fusion_rule_t *r,
     for (j = 0; j < r->nb_links; j++) {
         const mica_fusion_link_t *l = &r->links[j];
         const mica__net_layer_t *from;
-        if (l->step != k || l->from < 0)
+        if (l->from == k && l->step < k) {
+            /* li makes what the earlier step reads */
+            if (l->output >= nl->nb_outputs ||
+                !reads(&x->net->layers[at[l->step]], l->input,
+                       nl->outputs[l->output]))
+                return 0;
+            continue;
+        }
+        if (l->step != k || l->from < 0 || l->from > k)
             continue;
         from = &x->net->layers[at[l->from]];
         if (l->output >= from->nb_outputs ||
@@ -391,6 +415,37 @@ static int links_ok(const fuse_t *x, const mica_fusion_rule_t *r,
             return 0;
     }
     return 1;
+}
+
+/* The one candidate for step k of rule r where no earlier step feeds it
+ * but an earlier one reads it (a link from k into a step before k): the
+ * layer that makes that input, or -1. */
+static int32_t producer_step(const fuse_t *x, const mica_fusion_rule_t *r,
+                             const int32_t *at, int32_t k)
+{
+    int32_t j, i;
+    for (j = 0; j < r->nb_links; j++) {
+        const mica_fusion_link_t *l = &r->links[j];
+        const mica__net_layer_t *rd;
+        if (l->from != k || l->step >= k)
+            continue;
+        rd = &x->net->layers[at[l->step]];
+        for (i = 0; i < rd->nb_inputs; i++) {
+            int32_t v;
+            if ((l->input >= 0 && i != l->input) || !rd->inputs[i] ||
+                (v = mica__index_get(&x->producer, rd->inputs[i])) < 0 ||
+                v % MAX_IO != l->output)
+                continue;
+            /* with any input, the first made by a layer of the step's
+             * type: links_ok and fits decide */
+            if (l->input >= 0 ||
+                strcmp(x->net->layers[v / MAX_IO].type,
+                       r->steps[k].type) == 0)
+                return v / MAX_IO;
+        }
+        return -1;
+    }
+    return -1;
 }
 
 /* The outer tensor of link l in a full match, or NULL. */
@@ -462,9 +517,21 @@ static int dag_from(fuse_t *x, const mica_fusion_rule_t *r, int32_t *at,
     if (k == r->nb_steps)
         return dag_closed(x, r, at) && tensors_ok(x, r, at, k);
     for (j = 0; j < r->nb_links && !l; j++)
-        if (r->links[j].step == k && r->links[j].from >= 0)
+        if (r->links[j].step == k && r->links[j].from >= 0 &&
+            r->links[j].from < k)
             l = &r->links[j];
-    if (!l || l->output >= x->net->layers[at[l->from]].nb_outputs)
+    if (!l) {
+        /* made for an earlier step: one candidate, its producer */
+        int32_t li = producer_step(x, r, at, k), m, dup = 0;
+        for (m = 0; li >= 0 && m < k; m++)
+            dup |= at[m] == li;
+        if (li < 0 || dup || !fits(x, li, &r->steps[k], head) ||
+            !links_ok(x, r, at, k, li))
+            return 0;
+        at[k] = li;
+        return tensors_ok(x, r, at, k + 1) && dag_from(x, r, at, k + 1);
+    }
+    if (l->output >= x->net->layers[at[l->from]].nb_outputs)
         return 0;
     t = x->net->layers[at[l->from]].outputs[l->output];
     for (e = mica__index_get(&x->rhead, t); e >= 0; e = x->r_next[e]) {
@@ -553,7 +620,10 @@ static mica_status_t add_fused(fuse_t *x, mica_network_t *out, int32_t m)
     const mica__net_layer_t *last = &x->net->layers[at[r->nb_steps - 1]];
     int32_t nc = RULE_HAS(r, nb_const_params) && RULE_HAS(r, const_params)
                      ? r->nb_const_params : 0;
-    int32_t nb = r->nb_constants + r->nb_params + nc, n = 0, k;
+    int32_t nw = RULE_HAS(r, nb_weight_params) &&
+                         RULE_HAS(r, weight_params)
+                     ? r->nb_weight_params : 0;
+    int32_t nb = r->nb_constants + r->nb_params + nc + nw, n = 0, k;
     mica_field_t *f = calloc((size_t)nb + 1, sizeof *f);
     double *vals = calloc((size_t)nc + 1, sizeof *vals);
     const char **ins = calloc((size_t)r->nb_inputs + 1, sizeof *ins);
@@ -576,10 +646,34 @@ static mica_status_t add_fused(fuse_t *x, mica_network_t *out, int32_t m)
             continue;
         if (p->op == MICA_FUSION_RECIPROCAL)
             vals[k] = 1.0 / vals[k];
+        if (p->op == MICA_FUSION_PRODUCT) {
+            /* into the param of the same field set before */
+            int32_t e;
+            for (e = k - 1; e >= 0; e--)
+                if (r->const_params[e].op != MICA_FUSION_PRODUCT &&
+                    strcmp(r->const_params[e].field, p->field) == 0) {
+                    vals[e] *= vals[k];
+                    break;
+                }
+            if (e >= 0)
+                continue;
+        }
         f[n].name = p->field;
         f[n].type = MICA_FIELD_FLOAT;
         f[n].count = 1;
         f[n].data = &vals[k];
+        n++;
+    }
+    for (k = 0; k < nw; k++) {
+        const mica_fusion_weight_param_t *w = &r->weight_params[k];
+        const mica_weights_t *cw = constant_of(
+            x, step_tensor(x, r, at, r->nb_steps, w->step, w->tensor));
+        if (!cw)
+            continue; /* tensors_ok checked it is a Constant's */
+        f[n].name = w->field;
+        f[n].type = MICA_FIELD_WEIGHTS;
+        f[n].count = 1;
+        f[n].data = cw;
         n++;
     }
     for (k = 0; k < r->nb_params; k++) {
@@ -748,13 +842,59 @@ static mica_status_t find_matches(fuse_t *x)
     return MICA_OK;
 }
 
-/* The rewritten network: every layer as it is but the matched ones. */
+/* The tensors read after fusion: by the layers no match took and as the
+ * fused layers' inputs (into `kept`, name -> 1). */
+static mica_status_t kept_reads(fuse_t *x, mica__index_t *kept)
+{
+    mica_network_t *net = x->net;
+    int32_t li, i, m;
+
+    for (li = 0; li < net->nb_layers; li++)
+        for (i = 0; x->match_of[li] < 0 && i < net->layers[li].nb_inputs;
+             i++)
+            if (net->layers[li].inputs[i] &&
+                mica__index_put(kept, net->layers[li].inputs[i], 1) != 0)
+                return mica__fail(net->ctx, MICA_ERR_NOMEM,
+                                  "out of host memory");
+    for (m = 0; m < x->nb_matches; m++)
+        for (i = 0; i < x->rule[m]->nb_inputs; i++) {
+            const char *t = input_name(x, x->rule[m], x->steps[m],
+                                       &x->rule[m]->inputs[i]);
+            if (t && mica__index_put(kept, t, 1) != 0)
+                return mica__fail(net->ctx, MICA_ERR_NOMEM,
+                                  "out of host memory");
+        }
+    return MICA_OK;
+}
+
+/* Whether layer nl is a Constant that only the matched layers read (its
+ * values now a fused layer's weights param): it goes. */
+static int absorbed(const fuse_t *x, const mica__index_t *kept,
+                    const mica__net_layer_t *nl)
+{
+    int32_t i;
+    if (strcmp(nl->type, "Constant") != 0 || (nl->ns && nl->ns[0]))
+        return 0;
+    for (i = 0; i < nl->nb_outputs; i++)
+        if (mica__index_get(&x->reads, nl->outputs[i]) <= 0 ||
+            mica__index_get(kept, nl->outputs[i]) >= 0 ||
+            mica__index_get(&x->outputs, nl->outputs[i]) >= 0)
+            return 0;
+    return 1;
+}
+
+/* The rewritten network: every layer as it is but the matched ones, and
+ * the Constants only they read. */
 static mica_status_t rewrite(fuse_t *x, mica_network_t *out)
 {
     mica_network_t *net = x->net;
     mica_status_t st = mica__rewrite_frame(net, out);
+    mica__index_t kept;
     int32_t li, i;
 
+    memset(&kept, 0, sizeof kept);
+    if (st == MICA_OK)
+        st = kept_reads(x, &kept);
     for (li = 0; li < net->nb_layers && st == MICA_OK; li++) {
         const mica__net_layer_t *nl = &net->layers[li];
         int32_t m = x->match_of[li];
@@ -765,10 +905,14 @@ static mica_status_t rewrite(fuse_t *x, mica_network_t *out)
                 st = add_fused(x, out, m);
             continue;
         }
+        if (absorbed(x, &kept, nl))
+            continue;
         names = calloc((size_t)(nl->nb_inputs + nl->nb_outputs + 1),
                        sizeof *names);
-        if (!names)
+        if (!names) {
+            mica__index_free(&kept);
             return mica__fail(net->ctx, MICA_ERR_NOMEM, "out of host memory");
+        }
         for (i = 0; i < nl->nb_inputs; i++)
             names[i] = nl->inputs[i];
         for (i = 0; i < nl->nb_outputs; i++)
@@ -776,6 +920,7 @@ static mica_status_t rewrite(fuse_t *x, mica_network_t *out)
         st = mica__rewrite_layer(out, nl, names, NULL, nl->formats, NULL);
         free(names);
     }
+    mica__index_free(&kept);
     return st;
 }
 

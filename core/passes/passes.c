@@ -208,6 +208,12 @@ const mica__tensor_t *mica__pass_tensor(mica__pass_run_t *p,
                 return NULL;
             }
     t = mica__index_get(&p->facts_ix, name);
+    if (t < 0 && p->facts_stale) {
+        /* a tensor a pass that kept the others made (transpose-folding's
+         * "/t"): the facts of the network as it is now */
+        forget_facts(p);
+        return mica__pass_tensor(p, name);
+    }
     return t >= 0 ? &e->tensors[t] : NULL;
 }
 

@@ -26,6 +26,7 @@
 #include "mica/kit_half.h"
 
 #include "attention.h"
+#include "kit_cpu.h"
 
 static const char *const align_names[] = {"upper_left", "lower_right", NULL};
 static const int64_t no[] = {0};
@@ -353,22 +354,71 @@ static void axpy_f32(float *y, float a, const float *x, int64_t n)
         y[i] += a * x[i];
 }
 
+/* The most keys a query row of the threaded float32 path scores on the
+ * stack (32 KiB); longer rows take one buffer on one thread. */
+#define ROW_KEYS 8192
+
+typedef struct attn_job {
+    const mica__attn_plan_t *p;
+    const float *q, *k, *v;
+    float *y;
+    const void *mask;
+    mica_dtype_t mt;
+    float *s;                     /* NULL: each part's own row on the stack */
+} attn_job_t;
+
+/* Query rows [begin, end) of the flattened (batch, head, query). */
+static void attn_rows(void *ctx, int64_t begin, int64_t end)
+{
+    const attn_job_t *jb = ctx;
+    const mica__attn_plan_t *p = jb->p;
+    float row[ROW_KEYS], *s = jb->s ? jb->s : row;
+    int64_t r, j, group = p->hq / p->hkv;
+
+    for (r = begin; r < end; r++) {
+        int64_t i = r % p->sq, h = (r / p->sq) % p->hq,
+                n = r / (p->sq * p->hq);
+        const float *kh = jb->k + (n * p->hkv + h / group) * p->skv * p->d;
+        const float *vh = jb->v + (n * p->hkv + h / group) * p->skv * p->dv;
+        const float *qi = jb->q + r * p->d;
+        float *yi = jb->y + r * p->dv, m = -INFINITY, sum = 0.0f;
+        int64_t last = p->skv;
+        if (p->causal && i + p->causal_off + 1 < last && !p->softcap)
+            last = i + p->causal_off + 1 < 0 ? 0 : i + p->causal_off + 1;
+        for (j = 0; j < last; j++) {
+            float b = p->mask || p->causal
+                          ? bias_of(p, jb->mt, jb->mask, n, h, i, j) : 0.0f;
+            s[j] = mica__attn_score(p, dot_f32(qi, kh + j * p->d, p->d), b);
+            m = s[j] > m ? s[j] : m;
+        }
+        memset(yi, 0, sizeof *yi * (size_t)p->dv);
+        if (m == -INFINITY)
+            continue;
+        for (j = 0; j < last; j++) {
+            float e = expf(s[j] - m);
+            sum += e;
+            if (e != 0.0f)
+                axpy_f32(yi, e, vh + j * p->dv, p->dv);
+        }
+        for (j = 0; j < p->dv; j++)
+            yi[j] /= sum;
+    }
+}
+
 /*
  * float32: for each query, its scores in float lanes (dot products over
  * D), the softmax, then the weighted sum of v rows into the output row;
- * no Sq x Skv tensor, one row of scores at a time.  Other types run the
- * reference.
+ * no Sq x Skv tensor, one row of scores at a time, the rows on the
+ * layer's threads (rows of up to ROW_KEYS keys; longer ones on one
+ * thread).  Other types run the reference.
  */
 static MICA_KIT_ENQUEUE(attn_vector)
 {
     const attn_layer_t *l = (const attn_layer_t *)layer;
     const void *mask = nb_in > 3 ? inputs[3] : NULL;
-    mica_dtype_t mt = mask ? in[3].dtype : in[0].dtype;
-    const float *q = (const float *)inputs[0], *k = (const float *)inputs[1],
-                *v = (const float *)inputs[2];
-    float *y = (float *)outputs[0], *s;
     mica__attn_plan_t p;
-    int64_t n, h, i, j, group;
+    attn_job_t jb;
+    int64_t rows, grain;
     mica_status_t st;
 
     if (in[0].dtype != MICA_FLOAT32)
@@ -378,41 +428,25 @@ static MICA_KIT_ENQUEUE(attn_vector)
         return st;
     if (p.b * p.hq * p.sq * p.dv == 0)
         return MICA_OK;
-    if (!(s = malloc(sizeof *s * (size_t)(p.skv + 1))))
-        return nomem(p.skv, err);
-    group = p.hq / p.hkv;
-    for (n = 0; n < p.b; n++)
-        for (h = 0; h < p.hq; h++) {
-            const float *kh = k + (n * p.hkv + h / group) * p.skv * p.d;
-            const float *vh = v + (n * p.hkv + h / group) * p.skv * p.dv;
-            for (i = 0; i < p.sq; i++) {
-                const float *qi = q + ((n * p.hq + h) * p.sq + i) * p.d;
-                float *yi = y + ((n * p.hq + h) * p.sq + i) * p.dv, m = -INFINITY;
-                float sum = 0.0f;
-                int64_t last = p.skv;
-                if (p.causal && i + p.causal_off + 1 < last && !p.softcap)
-                    last = i + p.causal_off + 1 < 0 ? 0 : i + p.causal_off + 1;
-                for (j = 0; j < last; j++) {
-                    float b = p.mask || p.causal
-                                  ? bias_of(&p, mt, mask, n, h, i, j) : 0.0f;
-                    s[j] = mica__attn_score(&p, dot_f32(qi, kh + j * p.d, p.d),
-                                            b);
-                    m = s[j] > m ? s[j] : m;
-                }
-                memset(yi, 0, sizeof *yi * (size_t)p.dv);
-                if (m == -INFINITY)
-                    continue;
-                for (j = 0; j < last; j++) {
-                    float e = expf(s[j] - m);
-                    sum += e;
-                    if (e != 0.0f)
-                        axpy_f32(yi, e, vh + j * p.dv, p.dv);
-                }
-                for (j = 0; j < p.dv; j++)
-                    yi[j] /= sum;
-            }
-        }
-    free(s);
+    memset(&jb, 0, sizeof jb);
+    jb.p = &p;
+    jb.q = (const float *)inputs[0];
+    jb.k = (const float *)inputs[1];
+    jb.v = (const float *)inputs[2];
+    jb.y = (float *)outputs[0];
+    jb.mask = mask;
+    jb.mt = mask ? in[3].dtype : in[0].dtype;
+    rows = p.b * p.hq * p.sq;
+    if (p.skv > ROW_KEYS) {
+        if (!(jb.s = malloc(sizeof *jb.s * (size_t)(p.skv + 1))))
+            return nomem(p.skv, err);
+        attn_rows(&jb, 0, rows);
+        free(jb.s);
+        return MICA_OK;
+    }
+    /* a part of about MICA__CPU_GRAIN multiply-adds */
+    grain = MICA__CPU_GRAIN / (p.skv * (p.d + p.dv) + 1) + 1;
+    mica__cpu_for(rows, grain, attn_rows, &jb);
     return MICA_OK;
 }
 
@@ -499,5 +533,7 @@ static const mica_layer_creator_t attn_creator_vector =
 static const mica_layer_creator_t *const creators[] = {
     MICA_KIT_PAIR(attn), &attn_creator_vector};
 
-MICA_KIT_ENTRY("attention", PACKAGE_VERSION, "MIT",
-               "Attention: fused scaled dot-product attention", creators)
+MICA_KIT_ENTRY_FUSION("attention", PACKAGE_VERSION, "MIT",
+                      "Attention: fused scaled dot-product attention, and "
+                      "the rules of attentions written out",
+                      creators, mica__attn_rules)

@@ -80,6 +80,10 @@ MICA_KIT_HD float mica__attn_score(const mica__attn_plan_t *p, float dot,
     return s;
 }
 
+/* The fusion rules of attentions written out (attn_rules.c). */
+#define MICA__ATTN_NB_RULES 12
+extern const mica_fusion_rule_t *const mica__attn_rules[MICA__ATTN_NB_RULES];
+
 #if MICA_KIT_CUDA || defined(__CUDACC__)
 /*
  * Attention of plan p on the device: q, k, v and y of `dtype` (float32,

@@ -3,7 +3,7 @@
 
 pkgmodule_LTLIBRARIES += modules/mica_attention.la
 modules_mica_attention_la_SOURCES = modules/attention/attention.c \
-	modules/attention/attention.h
+	modules/attention/attention.h modules/attention/attn_rules.c
 modules_mica_attention_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
 modules_mica_attention_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
 if MICA_CUDA

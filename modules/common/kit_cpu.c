@@ -145,19 +145,27 @@ void mica__cpu_for(int64_t n, int64_t grain, mica__cpu_range_fn *fn,
 static pthread_once_t f16c_once = PTHREAD_ONCE_INIT;
 static int f16c_ok;
 
+static int avx2_ok;
+
 static void f16c_probe(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    unsigned a, b, c, d, lo, hi;
+    unsigned a, b, c, d, lo, hi, fma;
 
     if (!__get_cpuid(1, &a, &b, &c, &d))
         return;
+    fma = (c >> 12) & 1u; /* FMA (12) */
     /* OSXSAVE (27), AVX (28), F16C (29) */
     if ((c & (7u << 27)) != (7u << 27))
         return;
     __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
     (void)hi;
     f16c_ok = (lo & 6u) == 6u; /* the OS saves SSE and AVX state */
+    /* AVX2: leaf 7, EBX bit 5 */
+    if (f16c_ok && fma && __get_cpuid_max(0, NULL) >= 7) {
+        __cpuid_count(7, 0, a, b, c, d);
+        avx2_ok = (b >> 5) & 1u;
+    }
 #endif
 }
 
@@ -165,4 +173,10 @@ int mica__cpu_has_f16c(void)
 {
     pthread_once(&f16c_once, f16c_probe);
     return f16c_ok;
+}
+
+int mica__cpu_has_avx2_fma(void)
+{
+    pthread_once(&f16c_once, f16c_probe);
+    return avx2_ok;
 }

@@ -78,6 +78,10 @@ MICA_KIT_API void mica__cpu_for(int64_t n, int64_t grain,
  */
 MICA_KIT_API int mica__cpu_has_f16c(void);
 
+/* Whether the CPU has AVX2 and FMA and the OS saves AVX state: 1 or 0
+ * (the kit's 8-lane exp, sigmoid and tanh: kit_vec.h). */
+MICA_KIT_API int mica__cpu_has_avx2_fma(void);
+
 /* The grain of memory-bound element loops: below two of them a second
  * thread costs more than it saves. */
 #define MICA__CPU_GRAIN 32768

@@ -317,6 +317,25 @@ MICA_KIT_API void mica__vec_to_f32(float *dst, mica_dtype_t from,
 MICA_KIT_API void mica__vec_from_f32(void *dst, mica_dtype_t to,
                                      const float *src, int64_t n);
 
+/*
+ * y[i] = exp(x[i]), sigmoid(x[i]) = 1 / (1 + exp(-x[i])), tanh(x[i]) for
+ * i < n, x and y the same or apart: the functions above, on eight lanes
+ * with AVX2 and FMA where the CPU has them (kit_vec_math.c).
+ */
+MICA_KIT_API void mica__vec_exp_n(const float *x, float *y, int64_t n);
+MICA_KIT_API void mica__vec_sigmoid_n(const float *x, float *y, int64_t n);
+MICA_KIT_API void mica__vec_tanh_n(const float *x, float *y, int64_t n);
+
+/*
+ * dst (dense, in the order of dims) = the elements of src at
+ * sum(c_k * strides[k]) for the coordinates c of dims[rank] (strides in
+ * elements of esize bytes: 1, 2, 4 or 8, any sign): kit_gather.c.
+ */
+MICA_KIT_API void mica__vec_gather(const void *src, int32_t rank,
+                                   const int64_t *dims,
+                                   const int64_t *strides, void *dst,
+                                   size_t esize);
+
 #ifdef __cplusplus
 }
 #endif

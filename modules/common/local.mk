@@ -8,7 +8,7 @@
 # read-backs) is a convenience library of its own, linked only by the
 # modules that use it, with the CUDA runtime.
 
-include_mica_HEADERS += abi/mica/kit.h abi/mica/kit_half.h \
+include_mica_HEADERS += abi/mica/kit.h abi/mica/kit_half.h abi/mica/kit_minifloat.h \
 	abi/mica/kit_cuda.h
 
 noinst_LTLIBRARIES += modules/common/libmicamodkit.la
@@ -41,6 +41,7 @@ endif
 # use, kit_cpu.[ch], are in the kit itself, for oneDNN's runners too.)
 noinst_LTLIBRARIES += modules/common/libmicamodkit_cpu.la
 modules_common_libmicamodkit_cpu_la_SOURCES = modules/common/kit_vec.c \
+	modules/common/kit_vec_math.c modules/common/kit_gather.c \
 	modules/common/kit_vec.h
 
 # The vec implementations against their references (corner values,

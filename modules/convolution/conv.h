@@ -31,7 +31,8 @@ typedef struct mica__conv_params {
     int64_t groups;
     int64_t c;           /* input channels, as the kernel's size implies */
     int64_t kvol;        /* kD * kH * kW */
-    const mica_weights_t *kernel;
+    const mica_weights_t *kernel; /* NULL: input 1 (TensorRT 10's kernel
+                                     input), a bias then input 2 */
     const mica_weights_t *bias; /* NULL: none */
 } mica__conv_params_t;
 

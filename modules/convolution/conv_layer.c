@@ -18,6 +18,78 @@
 
 /* ---- shapes ------------------------------------------------------------- */
 
+/*
+ * A kernel given as input 1 (dims d, rank r) against the params: rank
+ * nd + 2, kernel_size, M maps ([M, C/groups, k...]; Deconvolution's
+ * [C, M/groups, k...]); *c the input channels it is made for.  With
+ * `x_c` >= 0 the input's channels are checked against them; a bias
+ * (b_n >= 0 values) must have M.
+ */
+static mica_status_t kernel_check(const mica__conv_params_t *p,
+                                  const int64_t *d, int32_t r, int64_t x_c,
+                                  int64_t b_n, mica_error_t *err)
+{
+    const char *type = p->deconv ? "Deconvolution" : "Convolution";
+    int32_t nd = p->win.nd, i;
+    int64_t c;
+
+    if (r != nd + 2)
+        return MICA_KIT_FAIL(err, "the kernel (input 1) has rank %d but a "
+                             "%dD %s takes a kernel of rank %d", (int)r,
+                             (int)nd, type, (int)(nd + 2));
+    for (i = 0; i < nd; i++)
+        if (d[2 + i] != p->win.k[3 - nd + i])
+            return MICA_KIT_FAIL(err, "dimension %d of the kernel (input 1) "
+                                 "is %lld but kernel_size says %lld",
+                                 (int)(2 + i), (long long)d[2 + i],
+                                 (long long)p->win.k[3 - nd + i]);
+    if (p->deconv ? d[1] * p->groups != p->m : d[0] != p->m)
+        return MICA_KIT_FAIL(err, "the kernel (input 1) is made for %lld "
+                             "output maps but num_output_maps is %lld (%s "
+                             "takes %s)",
+                             (long long)(p->deconv ? d[1] * p->groups : d[0]),
+                             (long long)p->m, type,
+                             p->deconv ? "[C, M/groups, kernel...]"
+                                       : "[M, C/groups, kernel...]");
+    c = p->deconv ? d[0] : d[1] * p->groups;
+    if (x_c >= 0 && x_c != c)
+        return MICA_KIT_FAIL(err, "input has %lld channels but the kernel "
+                             "(input 1) is made for %lld with groups %lld",
+                             (long long)x_c, (long long)c,
+                             (long long)p->groups);
+    if (b_n >= 0 && b_n != p->m)
+        return MICA_KIT_FAIL(err, "the bias (input 2) has %lld values but "
+                             "num_output_maps is %lld", (long long)b_n,
+                             (long long)p->m);
+    return MICA_OK;
+}
+
+/* kernel_check on the shape expressions, where they are constants. */
+static mica_status_t inputs_check(const mica__conv_params_t *p,
+                                  const mica_shape_expr_t *in, int32_t nb_in,
+                                  mica_error_t *err)
+{
+    const mica_host_t *h = mica_kit_host;
+    int64_t d[MICA_MAX_DIMS], x_c = -1, b_n = -1;
+    int32_t i, r = in[1].nb_dims, cdim = in[0].nb_dims - p->win.nd - 1;
+
+    for (i = 0; i < r && i < MICA_MAX_DIMS; i++) {
+        if (!h->expr_is_constant(in[1].d[i]))
+            return MICA_OK; /* configure checks it */
+        d[i] = h->expr_constant_value(in[1].d[i]);
+    }
+    if (cdim >= 0 && h->expr_is_constant(in[0].d[cdim]))
+        x_c = h->expr_constant_value(in[0].d[cdim]);
+    if (nb_in > 2) {
+        if (in[2].nb_dims != 1)
+            return MICA_KIT_FAIL(err, "the bias (input 2) has rank %d: give "
+                                 "M values, rank 1", (int)in[2].nb_dims);
+        if (h->expr_is_constant(in[2].d[0]))
+            b_n = h->expr_constant_value(in[2].d[0]);
+    }
+    return kernel_check(p, d, r, x_c, b_n, err);
+}
+
 static mica_status_t conv_output_dims(const mica_layer_t *layer,
                                       int32_t index,
                                       const mica_shape_expr_t *in,
@@ -31,14 +103,19 @@ static mica_status_t conv_output_dims(const mica_layer_t *layer,
     const mica_expr_t *c;
     mica_status_t st;
 
-    if (index != 0 || nb_in != 1)
-        return MICA_KIT_FAIL(err, "takes 1 input and has 1 output");
+    if (index != 0 || nb_in != (p->kernel ? 1 : nb_in < 3 ? 2 : 3))
+        return MICA_KIT_FAIL(err, p->kernel ? "takes 1 input (the kernel is "
+                             "weights) and has 1 output"
+                             : "takes 2 or 3 inputs (x, the kernel, a bias) "
+                               "and has 1 output");
     r = in[0].nb_dims;
     cdim = r - p->win.nd - 1;
     c = cdim >= 0 ? in[0].d[cdim] : NULL;
     st = mica__conv_check_input(
         p, r, c ? mica_kit_host->expr_constant_value(c) : 0,
         c && mica_kit_host->expr_is_constant(c), err);
+    if (st == MICA_OK && !p->kernel)
+        st = inputs_check(p, in, nb_in, err);
     if (st != MICA_OK)
         return st;
     for (i = 0; i < cdim; i++)
@@ -52,12 +129,24 @@ static mica_status_t conv_output_dims(const mica_layer_t *layer,
 
 /* The runtime checks of configure: the channels, the smallest sizes. */
 static mica_status_t conv_check_dyn(const mica__conv_layer_t *l,
-                                    const mica_dyn_desc_t *x,
+                                    const mica_dyn_desc_t *x, int32_t nb_in,
                                     mica_error_t *err)
 {
     int32_t r = x->desc.dims.nb_dims, cdim = r - l->p.win.nd - 1;
     mica_status_t st;
 
+    if (!l->p.kernel) {
+        /* the kernel and bias inputs, at both ends of their profiles */
+        const mica_dyn_desc_t *k = &x[1], *b = nb_in > 2 ? &x[2] : NULL;
+        if ((st = kernel_check(&l->p, k->min.d, k->min.nb_dims,
+                               x->min.d[cdim], b ? b->min.d[0] : -1,
+                               err)) != MICA_OK ||
+            (st = kernel_check(&l->p, k->max.d, k->max.nb_dims,
+                               x->max.d[cdim], b ? b->max.d[0] : -1,
+                               err)) != MICA_OK)
+            return st;
+        return mica__window_check(&l->p.win, &x->min, cdim + 1, err);
+    }
     if ((st = mica__conv_check_input(&l->p, r, x->min.d[cdim], 1, err)) !=
             MICA_OK ||
         (st = mica__conv_check_input(&l->p, r, x->max.d[cdim], 1, err)) !=
@@ -71,30 +160,111 @@ static mica_status_t conv_configure(mica_layer_t *layer,
                                     const mica_dyn_desc_t *out,
                                     int32_t nb_out, mica_error_t *err)
 {
-    (void)nb_in; (void)out; (void)nb_out;
-    return conv_check_dyn((const mica__conv_layer_t *)layer, &in[0], err);
+    (void)out; (void)nb_out;
+    return conv_check_dyn((const mica__conv_layer_t *)layer, in, nb_in, err);
 }
 
 /* ---- the reference and oneDNN ------------------------------------------- */
+
+/* The params of a run whose kernel (and bias) are inputs: l's, with q's
+ * kernel and bias weights over those inputs' values (host or device
+ * addresses, as the implementation reads them). */
+static void input_params(const mica__conv_layer_t *l,
+                         const mica_tensor_desc_t *in, int32_t nb_in,
+                         const void *const *inputs, mica__conv_params_t *q,
+                         mica_weights_t *kw, mica_weights_t *bw)
+{
+    int32_t i;
+
+    *q = l->p;
+    memset(kw, 0, sizeof *kw);
+    kw->dtype = in[1].dtype;
+    kw->dims = in[1].dims;
+    kw->values = inputs[1];
+    kw->count = 1;
+    for (i = 0; i < in[1].dims.nb_dims; i++)
+        kw->count *= in[1].dims.d[i];
+    q->kernel = kw;
+    q->c = l->p.deconv ? in[1].dims.d[0] : in[1].dims.d[1] * l->p.groups;
+    if (nb_in > 2 && inputs[2]) {
+        memset(bw, 0, sizeof *bw);
+        bw->dtype = in[2].dtype;
+        bw->dims = in[2].dims;
+        bw->values = inputs[2];
+        bw->count = in[2].dims.d[0];
+        q->bias = bw;
+    }
+}
 
 static MICA_KIT_ENQUEUE(conv_enqueue_ref)
 {
     const mica__conv_layer_t *l = (const mica__conv_layer_t *)layer;
     mica__conv_problem_t pb;
+    mica__conv_params_t q;
+    mica_weights_t kw, bw;
 
-    mica__conv_problem(&l->p, in[0].dtype, &in[0].dims, &pb);
+    if (!l->p.kernel) {
+        input_params(l, in, nb_in, inputs, &q, &kw, &bw);
+        mica__conv_problem(&q, in[0].dtype, &in[0].dims, &pb);
+    } else {
+        mica__conv_problem(&l->p, in[0].dtype, &in[0].dims, &pb);
+    }
     mica__conv_reference(&pb, inputs[0], outputs[0]);
     return MICA_OK;
 }
 
+/* Linear float32 or float16, every input and the output of one type:
+ * the formats of the implementations that take the kernel as an input. */
+static int32_t conv_formats_inputs(const mica_layer_t *layer, int32_t pos,
+                                   const mica_tensor_desc_t *io,
+                                   int32_t nb_in, int32_t nb_out)
+{
+    const mica__conv_params_t *p = &((const mica__conv_layer_t *)layer)->p;
+
+    if (p->kernel)
+        return mica_kit_float_linear(layer, pos, io, nb_in, nb_out);
+    if (nb_in < 2 || nb_in > 3 || nb_out != 1 || pos < 0 ||
+        pos > nb_in || !mica_kit_linear(io, pos))
+        return 0;
+    if (pos > 0)
+        return io[pos].dtype == io[0].dtype;
+    return io[0].dtype == MICA_FLOAT32 || io[0].dtype == MICA_FLOAT16;
+}
+
+/* The output's type: the input's (float32 or float16); a kernel and bias
+ * given as inputs of that type too. */
+static mica_status_t conv_output_dtypes(const mica_layer_t *layer,
+                                        const mica_dtype_t *in,
+                                        int32_t nb_in, mica_dtype_t *out,
+                                        int32_t nb_out, mica_error_t *err)
+{
+    const mica__conv_params_t *p = &((const mica__conv_layer_t *)layer)->p;
+    int32_t i;
+
+    if (p->kernel || nb_in < 2)
+        return mica__nn_float_dtypes(layer, in, nb_in, out, nb_out, err);
+    if (nb_in > 3 || nb_out != 1)
+        return MICA_KIT_FAIL(err, "takes 2 or 3 inputs (x, the kernel, a "
+                             "bias) and has 1 output, got %d and %d",
+                             (int)nb_in, (int)nb_out);
+    for (i = 1; i < nb_in; i++)
+        if (in[i] != in[0])
+            return MICA_KIT_FAIL(err, "the %s (input %d) is %s but the input "
+                                 "is %s: give them one type",
+                                 i == 1 ? "kernel" : "bias", (int)i,
+                                 mica_kit_host->dtype_name(in[i]),
+                                 mica_kit_host->dtype_name(in[0]));
+    return mica__nn_float_dtypes(layer, in, 1, out, nb_out, err);
+}
+
 #define CONV_OPS(enqueue_, formats_, ...)                                   \
     MICA_KIT_OPS(enqueue_, .nb_outputs = mica_kit_one_output,               \
-                 .output_dtypes = mica__nn_float_dtypes,                       \
+                 .output_dtypes = conv_output_dtypes,                       \
                  .output_dims = conv_output_dims,                           \
                  .supports_format = (formats_), __VA_ARGS__)
 
 const mica_layer_ops_t mica__conv_ops_ref = CONV_OPS(
-    conv_enqueue_ref, mica_kit_float_linear, .configure = conv_configure);
+    conv_enqueue_ref, conv_formats_inputs, .configure = conv_configure);
 
 #ifdef MICA_HAVE_ONEDNN
 int mica__conv_dnnl_cl(const mica__conv_params_t *p)
@@ -140,6 +310,10 @@ static int32_t conv_formats_gpu(const mica_layer_t *layer, int32_t pos,
                                 int32_t nb_out)
 {
     const mica__conv_params_t *p = &((const mica__conv_layer_t *)layer)->p;
+    if (!p->kernel) /* the cuda kernel's linear layouts */
+        return ((const mica__conv_layer_t *)layer)->impl->kind ==
+                       MICA__CONV_CUDA &&
+               conv_formats_inputs(layer, pos, io, nb_in, nb_out);
     return mica__window_formats(&p->win, !p->deconv && p->win.nd == 2, io,
                                 pos, nb_in, nb_out);
 }
@@ -153,11 +327,13 @@ static mica_status_t conv_configure_gpu(mica_layer_t *layer,
     mica__conv_layer_t *l = (mica__conv_layer_t *)layer;
     mica__conv_problem_t opt, hi;
     mica_status_t st;
-    (void)nb_in; (void)out; (void)nb_out;
+    (void)out; (void)nb_out;
 
-    if ((st = conv_check_dyn(l, &in[0], err)) != MICA_OK)
+    if ((st = conv_check_dyn(l, in, nb_in, err)) != MICA_OK)
         return st;
     l->io_dtype = in[0].desc.dtype;
+    if (!l->p.kernel)
+        return MICA_OK; /* the hand-written kernel, nothing to choose */
     mica__conv_gpu_set_nhwc(l->gpu, mica__window_channels(&in[0].desc));
     mica__conv_problem(&l->p, in[0].desc.dtype, &in[0].desc.dims, &opt);
     mica__conv_problem(&l->p, in[0].desc.dtype, &in[0].max, &hi);
@@ -177,6 +353,8 @@ static mica_status_t conv_initialize_gpu(mica_layer_t *layer, void *stream,
 {
     mica__conv_layer_t *l = (mica__conv_layer_t *)layer;
     (void)stream;
+    if (!l->p.kernel)
+        return MICA_OK; /* no weights to upload */
     return mica__conv_gpu_init(l->gpu, &l->p, l->io_dtype, err);
 }
 
@@ -186,6 +364,16 @@ static MICA_KIT_ENQUEUE(conv_enqueue_gpu)
     mica__conv_problem_t pb;
     mica_status_t st;
 
+    if (!l->p.kernel) {
+        /* kernel and bias on the device already, in the I/O type */
+        mica__conv_params_t q;
+        mica_weights_t kw, bw;
+        input_params(l, in, nb_in, inputs, &q, &kw, &bw);
+        mica__conv_problem(&q, in[0].dtype, &in[0].dims, &pb);
+        return mica__conv_cuda(&pb, 0, inputs[0], inputs[1],
+                               nb_in > 2 ? inputs[2] : NULL, outputs[0],
+                               stream, err);
+    }
     /* The layout of configure's; the weights in the I/O type and that
      * layout: uploaded by initialize, or here for a run without one
      * (autotune's), or again if either changed. */

@@ -48,7 +48,7 @@ extern const mica_layer_ops_t mica__conv_ops_cudnn;
                        "(default 1)"),                                      \
     {"groups", MICA_FIELD_INT, 1, 0, 1, (one_), NULL,                       \
      "groups of channels (default 1; C for a depthwise convolution)"},      \
-    {"kernel", MICA_FIELD_WEIGHTS, 1, 1, 0, NULL, NULL, (kernel_doc_)},     \
+    {"kernel", MICA_FIELD_WEIGHTS, 1, 0, 0, NULL, NULL, (kernel_doc_)},     \
     {"bias", MICA_FIELD_WEIGHTS, 1, 0, 0, NULL, NULL,                       \
      "M values added to the output maps (optional)"}
 

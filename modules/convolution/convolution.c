@@ -5,7 +5,9 @@
  *
  * One input [..., C, (D,) H, W] (float32 or float16; the dimensions
  * before C are batch dimensions), one output [..., M, (D',) H', W'] of
- * its type.  The kernel's rank (kernel_size: 2 or 3 values) decides 2D or
+ * its type.  Without the kernel param, the kernel is input 1 and a bias
+ * input 2, of the input's type (TensorRT 10's kernel input): the
+ * reference and cuda implementations take them, the others do not.  The kernel's rank (kernel_size: 2 or 3 values) decides 2D or
  * 3D.  Weights (float32 or float16) are read as floats; see conv.h for
  * their layouts and conv_ref.c for the arithmetic.
  *
@@ -66,6 +68,15 @@ mica_status_t mica__conv_params_read(const mica_fields_t *f, int deconv,
                              "many", deconv ? "num_output_maps / groups"
                                             : "num_output_maps",
                              (long long)(deconv ? mpg : p->m), buf);
+    if (!p->kernel) {
+        /* The kernel (and a bias) as inputs: checked by shape inference
+         * and configure, the input channels known from the kernel's. */
+        if (p->bias)
+            return MICA_KIT_FAIL(err, "a bias given as weights with the "
+                                 "kernel as an input: give the bias as "
+                                 "input 2 too");
+        return MICA_OK;
+    }
     if (p->kernel->dtype != MICA_FLOAT32 && p->kernel->dtype != MICA_FLOAT16)
         return MICA_KIT_FAIL(err, "kernel is %s: give float32 or float16 "
                              "weights",
@@ -110,7 +121,7 @@ mica_status_t mica__conv_check_input(const mica__conv_params_t *p,
                              ">= %d (%s)", (int)rank, (int)nd, type,
                              (int)(nd + 2),
                              nd == 2 ? "[N, C, H, W]" : "[N, C, D, H, W]");
-    if (known && channels != p->c)
+    if (known && p->kernel && channels != p->c)
         return MICA_KIT_FAIL(err, "input has %lld channels (dimension %d) "
                              "but the kernel (%lld values) is made for %lld "
                              "with num_output_maps %lld and groups %lld",

@@ -101,8 +101,12 @@ static mica_status_t read_params(fused_t *l, int bias, mica_error_t *err)
     int64_t o, i, per;
     mica_status_t st;
 
-    if ((st = mica__conv_params_read(f, 0, p, err)) != MICA_OK ||
-        (st = check_coef(sc, "scale", p->m, err)) != MICA_OK ||
+    if ((st = mica__conv_params_read(f, 0, p, err)) != MICA_OK)
+        return st;
+    if (!p->kernel)
+        return MICA_KIT_FAIL(err, "no kernel: FusedConvolution takes its "
+                             "kernel as weights");
+    if ((st = check_coef(sc, "scale", p->m, err)) != MICA_OK ||
         (st = check_coef(sh, "shift", p->m, err)) != MICA_OK)
         return st;
     l->act = (int32_t)mica_kit_int(f, "activation", MICA__FUSED_ACT_NONE);

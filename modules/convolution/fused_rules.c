@@ -27,7 +27,9 @@ static const mica_fusion_cond_t is_bn[] = {{"mode", modes, 2, 0},
                                            {"channel_axis", one, 1, 0},
                                            {"power", NULL, 0, 0}};
 
-#define CONV MICA_KIT_FUSION_STEP_ANY("Convolution", 0)
+/* A Convolution whose kernel is an input (two or three inputs) is not
+ * fused: FusedConvolution takes its kernel as weights. */
+#define CONV {.type = "Convolution", .input = 0, .nb_inputs = 1}
 #define SCALE MICA_KIT_FUSION_STEP("Scale", 0, is_bn)
 #define ADD                                                                 \
     {.type = "ElementWise", .input = MICA_FUSION_ANY_INPUT, .nb_inputs = 2, \

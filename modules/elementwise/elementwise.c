@@ -7,7 +7,10 @@
  * table: sum, prod, max, min, sub, div, pow and floor_div take float32,
  * float16, int8 and int32 and give the same type; and, or and xor take
  * bool; equal takes all five types, greater and less the four numeric
- * ones, and comparisons give bool.  The arithmetic of each type (int32
+ * ones, and comparisons give bool.  Beyond TensorRT, for ONNX, the CPU
+ * reference alone also takes float64 (in double), uint8, uint16, uint32,
+ * uint64, int16 and int64 (in 64-bit integers, wrapping to the type's
+ * width as numpy does; division by zero gives 0).  The arithmetic of each type (int32
  * wraps, int8 saturates, integer division by zero gives 0) is in
  * elementwise.h, shared with the CUDA kernels.
  *
@@ -54,11 +57,21 @@ static int is_compare(int op)
            op == MICA__EW_LESS;
 }
 
-/* Whether op accepts inputs of type t. */
+/* The types only the CPU reference computes (ONNX's, beyond TensorRT's
+ * table): float64 in double; the unsigned integers, int16 and int64 in
+ * 64-bit integers, the result wrapping to the type's width. */
+static int is_wide(mica_dtype_t t)
+{
+    return t == MICA_FLOAT64 || t == MICA_UINT8 || t == MICA_UINT16 ||
+           t == MICA_UINT32 || t == MICA_UINT64 || t == MICA_INT16 ||
+           t == MICA_INT64;
+}
+
+/* Whether op accepts inputs of type t (on some device). */
 static int input_ok(int op, mica_dtype_t t)
 {
     int numeric = t == MICA_FLOAT32 || t == MICA_FLOAT16 || t == MICA_INT8 ||
-                  t == MICA_INT32;
+                  t == MICA_INT32 || is_wide(t);
     if (is_logic(op))
         return t == MICA_BOOL;
     if (op == MICA__EW_EQUAL)
@@ -76,8 +89,10 @@ static const char *accepted(int op)
     if (is_logic(op))
         return "bool";
     if (op == MICA__EW_EQUAL)
-        return "float32, float16, int8, int32 or bool";
-    return "float32, float16, int8 or int32";
+        return "float32, float16, int8, int32, bool or (on the CPU) float64, "
+               "uint8, uint16, uint32, uint64, int16, int64";
+    return "float32, float16, int8, int32 or (on the CPU) float64, uint8, "
+           "uint16, uint32, uint64, int16, int64";
 }
 
 static mica_status_t ew_output_dtypes(const mica_layer_t *layer,
@@ -163,6 +178,8 @@ static int32_t ew_supports_format(const mica_layer_t *layer, int32_t pos,
         (!cpu ||
          io[pos].format != mica_kit_channels_last(io[pos].dims.nb_dims) ||
          !same_known_dims(&io[pos], io)))
+        return 0;
+    if (is_wide(io[0].dtype) && !cpu)
         return 0;
     if (pos == 0)
         return input_ok(l->op, io[0].dtype);
@@ -327,6 +344,115 @@ static void st_i(mica_dtype_t t, void *p, int64_t i, int64_t v)
     }
 }
 
+/* Element i of p, of a wide integer type, as 64 bits (unsigned ones
+ * zero-extended). */
+static uint64_t ld_w(mica_dtype_t t, const void *p, int64_t i)
+{
+    switch (t) {
+    case MICA_UINT8: return ((const uint8_t *)p)[i];
+    case MICA_UINT16: return ((const uint16_t *)p)[i];
+    case MICA_UINT32: return ((const uint32_t *)p)[i];
+    case MICA_UINT64: return ((const uint64_t *)p)[i];
+    case MICA_INT16: return (uint64_t)(int64_t)((const int16_t *)p)[i];
+    default: return (uint64_t)((const int64_t *)p)[i]; /* int64 */
+    }
+}
+
+/* v stored as element i of p, of a wide integer type: wraps. */
+static void st_w(mica_dtype_t t, void *p, int64_t i, uint64_t v)
+{
+    switch (t) {
+    case MICA_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case MICA_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+    case MICA_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    case MICA_UINT64: ((uint64_t *)p)[i] = v; break;
+    case MICA_INT16: ((int16_t *)p)[i] = (int16_t)(uint16_t)v; break;
+    default: ((int64_t *)p)[i] = (int64_t)v; break; /* int64 */
+    }
+}
+
+/* One op on a wide integer type, in 64 bits (modulo 2^64 where it
+ * overflows; the store wraps to the type); comparisons give 1 or 0. */
+static uint64_t wide_i(int op, mica_dtype_t t, uint64_t a, uint64_t b)
+{
+    int sgn = t == MICA_INT16 || t == MICA_INT64;
+    int64_t sa = (int64_t)a, sb = (int64_t)b;
+    uint64_t r = 1;
+    switch (op) {
+    case MICA__EW_SUM: return a + b;
+    case MICA__EW_PROD: return a * b;
+    case MICA__EW_SUB: return a - b;
+    case MICA__EW_MAX: return (sgn ? sa > sb : a > b) ? a : b;
+    case MICA__EW_MIN: return (sgn ? sa < sb : a < b) ? a : b;
+    case MICA__EW_EQUAL: return a == b;
+    case MICA__EW_GREATER: return sgn ? sa > sb : a > b;
+    case MICA__EW_LESS: return sgn ? sa < sb : a < b;
+    case MICA__EW_DIV: case MICA__EW_FLOOR_DIV:
+        if (b == 0)
+            return 0;
+        if (!sgn)
+            return a / b;
+        if (sb == -1)
+            return 0 - a; /* INT64_MIN / -1 wraps */
+        return (uint64_t)mica__ew_i(op, sa, sb, 0);
+    case MICA__EW_POW:
+        if (sgn && sb < 0)
+            return (uint64_t)mica__ew_ipow(sa, sb, 0);
+        while (b) {
+            if (b & 1)
+                r *= a;
+            b >>= 1;
+            a *= a;
+        }
+        return r;
+    default: return 0;
+    }
+}
+
+/* One op on float64; comparisons give 1 or 0. */
+static double wide_f(int op, double a, double b)
+{
+    switch (op) {
+    case MICA__EW_SUM: return a + b;
+    case MICA__EW_PROD: return a * b;
+    case MICA__EW_MAX:
+        return b != b ? a : a == b ? (signbit(a) ? b : a) : a > b ? a : b;
+    case MICA__EW_MIN:
+        return b != b ? a : a == b ? (signbit(a) ? a : b) : a < b ? a : b;
+    case MICA__EW_SUB: return a - b;
+    case MICA__EW_DIV: return a / b;
+    case MICA__EW_POW: return pow(a, b);
+    case MICA__EW_FLOOR_DIV: return floor(a / b);
+    case MICA__EW_EQUAL: return a == b;
+    case MICA__EW_GREATER: return a > b;
+    case MICA__EW_LESS: return a < b;
+    default: return 0.0;
+    }
+}
+
+/* Element i of the output from elements ia, ib of the inputs, of a wide
+ * type ti. */
+static void wide_one(int op, mica_dtype_t ti, mica_dtype_t to,
+                     const void *const *inputs, int64_t ia, int64_t ib,
+                     void *out, int64_t i)
+{
+    if (ti == MICA_FLOAT64) {
+        double r = wide_f(op, ((const double *)inputs[0])[ia],
+                          ((const double *)inputs[1])[ib]);
+        if (to == MICA_BOOL)
+            ((uint8_t *)out)[i] = r != 0.0;
+        else
+            ((double *)out)[i] = r;
+    } else {
+        uint64_t r = wide_i(op, ti, ld_w(ti, inputs[0], ia),
+                            ld_w(ti, inputs[1], ib));
+        if (to == MICA_BOOL)
+            ((uint8_t *)out)[i] = r != 0;
+        else
+            st_w(to, out, i, r);
+    }
+}
+
 static mica_status_t ew_enqueue_cpu(mica_layer_t *layer,
                                     const mica_tensor_desc_t *in, int32_t nb_in,
                                     const mica_tensor_desc_t *out,
@@ -354,7 +480,9 @@ static mica_status_t ew_enqueue_cpu(mica_layer_t *layer,
         mica_kit_broadcast_offsets(&v, i, off);
         ia = off[0];
         ib = off[1];
-        if (fl) {
+        if (is_wide(ti)) {
+            wide_one(l->op, ti, to, inputs, ia, ib, outputs[0], i);
+        } else if (fl) {
             float r = mica__ew_f(l->op, ld_f(ti, inputs[0], ia),
                                  ld_f(ti, inputs[1], ib));
             if (to == MICA_BOOL)

@@ -131,21 +131,29 @@ MICA_KIT_HD int64_t mica__ew_ipow(int64_t a, int64_t e, int sat)
     }
 }
 
-/* One integer (int8, int32, bool) op; sat: the type is int8. */
+/*
+ * One integer (int8, int32, bool) op; sat: the type is int8.  Sums,
+ * differences and products wrap modulo 2^64 (unsigned arithmetic: the
+ * low 32 bits, all that an int32 result keeps, are the same), so that
+ * the intermediate values of a fused chain never overflow.
+ */
 MICA_KIT_HD int64_t mica__ew_i(int op, int64_t a, int64_t b, int sat)
 {
     int64_t q;
     switch (op) {
-    case MICA__EW_SUM: return a + b;
-    case MICA__EW_PROD: return a * b;
+    case MICA__EW_SUM: return (int64_t)((uint64_t)a + (uint64_t)b);
+    case MICA__EW_PROD: return (int64_t)((uint64_t)a * (uint64_t)b);
     case MICA__EW_MAX: return a > b ? a : b;
     case MICA__EW_MIN: return a < b ? a : b;
-    case MICA__EW_SUB: return a - b;
-    case MICA__EW_DIV: return b == 0 ? 0 : a / b;
+    case MICA__EW_SUB: return (int64_t)((uint64_t)a - (uint64_t)b);
+    case MICA__EW_DIV:
+        return b == 0 ? 0 : b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b;
     case MICA__EW_POW: return mica__ew_ipow(a, b, sat);
     case MICA__EW_FLOOR_DIV:
         if (b == 0)
             return 0;
+        if (b == -1)
+            return (int64_t)(0 - (uint64_t)a);
         q = a / b;
         if (q * b != a && ((a < 0) != (b < 0)))
             q--;

@@ -42,11 +42,15 @@ typedef struct identity_layer {
     mica_kit_layer_t base;
     int has_dtype;
     mica_dtype_t dtype;
+    int saturate;
 } identity_layer_t;
 
 static const mica_field_schema_t identity_fields[] = {
     {"dtype", MICA_FIELD_DTYPE, 1, 0, 0, NULL, NULL,
      "output type (default: the input's type)"},
+    {"saturate", MICA_FIELD_BOOL, 1, 0, 0, NULL, NULL,
+     "casts to float8: out of range saturates (1, the default) or becomes "
+     "infinity or NaN (0)"},
 };
 
 /* ---- layer ops ---------------------------------------------------------- */
@@ -84,6 +88,12 @@ static mica_status_t identity_output_dims(const mica_layer_t *layer,
     return MICA_OK;
 }
 
+/* Every type of mica converts to every other (identity.h). */
+static int identity_type(mica_dtype_t t)
+{
+    return (unsigned)t < MICA_DTYPE_COUNT_;
+}
+
 static int32_t identity_supports_format(const mica_layer_t *layer,
                                         int32_t pos,
                                         const mica_tensor_desc_t *io,
@@ -91,7 +101,7 @@ static int32_t identity_supports_format(const mica_layer_t *layer,
 {
     const identity_layer_t *l = (const identity_layer_t *)layer;
     (void)nb_out;
-    if (!mica_kit_any_type(io[pos].dtype) ||
+    if (!identity_type(io[pos].dtype) ||
         (!mica_kit_linear(io, pos) &&
          io[pos].format != mica_kit_channels_last(io[pos].dims.nb_dims)))
         return 0;
@@ -226,8 +236,9 @@ static mica_status_t identity_enqueue_cpu(mica_layer_t *layer,
                                           void *workspace, void *stream,
                                           mica_error_t *err)
 {
+    const identity_layer_t *l = (const identity_layer_t *)layer;
     int64_t i, n = mica_dims_volume(&out[0].dims);
-    (void)layer; (void)nb_in; (void)nb_out; (void)workspace; (void)stream;
+    (void)nb_in; (void)nb_out; (void)workspace; (void)stream;
     (void)err;
     if (in[0].format != out[0].format) {
         mica__identity_reorder_t r;
@@ -240,9 +251,10 @@ static mica_status_t identity_enqueue_cpu(mica_layer_t *layer,
         for (i = 0; i < n; i++) {
             int64_t src, dst;
             mica__identity_offsets(&r, i, &src, &dst);
-            mica__identity_store(outputs[0], out[0].dtype, dst,
-                                 mica__identity_load(inputs[0], in[0].dtype,
-                                                     src));
+            mica__identity_store_sat(outputs[0], out[0].dtype, dst,
+                                     mica__identity_load(inputs[0],
+                                                         in[0].dtype, src),
+                                     l->saturate);
         }
         return MICA_OK;
     }
@@ -253,8 +265,10 @@ static mica_status_t identity_enqueue_cpu(mica_layer_t *layer,
         return MICA_OK;
     }
     for (i = 0; i < n; i++)
-        mica__identity_store(outputs[0], out[0].dtype, i,
-                             mica__identity_load(inputs[0], in[0].dtype, i));
+        mica__identity_store_sat(outputs[0], out[0].dtype, i,
+                                 mica__identity_load(inputs[0], in[0].dtype,
+                                                     i),
+                                 l->saturate);
     return MICA_OK;
 }
 
@@ -279,17 +293,18 @@ static mica_status_t identity_enqueue_cuda(mica_layer_t *layer,
                                            void *workspace, void *stream,
                                            mica_error_t *err)
 {
-    (void)layer; (void)nb_in; (void)nb_out; (void)workspace;
+    const identity_layer_t *l = (const identity_layer_t *)layer;
+    (void)nb_in; (void)nb_out; (void)workspace;
     if (in[0].format != out[0].format) {
         mica__identity_reorder_t r;
         reorder_strides(&in[0], &out[0], &r);
         return mica__identity_cuda_reorder(inputs[0], in[0].dtype, outputs[0],
-                                           out[0].dtype, &r,
+                                           out[0].dtype, l->saturate, &r,
                                            mica_dims_volume(&out[0].dims),
                                            stream, err);
     }
     return mica__identity_cuda_cast(inputs[0], in[0].dtype, outputs[0],
-                                    out[0].dtype,
+                                    out[0].dtype, l->saturate,
                                     mica_dims_volume(&out[0].dims), stream,
                                     err);
 }
@@ -303,11 +318,9 @@ static mica_layer_t *identity_create(const mica_layer_creator_t *creator,
     identity_layer_t *l;
     const int64_t *dt = mica_kit_ints(fields, "dtype");
 
-    if (dt && !mica_kit_any_type((mica_dtype_t)dt[0])) {
-        mica_kit_host->set_error(err, "'dtype' %s is not supported (float32, "
-                                 "float16, bfloat16, int8, uint8, int32, "
-                                 "int64, bool)", mica_kit_host->dtype_name(
-                                     (mica_dtype_t)dt[0]));
+    if (dt && !identity_type((mica_dtype_t)dt[0])) {
+        mica_kit_host->set_error(err, "'dtype' %lld is not a type of mica",
+                                 (long long)dt[0]);
         return NULL;
     }
     l = mica_kit_layer_new(sizeof *l, (const mica_layer_ops_t *)
@@ -316,10 +329,12 @@ static mica_layer_t *identity_create(const mica_layer_creator_t *creator,
         return NULL;
     l->has_dtype = dt != NULL;
     l->dtype = dt ? (mica_dtype_t)dt[0] : MICA_FLOAT32;
+    l->saturate = mica_kit_int(fields, "saturate", 1) != 0;
     return &l->base.layer;
 }
 
-MICA_KIT_LAYER_PAIR(identity, "Identity", identity_fields, 1, identity_create,
+MICA_KIT_LAYER_PAIR(identity, "Identity", identity_fields,
+                    MICA_KIT_COUNT(identity_fields), identity_create,
                     identity_enqueue_cpu, identity_enqueue_cuda,
                     .nb_outputs = mica_kit_one_output,
                     .output_dtypes = identity_output_dtypes,
@@ -335,7 +350,7 @@ static const mica_layer_ops_t identity_ops_vec = MICA_KIT_OPS(
     .output_values = identity_output_values);
 static const mica_layer_creator_t identity_creator_vec = MICA_KIT_CREATOR(
     "Identity", "vec", MICA_DEVICE_CPU, 6, MICA_ROLE_NONE, identity_fields,
-    1, identity_create, &identity_ops_vec);
+    MICA_KIT_COUNT(identity_fields), identity_create, &identity_ops_vec);
 
 static const mica_layer_creator_t *const identity_creators[] = {
     MICA_KIT_PAIR(identity), &identity_creator_vec};

@@ -10,33 +10,34 @@
 #include "identity.h"
 
 static __global__ void cast_kernel(const void *src, int sdt, void *dst,
-                                   int ddt, int64_t n)
+                                   int ddt, int sat, int64_t n)
 {
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (; i < n; i += step)
-        mica__identity_store(dst, ddt, i, mica__identity_load(src, sdt, i));
+        mica__identity_store_sat(dst, ddt, i,
+                                 mica__identity_load(src, sdt, i), sat);
 }
 
 /* One logical element per thread (grid-strided): read where the input's
  * format puts it, write where the output's does. */
 static __global__ void reorder_kernel(const void *src, int sdt, void *dst,
-                                      int ddt, mica__identity_reorder_t r,
-                                      int64_t n)
+                                      int ddt, int sat,
+                                      mica__identity_reorder_t r, int64_t n)
 {
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (; i < n; i += step) {
         int64_t from, to;
         mica__identity_offsets(&r, i, &from, &to);
-        mica__identity_store(dst, ddt, to, mica__identity_load(src, sdt,
-                                                               from));
+        mica__identity_store_sat(dst, ddt, to,
+                                 mica__identity_load(src, sdt, from), sat);
     }
 }
 
 extern "C" mica_status_t mica__identity_cuda_reorder(
     const void *src, mica_dtype_t sdt, void *dst, mica_dtype_t ddt,
-    const mica__identity_reorder_t *r, int64_t n, void *stream,
+    int saturate, const mica__identity_reorder_t *r, int64_t n, void *stream,
     mica_error_t *err)
 {
     const unsigned threads = 256;
@@ -45,14 +46,15 @@ extern "C" mica_status_t mica__identity_cuda_reorder(
         return MICA_OK;
     reorder_kernel<<<mica_kit_grid(n, threads), threads, 0,
                      (cudaStream_t)stream>>>(src, (int)sdt, dst, (int)ddt,
-                                              *r, n);
+                                              saturate, *r, n);
     MICA_KIT_CUDA_CHECK(cudaGetLastError());
     return MICA_OK;
 }
 
 extern "C" mica_status_t mica__identity_cuda_cast(const void *src,
                                                   mica_dtype_t sdt, void *dst,
-                                                  mica_dtype_t ddt, int64_t n,
+                                                  mica_dtype_t ddt,
+                                                  int saturate, int64_t n,
                                                   void *stream,
                                                   mica_error_t *err)
 {
@@ -67,8 +69,8 @@ extern "C" mica_status_t mica__identity_cuda_cast(const void *src,
                                             cudaMemcpyDeviceToDevice, s));
         return MICA_OK;
     }
-    cast_kernel<<<mica_kit_grid(n, threads), threads, 0, s>>>(src, (int)sdt,
-                                                              dst, (int)ddt, n);
+    cast_kernel<<<mica_kit_grid(n, threads), threads, 0, s>>>(
+        src, (int)sdt, dst, (int)ddt, saturate, n);
     MICA_KIT_CUDA_CHECK(cudaGetLastError());
     return MICA_OK;
 }

@@ -1,7 +1,8 @@
 # modules/matmul/local.mk - the matmul module and its test.
 
 pkgmodule_LTLIBRARIES += modules/mica_matmul.la
-modules_mica_matmul_la_SOURCES = modules/matmul/matmul.c modules/matmul/matmul.h
+modules_mica_matmul_la_SOURCES = modules/matmul/matmul.c modules/matmul/matmul.h \
+	modules/matmul/fused_matmul.c modules/matmul/fused_rules.c
 modules_mica_matmul_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
 modules_mica_matmul_la_CPPFLAGS = $(AM_CPPFLAGS)
 modules_mica_matmul_la_LIBADD = modules/common/libmicamodkit_nn.la \

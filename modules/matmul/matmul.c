@@ -362,9 +362,18 @@ static const mica_layer_creator_t matmul_cublas = MICA_KIT_CREATOR(
     matmul_fields, 2, matmul_create, &matmul_ops_cuda);
 #endif
 
-static const mica_layer_creator_t *const matmul_creators[] = {
-    &matmul_reference DNNL_CREATOR MICA_KIT_IF_CUDA(, &matmul_cublas)};
+#ifdef MICA_HAVE_ONEDNN
+#define FMM_DNNL , &mica__fmm_onednn
+#else
+#define FMM_DNNL
+#endif
 
-MICA_KIT_ENTRY("matmul", PACKAGE_VERSION, "MIT",
-               "MatrixMultiply: batched matrix products",
-               matmul_creators)
+static const mica_layer_creator_t *const matmul_creators[] = {
+    &matmul_reference DNNL_CREATOR MICA_KIT_IF_CUDA(, &matmul_cublas),
+    &mica__fmm_reference FMM_DNNL};
+
+MICA_KIT_ENTRY_FUSION("matmul", PACKAGE_VERSION, "MIT",
+                      "MatrixMultiply: batched matrix products; "
+                      "FusedMatrixMultiply: by constant weights, with "
+                      "bias, residual and activation, and its rules",
+                      matmul_creators, mica__fmm_rules)

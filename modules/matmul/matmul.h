@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "mica/layer.h"
+#include "mica/module.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,6 +52,15 @@ mica_status_t mica__matmul_cuda(void *handle, const mica__mm_problem_t *p,
                                 const void *a, const void *b, void *c,
                                 void *workspace, size_t ws_size,
                                 void *stream, mica_error_t *err);
+
+/* FusedMatrixMultiply (fused_matmul.c): its creators, and the fusion
+ * rules that make it (fused_rules.c). */
+extern const mica_layer_creator_t mica__fmm_reference;
+#ifdef MICA_HAVE_ONEDNN
+extern const mica_layer_creator_t mica__fmm_onednn;
+#endif
+#define MICA__FMM_NB_RULES 4
+extern const mica_fusion_rule_t *const mica__fmm_rules[MICA__FMM_NB_RULES];
 
 #ifdef __cplusplus
 }

@@ -19,7 +19,8 @@ modules_mica_pointwise_la_CPPFLAGS = $(AM_CPPFLAGS) \
 # results (float16 conversions) then vectorize.
 modules_mica_pointwise_la_CFLAGS = $(AM_CFLAGS) -fno-trapping-math
 modules_mica_pointwise_la_LDFLAGS = $(MICA_MODULE_LDFLAGS)
-modules_mica_pointwise_la_LIBADD = modules/common/libmicamodkit.la $(LIBM)
+modules_mica_pointwise_la_LIBADD = modules/common/libmicamodkit_cpu.la \
+	modules/common/libmicamodkit.la $(LIBM)
 if MICA_CUDA
 modules_mica_pointwise_la_SOURCES += modules/pointwise/pw_cuda.c \
 	modules/pointwise/pw_cuda.h
@@ -40,6 +41,7 @@ modules/pointwise/pw_headers.c: $(top_srcdir)/modules/pointwise/pw_headers.sh \
 		$(top_srcdir)/abi/mica/types.h $(top_srcdir)/abi/mica/layer.h \
 		$(top_srcdir)/abi/mica/module.h $(top_srcdir)/abi/mica/kit.h \
 		$(top_srcdir)/abi/mica/kit_half.h \
+		$(top_srcdir)/abi/mica/kit_minifloat.h \
 		$(top_srcdir)/modules/elementwise/elementwise.h \
 		$(top_srcdir)/modules/unary/unary.h \
 		$(top_srcdir)/modules/activation/activation.h \

@@ -10,7 +10,9 @@
  * values in float[PW_B], integer and bool ones in int64_t[PW_B], each op
  * the scalar function its layer uses (elementwise.h, unary.h,
  * activation.h, scale.h, identity.h), inlined with a constant op so that
- * the compiler vectorizes the simple ones.  Loops have the constant
+ * the compiler vectorizes the simple ones; exp, sigmoid and tanh are the
+ * vec implementations' array functions (kit_vec.h: a few ulp from the
+ * C library's, eight lanes with AVX2).  Loops have the constant
  * count PW_B (the last block is computed in full, only its first
  * elements stored), which the compiler vectorizes without a scalar
  * epilogue.
@@ -36,6 +38,7 @@
 #include "elementwise.h"
 #include "identity.h"
 #include "kit_cpu.h"
+#include "kit_vec.h"
 #include "pointwise.h"
 #include "scale.h"
 #include "unary.h"
@@ -302,7 +305,9 @@ static inline uint16_t f2h_exact(float x)
 {
     uint32_t u = fbits(x), sgn = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
     uint32_t normal = ((a >> 13) - (112u << 10)) & 0x7fffu;
-    uint32_t sub = (uint32_t)(bitsf(a) * 16777216.0f); /* m of m * 2^-24 */
+    /* m of m * 2^-24; only below 2^-14 (a larger value, an infinity or
+     * a NaN would not convert) */
+    uint32_t sub = (uint32_t)(bitsf(a < 0x38800000u ? a : 0u) * 16777216.0f);
     uint32_t special = 0x7c00u | ((a >> 13) & 0x3ffu);
     uint32_t r = a >= 0x7f800000u ? special : a < 0x38800000u ? sub : normal;
     return (uint16_t)(r | sgn);
@@ -689,7 +694,10 @@ static void unary_float(int op, float *restrict d, const float *restrict x)
         for (j = 0; j < PW_B; j++)                                          \
             d[j] = mica__unary_f(OP, x[j]);                                 \
         break;
-    U(MICA__UN_EXP) U(MICA__UN_LOG) U(MICA__UN_SQRT) U(MICA__UN_RECIP)
+    case MICA__UN_EXP: /* the kit's vector exp, as Unary's vec */
+        mica__vec_exp_n(x, d, PW_B);
+        break;
+    U(MICA__UN_LOG) U(MICA__UN_SQRT) U(MICA__UN_RECIP)
     U(MICA__UN_ABS) U(MICA__UN_NEG) U(MICA__UN_SIN) U(MICA__UN_COS)
     U(MICA__UN_TAN) U(MICA__UN_SINH) U(MICA__UN_COSH) U(MICA__UN_ASIN)
     U(MICA__UN_ACOS) U(MICA__UN_ATAN) U(MICA__UN_ASINH) U(MICA__UN_ACOSH)
@@ -713,10 +721,28 @@ PW_WIDE static void act_float(int type, float alpha, float beta, float *restrict
         for (j = 0; j < PW_B; j++)                                          \
             d[j] = mica__act_f(T, x[j], alpha, beta);                       \
         break;
-    A(MICA__ACT_RELU) A(MICA__ACT_SIGMOID) A(MICA__ACT_TANH)
-    A(MICA__ACT_LEAKY_RELU) A(MICA__ACT_ELU) A(MICA__ACT_SELU)
-    A(MICA__ACT_SOFTSIGN) A(MICA__ACT_SOFTPLUS) A(MICA__ACT_CLIP)
-    A(MICA__ACT_HARD_SIGMOID) A(MICA__ACT_SCALED_TANH)
+    case MICA__ACT_SIGMOID: /* the kit's vector functions, as vec's */
+        mica__vec_sigmoid_n(x, d, PW_B);
+        break;
+    case MICA__ACT_TANH:
+        mica__vec_tanh_n(x, d, PW_B);
+        break;
+    /* fmaxf and fminf are calls into the C library: the vectors of
+     * kit_vec.h instead, which give their results (as vec's) */
+    case MICA__ACT_CLIP:
+        for (j = 0; j < PW_B; j += MICA__VL)
+            mica__v_store(d + j, mica__v_max(mica__v_set1(alpha),
+                                             mica__v_min(mica__v_set1(beta),
+                                                         mica__v_load(x + j))));
+        break;
+    case MICA__ACT_HARD_SIGMOID:
+        for (j = 0; j < PW_B; j += MICA__VL)
+            mica__v_store(d + j, mica__v_max(mica__v_set1(0.0f),
+                                             mica__v_min(mica__v_set1(1.0f),
+                                                         alpha * mica__v_load(x + j) + beta)));
+        break;
+    A(MICA__ACT_RELU) A(MICA__ACT_LEAKY_RELU) A(MICA__ACT_ELU) A(MICA__ACT_SELU)
+    A(MICA__ACT_SOFTSIGN) A(MICA__ACT_SOFTPLUS) A(MICA__ACT_SCALED_TANH)
     A(MICA__ACT_THRESHOLDED_RELU) A(MICA__ACT_GELU_ERF)
     A(MICA__ACT_GELU_TANH)
 #undef A
@@ -774,6 +800,27 @@ PW_WIDE static void cast(mica_dtype_t from, mica_dtype_t to, void *restrict d,
 }
 
 /* Run instruction i of p (result type t) into block d. */
+/* Scale's formula over a block, apart so that its pointers are restrict
+ * (as ew_float's) and the loop vectorizes. */
+PW_WIDE static void scale_float(float *restrict d, const float *restrict x,
+                                const float *restrict sh,
+                                const float *restrict sc)
+{
+    int j;
+    for (j = 0; j < PW_B; j++)
+        d[j] = mica__scale(x[j], sh[j], sc[j], 1.0f, 0);
+}
+
+PW_WIDE static void scale_pow(float *restrict d, const float *restrict x,
+                              const float *restrict sh,
+                              const float *restrict sc,
+                              const float *restrict pw)
+{
+    int j;
+    for (j = 0; j < PW_B; j++)
+        d[j] = mica__scale(x[j], sh[j], sc[j], pw[j], 1);
+}
+
 PW_WIDE static void exec(const pw_prog_t *p, int32_t i, const mica_dtype_t *in,
                  const mica_dtype_t *types, void *restrict d,
                  const void *const *src, const void *const *coef)
@@ -856,13 +903,10 @@ PW_WIDE static void exec(const pw_prog_t *p, int32_t i, const mica_dtype_t *in,
         const float *sh = coef[0] ? coef[0] : zeros;
         const float *sc = coef[1] ? coef[1] : ones;
         const float *pw = coef[2] ? coef[2] : ones;
-        float *o = d;
         if (ins->use_power)
-            for (j = 0; j < PW_B; j++)
-                o[j] = mica__scale(x[j], sh[j], sc[j], pw[j], 1);
+            scale_pow(d, x, sh, sc, pw);
         else
-            for (j = 0; j < PW_B; j++)
-                o[j] = mica__scale(x[j], sh[j], sc[j], 1.0f, 0);
+            scale_float(d, x, sh, sc);
         round_to(t, d);
         return;
     }

@@ -12,6 +12,7 @@ set -- \
   mica/module.h abi/mica/module.h \
   mica/kit.h abi/mica/kit.h \
   mica/kit_half.h abi/mica/kit_half.h \
+  mica/kit_minifloat.h abi/mica/kit_minifloat.h \
   elementwise.h modules/elementwise/elementwise.h \
   unary.h modules/unary/unary.h \
   activation.h modules/activation/activation.h \

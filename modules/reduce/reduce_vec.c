@@ -128,6 +128,15 @@ mica_status_t mica__reduce_vec(int32_t op, uint32_t mask, int keep_dims,
                     s = fold(op, s, load(x, in->dtype, oi + i * a[j - 1]));
             }
             acc[ob] = s;
+        } else if (in->dtype == MICA_FLOAT32 && a[j - 1] == 1 &&
+                   b[j - 1] == 1 &&
+                   (op == MICA_REDUCE_SUM || op == MICA_REDUCE_AVG)) {
+            /* a kept contiguous run (the channels of NHWC): the same
+             * additions in the same order, in a loop that vectorizes */
+            const float *p = (const float *)x + oi;
+            double *q = acc + ob;
+            for (i = 0; i < n; i++)
+                q[i] += p[i];
         } else { /* a kept run: element by element */
             for (i = 0; i < n; i++)
                 acc[ob + i * b[j - 1]] =

@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "mica/kit.h"
+#include "kit_vec.h"
 #include "shuffle.h"
 
 typedef struct shuffle_layer {
@@ -560,12 +561,91 @@ static mica_status_t shuffle_enqueue_cpu(mica_layer_t *layer,
                     workspace, transpose_cpu, err);
 }
 
-/* vec: merged dimensions, rows copied whole, parallel (shuffle_vec.c). */
+/*
+ * The whole of layer l from in to out as one gather (shuffle_vec.c), each
+ * in its own format: 1 with g_dims and g_str filled, 0 where the
+ * reshape is no view of the transposed input, a dimension is unknown or
+ * a format does not apply.
+ */
+static int as_gather(const shuffle_layer_t *l, const mica_tensor_desc_t *in,
+                     const mica_tensor_desc_t *out, int64_t *g_dims,
+                     int64_t *g_str)
+{
+    int64_t si[MICA_MAX_DIMS], so[MICA_MAX_DIMS], mid[MICA_MAX_DIMS];
+    int32_t r = in->dims.nb_dims, m = out->dims.nb_dims, i;
+
+    if (r < 1 || m < 1 || (l->n1 > 0 && l->n1 != r) ||
+        (l->n2 > 0 && l->n2 != m) || !mica_kit_strides(in, si) ||
+        !mica_kit_strides(out, so))
+        return 0;
+    for (i = 0; i < r; i++)
+        if (in->dims.d[i] < 0)
+            return 0;
+    for (i = 0; i < m; i++) {
+        if (out->dims.d[i] < 0)
+            return 0;
+        mid[l->n2 > 0 ? l->p2[i] : i] = out->dims.d[i];
+    }
+    if (mica_dims_volume(&in->dims) != mica_dims_volume(&out->dims))
+        return 0;
+    return mica__shuffle_as_gather(r, in->dims.d, si,
+                                   l->n1 > 0 ? l->p1 : NULL, m, mid,
+                                   l->n2 > 0 ? l->p2 : NULL, so, g_dims,
+                                   g_str);
+}
+
+/*
+ * vec's formats: as the reference's, and channels last for input 0 and
+ * the output wherever the layer is one gather with them (static
+ * dimensions), so that a channel shuffle between channels-last
+ * convolutions needs no reorder.
+ */
+static int32_t shuffle_supports_format_vec(const mica_layer_t *layer,
+                                           int32_t pos,
+                                           const mica_tensor_desc_t *io,
+                                           int32_t nb_in, int32_t nb_out)
+{
+    const shuffle_layer_t *l = (const shuffle_layer_t *)layer;
+    int64_t gd[MICA_MAX_DIMS], gs[MICA_MAX_DIMS];
+    mica_tensor_desc_t o;
+
+    if (mica_kit_linear(io, pos) || (pos != 0 && pos != nb_in))
+        return shuffle_supports_format(layer, pos, io, nb_in, nb_out);
+    if (pos == 0) { /* the output's format is not chosen yet */
+        o = io[nb_in];
+        o.format = MICA_FORMAT_LINEAR;
+        return type_ok(io[0].dtype) && as_gather(l, &io[0], &o, gd, gs);
+    }
+    return io[pos].dtype == io[0].dtype &&
+           as_gather(l, &io[0], &io[pos], gd, gs);
+}
+
+/* vec: one gather where the reshape allows (any formats), else the
+ * transposes with merged dimensions, rows copied whole, parallel
+ * (shuffle_vec.c). */
 static MICA_KIT_ENQUEUE(shuffle_enqueue_vec)
 {
+    const shuffle_layer_t *l = (const shuffle_layer_t *)layer;
+    int64_t gd[MICA_MAX_DIMS], gs[MICA_MAX_DIMS];
+    shuffle_plan_t p;
+    mica_status_t st;
     (void)nb_in; (void)nb_out; (void)stream;
-    return run_host((const shuffle_layer_t *)layer, in, out, inputs, outputs,
-                    workspace, mica__shuffle_transpose_vec, err);
+
+    if ((st = make_plan(l, in, out, &p, err)) != MICA_OK)
+        return st;
+    if (p.n <= 0)
+        return MICA_OK;
+    if (as_gather(l, &in[0], &out[0], gd, gs)) {
+        mica__vec_gather(inputs[0], out[0].dims.nb_dims, gd, gs,
+                                 outputs[0], p.esize);
+        return MICA_OK;
+    }
+    if (!mica_kit_linear(in, 0) || !mica_kit_linear(out, 0))
+        return MICA_KIT_FAIL(err, "input and output formats %d and %d "
+                             "that its reshape cannot follow",
+                             (int)in[0].format, (int)out[0].format);
+    return run_host(l, in, out, inputs, outputs, workspace,
+                    mica__shuffle_transpose_vec, err);
 }
 
 #if MICA_KIT_CUDA
@@ -680,7 +760,7 @@ static const mica_layer_ops_t shuffle_ops_vec = MICA_KIT_OPS(
     shuffle_enqueue_vec, .nb_outputs = mica_kit_one_output,
     .output_dtypes = shuffle_output_dtypes,
     .output_dims = shuffle_output_dims,
-    .supports_format = shuffle_supports_format,
+    .supports_format = shuffle_supports_format_vec,
     .workspace_size = shuffle_workspace_size,
     .output_values = shuffle_output_values,
     .input_kind = shuffle_input_kind);

@@ -35,6 +35,21 @@ mica_status_t mica__shuffle_cuda_copy(void *dst, const void *src,
 void mica__shuffle_transpose_vec(const void *src, int32_t rank,
                                  const int64_t *dims, const int64_t *perm,
                                  void *dst, size_t esize);
+
+/*
+ * A Shuffle as one gather: the input of logical dims in_dims[r] lying at
+ * element strides in_str (its format's), the first transpose p1 (NULL:
+ * none), a reshape to mid[m], the second transpose p2 (NULL: none), an
+ * output whose logical axis i lies at stride out_str[i].  Fills
+ * g_dims[m], g_str[m] (in the output's memory order) for
+ * mica__vec_gather (kit_vec.h) and returns 1, or returns 0 where the reshape
+ * is not a view of the transposed input.
+ */
+int mica__shuffle_as_gather(int32_t r, const int64_t *in_dims,
+                            const int64_t *in_str, const int64_t *p1,
+                            int32_t m, const int64_t *mid,
+                            const int64_t *p2, const int64_t *out_str,
+                            int64_t *g_dims, int64_t *g_str);
 #endif
 
 #ifdef __cplusplus

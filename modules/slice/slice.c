@@ -24,6 +24,9 @@
  * (each its own: offsets through their strides), so that a split of an
  * NHWC feature map along its channels needs no reorder.
  *
+ * Implementations on the CPU: the reference (element by element), and
+ * vec (priority 6), one strided gather where the window lies inside x.
+ *
  * Any element type of 1, 2 or 4 bytes (float32, float16, int8, int32,
  * bool...); the output has x's type.  output_values gives the values of a
  * 1-D integer shape tensor when x's values are known and start, size and
@@ -32,12 +35,14 @@
 #include <config.h>
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mica/kit.h"
 #include "mica/kit_half.h"
+#include "kit_vec.h"
 #include "slice.h"
 
 static const char *const mode_names[] = {
@@ -528,6 +533,53 @@ static mica_status_t slice_enqueue_cpu(mica_layer_t *layer,
     return MICA_OK;
 }
 
+/*
+ * vec: where every index it reads lies inside x (in mode default always;
+ * in the other modes where the window stays inside), one strided gather
+ * through the formats' strides (kit_gather.c: rows copied whole, several
+ * threads); else the reference's loop.
+ */
+static MICA_KIT_ENQUEUE(slice_enqueue_vec)
+{
+    const slice_layer_t *l = (const slice_layer_t *)layer;
+    int64_t is[MICA_MAX_DIMS], os[MICA_MAX_DIMS], gd[MICA_MAX_DIMS];
+    int64_t gs[MICA_MAX_DIMS], base = 0;
+    int32_t order[MICA_MAX_DIMS], a, i;
+    size_t es = mica_dtype_size(in[0].dtype);
+    mica__slice_view_t v;
+    mica_status_t st;
+
+    if ((st = make_view(l, in, nb_in, out, inputs, &v, err)) != MICA_OK)
+        return st;
+    if (mica_dims_volume(&out[0].dims) <= 0)
+        return MICA_OK;
+    for (a = 0; a < v.rank; a++) {
+        int64_t last = v.start[a] + (v.out_dims[a] - 1) * v.stride[a];
+        if (v.start[a] < 0 || v.start[a] >= v.in_dims[a] || last < 0 ||
+            last >= v.in_dims[a])
+            return slice_enqueue_cpu(layer, in, nb_in, out, nb_out, inputs,
+                                     outputs, workspace, stream, err);
+    }
+    if (!mica_kit_strides(&in[0], is) || !mica_kit_strides(&out[0], os))
+        return MICA_KIT_FAIL(err, "a format that does not apply to rank %d",
+                             (int)v.rank);
+    /* the output's axes in its memory order (strides descending) */
+    for (a = 0; a < v.rank; a++) {
+        base += v.start[a] * is[a];
+        for (i = a; i > 0 && os[order[i - 1]] < os[a]; i--)
+            order[i] = order[i - 1];
+        order[i] = a;
+    }
+    for (a = 0; a < v.rank; a++) {
+        gd[a] = v.out_dims[order[a]];
+        gs[a] = v.stride[order[a]] * is[order[a]];
+    }
+    mica__vec_gather((const unsigned char *)inputs[0] +
+                         base * (ptrdiff_t)es,
+                     v.rank, gd, gs, outputs[0], es);
+    return MICA_OK;
+}
+
 #if MICA_KIT_CUDA
 static mica_status_t slice_enqueue_cuda(mica_layer_t *layer,
                                         const mica_tensor_desc_t *in,
@@ -621,8 +673,19 @@ MICA_KIT_LAYER_PAIR(slice, "Slice", slice_fields, MICA_KIT_COUNT(slice_fields),
                     .output_values = slice_output_values,
                     .input_kind = slice_input_kind)
 
+static const mica_layer_ops_t slice_ops_vec = MICA_KIT_OPS(
+    slice_enqueue_vec, .nb_outputs = mica_kit_one_output,
+    .output_dtypes = slice_output_dtypes,
+    .output_dims = slice_output_dims,
+    .supports_format = slice_supports_format,
+    .output_values = slice_output_values,
+    .input_kind = slice_input_kind);
+static const mica_layer_creator_t slice_creator_vec = MICA_KIT_CREATOR(
+    "Slice", "vec", MICA_DEVICE_CPU, 6, MICA_ROLE_NONE, slice_fields,
+    MICA_KIT_COUNT(slice_fields), slice_create, &slice_ops_vec);
+
 static const mica_layer_creator_t *const slice_creators[] = {
-    MICA_KIT_PAIR(slice)};
+    MICA_KIT_PAIR(slice), &slice_creator_vec};
 
 MICA_KIT_ENTRY("slice", PACKAGE_VERSION, "MIT",
                "Slice: strided windows with sample modes",

@@ -92,8 +92,8 @@ m = model([h.make_node("Transpose", ["a"], ["c"], name="tr", perm=[0, 0])],
           [h.make_tensor_value_info("c", T.FLOAT, [3, 2])])
 save(m, "badattr")
 save(model([h.make_node("Relu", ["a"], ["c"], name="r")],
-           [h.make_tensor_value_info("a", T.DOUBLE, [2])],
-           [h.make_tensor_value_info("c", T.DOUBLE, [2])]), "double")
+           [h.make_tensor_value_info("a", T.COMPLEX64, [2])],
+           [h.make_tensor_value_info("c", T.COMPLEX64, [2])]), "complex")
 
 # A registered layer type as a third-party operator: ElementWise, its
 # attribute `op` as the field.

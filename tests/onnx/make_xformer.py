@@ -12,6 +12,13 @@ of the normalization and activation modules must recognize.
                      32, 2 layers, 2 heads, intermediate 64, vocabulary
                      100), input_ids and attention_mask of runtime batch
                      and sequence: decomposed LayerNorm, GELU, attention
+  tiny_bert_dyn.onnx the same BERT, every weight drawn again (biases not
+                     0), by the dynamo exporter (its
+                     scaled_dot_product_attention: q and k scaled, the
+                     mask added, the isnan guard; rule sdpa_qk_mask_guard)
+  tiny_bert_eager14.onnx  that BERT with transformers' eager attention
+                     (scores multiplied by the scale, the mask added),
+                     TorchScript, opset 14 (rule attn_mul_mask)
 """
 import os
 import sys
@@ -50,6 +57,26 @@ def main():
     dyn = {"input_ids": {0: "b", 1: "s"}, "attention_mask": {0: "b", 1: "s"}}
     torch.onnx.export(Bert(b.eval()), (ids, mask),
                       os.path.join(out, "tiny_bert14.onnx"),
+                      input_names=["input_ids", "attention_mask"],
+                      output_names=["out"], dynamic_axes=dyn,
+                      opset_version=14, dynamo=False)
+    # every weight random (a fresh model's biases are 0 and its LayerNorm
+    # scales 1: the fused biases would go untested)
+    with torch.no_grad():
+        for w in b.parameters():
+            w.normal_(0.0, 0.2)
+    B = torch.export.Dim("b", min=1)
+    S = torch.export.Dim("s", min=2)
+    torch.onnx.export(Bert(b.eval()), (ids, mask),
+                      os.path.join(out, "tiny_bert_dyn.onnx"),
+                      input_names=["input_ids", "attention_mask"],
+                      output_names=["out"],
+                      dynamic_shapes={"ids": {0: B, 1: S},
+                                      "mask": {0: B, 1: S}},
+                      dynamo=True, external_data=False)
+    b.config._attn_implementation = "eager"
+    torch.onnx.export(Bert(b.eval()), (ids, mask),
+                      os.path.join(out, "tiny_bert_eager14.onnx"),
                       input_names=["input_ids", "attention_mask"],
                       output_names=["out"], dynamic_axes=dyn,
                       opset_version=14, dynamo=False)

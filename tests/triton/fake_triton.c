@@ -356,6 +356,13 @@ TRITONSERVER_Error *TRITONBACKEND_RequestOutputName(TRITONBACKEND_Request *r,
     return NULL;
 }
 
+TRITONSERVER_Error *TRITONBACKEND_RequestIsCancelled(TRITONBACKEND_Request *r,
+                                                     bool *is_cancelled)
+{
+    *is_cancelled = r->cancelled != 0;
+    return NULL;
+}
+
 TRITONSERVER_Error *TRITONBACKEND_RequestRelease(TRITONBACKEND_Request *r,
                                                  uint32_t release_flags)
 {
@@ -494,8 +501,10 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseSend(TRITONBACKEND_Response *r,
     if (send_flags != TRITONSERVER_RESPONSE_COMPLETE_FINAL || q->released)
         return TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_INVALID_ARG,
                                      "a response after the release");
-    if (error)
+    if (error) {
         r->error = must(strdup(TRITONSERVER_ErrorMessage(error)));
+        r->code = (int)TRITONSERVER_ErrorCode(error);
+    }
     r->sent = 1;
     fake_response_free(q->response);
     q->response = r;

@@ -83,6 +83,7 @@ struct TRITONBACKEND_Response {
     TRITONBACKEND_Output outputs[FAKE_MAX];
     char param[128];          /* mica_instance */
     char *error;              /* the message sent, NULL: success */
+    int code;                 /* its code */
     int sent;
 };
 
@@ -94,6 +95,7 @@ struct TRITONBACKEND_Request {
     TRITONBACKEND_Response *response; /* the one sent */
     int released;
     int responses;            /* how many were sent */
+    int cancelled;            /* TRITONBACKEND_RequestIsCancelled says so */
 };
 
 /*

@@ -35,7 +35,7 @@ class Server:
     a wrapper's trap) and, given `backend`, the backend folder."""
 
     def __init__(self, tmp, repo, builddir, budget, backend=None,
-                 options=("--backend-config=mica,default-max-batch-size=16",)):
+                 options=("--backend-config=mica,max-batch-size=16",)):
         self.tmp, self.repo, self.builddir = tmp, repo, builddir
         self.budget = budget  # a function: seconds left to wait
         self.options = list(options)

@@ -162,7 +162,7 @@ def main():
     ins = {e["name"]: e for e in cfg.get("input", [])}
     outs = {e["name"]: e for e in cfg.get("output", [])}
     ok(cfg.get("max_batch_size") == 16 and "dynamic_batching" in cfg,
-       "auto-complete: max_batch_size 16 (default-max-batch-size; the "
+       "auto-complete: max_batch_size 16 (max-batch-size; the "
        "profiles cover 32)", cfg)
     ok(list(ins) == ["x"] and ins["x"]["data_type"] == "TYPE_FP32" and
        ins["x"]["dims"] == [16] and sorted(outs) == ["s", "y"] and

@@ -7,9 +7,13 @@
  *   module-dir   a folder of mica modules loaded after the default ones
  *                ($MICA_MODULE_DIR or the installed folder, then
  *                $MICA_MODULE_PATH)
- *   default-max-batch-size   (Triton's own, for every backend; 4 unless
- *                given) the largest max_batch_size that auto-complete
- *                gives a model
+ *   max-batch-size   the largest max_batch_size that auto-complete gives
+ *                a model (default: the largest batch its profiles admit;
+ *                Triton's default-max-batch-size, 4 for every backend, is
+ *                not used)
+ *   threads      CPU threads per layer of every instance (a model's
+ *                `threads` parameter overrides it); default mica's
+ *                (OMP_NUM_THREADS, else every CPU), waiting passively
  */
 #include <config.h>
 
@@ -39,13 +43,24 @@ static TRITONSERVER_Error *read_options(TRITONBACKEND_Backend *triton,
         goto done;
     }
     cmdline = mica__json_get(doc, "cmdline");
-    b->default_max_batch = 4;
-    if ((v = mica__json_get(cmdline, "default-max-batch-size")) &&
-        (mica__json_int(v, &b->default_max_batch) != 0 ||
-         b->default_max_batch < 0)) {
+    /* Triton's own default-max-batch-size (4 unless given) reaches every
+     * backend: the profiles say better what a model admits. */
+    b->max_batch_cap = 0;
+    if ((v = mica__json_get(cmdline, "max-batch-size")) &&
+        (mica__json_int(v, &b->max_batch_cap) != 0 || b->max_batch_cap < 0)) {
         err = mica__tb_error(TRITONSERVER_ERROR_INVALID_ARG, "backend "
-                             "option default-max-batch-size is '%s', not a "
-                             "count", v->text ? v->text : "");
+                             "option max-batch-size is '%s', not a count "
+                             "(--backend-config=mica,max-batch-size=N)",
+                             v->text ? v->text : "");
+        goto done;
+    }
+    if ((v = mica__json_get(cmdline, "threads")) &&
+        (mica__json_int(v, &b->threads) != 0 || b->threads < 1 ||
+         b->threads > 4096)) {
+        err = mica__tb_error(TRITONSERVER_ERROR_INVALID_ARG, "backend "
+                             "option threads is '%s': it takes a count of "
+                             "threads from 1 to 4096 (--backend-config="
+                             "mica,threads=N)", v->text ? v->text : "");
         goto done;
     }
     if ((v = mica__json_get(cmdline, "module-dir")) && mica__json_string(v))

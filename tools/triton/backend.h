@@ -33,9 +33,12 @@
 typedef struct mica__tb_backend {
     char *module_dir; /* module-dir: a folder of modules loaded after the
                          default ones, or NULL */
-    int64_t default_max_batch; /* default-max-batch-size (Triton's option,
-                                  4 unless given): the most that
-                                  auto-complete sets max_batch_size to */
+    int64_t max_batch_cap;     /* max-batch-size: the most that
+                                  auto-complete sets max_batch_size to;
+                                  0 (default): the largest batch the
+                                  profiles admit */
+    int64_t threads;           /* threads: CPU threads per layer of every
+                                  instance, 0: mica's default */
 } mica__tb_backend_t;
 
 /* What a model's version folder holds. */
@@ -72,6 +75,7 @@ typedef struct mica__tb_model {
     char *shapes[4];           /* parameters shapes, min_, opt_, max_shapes
                                   (ONNX), or NULL */
     int32_t has_shapes;
+    int32_t threads;           /* parameter threads, 0: the backend's */
     int32_t max_batch;         /* max_batch_size; 0: no batching */
     int32_t nb_inputs;
     int32_t nb_outputs;
@@ -147,6 +151,12 @@ TRITONSERVER_Error *mica__tb_model_blob(mica__tb_model_t *model,
                                         uint32_t *used);
 
 /* ---- config_io.c --------------------------------------------------------- */
+
+/* Configuration features the backend does not implement (an input's
+ * allow_ragged_batch, a decoupled transaction policy, sequence batching's
+ * implicit state): an UNSUPPORTED error naming the key, or NULL. */
+TRITONSERVER_Error *mica__tb_config_refuse(const mica__tb_model_t *m,
+                                           const mica__json_t *config);
 
 /*
  * Learn the model's inputs and outputs from `engine` (model->inputs,

@@ -10,7 +10,7 @@
  * profiles must admit every batch from 1 to max_batch_size.  A
  * configuration that lists no inputs and says max_batch_size 0 gets, for
  * a batching engine, the largest batch its profiles cover (at most the
- * backend option default-max-batch-size) and dynamic_batching; one that lists inputs with the batch dimension in
+ * backend option max-batch-size) and dynamic_batching; one that lists inputs with the batch dimension in
  * `dims` keeps max_batch_size 0 (requests then carry whole tensors).
  */
 #include <config.h>
@@ -327,11 +327,13 @@ TRITONSERVER_Error *mica__tb_config_io(mica__tb_model_t *m,
         return mica__tb_error(TRITONSERVER_ERROR_INVALID_ARG, "model '%s': "
                               "max_batch_size is not an integer", m->name);
     if (max_batch == 0 && complete && cover > 0 &&
-        m->backend->default_max_batch > 0 &&
         mica__json_count(mica__json_get(config, "input")) == 0) {
         mica__json_t *v;
-        max_batch = cover < m->backend->default_max_batch
-                        ? cover : m->backend->default_max_batch;
+        int64_t cap = m->backend->max_batch_cap;
+        /* The profiles' largest batch, or max-batch-size where given. */
+        max_batch = cap > 0 && cap < cover ? cap : cover;
+        if (max_batch > INT32_MAX)
+            max_batch = INT32_MAX;
         v = mica__json_new_int(max_batch);
         if (!v || mica__json_set(config, "max_batch_size", v))
             return mica__tb_error(TRITONSERVER_ERROR_INTERNAL, "out of memory");
@@ -366,4 +368,42 @@ TRITONSERVER_Error *mica__tb_config_io(mica__tb_model_t *m,
         return err;
     return check_list(m, config, "output", m->outputs, m->nb_outputs,
                       complete, changed);
+}
+
+/* Whether JSON value v is true (a bool, or the string "true"). */
+static int is_true(const mica__json_t *v)
+{
+    const char *t = v ? mica__json_string(v) : NULL;
+    return v && ((v->kind == MICA__JSON_BOOL && v->boolean) ||
+                 (t && strcmp(t, "true") == 0));
+}
+
+TRITONSERVER_Error *mica__tb_config_refuse(const mica__tb_model_t *m,
+                                           const mica__json_t *config)
+{
+    const mica__json_t *p, *seq;
+
+    for (p = mica__json_get(config, "input"), p = p ? p->child : NULL; p;
+         p = p->next) {
+        const char *name = mica__json_string(mica__json_get(p, "name"));
+        if (is_true(mica__json_get(p, "allow_ragged_batch")))
+            return mica__tb_error(TRITONSERVER_ERROR_UNSUPPORTED, "model "
+                                  "'%s': input '%s': allow_ragged_batch is "
+                                  "not supported by the mica backend (batches "
+                                  "run along a dimension of equal rows)",
+                                  m->name, name ? name : "?");
+    }
+    if (is_true(mica__json_get(mica__json_get(config,
+                                              "model_transaction_policy"),
+                               "decoupled")))
+        return mica__tb_error(TRITONSERVER_ERROR_UNSUPPORTED, "model '%s': "
+                              "model_transaction_policy { decoupled: true } "
+                              "is not supported by the mica backend (one "
+                              "response per request)", m->name);
+    seq = mica__json_get(config, "sequence_batching");
+    if (seq && mica__json_count(mica__json_get(seq, "state")) > 0)
+        return mica__tb_error(TRITONSERVER_ERROR_UNSUPPORTED, "model '%s': "
+                              "sequence_batching { state } (implicit state) is "
+                              "not supported by the mica backend", m->name);
+    return NULL;
 }

@@ -453,10 +453,20 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceExecute(
     }
     err = mica__tb_set_device(c.in->device_id);
     for (r = 0; r < n; r++) {
+        bool cancelled = false;
         c.p[r].request = requests[r];
         if (err)
             c.p[r].error = TRITONSERVER_ErrorNew(TRITONSERVER_ErrorCode(err),
                                                  TRITONSERVER_ErrorMessage(err));
+        else if ((c.p[r].error = TRITONBACKEND_RequestIsCancelled(
+                      requests[r], &cancelled)) != NULL)
+            ; /* answered with that error */
+        else if (cancelled)
+            /* The client went away: nothing runs for it. */
+            c.p[r].error = mica__tb_error(TRITONSERVER_ERROR_CANCELLED,
+                                          "model '%s': the request was "
+                                          "cancelled before it ran",
+                                          c.m->name);
         else if (!(c.p[r].error = mica__tb_request_check(
                        c.m, requests[r], &c.inputs[r * ni], &c.p[r].batch)))
             c.p[r].error = wanted(&c, r);

@@ -72,6 +72,14 @@ static TRITONSERVER_Error *choose_device(mica__tb_instance_t *in,
     return NULL;
 }
 
+/* The model's threads parameter, else the backend's threads option. */
+static mica_status_t instance_threads(const mica__tb_instance_t *in)
+{
+    int64_t t = in->model->threads > 0 ? in->model->threads
+                                       : in->model->backend->threads;
+    return t > 0 ? mica_exec_set_threads(in->exec, (int32_t)t) : MICA_OK;
+}
+
 TRITONSERVER_Error *TRITONBACKEND_ModelInstanceInitialize(
     TRITONBACKEND_ModelInstance *triton)
 {
@@ -122,7 +130,8 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceInitialize(
          (st = mica_context_set_prefer(in->ctx, in->model->prefer))) ||
         (st = mica_engine_deserialize_borrow(in->ctx, blob->data, blob->size,
                                              &in->engine)) ||
-        (st = mica_exec_create(in->engine, &in->exec))) {
+        (st = mica_exec_create(in->engine, &in->exec)) ||
+        (st = instance_threads(in))) {
         err = mica__tb_mica_error(in->ctx, st, "model '%s': instance '%s'",
                                   in->model->name, in->name);
         goto fail;

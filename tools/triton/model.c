@@ -10,6 +10,8 @@
  *   precision  float32 or float16 (a manifest's `precision`; with
  *              float16, layers that take it run in float16)
  *   prefer     "Type=impl,..." implementation choices (as $MICA_PREFER)
+ *   threads    CPU threads per layer of each instance (the backend
+ *              option threads otherwise)
  *   shapes, min_shapes, opt_shapes, max_shapes
  *              for an ONNX file: the profile of its runtime dimensions,
  *              "x:8x16,y:8" (as mica import --shapes...)
@@ -85,6 +87,15 @@ static TRITONSERVER_Error *read_params(mica__tb_model_t *m,
                 return mica__tb_error(TRITONSERVER_ERROR_INVALID_ARG, "model "
                                       "'%s': parameter precision is '%s'; it "
                                       "takes float32 or float16", m->name, v);
+        } else if (strcmp(p->key, "threads") == 0) {
+            char *end;
+            long t = strtol(v, &end, 10);
+            if (end == v || *end || t < 1 || t > 4096)
+                return mica__tb_error(TRITONSERVER_ERROR_INVALID_ARG, "model "
+                                      "'%s': parameter threads is '%s'; it "
+                                      "takes a count of threads from 1 to "
+                                      "4096", m->name, v);
+            m->threads = (int32_t)t;
         } else if (strcmp(p->key, "prefer") == 0) {
             if ((err = mica__tb_strdup(v, &m->prefer)))
                 return err;
@@ -96,7 +107,7 @@ static TRITONSERVER_Error *read_params(mica__tb_model_t *m,
                 return mica__tb_error(TRITONSERVER_ERROR_INVALID_ARG, "model "
                                       "'%s': unknown parameter '%s' (the mica "
                                       "backend takes file, device, precision, "
-                                      "prefer, and shapes, min_shapes, "
+                                      "prefer, threads, and shapes, min_shapes, "
                                       "opt_shapes, max_shapes for ONNX)",
                                       m->name, p->key);
             if ((err = mica__tb_strdup(v, &m->shapes[k])))
@@ -193,7 +204,8 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model *triton)
     }
     snprintf(dir, sizeof dir, "%s/%llu", location,
              (unsigned long long)version);
-    if ((err = read_params(m, config, &file)) ||
+    if ((err = mica__tb_config_refuse(m, config)) ||
+        (err = read_params(m, config, &file)) ||
         (err = mica__tb_context(m->backend, &m->ctx)))
         goto fail;
     if (m->prefer && (st = mica_context_set_prefer(m->ctx, m->prefer))) {

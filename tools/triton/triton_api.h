@@ -237,6 +237,9 @@ TRITONSERVER_Error *TRITONBACKEND_RequestOutputName(
     const char **output_name);
 TRITONSERVER_Error *TRITONBACKEND_RequestRelease(
     TRITONBACKEND_Request *request, uint32_t release_flags);
+/* Whether the client cancelled the request (backend API 1.16 and later). */
+TRITONSERVER_Error *TRITONBACKEND_RequestIsCancelled(
+    TRITONBACKEND_Request *request, bool *is_cancelled);
 
 /* Any pointer argument may be NULL when the value is not wanted. */
 TRITONSERVER_Error *TRITONBACKEND_InputProperties(

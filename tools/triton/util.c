@@ -79,13 +79,14 @@ void mica__tb_log_error(TRITONSERVER_Error *err, const char *what)
     TRITONSERVER_ErrorDelete(err);
 }
 
-/* mica's log lines into the server's log. */
+/* mica's log lines into the server's log: errors and warnings as such,
+ * the rest (a module registered, a layer's choice: dozens of lines per
+ * model load) at the verbose level (tritonserver --log-verbose=1). */
 static void log_to_server(void *user, mica_log_level_t level,
                           const char *message)
 {
     TRITONSERVER_LogLevel l = level == MICA_LOG_ERROR ? TRITONSERVER_LOG_ERROR
                               : level == MICA_LOG_WARNING ? TRITONSERVER_LOG_WARN
-                              : level == MICA_LOG_INFO ? TRITONSERVER_LOG_INFO
                               : TRITONSERVER_LOG_VERBOSE;
     (void)user;
     mica__tb_log(l, "mica: %s", message);
@@ -104,7 +105,7 @@ TRITONSERVER_Error *mica__tb_context(const mica__tb_backend_t *backend,
                               mica_status_name(st));
     mica_context_set_logger(ctx, log_to_server, NULL,
                             TRITONSERVER_LogIsEnabled(TRITONSERVER_LOG_VERBOSE)
-                                ? MICA_LOG_DEBUG : MICA_LOG_INFO);
+                                ? MICA_LOG_DEBUG : MICA_LOG_WARNING);
     if ((st = mica_context_load_default_modules(ctx)) != MICA_OK) {
         err = mica__tb_mica_error(ctx, st, "loading mica's modules");
         goto done;
