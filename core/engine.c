@@ -83,6 +83,7 @@ void mica__engine_free(mica_engine_t *e)
     if (!e)
         return;
     mica__index_free(&e->tensor_names);
+    free(e->input_pos);
     for (i = 0; e->layers && i < e->nb_layers; i++) {
         mica__layer_t *l = &e->layers[i];
         if (l->host_instance && l->host_instance != l->instance)
@@ -182,6 +183,13 @@ mica_status_t mica_engine_tensor(const mica_engine_t *engine, int32_t index,
 void mica__engine_index(mica_engine_t *e)
 {
     int32_t i;
+    if ((e->input_pos = malloc(sizeof *e->input_pos *
+                               ((size_t)e->nb_tensors + 1)))) {
+        for (i = 0; i < e->nb_tensors; i++)
+            e->input_pos[i] = -1;
+        for (i = e->nb_inputs - 1; i >= 0; i--)
+            e->input_pos[e->input_index[i]] = i;
+    }
     if (mica__index_reserve(&e->tensor_names, (size_t)e->nb_tensors) != 0)
         return;
     for (i = e->nb_tensors - 1; i >= 0; i--)

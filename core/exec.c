@@ -217,6 +217,10 @@ void mica_exec_destroy(mica_exec_t *x)
 static int32_t input_of(const mica_exec_t *x, const char *name)
 {
     int32_t i;
+    if (x->e->input_pos && x->e->tensor_names.cap) {
+        i = mica_engine_find_tensor(x->e, name);
+        return i < 0 ? -1 : x->e->input_pos[i];
+    }
     for (i = 0; i < x->e->nb_inputs; i++)
         if (strcmp(x->e->tensors[x->e->input_index[i]].name, name) == 0)
             return i;

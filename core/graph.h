@@ -460,6 +460,8 @@ struct mica_engine {
     mica__tensor_t *tensors;
     int32_t nb_tensors;
     mica__index_t tensor_names; /* name -> tensor (mica__engine_index) */
+    int32_t *input_pos;         /* per tensor: its place among the network
+                                   inputs, -1 (mica__engine_index) */
     mica__layer_t *layers;     /* execution order */
     int32_t nb_layers;
     int32_t *input_index;      /* network inputs, declaration order */

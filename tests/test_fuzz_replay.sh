@@ -20,15 +20,27 @@ for t in manifest npy engine onnx; do
         echo "ok $n - $t # SKIP not built (ONNX importer absent)"
         continue
     fi
-    out=$("$prog" "$top_src/fuzz/corpus/$t" "$top_src/fuzz/regress/$t" 2>&1)
-    st=$?
-    files=$(printf '%s\n' "$out" | grep -c '^ok ')
+    # One process per file: a process that ran engines (the engine
+    # harness runs each that loads) can trip LeakSanitizer's exit-time
+    # crash on OpenMP's threads under clang 14 (.ci/run), and one file's
+    # failure then names its file.
+    files=0
+    bad=
+    for f in "$top_src/fuzz/corpus/$t"/* "$top_src/fuzz/regress/$t"/*; do
+        [ -f "$f" ] || continue
+        case $f in *.md) continue ;; esac
+        files=$((files + 1))
+        if ! out=$("$prog" "$f" 2>&1) ||
+           ! printf '%s\n' "$out" | grep -q '^1\.\.'; then
+            bad="$bad $f"
+            printf '%s\n' "$out" | tail -15 | sed 's/^/#   /'
+        fi
+    done
     n=$((n + 1))
-    if [ "$st" -eq 0 ] && printf '%s\n' "$out" | grep -q '^1\.\.'; then
+    if [ -z "$bad" ]; then
         echo "ok $n - $t: $files inputs replayed"
     else
-        echo "not ok $n - $t: the replay failed (status $st)"
-        printf '%s\n' "$out" | tail -30 | sed 's/^/#   /'
+        echo "not ok $n - $t: the replay failed on:$bad"
         failed=$((failed + 1))
     fi
 done

@@ -105,12 +105,15 @@ static mica_status_t put_value(mica__mf_t *mf, yaml_node_t *it,
 
     switch (dtype) {
     case MICA_FLOAT32: case MICA_FLOAT16: case MICA_BFLOAT16:
+    case MICA_FLOAT64:
         if (!mica__mf_to_float(it, &f))
             return mica__mf_fail(mf, it, "%s: value %lld is %s, expected a "
                                  "number", what, (long long)i,
                                  mica__mf_describe(it, d, sizeof(d)));
         if (dtype == MICA_FLOAT32)
             ((float *)buf)[i] = (float)f;
+        else if (dtype == MICA_FLOAT64)
+            ((double *)buf)[i] = f;
         else if (dtype == MICA_FLOAT16)
             ((uint16_t *)buf)[i] = to_half((float)f);
         else
@@ -151,9 +154,37 @@ static mica_status_t put_value(mica__mf_t *mf, yaml_node_t *it,
             goto range;
         ((int32_t *)buf)[i] = (int32_t)v;
         break;
-    default:
+    case MICA_INT16:
+        if (v < INT16_MIN || v > INT16_MAX)
+            goto range;
+        ((int16_t *)buf)[i] = (int16_t)v;
+        break;
+    case MICA_UINT16:
+        if (v < 0 || v > UINT16_MAX)
+            goto range;
+        ((uint16_t *)buf)[i] = (uint16_t)v;
+        break;
+    case MICA_UINT32:
+        if (v < 0 || v > (int64_t)UINT32_MAX)
+            goto range;
+        ((uint32_t *)buf)[i] = (uint32_t)v;
+        break;
+    case MICA_UINT64:
+        if (v < 0)
+            goto range;
+        ((uint64_t *)buf)[i] = (uint64_t)v;
+        break;
+    case MICA_INT64:
         ((int64_t *)buf)[i] = v;
         break;
+    default:
+        /* Every element written is one of the dtype's size: a type
+         * without a case here (fp8, int4, ...) has no inline form
+         * (issue 25: int16 values were written as int64, past the
+         * buffer; found by make fuzz). */
+        return mica__mf_fail(mf, it, "%s: %s values cannot be given "
+                             "inline: give them as a file or an .npy", what,
+                             mica_dtype_name(dtype));
     }
     return MICA_OK;
 range:

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-# tests/onnx/make_nested.py - issue 25's reproducers of protobuf nesting:
-# ONNX files whose messages nest thousands deep (protobuf-c's unpack
-# recursed until the stack overflowed, before the importer's checks).
-# Written as raw protobuf wire format (no onnx package needed) into
-# fuzz/regress/onnx/; tests/test_onnx_hostile.c imports each.
+# tests/onnx/make_nested.py - issue 25's ONNX reproducers, written as raw
+# protobuf wire format (no onnx package needed): messages nested thousands
+# deep (protobuf-c's unpack recursed until the stack overflowed, before
+# the importer's checks) and a name made twice, into fuzz/regress/onnx/;
+# ext-data.onnx (external data) into tests/onnx/models/; shallow nests as
+# fuzzer seeds into fuzz/corpus/onnx/.  tests/test_files_untrusted.c
+# imports them.
+#   python3 tests/onnx/make_nested.py [REGRESS [MODELS [CORPUS]]]
 import os
 import sys
 
@@ -84,3 +87,11 @@ n2 = ld(1, b"x") + ld(2, b"y") + ld(3, b"b") + ld(4, b"Identity")
 save("dup-output.onnx", model(ld(1, n1) + ld(1, n2) + ld(2, b"g")
                               + ld(11, vi_float2(b"x"))
                               + ld(12, vi_float2(b"y"))))
+
+# Seeds of the ONNX fuzzer (fuzz/corpus/onnx/): the same shapes, shallow.
+corpus = sys.argv[3] if len(sys.argv) > 3 else "fuzz/corpus/onnx"
+with open(os.path.join(corpus, "nest-if-3.onnx"), "wb") as f:
+    f.write(model(graph_nest(3)))
+vi = ld(1, b"x") + ld(2, typeproto_nest(3))
+with open(os.path.join(corpus, "nest-typeproto-3.onnx"), "wb") as f:
+    f.write(model(ld(11, vi) + ld(2, b"g")))
