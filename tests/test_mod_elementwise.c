@@ -242,14 +242,16 @@ static void literal_cpu(const char *op, mica_dtype_t t, mica_dtype_t tw,
 {
     int64_t d = n;
     th_tensor_t in[2], want, got;
+    th_fields_t *f = th_f_str(th_fields(), "op", op);
     char why[256] = "";
     int good;
 
     in[0] = th_tensor(t, 1, &d, va);
     in[1] = th_tensor(t, 1, &d, vb);
     want = th_tensor(tw, 1, &d, vw);
-    good = th_run(MICA_DEVICE_CPU, "ElementWise",
-                  th_f_str(th_fields(), "op", op), 2, in, 1, &got) == MICA_OK;
+    good = th_run(MICA_DEVICE_CPU, "ElementWise", f, 2, in, 1, &got) ==
+           MICA_OK;
+    th_fields_free(f);
     if (!good)
         snprintf(why, sizeof why, "%s", th_error());
     else {

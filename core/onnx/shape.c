@@ -51,6 +51,19 @@ static mica__ox_value_t *const_new(mica__ox_t *x, int32_t type, int32_t rank,
     return d->raw ? mica__ox_const_data(x, NULL, type, d) : NULL;
 }
 
+/* val as an integer constant holds it: truncated, saturated at int64's
+ * range (a pooling's -FLT_MAX fill), NaN as 0. */
+static int64_t saturate_i64(double val)
+{
+    if (val != val)
+        return 0;
+    if (val <= -9223372036854775808.0)
+        return INT64_MIN;
+    if (val >= 9223372036854775808.0)
+        return INT64_MAX;
+    return (int64_t)val;
+}
+
 mica__ox_value_t *mica__ox_const_i(mica__ox_t *x, int32_t type,
                                    const int64_t *vals, int32_t rank,
                                    const int64_t *dims)
@@ -80,7 +93,7 @@ mica__ox_value_t *mica__ox_const_splat(mica__ox_t *x, int32_t type,
 {
     int is_int = mica__ox_is_int(type);
     mica__ox_value_t *v = const_new(x, type, rank, dims, is_int, 1);
-    int64_t iv = (int64_t)val;
+    int64_t iv = saturate_i64(val);
     float fv = (float)val;
     if (v)
         memcpy((void *)v->cst->raw, is_int ? (void *)&iv : (void *)&fv,
@@ -91,7 +104,7 @@ mica__ox_value_t *mica__ox_const_splat(mica__ox_t *x, int32_t type,
 mica__ox_value_t *mica__ox_scalar_like(mica__ox_t *x,
                                        const mica__ox_value_t *v, double val)
 {
-    int64_t iv = (int64_t)val;
+    int64_t iv = saturate_i64(val);
     if (mica__ox_is_int(v->type))
         return mica__ox_const_i(x, v->type, &iv, 0, NULL);
     return mica__ox_const_f(x, v->type, &val, 0, NULL);

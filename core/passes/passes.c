@@ -18,6 +18,7 @@
 #include "passes.h"
 #include "fields.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,13 +159,24 @@ static void forget_facts(mica__pass_run_t *p)
     mica__index_free(&p->facts_ix);
 }
 
+/* Forget stale facts during a pass: the tensors they gave the pass stay
+ * valid until it ends (the driver destroys them then).  Facts go stale
+ * only between passes, so a pass retires them once at most. */
+static void retire_facts(mica__pass_run_t *p)
+{
+    assert(!p->facts_retired);
+    p->facts_retired = p->facts;
+    p->facts = NULL;
+    forget_facts(p);
+}
+
 mica_status_t mica__pass_facts(mica__pass_run_t *p, const mica_engine_t **e)
 {
     mica_status_t st;
 
     *e = NULL;
     if (p->facts_stale)
-        forget_facts(p);
+        retire_facts(p);
     if (p->facts_failed)
         return MICA_ERR_UNSUPPORTED;
     if (!p->facts) {
@@ -210,8 +222,9 @@ const mica__tensor_t *mica__pass_tensor(mica__pass_run_t *p,
     t = mica__index_get(&p->facts_ix, name);
     if (t < 0 && p->facts_stale) {
         /* a tensor a pass that kept the others made (transpose-folding's
-         * "/t"): the facts of the network as it is now */
-        forget_facts(p);
+         * "/t"): the facts of the network as it is now.  The old ones
+         * stay until the pass ends: it may hold tensors they gave. */
+        retire_facts(p);
         return mica__pass_tensor(p, name);
     }
     return t >= 0 ? &e->tensors[t] : NULL;
@@ -394,6 +407,8 @@ mica_status_t mica__passes_run(mica_network_t *net,
             p.out = NULL;
             st = p.st;
         }
+        mica_engine_destroy(p.facts_retired);
+        p.facts_retired = NULL;
         mica__log(net->ctx, MICA_LOG_DEBUG, "build: pass %s: %.2f ms",
                   mica__passes[i].name, now_ms() - t0);
         if (st == MICA_ERR_NOMEM)
@@ -423,6 +438,7 @@ mica_status_t mica__passes_run(mica_network_t *net,
         if ((st = record(&p, i, rec, &n)) != MICA_OK)
             break;
     }
+    mica_engine_destroy(p.facts_retired);
     forget_facts(&p);
     if (st != MICA_OK) {
         mica__pass_records_free(rec, n);

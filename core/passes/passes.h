@@ -41,6 +41,9 @@ typedef struct mica__pass_run {
     int32_t facts_stale;           /* built from an earlier network: its
                                       tensors hold, its layers do not */
     mica__index_t facts_ix;        /* its tensors by name */
+    mica_engine_t *facts_retired;  /* stale facts replaced during the
+                                      pass: the tensors it returned stay
+                                      valid until the pass ends */
     mica_status_t st;              /* a failure of what the passes share
                                       (memory): the pass returns it */
 } mica__pass_run_t;
