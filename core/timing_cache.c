@@ -24,12 +24,13 @@
  * LINE_MAX_ or names an implementation with characters other than
  * letters, digits, '_', '-' and '.', is skipped (and counted in one
  * warning); a file that does not start with the header is ignored with
- * a warning and replaced when the build saves.  Saving writes FILE.tmp
+ * a warning and replaced when the build saves.  Saving writes .FILE.XXXXXX
  * and renames it over FILE, so that a reader never sees half a file.
  */
 #include <config.h>
 
 #include "build.h"
+#include "files.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -308,24 +309,16 @@ mica_status_t mica__tcache_put(mica_context_t *ctx, mica__tcache_t *c,
 mica_status_t mica__tcache_save(mica_context_t *ctx, mica__tcache_t *c)
 {
     char *tmp;
-    size_t n;
     FILE *f;
     int32_t i;
     int bad;
 
     if (!c || !c->path || !c->changed)
         return MICA_OK;
-    n = strlen(c->path) + 5;
-    if (!(tmp = malloc(n)))
-        return mica__fail(ctx, MICA_ERR_NOMEM, "out of host memory");
-    snprintf(tmp, n, "%s.tmp", c->path);
-    if (!(f = fopen(tmp, "wb"))) {
-        mica_status_t st = mica__fail(ctx, MICA_ERR_IO, "timing cache: "
-                                      "cannot write '%s': %s", tmp,
-                                      strerror(errno));
-        free(tmp);
-        return st;
-    }
+    if (!(f = mica__fcreate_tmp(c->path, &tmp)))
+        return mica__fail(ctx, errno == ENOMEM ? MICA_ERR_NOMEM : MICA_ERR_IO,
+                          "timing cache: cannot write '%s': %s",
+                          c->path, strerror(errno));
     bad = fprintf(f, HEADER "\n") < 0;
     for (i = 0; i < c->n && !bad; i++)
         bad = fprintf(f, "%016" PRIx64 "%016" PRIx64 " %d %.3f %s %s\n",

@@ -58,6 +58,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "registry.h"
 
 #ifndef MICA_SCANNER_DEFAULT
@@ -251,36 +252,32 @@ static void read_cache(void)
 /* Write the verdicts of files that still exist; failures are ignored. */
 static void write_cache(void)
 {
-    char *tmp, *slash;
+    char *dir, *slash, *tmp;
     FILE *f;
     size_t i;
     int ok;
 
     if (!cache_file || !cache_file[0])
         return;
-    tmp = mica__asprintf("%s.%ld.tmp", cache_file, (long)getpid());
-    if (!tmp)
+    if (!(dir = mica__asprintf("%s", cache_file)))
         return;
-    slash = strrchr(tmp, '/');
-    if (slash && slash != tmp) {
+    slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
         *slash = '\0';
-        if (mkdir(tmp, 0700) != 0 && errno == ENOENT) {
+        if (mkdir(dir, 0700) != 0 && errno == ENOENT) {
             /* $XDG_CACHE_HOME/mica: its parent may be missing too */
-            char *up = strrchr(tmp, '/');
-            if (up && up != tmp) {
+            char *up = strrchr(dir, '/');
+            if (up && up != dir) {
                 *up = '\0';
-                mkdir(tmp, 0700);
+                mkdir(dir, 0700);
                 *up = '/';
             }
-            mkdir(tmp, 0700);
+            mkdir(dir, 0700);
         }
-        *slash = '/';
     }
-    f = fopen(tmp, "w");
-    if (!f) {
-        free(tmp);
+    free(dir);
+    if (!(f = mica__fcreate_tmp(cache_file, &tmp)))
         return;
-    }
     ok = fprintf(f, "%s\n", CACHE_MAGIC) > 0;
     for (i = 0; i < nb_verdicts && ok; i++) {
         const verdict_t *v = &verdicts[i];

@@ -563,6 +563,16 @@ is 0 "$rc" "build --autotune exits 0"
 run "$mica" inspect "$tmp/twin.engine" --module-path "$top_build/tests/choice/.libs"
 has "$tmp/out" '^  0  twin .* alt .*the fastest measured: fast [0-9.]* us' \
     "  keeps the fastest, and the engine says why with the times"
+# The timing cache written beside a planted link at the name it once
+# used (NAME.tmp): the link's target stays as it was.
+mkdir "$tmp/tc" && printf keep >"$tmp/tc/victim" &&
+    ln -s "$tmp/tc/victim" "$tmp/tc/cache.tmp"
+run "$mica" build "$tmp/twin.yaml" -o "$tmp/twin.engine" --autotune \
+    --timing-cache "$tmp/tc/cache" --module-path "$top_build/tests/choice/.libs"
+is 0 "$rc" "build --timing-cache beside a planted link exits 0"
+is "keep" "$(cat "$tmp/tc/victim")" "  the link's target is untouched"
+has "$tmp/tc/cache" '^mica timing cache 1$' "  the timing cache is in place"
+is "" "$(ls -A "$tmp/tc" | grep '^\.')" "  no temporary file is left"
 
 # ---- int8 scales ------------------------------------------------------------
 cat >"$tmp/dq.yaml" <<'EOY'

@@ -209,5 +209,22 @@ for at in 3 40 100 200; do
     fi
 done
 
+# ---- a manifest mica would not read is not written (its 64 MiB cap) --------
+if command -v python3 >/dev/null 2>&1; then
+    python3 "$top_src/tests/onnx/gen_long_names.py" "$tmp/long.onnx" 40 1048576
+    run "$mica" import "$tmp/long.onnx" -o "$tmp/long.yaml"
+    is 1 "$rc" "import of a model whose manifest would be 83 MiB exits 1"
+    has "$tmp/err" "^mica: .*long.yaml: the manifest would be 83 MiB, more than the 64 MiB mica reads; nothing written" \
+        "  and says why, with the size"
+    [ ! -e "$tmp/long.yaml" ] && [ ! -e "$tmp/long.weights" ] &&
+        [ -z "$(ls -A "$tmp" | grep '^\.long')" ]
+    ok $? "  nothing written"
+    rm -f "$tmp/long.onnx"
+else
+    skip "import refuses a manifest over 64 MiB" "no python3"
+    skip "  and says why, with the size" "no python3"
+    skip "  nothing written" "no python3"
+fi
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -132,6 +132,16 @@ fi
 run "$mica" bench "$hello" $quick --export-times "$tmp/no/such/dir/t.json"
 is 1 "$rc" "bench: an export that cannot be written exits 1"
 has "$tmp/err" "^mica: cannot write '$tmp/no/such/dir/t.json" "  and says so"
+# The export written beside a planted link at the name it once used
+# (NAME.tmp~): the link's target stays as it was.
+printf keep >"$tmp/victim"
+ln -s "$tmp/victim" "$tmp/t2.json.tmp~"
+run "$mica" bench "$hello" $quick --export-times "$tmp/t2.json"
+is 0 "$rc" "bench --export-times beside a planted link exits 0"
+is "keep" "$(cat "$tmp/victim")" "  the link's target is untouched"
+[ -f "$tmp/t2.json" ] && [ ! -L "$tmp/t2.json" ]
+ok $? "  the times are in place"
+is "" "$(ls -A "$tmp" | grep '^\.')" "  no temporary file is left"
 
 # ---- bench: options ------------------------------------------------------------
 run "$mica" bench "$hello" $quick --cuda-graph

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "files.h"
 #include "cli.h"
 
 /* trtexec's thresholds, the unstable one as issue 14 asks. */
@@ -297,19 +298,13 @@ static double json_num(double v)
     return isfinite(v) ? v : 0;
 }
 
-/* Open path's temporary sibling; *tmp is malloc'd. */
+/* Open path's temporary sibling (core/base/files.h: a new file under an
+ * unpredictable name, links not followed); *tmp is malloc'd. */
 static FILE *open_tmp(const char *path, char **tmp)
 {
-    size_t n = strlen(path) + 8;
-    FILE *f;
-    if (!(*tmp = malloc(n)))
-        return NULL;
-    snprintf(*tmp, n, "%s.tmp~", path);
-    if (!(f = fopen(*tmp, "w"))) {
-        cli_error("cannot write '%s': %s", *tmp, strerror(errno));
-        free(*tmp);
-        *tmp = NULL;
-    }
+    FILE *f = mica__fcreate_tmp(path, tmp);
+    if (!f)
+        cli_error("cannot write '%s': %s", path, strerror(errno));
     return f;
 }
 

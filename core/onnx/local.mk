@@ -130,5 +130,5 @@ ONNX_TEST_MODELS = tests/onnx/make_models.py \
 	tests/onnx/models/encoder20.want.last_hidden_state.npy \
 	tests/onnx/models/encoder20.want.pooler_output.npy \
 	tests/onnx/make_folds.py tests/onnx/models/folds-ok.onnx
-EXTRA_DIST += tests/test_cli_onnx.sh $(ONNX_TEST_MODELS)
+EXTRA_DIST += tests/test_cli_onnx.sh tests/onnx/gen_long_names.py $(ONNX_TEST_MODELS)
 EXTRA_DIST += docs/onnx.md bench/onnx_import.sh
