@@ -26,6 +26,25 @@ static int under(const char *p, const char *dir)
     return !strncmp(p, dir, n) && (p[n] == '/' || p[n] == '\0');
 }
 
+/* Whether descriptor fd is the file at real path rp, as /proc names what
+ * was opened: a folder of rp swapped for a link between realpath and
+ * open would have opened a file elsewhere.  1 where /proc cannot say. */
+static int opened_at(int fd, const char *rp)
+{
+    size_t n = strlen(rp);
+    char proc[32], *got = malloc(n + 2);
+    ssize_t k;
+    int same;
+
+    if (!got)
+        return 1;
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    k = readlink(proc, got, n + 2);
+    same = k < 0 || ((size_t)k == n && !memcmp(got, rp, n));
+    free(got);
+    return same;
+}
+
 int mica__open_inside(const mica_context_t *ctx, const char *dir,
                       const char *name, char **real, mica_status_t *st,
                       char *err, size_t errlen)
@@ -79,6 +98,14 @@ int mica__open_inside(const mica_context_t *ctx, const char *dir,
                  S_ISDIR(sb.st_mode) ? "is a directory"
                  : S_ISFIFO(sb.st_mode) ? "not a regular file (a FIFO)"
                  : "not a regular file");
+        close(fd);
+        fd = -1;
+        goto out;
+    }
+    if (!opened_at(fd, rp)) {
+        *st = MICA_ERR_INVALID;
+        snprintf(err, errlen, "'%s' moved while it was opened (a folder "
+                 "on its path was replaced): refused", path);
         close(fd);
         fd = -1;
         goto out;

@@ -67,6 +67,8 @@ typedef struct pw {
     int32_t *start;      /* per group: where its steps are in members */
     int32_t nb_groups;
     int32_t *list;       /* scratch: a candidate group's steps */
+    char **value;        /* per tensor: its name in the program being
+                            written (prog_t), NULL between programs */
     /* the Pointwise creator for the build's device */
     const mica_layer_creator_t *creator;
 } pw_t;
@@ -325,19 +327,18 @@ typedef struct prog {
     int32_t nb_consts;
     mica_weights_t *w;
     int32_t nb_w;
-    char **value;            /* per tensor of the engine: its name in the
-                                program, NULL if none yet */
+    char **value;            /* pw_t's, while the program is written */
+    int32_t *named;          /* the tensors named in value, to forget */
+    int32_t nb_named;
 } prog_t;
 
-static void prog_free(prog_t *q, int32_t nb_tensors)
+static void prog_free(prog_t *q)
 {
     int32_t i;
     for (i = 0; i < q->nb_lines; i++)
         free(q->lines[i]);
     for (i = 0; i < q->nb_results; i++)
         free(q->results[i]);
-    for (i = 0; q->value && i < nb_tensors; i++)
-        free(q->value[i]);
     free(q->lines);
     free(q->results);
     free(q->outs);
@@ -346,7 +347,7 @@ static void prog_free(prog_t *q, int32_t nb_tensors)
     free(q->in_t);
     free(q->consts);
     free(q->w);
-    free(q->value);
+    free(q->named);
     memset(q, 0, sizeof *q);
 }
 
@@ -419,6 +420,30 @@ static char *one_value(const pw_t *x, int32_t t)
     return mica__asprintf("%a", v);
 }
 
+/* Name tensor t `v` in q's program (v malloc'd, may be NULL: out of
+ * memory); v. */
+static char *name_value(prog_t *q, int32_t t, char *v)
+{
+    if (v) {
+        q->value[t] = v;
+        q->named[q->nb_named++] = t;
+    }
+    return v;
+}
+
+/* Forget the names of q's program (the shared array is NULL again):
+ * each program costs what it names, not the network's tensor count. */
+static void forget_values(prog_t *q)
+{
+    int32_t i;
+    for (i = 0; q->value && i < q->nb_named; i++) {
+        free(q->value[q->named[i]]);
+        q->value[q->named[i]] = NULL;
+    }
+    q->nb_named = 0;
+    q->value = NULL;
+}
+
 /* The value tensor t is in the program: a Constant of one element as a
  * const line, an input's "inK" (a new one), a member's name. */
 static const char *operand(pw_t *x, prog_t *q, int32_t t)
@@ -436,11 +461,11 @@ static const char *operand(pw_t *x, prog_t *q, int32_t t)
             return NULL;
         q->nb_lines++;
         q->consts[q->nb_consts++] = t;
-        return q->value[t] = mica__asprintf("k%d", (int)t);
+        return name_value(q, t, mica__asprintf("k%d", (int)t));
     }
     q->ins[q->nb_ins] = x->e->tensors[t].name;
     q->in_t[q->nb_ins] = t;
-    return q->value[t] = mica__asprintf("in%d", (int)q->nb_ins++);
+    return name_value(q, t, mica__asprintf("in%d", (int)q->nb_ins++));
 }
 
 /* Append weights field `name` of nl (if given and not empty) to q's
@@ -522,7 +547,7 @@ static char *line_of(pw_t *x, prog_t *q, int32_t s, int *bad)
     default: /* Identity: a cast, or a copy */
         f = mica_fields_find(&nl->fields.view, "dtype");
         if (!f || f->type != MICA_FIELD_DTYPE || f->count != 1) {
-            if (!(q->value[out] = mica__strdup(a[0])))
+            if (!name_value(q, out, mica__strdup(a[0])))
                 *bad = 1;
             return NULL;
         }
@@ -531,7 +556,7 @@ static char *line_of(pw_t *x, prog_t *q, int32_t s, int *bad)
                                                   *(const int64_t *)f->data));
         break;
     }
-    if (!line || !(q->value[out] = mica__asprintf("t%d", (int)s))) {
+    if (!line || !name_value(q, out, mica__asprintf("t%d", (int)s))) {
         free(line);
         *bad = 1;
         return NULL;
@@ -555,7 +580,17 @@ static int leaves_group(const pw_t *x, int32_t gi, int32_t t)
 
 /* The program of group gi into q; MICA_ERR_UNSUPPORTED where a member
  * has no line (an enum without its schema's names). */
+static mica_status_t write_program(pw_t *x, int32_t gi, prog_t *q);
+
 static mica_status_t program(pw_t *x, int32_t gi, prog_t *q)
+{
+    mica_status_t st = write_program(x, gi, q);
+    forget_values(q);
+    return st;
+}
+
+/* program()'s work; the names it leaves in x->value, program forgets. */
+static mica_status_t write_program(pw_t *x, int32_t gi, prog_t *q)
 {
     const int32_t *m = x->members + x->start[gi];
     int32_t n = x->nb_members[gi], i, k;
@@ -570,9 +605,11 @@ static mica_status_t program(pw_t *x, int32_t gi, prog_t *q)
     q->ins = calloc(3 * (size_t)n + 1, sizeof *q->ins);
     q->in_t = calloc(3 * (size_t)n + 1, sizeof *q->in_t);
     q->w = calloc(3 * (size_t)n + 1, sizeof *q->w);
-    q->value = calloc((size_t)x->e->nb_tensors + 1, sizeof *q->value);
+    /* each member names its output, each input or coefficient one */
+    q->named = calloc(4 * (size_t)n + 1, sizeof *q->named);
+    q->value = x->value;
     if (!q->lines || !q->results || !q->outs || !q->out_t || !q->ins ||
-        !q->in_t || !q->w || !q->value || !q->consts)
+        !q->in_t || !q->w || !q->named || !q->consts)
         return nomem(x);
     for (i = 0; i < n; i++) {
         char *line = line_of(x, q, m[i], &bad);
@@ -735,9 +772,10 @@ static mica_status_t setup(pw_t *x)
     x->list = malloc(sizeof *x->list * ns);
     x->mask = calloc(x->words, sizeof *x->mask);
     x->span = calloc(x->words, sizeof *x->span);
+    x->value = calloc(nt, sizeof *x->value);
     if (!x->layer_of || !x->step_of || !x->kind || !x->group ||
         !x->first_reader || !x->nb_members || !x->start ||
-        !x->list || !x->mask || !x->span)
+        !x->list || !x->mask || !x->span || !x->value)
         return nomem(x);
     for (s = 0; s < x->net->nb_layers; s++) {
         x->step_of[s] = -1;
@@ -799,6 +837,7 @@ static void cleanup(pw_t *x)
     free(x->nb_members);
     free(x->start);
     free(x->list);
+    free(x->value);
     mica__pass_graph_free(&x->g);
 }
 
@@ -920,7 +959,7 @@ mica_status_t mica__pass_pointwise(mica__pass_run_t *p)
     }
 done:
     for (gi = 0; progs && gi < x.nb_groups; gi++)
-        prog_free(&progs[gi], x.e->nb_tensors);
+        prog_free(&progs[gi]);
     free(progs);
     free(fuse);
     free(drop);
