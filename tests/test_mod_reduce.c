@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "harness.h"
 
@@ -40,6 +41,60 @@ static th_fields_t *rf(const char *op, int n, const int64_t *axes, int keep)
     if (keep >= 0)
         th_f_bool(f, "keep_dims", keep);
     return f;
+}
+
+/* float64 on the CPU alone: every op over axes 0 and 2 of a [2,3,2]
+ * tensor whose values float32 cannot hold, exactly; CUDA's Reduce
+ * refuses it (its supports_format, asked without a GPU). */
+static void float64_ops(const double *x12)
+{
+    static const int64_t ax[] = {0, 2};
+    static const int64_t d3 = 3;
+    double x[12], want[3];
+    mica_tensor_desc_t io[2];
+    mica_layer_t *l;
+    int op, i;
+
+    for (i = 0; i < 12; i++)
+        x[i] = x12[i] * 1e200 + (i == 5 ? 1e-300 : 0);
+    for (op = 0; op < 5; op++) {
+        th_tensor_t in = th_t(MICA_FLOAT64, x, 3, 2, 3, 2), got, w;
+        th_fields_t *f = rf(ops[op], 2, ax, -1);
+        char why[256] = "";
+        int good;
+
+        ref_02(x, op, want);
+        w = th_tensor(MICA_FLOAT64, 1, &d3, want);
+        good = th_run(MICA_DEVICE_CPU, "Reduce", f, 1, &in, 1, &got) ==
+               MICA_OK;
+        th_fields_free(f);
+        if (!good)
+            snprintf(why, sizeof why, "%s", th_error());
+        else {
+            good = th_same(&w, &got, 1e-15, 0, why, sizeof why);
+            th_free(&got);
+        }
+        ok(good, "%s float64 over axes 0, 2: cpu%s%s", ops[op],
+           good ? "" : ": ", why);
+        th_free(&in);
+        th_free(&w);
+    }
+    if (!th_has_impl("Reduce", MICA_DEVICE_CUDA, "cuda")) {
+        skip("float64: cuda refuses it: not in this build");
+        return;
+    }
+    if (!(l = th_instance("Reduce", MICA_DEVICE_CUDA, "cuda",
+                          rf("sum", 2, ax, -1))))
+        bail("float64: no instance: %s", th_error());
+    memset(io, 0, sizeof io);
+    for (i = 0; i < 2; i++) {
+        io[i].dtype = MICA_FLOAT64;
+        io[i].dims.nb_dims = 1;
+        io[i].dims.d[0] = 3;
+    }
+    ok(l->ops->supports_format(l, 0, io, 1, 1) == 0,
+       "float64: cuda refuses it");
+    l->ops->destroy(l);
 }
 
 int main(void)
@@ -286,5 +341,6 @@ int main(void)
                        "mean");
         th_free(&x);
     }
+    float64_ops(x12);
     return exit_status();
 }

@@ -123,6 +123,97 @@ static void float_ops(void)
     }
 }
 
+/* isinf or isnan on x ([4] float64) on the CPU alone gives want (bool). */
+static void literal_cpu64(const char *op, const double *x,
+                          const double *w, const char *what)
+{
+    int64_t d = 4;
+    th_tensor_t in = th_tensor(MICA_FLOAT64, 1, &d, x);
+    th_tensor_t want = th_tensor(MICA_BOOL, 1, &d, w), got;
+    th_fields_t *f = th_f_str(th_fields(), "op", op);
+    char why[256] = "";
+    int good;
+
+    good = th_run(MICA_DEVICE_CPU, "Unary", f, 1, &in, 1, &got) == MICA_OK;
+    th_fields_free(f);
+    if (!good)
+        snprintf(why, sizeof why, "%s", th_error());
+    else {
+        good = th_same(&want, &got, 0, 0, why, sizeof why);
+        th_free(&got);
+    }
+    ok(good, "%s float64 %s: cpu%s%s", op, what, good ? "" : ": ", why);
+    th_free(&in);
+    th_free(&want);
+}
+
+/* op on x ([2,4] float64) on the CPU alone against fn in double (the
+ * reference computes with the same C library: within 1e-15). */
+static void check_f64(const char *op, double (*fn)(double), const double *x)
+{
+    static const int64_t d24[] = {2, 4};
+    th_tensor_t in = th_tensor(MICA_FLOAT64, 2, d24, x);
+    th_tensor_t want = th_tensor(MICA_FLOAT64, 2, d24, NULL), got;
+    th_fields_t *f = th_f_str(th_fields(), "op", op);
+    char why[256] = "";
+    int64_t i;
+    int good;
+
+    for (i = 0; i < th_volume(&in); i++)
+        th_set(&want, i, fn(th_get(&in, i)));
+    good = th_run(MICA_DEVICE_CPU, "Unary", f, 1, &in, 1, &got) == MICA_OK;
+    th_fields_free(f);
+    if (!good)
+        snprintf(why, sizeof why, "%s", th_error());
+    else {
+        good = th_same(&want, &got, 1e-15, 1e-300, why, sizeof why);
+        th_free(&got);
+    }
+    ok(good, "%s float64 [2,4]: cpu%s%s", op, good ? "" : ": ", why);
+    th_free(&in);
+    th_free(&want);
+}
+
+/* float64: every op on the CPU, in double; CUDA's Unary refuses it (its
+ * supports_format, asked without a GPU). */
+static void float64_ops(void)
+{
+    static const double big[] = {1e300, -1e300, 0.5, 2, 1e-300, 3, 4, 5};
+    static const double nan_inf[] = {0, 1, 0, 1};
+    double x[4] = {1.0, 0.0, -2.5, 0.0};
+    mica_tensor_desc_t io[2];
+    mica_layer_t *l;
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof *cases; i++)
+        check_f64(cases[i].op, cases[i].fn, cases[i].in);
+    /* values float32 cannot hold: exp(1e300) is inf, 1e-300 stays */
+    check_f64("neg", neg, big);
+    check_f64("recip", recip, big);
+    x[1] = INFINITY;
+    x[3] = -INFINITY;
+    literal_cpu64("isinf", x, nan_inf, "inf");
+    x[1] = NAN;
+    x[3] = -NAN;
+    literal_cpu64("isnan", x, nan_inf, "NaN");
+    if (!th_has_impl("Unary", MICA_DEVICE_CUDA, "cuda")) {
+        skip("float64: cuda refuses it: not in this build");
+        return;
+    }
+    if (!(l = th_instance("Unary", MICA_DEVICE_CUDA, "cuda",
+                          th_f_str(th_fields(), "op", "exp"))))
+        bail("float64: no instance: %s", th_error());
+    memset(io, 0, sizeof io);
+    for (i = 0; i < 2; i++) {
+        io[i].dtype = MICA_FLOAT64;
+        io[i].dims.nb_dims = 1;
+        io[i].dims.d[0] = 3;
+    }
+    ok(l->ops->supports_format(l, 0, io, 1, 1) == 0,
+       "float64: cuda refuses it");
+    l->ops->destroy(l);
+}
+
 static void special_values(void)
 {
     static const double r[] = {-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.7, -3.2};
@@ -186,11 +277,14 @@ static void errors(void)
     fails("not on float32", "not", F32, 1,
           "op 'not' takes bool input, got float32");
     fails("exp on int32", "exp", I32, 1,
-          "op 'exp' takes float32 or float16 input, got int32");
+          "op 'exp' takes float32, float16 or float64 (on the CPU) input, "
+          "got int32");
     fails("isnan on int32", "isnan", I32, 1,
-          "op 'isnan' takes float32 or float16 input, got int32");
+          "op 'isnan' takes float32, float16 or float64 (on the CPU) "
+          "input, got int32");
     fails("abs on bool", "abs", BOOL, 1,
-          "op 'abs' takes float32, float16, int8 or int32 input, got bool");
+          "op 'abs' takes float32, float16, float64 (on the CPU), int8 or "
+          "int32 input, got bool");
     fails("two inputs", "exp", F32, 2, "Unary takes 1 input, got 2");
     fails("unknown op", "cube", F32, 1, "is not one");
     fails("missing op", NULL, F32, 1, "missing required param 'op'");
@@ -201,6 +295,7 @@ int main(void)
     plan_lazy();
     th_context();
     float_ops();
+    float64_ops();
     special_values();
     integer_ops();
     shapes();

@@ -53,10 +53,11 @@ static const mica_field_schema_t reduce_fields[] = {
      "keep reduced axes as 1s (default: false)"},
 };
 
-static int type_ok(mica_dtype_t t)
+/* float64 (ONNX's double) on the CPU reference alone. */
+static int type_ok(mica_dtype_t t, int cpu)
 {
     return t == MICA_FLOAT32 || t == MICA_FLOAT16 || t == MICA_INT32 ||
-           t == MICA_INT8;
+           t == MICA_INT8 || (t == MICA_FLOAT64 && cpu);
 }
 
 /* ---- shapes ------------------------------------------------------------- */
@@ -111,12 +112,13 @@ static int32_t reduce_supports_format(const mica_layer_t *layer, int32_t pos,
                                       const mica_tensor_desc_t *io,
                                       int32_t nb_in, int32_t nb_out)
 {
-    (void)layer;
     (void)nb_out;
     if (!mica_kit_linear(io, pos))
         return 0;
     if (pos == 0)
-        return type_ok(io[0].dtype);
+        return type_ok(io[0].dtype, (((const mica_kit_layer_t *)layer)
+                                         ->creator->devices &
+                                     MICA_DEVICE_CPU) != 0);
     return pos == nb_in && io[pos].dtype == io[0].dtype;
 }
 
@@ -198,8 +200,9 @@ static mica_status_t reduce_output_values(const mica_layer_t *layer,
 
 static double load_f(const void *p, mica_dtype_t t, int64_t i)
 {
-    return t == MICA_FLOAT16 ? mica_kit_half_to_float(((const uint16_t *)p)[i])
-                             : ((const float *)p)[i];
+    return t == MICA_FLOAT16   ? mica_kit_half_to_float(((const uint16_t *)p)[i])
+           : t == MICA_FLOAT64 ? ((const double *)p)[i]
+                               : ((const float *)p)[i];
 }
 
 static int64_t load_i(const void *p, mica_dtype_t t, int64_t i)
@@ -325,6 +328,9 @@ static mica_status_t reduce_enqueue_cpu(mica_layer_t *layer,
         } else if (t == MICA_FLOAT16) {
             ((uint16_t *)outputs[0])[o] = mica_kit_float_to_half(
                 (float)reduce_float(inputs[0], t, l->op, base, &v));
+        } else if (t == MICA_FLOAT64) {
+            ((double *)outputs[0])[o] =
+                reduce_float(inputs[0], t, l->op, base, &v);
         } else if (t == MICA_INT32) {
             ((int32_t *)outputs[0])[o] = (int32_t)(uint32_t)(uint64_t)
                 reduce_int(inputs[0], t, l->op, base, &v);

@@ -7,6 +7,8 @@
  * isnan take float32 and float16 and give bool; every other op takes
  * float32 and float16.  The output type is the input's except for isinf
  * and isnan.  The arithmetic is in unary.h, shared with the CUDA kernels.
+ * float64 (ONNX's double), on the CPU reference alone: every op that
+ * takes float32 takes it too, computed in double; CUDA refuses it.
  * On integer shape tensors with known values, neg, abs, sign and not
  * give their results as expressions (output_values).
  */
@@ -57,8 +59,9 @@ static int input_ok(int op, mica_dtype_t t)
     if (op == MICA__UN_NOT)
         return t == MICA_BOOL;
     if (takes_int(op))
-        return is_float(t) || t == MICA_INT8 || t == MICA_INT32;
-    return is_float(t);
+        return is_float(t) || t == MICA_FLOAT64 || t == MICA_INT8 ||
+               t == MICA_INT32;
+    return is_float(t) || t == MICA_FLOAT64;
 }
 
 static const char *accepted(int op)
@@ -66,8 +69,8 @@ static const char *accepted(int op)
     if (op == MICA__UN_NOT)
         return "bool";
     if (takes_int(op))
-        return "float32, float16, int8 or int32";
-    return "float32 or float16";
+        return "float32, float16, float64 (on the CPU), int8 or int32";
+    return "float32, float16 or float64 (on the CPU)";
 }
 
 static mica_dtype_t output_type(int op, mica_dtype_t in)
@@ -156,6 +159,9 @@ static int32_t un_supports_format(const mica_layer_t *layer, int32_t pos,
     if (nb_in != 1 || nb_out != 1 || pos < 0 || pos > 1 ||
         !mica_kit_linear(io, pos))
         return 0;
+    if (io[0].dtype == MICA_FLOAT64 &&
+        !(l->base.creator->devices & MICA_DEVICE_CPU))
+        return 0;
     if (pos == 0)
         return input_ok(l->op, io[0].dtype);
     return io[1].dtype == output_type(l->op, io[0].dtype);
@@ -185,6 +191,39 @@ static int32_t un_supports_format_vec(const mica_layer_t *layer,
 }
 
 /* ---- the CPU reference ------------------------------------------------ */
+
+/* mica__unary_f's formulas in double, for float64 (host only: the CUDA
+ * kernels take no float64). */
+static double unary_d(int op, double x)
+{
+    switch (op) {
+    case MICA__UN_EXP: return exp(x);
+    case MICA__UN_LOG: return log(x);
+    case MICA__UN_SQRT: return sqrt(x);
+    case MICA__UN_RECIP: return 1.0 / x;
+    case MICA__UN_ABS: return fabs(x);
+    case MICA__UN_NEG: return -x;
+    case MICA__UN_SIN: return sin(x);
+    case MICA__UN_COS: return cos(x);
+    case MICA__UN_TAN: return tan(x);
+    case MICA__UN_SINH: return sinh(x);
+    case MICA__UN_COSH: return cosh(x);
+    case MICA__UN_ASIN: return asin(x);
+    case MICA__UN_ACOS: return acos(x);
+    case MICA__UN_ATAN: return atan(x);
+    case MICA__UN_ASINH: return asinh(x);
+    case MICA__UN_ACOSH: return acosh(x);
+    case MICA__UN_ATANH: return atanh(x);
+    case MICA__UN_CEIL: return ceil(x);
+    case MICA__UN_FLOOR: return floor(x);
+    case MICA__UN_ERF: return erf(x);
+    case MICA__UN_SIGN: return x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : x;
+    case MICA__UN_ROUND: return rint(x);
+    case MICA__UN_ISINF: return fabs(x) > DBL_MAX ? 1.0 : 0.0;
+    case MICA__UN_ISNAN: return x != x ? 1.0 : 0.0;
+    default: return 0.0;
+    }
+}
 
 static mica_status_t un_enqueue_cpu(mica_layer_t *layer,
                                     const mica_tensor_desc_t *in, int32_t nb_in,
@@ -219,6 +258,14 @@ static mica_status_t un_enqueue_cpu(mica_layer_t *layer,
             else
                 ((uint16_t *)y)[i] = mica_kit_float_to_half(f);
             break;
+        case MICA_FLOAT64: {
+            double d = unary_d(l->op, ((const double *)x)[i]);
+            if (to == MICA_BOOL)
+                ((uint8_t *)y)[i] = d != 0.0;
+            else
+                ((double *)y)[i] = d;
+            break;
+        }
         case MICA_INT8:
             ((int8_t *)y)[i] =
                 mica__un_sat8(mica__unary_i(l->op, ((const int8_t *)x)[i]));
