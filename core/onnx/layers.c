@@ -540,6 +540,46 @@ mica__ox_value_t *mica__ox_vec(mica__ox_t *x, mica__ox_node_t *n,
     return x->st == MICA_OK ? mica__ox_concat(x, n, parts, r, 0, NULL) : NULL;
 }
 
+int mica__ox_axes_at(mica__ox_t *x, mica__ox_node_t *n, const int64_t *axes,
+                     int32_t na, int32_t r, int32_t *at)
+{
+    int32_t i, k;
+    for (i = 0; i < r; i++)
+        at[i] = -1;
+    for (k = 0; k < na; k++) {
+        int64_t a = mica__ox_axis(axes[k], r);
+        if (a < 0 || at[a] >= 0) {
+            OX_BAD(x, n, "axes: %lld is out of range or repeated for rank "
+                   "%d", (long long)axes[k], (int)r);
+            return -1;
+        }
+        at[a] = k;
+    }
+    return 0;
+}
+
+mica__ox_value_t *mica__ox_vec_at(mica__ox_t *x, mica__ox_node_t *n,
+                                  mica__ox_value_t *part, const int32_t *at,
+                                  int32_t off, const int64_t *known,
+                                  mica__ox_value_t **dyn, int32_t r)
+{
+    mica__ox_value_t *d[MICA_MAX_DIMS];
+    int64_t k[MICA_MAX_DIMS];
+    int32_t i;
+    for (i = 0; i < r && x->st == MICA_OK; i++) {
+        k[i] = known[i];
+        d[i] = dyn ? dyn[i] : NULL;
+        if (at[i] < 0)
+            continue;
+        if (part->cst)
+            k[i] = mica__ox_data_int(part->cst, off + at[i]), d[i] = NULL;
+        else
+            d[i] = mica__ox_shape_slice(x, n, part, off + at[i],
+                                        off + at[i] + 1);
+    }
+    return x->st == MICA_OK ? mica__ox_vec(x, n, k, d, r) : NULL;
+}
+
 /* Param `name` of l from a constant, or input tensor (slot order kept). */
 static void slice_arg(mica__ox_t *x, mica__ox_node_t *n, mica__ox_layer_t *l,
                       const char *name, mica__ox_value_t *v, int input)

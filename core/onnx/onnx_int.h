@@ -574,6 +574,19 @@ mica__ox_value_t *mica__ox_vec(mica__ox_t *x, mica__ox_node_t *n,
                                const int64_t *known, mica__ox_value_t **dyn,
                                int32_t r);
 
+/* An `axes` list (ONNX's opset-18 Pad, Resize, CenterCropPad) of na
+ * axes of a rank-r tensor as at[axis] = its place in the list, -1 for an
+ * axis not listed; -1 (a failure) for one out of range or repeated. */
+int mica__ox_axes_at(mica__ox_t *x, mica__ox_node_t *n, const int64_t *axes,
+                     int32_t na, int32_t r, int32_t *at);
+/* A 1-D value of r elements: element off + at[i] of the 1-D value `part`
+ * where at[i] >= 0 (mica__ox_axes_at), else known[i], or dyn[i] (one
+ * element) when dyn and dyn[i] are set; a constant when all are known. */
+mica__ox_value_t *mica__ox_vec_at(mica__ox_t *x, mica__ox_node_t *n,
+                                  mica__ox_value_t *part, const int32_t *at,
+                                  int32_t off, const int64_t *known,
+                                  mica__ox_value_t **dyn, int32_t r);
+
 /* Normalize axis a of a rank-r tensor ([-r, r) -> [0, r)); -1 if out. */
 int64_t mica__ox_axis(int64_t a, int32_t r);
 /* Whether value v's host values are all known. */

@@ -15,6 +15,44 @@
 
 /* ---- resize ------------------------------------------------------------ */
 
+/*
+ * Resize's `axes` (opset 18): scales or sizes name those axes alone, in
+ * that order; made whole here, a scale of 1 or v's own dimension for
+ * each other axis.
+ */
+static mica_status_t full_rank(mica__ox_t *x, mica__ox_node_t *n,
+                               mica__ox_value_t *v,
+                               mica__ox_value_t **scales,
+                               mica__ox_value_t **sizes)
+{
+    const int64_t *axes;
+    int32_t na = mica__ox_attr_ints(n, "axes", &axes), r = v->rank, i;
+    int32_t at[MICA_MAX_DIMS];
+    mica__ox_value_t *given = *scales ? *scales : *sizes, *dyn[MICA_MAX_DIMS];
+    int64_t len = r;
+
+    if (mica__ox_axes_at(x, n, axes, na, r, at) != 0)
+        return x->st;
+    if (given->rank != 1 || given->d[0] != na)
+        return OX_BAD(x, n, "%s has %lld values for %d axes",
+                      *scales ? "scales" : "sizes", (long long)given->d[0],
+                      (int)na);
+    if (*scales) {
+        double f[MICA_MAX_DIMS];
+        if (!(*scales)->cst)
+            return OX_UNSUP(x, n, "scales known only at run time (give "
+                            "sizes, or constant scales)");
+        for (i = 0; i < r; i++)
+            f[i] = at[i] < 0 ? 1.0 : mica__ox_data_f((*scales)->cst, at[i]);
+        *scales = mica__ox_const_f(x, OX_FLOAT, f, 1, &len);
+        return x->st;
+    }
+    for (i = 0; i < r && x->st == MICA_OK; i++)
+        dyn[i] = at[i] < 0 && v->d[i] < 0 ? mica__ox_dim(x, n, v, i) : NULL;
+    *sizes = mica__ox_vec_at(x, n, *sizes, at, 0, v->d, dyn, r);
+    return x->st;
+}
+
 static mica_status_t resize(mica__ox_t *x, mica__ox_node_t *n,
                             mica__ox_value_t *v, mica__ox_value_t *scales,
                             mica__ox_value_t *sizes, const char *mode,
@@ -24,6 +62,7 @@ static mica_status_t resize(mica__ox_t *x, mica__ox_node_t *n,
     mica__ox_value_t *o;
     const char *sel = "formula";
     int64_t od[MICA_MAX_DIMS];
+    mica_status_t st;
     int32_t i;
 
     if (!strcmp(mode, "cubic"))
@@ -41,8 +80,14 @@ static mica_status_t resize(mica__ox_t *x, mica__ox_node_t *n,
         return OX_UNSUP(x, n, "exclude_outside");
     if (mica__ox_attr_i(n, "antialias", 0))
         return OX_UNSUP(x, n, "antialias");
-    if (mica__ox_attr(n, "axes"))
-        return OX_UNSUP(x, n, "the axes attribute");
+    if (sizes && strcmp(mica__ox_attr_s(x, n, "keep_aspect_ratio_policy",
+                                        "stretch"), "stretch"))
+        return OX_UNSUP(x, n, "keep_aspect_ratio_policy '%s' (stretch is)",
+                        mica__ox_attr_s(x, n, "keep_aspect_ratio_policy",
+                                        ""));
+    if (mica__ox_attr(n, "axes") &&
+        (st = full_rank(x, n, v, &scales, &sizes)) != MICA_OK)
+        return st;
     if (sizes && (sizes->rank != 1 || sizes->d[0] != v->rank))
         return OX_BAD(x, n, "sizes has %lld values for rank %d",
                       (long long)sizes->d[0], (int)v->rank);

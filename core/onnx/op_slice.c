@@ -318,8 +318,8 @@ static mica_status_t op_slice(mica__ox_t *x, mica__ox_node_t *n)
 /* Pad: a Slice from -pre over dims + pre + post (fill, reflect, clamp). */
 static mica_status_t op_pad(mica__ox_t *x, mica__ox_node_t *n)
 {
-    mica__ox_value_t *v, *pads, *fill = NULL, *pre, *post, *dims, *start,
-                     *size;
+    mica__ox_value_t *v, *pads, *fill = NULL, *axes = NULL, *pre, *post,
+                     *dims, *start, *size;
     const char *mode, *smode;
     int64_t r;
     if (mica__ox_need(x, n, 1) != MICA_OK)
@@ -329,10 +329,11 @@ static mica_status_t op_pad(mica__ox_t *x, mica__ox_node_t *n)
     mode = mica__ox_attr_s(x, n, "mode", "constant");
     smode = !strcmp(mode, "constant") ? "fill"
             : !strcmp(mode, "reflect") ? "reflect"
-            : !strcmp(mode, "edge") ? "clamp" : NULL;
+            : !strcmp(mode, "edge") ? "clamp"
+            : !strcmp(mode, "wrap") ? "wrap" : NULL;
     if (!smode)
-        return OX_UNSUP(x, n, "mode '%s' (constant, reflect and edge are)",
-                        mode);
+        return OX_UNSUP(x, n, "mode '%s' (constant, reflect, edge and wrap "
+                        "are)", mode);
     if (n->opset < 11) {
         const int64_t *p;
         int32_t k = mica__ox_attr_ints(n, "pads", &p);
@@ -348,22 +349,43 @@ static mica_status_t op_pad(mica__ox_t *x, mica__ox_node_t *n)
             return x->st;
         pads = IN(1);
         fill = IN(2);
-        if (IN(3))
-            return OX_UNSUP(x, n, "the axes input");
+        axes = IN(3);
     }
     if (!pads || !mica__ox_vec_ok(x, n, pads, "pads"))
         return x->st;
-    if (pads->d[0] != 2 * r)
-        return OX_BAD(x, n, "pads has %lld values for rank %lld",
-                      (long long)pads->d[0], (long long)r);
+    if (axes) {
+        /* opset 18: pads name the listed axes alone */
+        int64_t ax[MICA_MAX_DIMS], zeros[MICA_MAX_DIMS] = {0};
+        int32_t at[MICA_MAX_DIMS], na, i;
+        if (!mica__ox_vec_ok(x, n, axes, "axes"))
+            return x->st;
+        if (!axes->cst)
+            return OX_UNSUP(x, n, "axes known only at run time");
+        if ((na = (int32_t)axes->cst->count) > r)
+            return OX_BAD(x, n, "%d axes for rank %lld", (int)na,
+                          (long long)r);
+        for (i = 0; i < na; i++)
+            ax[i] = mica__ox_data_int(axes->cst, i);
+        if (mica__ox_axes_at(x, n, ax, na, (int32_t)r, at) != 0)
+            return x->st;
+        if (pads->d[0] != 2 * na)
+            return OX_BAD(x, n, "pads has %lld values for %d axes",
+                          (long long)pads->d[0], (int)na);
+        pre = mica__ox_vec_at(x, n, pads, at, 0, zeros, NULL, (int32_t)r);
+        post = mica__ox_vec_at(x, n, pads, at, na, zeros, NULL, (int32_t)r);
+    } else {
+        if (pads->d[0] != 2 * r)
+            return OX_BAD(x, n, "pads has %lld values for rank %lld",
+                          (long long)pads->d[0], (long long)r);
+        pre = mica__ox_shape_slice(x, n, pads, 0, (int32_t)r);
+        post = mica__ox_shape_slice(x, n, pads, (int32_t)r, 2 * (int32_t)r);
+    }
     if (fill && fill->rank > 1)
         return OX_BAD(x, n, "the constant value must be a scalar");
     if (fill && fill->rank == 1)
         fill = mica__ox_reshape(x, n, fill, NULL, 0, NULL);
     if (strcmp(smode, "fill"))
         fill = NULL;
-    pre = mica__ox_shape_slice(x, n, pads, 0, (int32_t)r);
-    post = mica__ox_shape_slice(x, n, pads, (int32_t)r, 2 * (int32_t)r);
     dims = mica__ox_shape_of(x, n, v);
     if (x->st != MICA_OK)
         return x->st;
@@ -374,6 +396,57 @@ static mica_status_t op_pad(mica__ox_t *x, mica__ox_node_t *n)
         return x->st;
     mica__ox_set_out(x, n, 0, mica__ox_slice(x, n, v, start, size, NULL,
                                              smode, fill, OUT(0)));
+    return x->st;
+}
+
+/*
+ * CenterCropPad (opset 18): a Slice in mode fill (zeros) of the new
+ * dimensions, from (dims - shape) / 2 truncated toward zero: the crop's
+ * window starts floor(d / 2) in, the padding puts floor(d / 2) before
+ * (ONNX's reference).  `shape` names the listed axes (`axes`, default
+ * all); the others keep their dimension.
+ */
+static mica_status_t op_center_crop_pad(mica__ox_t *x, mica__ox_node_t *n)
+{
+    mica__ox_value_t *v, *shape, *dyn[MICA_MAX_DIMS], *size, *dims, *start,
+                     *two;
+    const int64_t *axes;
+    int64_t all[MICA_MAX_DIMS], r, i, twos[MICA_MAX_DIMS];
+    int32_t at[MICA_MAX_DIMS], na;
+    if (mica__ox_need(x, n, 2) != MICA_OK)
+        return x->st;
+    v = IN(0);
+    shape = IN(1);
+    r = v->rank;
+    if (!mica__ox_vec_ok(x, n, shape, "the shape"))
+        return x->st;
+    if ((na = mica__ox_attr_ints(n, "axes", &axes)) < 0) {
+        for (i = 0; i < r; i++)
+            all[i] = i;
+        axes = all;
+        na = (int32_t)r;
+    }
+    if (mica__ox_axes_at(x, n, axes, na, (int32_t)r, at) != 0)
+        return x->st;
+    if (shape->d[0] != na)
+        return OX_BAD(x, n, "the shape has %lld values for %d axes",
+                      (long long)shape->d[0], (int)na);
+    for (i = 0; i < r && x->st == MICA_OK; i++) {
+        dyn[i] = at[i] < 0 && v->d[i] < 0 ? mica__ox_dim(x, n, v, (int32_t)i)
+                                          : NULL;
+        twos[i] = 2;
+    }
+    size = mica__ox_vec_at(x, n, shape, at, 0, v->d, dyn, (int32_t)r);
+    dims = mica__ox_shape_of(x, n, v);
+    two = mica__ox_const_i(x, OX_INT64, twos, 1, &r);
+    if (x->st != MICA_OK)
+        return x->st;
+    start = mica__ox_ew(x, n, "div", mica__ox_ew(x, n, "sub", dims, size,
+                                                 NULL), two, NULL);
+    if (x->st != MICA_OK)
+        return x->st;
+    mica__ox_set_out(x, n, 0, mica__ox_slice(x, n, v, start, size, NULL,
+                                             "fill", NULL, OUT(0)));
     return x->st;
 }
 
@@ -461,6 +534,7 @@ const mica__ox_op_t mica__ox_ops_slice[] = {
     {"Split", op_split, "Slice"},
     {"Slice", op_slice, "Slice"},
     {"Pad", op_pad, "Slice"},
+    {"CenterCropPad", op_center_crop_pad, "Slice"},
     {"Expand", op_expand, "Slice"},
     {"Tile", op_tile, "Slice"},
     {NULL, NULL, NULL},
