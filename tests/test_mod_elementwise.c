@@ -266,9 +266,15 @@ static void literal_cpu(const char *op, mica_dtype_t t, mica_dtype_t tw,
     th_free(&want);
 }
 
-/* CUDA's ElementWise refuses inputs of type t (its supports_format,
- * asked without a GPU); a skip where this build has no CUDA. */
-static void fails_on_cuda(const char *label, mica_dtype_t t)
+/* The `op` enum's values of the ops below (modules/elementwise/
+ * elementwise.h): th_instance passes fields unchecked, an enum as its
+ * value. */
+enum { OP_SUM = 0, OP_BITWISE_AND = 14 };
+
+/* CUDA's ElementWise refuses op on inputs of type t (its
+ * supports_format, asked without a GPU); a skip where this build has no
+ * CUDA. */
+static void fails_on_cuda(const char *label, int op, mica_dtype_t t)
 {
     mica_tensor_desc_t io[3];
     mica_layer_t *l;
@@ -278,7 +284,7 @@ static void fails_on_cuda(const char *label, mica_dtype_t t)
         return;
     }
     l = th_instance("ElementWise", MICA_DEVICE_CUDA, "cuda",
-                    th_f_str(th_fields(), "op", "sum"));
+                    th_f_int(th_fields(), "op", op));
     if (!l)
         bail("%s: no instance: %s", label, th_error());
     memset(io, 0, sizeof io);
@@ -350,8 +356,66 @@ static void wide_types(void)
     literal_cpu("prod", MICA_FLOAT64, MICA_FLOAT64, 5, d1, d2, dprod,
             "in double, overflows to infinity");
     literal_cpu("pow", MICA_FLOAT64, MICA_FLOAT64, 5, d1, d2, dpow, "in double");
-    fails_on_cuda("sum uint8 on cuda", MICA_UINT8);
-    fails_on_cuda("sum float64 on cuda", MICA_FLOAT64);
+    fails_on_cuda("sum uint8 on cuda", OP_SUM, MICA_UINT8);
+    fails_on_cuda("sum float64 on cuda", OP_SUM, MICA_FLOAT64);
+}
+
+/* The ops on bits (ONNX's BitwiseAnd, Or, Xor and BitShift), on the CPU
+ * alone: integers of every width, shifts of unsigned ones, a shift by
+ * the width or more giving 0. */
+static void bitwise_ops(void)
+{
+    static const int64_t d3 = 3;
+    static const double a32[] = {12, -1, 2147483647, -8};
+    static const double b32[] = {10, 255, -1, 3};
+    static const double and32[] = {8, 255, 2147483647, 0};
+    static const double a8[] = {1, -128, 64, 0};
+    static const double b8[] = {2, 1, 64, -1};
+    static const double or8[] = {3, -127, 64, -1};
+    static const double a16[] = {-1, 4660};
+    static const double b16[] = {255, 4660};
+    static const double xor16[] = {-256, 0};
+    static const double a64[] = {18446744073709549568.0, 5};
+    static const double b64[] = {2048, 3};
+    static const double xor64[] = {18446744073709547520.0, 6};
+    static const double su8a[] = {1, 1, 255, 3};
+    static const double su8b[] = {7, 8, 1, 0};
+    static const double shl8[] = {128, 0, 254, 3};
+    static const double su16a[] = {65535, 256, 1};
+    static const double su16b[] = {15, 8, 16};
+    static const double shr16[] = {1, 1, 0};
+    static const double su64a[] = {1, 1};
+    static const double su64b[] = {63, 64};
+    static const double shl64[] = {9223372036854775808.0, 0};
+    static const double su32a[] = {4294967295.0, 8};
+    static const double su32b[] = {31, 3};
+    static const double shr32[] = {1, 1};
+
+    literal_cpu("bitwise_and", MICA_INT32, MICA_INT32, 4, a32, b32, and32,
+                "two's complement bits");
+    literal_cpu("bitwise_or", MICA_INT8, MICA_INT8, 4, a8, b8, or8,
+                "two's complement bits");
+    literal_cpu("bitwise_xor", MICA_INT16, MICA_INT16, 2, a16, b16, xor16,
+                "two's complement bits");
+    literal_cpu("bitwise_xor", MICA_UINT64, MICA_UINT64, 2, a64, b64, xor64,
+                "above 2^63");
+    literal_cpu("shift_left", MICA_UINT8, MICA_UINT8, 4, su8a, su8b, shl8,
+                "by 8 gives 0");
+    literal_cpu("shift_right", MICA_UINT16, MICA_UINT16, 3, su16a, su16b,
+                shr16, "by 16 gives 0");
+    literal_cpu("shift_left", MICA_UINT64, MICA_UINT64, 2, su64a, su64b,
+                shl64, "by 64 gives 0");
+    literal_cpu("shift_right", MICA_UINT32, MICA_UINT32, 2, su32a, su32b,
+                shr32, "logical");
+    fails("shift_left on int32", "shift_left", MICA_INT32, 1, &d3,
+          MICA_INT32, 1, &d3, 2,
+          "op 'shift_left' takes uint8, uint16, uint32 or uint64 (on the "
+          "CPU) inputs, got int32");
+    fails("bitwise_and on float32", "bitwise_and", MICA_FLOAT32, 1, &d3,
+          MICA_FLOAT32, 1, &d3, 2,
+          "op 'bitwise_and' takes int8, int16, int32, int64, uint8, uint16, "
+          "uint32 or uint64 (on the CPU) inputs, got float32");
+    fails_on_cuda("bitwise_and int32 on cuda", OP_BITWISE_AND, MICA_INT32);
 }
 
 static void floats(void)
@@ -575,6 +639,7 @@ static void cases(const char *pin)
     every_op();
     integer_edges();
     wide_types();
+    bitwise_ops();
     floats();
     broadcasting();
     long_rows();

@@ -58,6 +58,15 @@ static int64_t ew_int(const char *op, int64_t a, int64_t b)
     if (!strcmp(op, "and")) return a && b;
     if (!strcmp(op, "or")) return a || b;
     if (!strcmp(op, "xor")) return !a != !b;
+    if (!strcmp(op, "bitwise_and")) return a & b;
+    if (!strcmp(op, "bitwise_or")) return a | b;
+    if (!strcmp(op, "bitwise_xor")) return a ^ b;
+    /* shifts take unsigned types: a's bits as they are; what passes the
+     * type's width the constant's store drops */
+    if (!strcmp(op, "shift_left"))
+        return b < 0 || b >= 64 ? 0 : (int64_t)((uint64_t)a << b);
+    if (!strcmp(op, "shift_right"))
+        return b < 0 || b >= 64 ? 0 : (int64_t)((uint64_t)a >> b);
     if (!strcmp(op, "pow")) {
         int64_t r = 1;
         if (b < 0)

@@ -49,6 +49,20 @@ BIN(op_xor, "xor")
 BIN(op_equal, "equal")
 BIN(op_greater, "greater")
 BIN(op_less, "less")
+BIN(op_bitwise_and, "bitwise_and")
+BIN(op_bitwise_or, "bitwise_or")
+BIN(op_bitwise_xor, "bitwise_xor")
+
+/* BitShift: direction LEFT or RIGHT. */
+static mica_status_t op_bit_shift(mica__ox_t *x, mica__ox_node_t *n)
+{
+    const char *dir = mica__ox_attr_s(x, n, "direction", "");
+    if (!strcmp(dir, "LEFT"))
+        return binary(x, n, "shift_left");
+    if (!strcmp(dir, "RIGHT"))
+        return binary(x, n, "shift_right");
+    return OX_BAD(x, n, "direction '%s' (LEFT or RIGHT)", dir);
+}
 
 /* a >= b is not (a < b); a <= b is not (a > b). */
 static mica_status_t not_of(mica__ox_t *x, mica__ox_node_t *n, const char *op)
@@ -369,6 +383,10 @@ const mica__ox_op_t mica__ox_ops_elementwise[] = {
     {"And", op_and, "ElementWise"},
     {"Or", op_or, "ElementWise"},
     {"Xor", op_xor, "ElementWise"},
+    {"BitwiseAnd", op_bitwise_and, "ElementWise"},
+    {"BitwiseOr", op_bitwise_or, "ElementWise"},
+    {"BitwiseXor", op_bitwise_xor, "ElementWise"},
+    {"BitShift", op_bit_shift, "ElementWise"},
     {"Equal", op_equal, "ElementWise"},
     {"Greater", op_greater, "ElementWise"},
     {"Less", op_less, "ElementWise"},

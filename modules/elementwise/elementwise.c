@@ -28,7 +28,8 @@
 
 static const char *const op_names[] = {
     "sum", "prod", "max", "min", "sub", "div", "pow", "floor_div",
-    "and", "or", "xor", "equal", "greater", "less", NULL,
+    "and", "or", "xor", "equal", "greater", "less", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "shift_left", "shift_right", NULL,
 };
 
 static const mica_field_schema_t ew_fields[] = {
@@ -49,6 +50,23 @@ typedef struct ew_layer {
 static int is_logic(int op)
 {
     return op == MICA__EW_AND || op == MICA__EW_OR || op == MICA__EW_XOR;
+}
+
+/* The ops on the bits of integers, on the CPU alone. */
+static int is_bitwise(int op)
+{
+    return op >= MICA__EW_BITWISE_AND && op <= MICA__EW_SHIFT_RIGHT;
+}
+
+static int is_shift(int op)
+{
+    return op == MICA__EW_SHIFT_LEFT || op == MICA__EW_SHIFT_RIGHT;
+}
+
+static int is_unsigned(mica_dtype_t t)
+{
+    return t == MICA_UINT8 || t == MICA_UINT16 || t == MICA_UINT32 ||
+           t == MICA_UINT64;
 }
 
 static int is_compare(int op)
@@ -74,6 +92,11 @@ static int input_ok(int op, mica_dtype_t t)
                   t == MICA_INT32 || is_wide(t);
     if (is_logic(op))
         return t == MICA_BOOL;
+    if (is_shift(op))
+        return is_unsigned(t);
+    if (is_bitwise(op))
+        return is_unsigned(t) || t == MICA_INT8 || t == MICA_INT16 ||
+               t == MICA_INT32 || t == MICA_INT64;
     if (op == MICA__EW_EQUAL)
         return numeric || t == MICA_BOOL;
     return numeric;
@@ -88,6 +111,11 @@ static const char *accepted(int op)
 {
     if (is_logic(op))
         return "bool";
+    if (is_shift(op))
+        return "uint8, uint16, uint32 or uint64 (on the CPU)";
+    if (is_bitwise(op))
+        return "int8, int16, int32, int64, uint8, uint16, uint32 or uint64 "
+               "(on the CPU)";
     if (op == MICA__EW_EQUAL)
         return "float32, float16, int8, int32, bool or (on the CPU) float64, "
                "uint8, uint16, uint32, uint64, int16, int64";
@@ -179,7 +207,7 @@ static int32_t ew_supports_format(const mica_layer_t *layer, int32_t pos,
          io[pos].format != mica_kit_channels_last(io[pos].dims.nb_dims) ||
          !same_known_dims(&io[pos], io)))
         return 0;
-    if (is_wide(io[0].dtype) && !cpu)
+    if ((is_wide(io[0].dtype) || is_bitwise(l->op)) && !cpu)
         return 0;
     if (pos == 0)
         return input_ok(l->op, io[0].dtype);
@@ -405,6 +433,13 @@ static uint64_t wide_i(int op, mica_dtype_t t, uint64_t a, uint64_t b)
             a *= a;
         }
         return r;
+    case MICA__EW_BITWISE_AND: return a & b;
+    case MICA__EW_BITWISE_OR: return a | b;
+    case MICA__EW_BITWISE_XOR: return a ^ b;
+    case MICA__EW_SHIFT_LEFT: /* unsigned types: a zero-extended */
+        return b >= 8 * (uint64_t)mica_dtype_size(t) ? 0 : a << b;
+    case MICA__EW_SHIFT_RIGHT:
+        return b >= 8 * (uint64_t)mica_dtype_size(t) ? 0 : a >> b;
     default: return 0;
     }
 }

@@ -23,6 +23,10 @@
  *   |a| == 1).
  * - and, or, xor take bool; equal takes every type; greater and less take
  *   the numeric types.  Comparison and logic results are bool (0 or 1).
+ * - bitwise_and, bitwise_or, bitwise_xor (ONNX's BitwiseAnd, Or, Xor)
+ *   take the integer types, shift_left and shift_right (BitShift) the
+ *   unsigned ones, on the CPU alone (elementwise.c): on the bits of the
+ *   type; a shift by the width or more gives 0.
  */
 #ifndef MICA_MOD_ELEMENTWISE_H
 #define MICA_MOD_ELEMENTWISE_H
@@ -53,6 +57,11 @@ enum {
     MICA__EW_EQUAL,
     MICA__EW_GREATER,
     MICA__EW_LESS,
+    MICA__EW_BITWISE_AND,
+    MICA__EW_BITWISE_OR,
+    MICA__EW_BITWISE_XOR,
+    MICA__EW_SHIFT_LEFT,
+    MICA__EW_SHIFT_RIGHT,
     MICA__EW_COUNT
 };
 
@@ -164,6 +173,9 @@ MICA_KIT_HD int64_t mica__ew_i(int op, int64_t a, int64_t b, int sat)
     case MICA__EW_EQUAL: return a == b;
     case MICA__EW_GREATER: return a > b;
     case MICA__EW_LESS: return a < b;
+    case MICA__EW_BITWISE_AND: return a & b;
+    case MICA__EW_BITWISE_OR: return a | b;
+    case MICA__EW_BITWISE_XOR: return a ^ b;
     default: return 0;
     }
 }
