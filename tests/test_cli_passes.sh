@@ -96,6 +96,7 @@ has "$tmp/out" " noise  *Fill " "  random values: not folded"
 has "$tmp/out" " dshp  *Shape .*d -> ds " "  a shape a profile leaves free: stays"
 run "$mica" compare "$fo" --a passes=none --b ""
 is 0 "$rc" "  the outputs are those of the network as written"
+[ "$rc" -eq 0 ] || sed 's/^/#     | /' "$tmp/out" "$tmp/err"
 
 # ---- elimination (tests/manifests/passes/eliminate.yaml says what goes) ----
 # (the passes under test only: later passes rewrite what these leave)
@@ -119,6 +120,7 @@ has "$tmp/out" " y6  *ElementWise .*sa, sa -> y6 " \
 hasnt "$tmp/out" " spare  " "  a layer nothing reads: gone"
 run "$mica" compare "$el" --a passes=none --b ""
 is 0 "$rc" "  the outputs are those of the network as written"
+[ "$rc" -eq 0 ] || sed 's/^/#     | /' "$tmp/out" "$tmp/err"
 
 # ---- affine-scale (tests/manifests/passes/affine.yaml says what changes) ----
 af=$top_src/tests/manifests/passes/affine.yaml
@@ -134,6 +136,7 @@ has "$tmp/out" "neg (FusedConvolution) replaces, by rule conv_scale: conv2 (Conv
 has "$tmp/out" " grid  *ElementWise " "  a Constant over two axes: stays"
 run "$mica" compare "$af" --a passes=none --b ""
 is 0 "$rc" "  the outputs are those of the network as written"
+[ "$rc" -eq 0 ] || sed 's/^/#     | /' "$tmp/out" "$tmp/err"
 
 # ---- transpose-folding (tests/manifests/passes/transpose.yaml) -------------
 tr=$top_src/tests/manifests/passes/transpose.yaml
@@ -150,5 +153,6 @@ has "$tmp/out" " k4  *Shuffle .*k -> kt/t " \
 has "$tmp/out" " tb2  *Shuffle " "  a transpose read twice: stays"
 run "$mica" compare "$tr" --a passes=none --b ""
 is 0 "$rc" "  the outputs are those of the network as written"
+[ "$rc" -eq 0 ] || sed 's/^/#     | /' "$tmp/out" "$tmp/err"
 
 exit $((failed > 0))

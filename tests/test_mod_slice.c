@@ -214,6 +214,68 @@ done:
  * with strides 2 and -1, and wrap mode inside the input (the gather) and
  * across its edge (the reference's loop); large enough for threads.
  */
+/* 8-byte elements (float64, int64, uint64) on the CPU alone: every mode
+ * that reads outside x, with a fill param beyond float32's precision,
+ * against the model; the run through th_run (CUDA refuses them: its supports_format,
+ * asked without a GPU). */
+static void wide_elements(void)
+{
+    static const int64_t xd[] = {2, 3}, st[] = {-1, 4}, sz[] = {4, 5};
+    static const int64_t sd[] = {1, -1};
+    static const mica_dtype_t types[] = {MICA_FLOAT64, MICA_INT64,
+                                         MICA_UINT64};
+    double big[6];
+    mica_tensor_desc_t io[2];
+    mica_layer_t *l;
+    size_t i;
+    int m;
+
+    for (i = 0; i < 6; i++)
+        big[i] = 4503599627370497.0 + (double)i; /* 2^52 + 1 + i */
+    for (i = 0; i < LEN(types); i++)
+        for (m = WRAP; m < (int)LEN(modes); m++) { /* default: no window
+                                                     * outside x */
+            th_tensor_t x = th_tensor(types[i], 2, xd, big), got;
+            th_tensor_t e = ref_slice(types[i], big, 2, xd, st, sz, sd, m,
+                                      m == FILL ? 9007199254740993.0 : 0);
+            th_fields_t *f = slice_f(2, st, sz, sd, m);
+            char why[256] = "";
+            int good;
+            if (m == FILL)
+                th_f_float(f, "fill_value", 9007199254740993.0);
+            good = th_run(MICA_DEVICE_CPU, "Slice", f, 1, &x, 1, &got) ==
+                   MICA_OK;
+            th_fields_free(f);
+            if (!good)
+                snprintf(why, sizeof why, "%s", th_error());
+            else {
+                good = th_same(&e, &got, 0, 0, why, sizeof why);
+                th_free(&got);
+            }
+            ok(good, "%s, mode %s: cpu%s%s", mica_dtype_name(types[i]),
+               modes[m], good ? "" : ": ", why);
+            th_free(&x);
+            th_free(&e);
+        }
+    if (!th_has_impl("Slice", MICA_DEVICE_CUDA, "cuda")) {
+        skip("float64: cuda refuses it: not in this build");
+        return;
+    }
+    if (!(l = th_instance("Slice", MICA_DEVICE_CUDA, "cuda",
+                          slice_f(2, st, sz, sd, 0))))
+        bail("float64: no instance: %s", th_error());
+    memset(io, 0, sizeof io);
+    for (i = 0; i < 2; i++) {
+        io[i].dtype = MICA_FLOAT64;
+        io[i].dims.nb_dims = 2;
+        io[i].dims.d[0] = 2;
+        io[i].dims.d[1] = 3;
+    }
+    ok(l->ops->supports_format(l, 0, io, 1, 1) == 0,
+       "float64: cuda refuses it");
+    l->ops->destroy(l);
+}
+
 static void vec_gather(void)
 {
     static const int64_t xd[4] = {1, 48, 40, 36};
@@ -640,5 +702,6 @@ int main(void)
         diag("%s", msg);
     }
     vec_gather();
+    wide_elements();
     return exit_status();
 }

@@ -93,6 +93,7 @@ EXTRA_DIST += tests/test_onnx_dynshape.sh tests/onnx/dynshape.txt \
 	tests/onnx/models/dyn_conv_wt_computed.onnx \
 	tests/onnx/models/dyn_conv_wt_input.onnx \
 	tests/onnx/models/dyn_if_shape.onnx \
+	tests/onnx/models/dyn_onehot_cumsum_compress.onnx \
 	tests/onnx/models/dyn_range_float.onnx \
 	tests/onnx/models/dyn_runtime_params.onnx \
 	tests/onnx/models/dyn_same_pool_conv.onnx \

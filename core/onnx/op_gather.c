@@ -205,8 +205,56 @@ static mica_status_t op_scatter_nd(mica__ox_t *x, mica__ox_node_t *n)
     return scatter(x, n, "nd");
 }
 
+/*
+ * Compress: the slices (or, without an axis, the elements of the
+ * flattened input) whose condition is true: Gather of NonZero(condition)
+ * (a data-dependent length).  A condition shorter than the axis leaves
+ * the slices past it out, as ONNX says.
+ */
+static mica_status_t op_compress(mica__ox_t *x, mica__ox_node_t *n)
+{
+    const Onnx__AttributeProto *has_axis = mica__ox_attr(n, "axis");
+    mica__ox_value_t *data, *cond, *nz, *idx;
+    mica__ox_layer_t *l;
+    int64_t axis = 0, od[MICA_MAX_DIMS], d[2], flat = -1;
+    int32_t i;
+    if (mica__ox_need(x, n, 2) != MICA_OK)
+        return x->st;
+    data = IN(0);
+    cond = IN(1);
+    if (cond->rank != 1)
+        return OX_BAD(x, n, "the condition must be 1-D");
+    if (!has_axis)
+        data = mica__ox_reshape(x, n, data, &flat, 1, NULL);
+    else if ((axis = mica__ox_axis(mica__ox_attr_i(n, "axis", 0),
+                                   data->rank)) < 0)
+        return OX_BAD(x, n, "axis out of range for rank %d",
+                      (int)data->rank);
+    if (!data)
+        return x->st;
+    /* the indices of the true elements: NonZero's [1, K] as [K] */
+    d[0] = 1;
+    d[1] = -1;
+    l = mica__ox_layer(x, n, "NonZero", NULL);
+    mica__ox_in(x, l, mica__ox_tensor(x, n, cond));
+    nz = mica__ox_out(x, l, NULL, MICA_INT32, 2, d);
+    mica__ox_out(x, l, NULL, MICA_INT32, 0, d);
+    if (!nz)
+        return x->st;
+    nz->type = OX_INT32;
+    idx = mica__ox_reshape(x, n, nz, &flat, 1, NULL);
+    if (!idx)
+        return x->st;
+    for (i = 0; i < data->rank; i++)
+        od[i] = i == axis ? -1 : data->d[i];
+    mica__ox_set_out(x, n, 0, gather_layer(x, n, data, idx, "default", axis,
+                                           0, data->rank, od));
+    return x->st;
+}
+
 const mica__ox_op_t mica__ox_ops_gather[] = {
     {"Gather", op_gather, "Gather"},
+    {"Compress", op_compress, "NonZero, Shuffle, Gather"},
     {"GatherElements", op_gather_elements, "Gather"},
     {"GatherND", op_gather_nd, "Gather"},
     {"ScatterElements", op_scatter_elements, "Scatter"},

@@ -28,7 +28,8 @@
  * vec (priority 6), one strided gather where the window lies inside x.
  *
  * Any element type of 1, 2 or 4 bytes (float32, float16, int8, int32,
- * bool...); the output has x's type.  output_values gives the values of a
+ * bool...), and on the CPU of 8 (float64, int64, uint64); the output has
+ * x's type.  output_values gives the values of a
  * 1-D integer shape tensor when x's values are known and start, size and
  * stride are constants.
  */
@@ -257,13 +258,27 @@ static mica_status_t slice_output_dims(const mica_layer_t *layer,
     return MICA_OK;
 }
 
-/* The fill value `v` as the bits of one element of type t. */
-static uint32_t fill_bits_of(mica_dtype_t t, double v)
+/* The fill value `v` as the bits of one element of type t (in the low
+ * bytes). */
+static uint64_t fill_bits_of(mica_dtype_t t, double v)
 {
-    uint32_t bits = 0;
+    uint64_t bits = 0;
     float f = (float)v;
     double c;
     switch (t) {
+    case MICA_FLOAT64:
+        memcpy(&bits, &v, sizeof v);
+        break;
+    case MICA_INT64: case MICA_UINT64:
+        c = isnan(v) ? 0 : nearbyint(v);
+        if (t == MICA_UINT64)
+            bits = c <= 0 ? 0 : c >= 18446744073709551615.0
+                                    ? UINT64_MAX : (uint64_t)c;
+        else
+            bits = (uint64_t)(c <= -9223372036854775808.0 ? INT64_MIN
+                              : c >= 9223372036854775807.0
+                                  ? INT64_MAX : (int64_t)c);
+        break;
     case MICA_FLOAT32:
         memcpy(&bits, &f, sizeof f);
         break;
@@ -378,7 +393,7 @@ static int32_t slice_supports_format(const mica_layer_t *layer, int32_t pos,
         return 0;
     if (pos == 0) {
         s = mica_dtype_size(io[0].dtype);
-        return s == 1 || s == 2 || s == 4;
+        return s == 1 || s == 2 || s == 4 || (s == 8 && cpu);
     }
     if (pos == nb_in)
         return io[pos].dtype == io[0].dtype;
@@ -469,10 +484,10 @@ static mica_status_t slice_enqueue_cpu(mica_layer_t *layer,
 {
     const slice_layer_t *l = (const slice_layer_t *)layer;
     const unsigned char *src = inputs[0];
-    unsigned char *dst = outputs[0], fill[4];
+    unsigned char *dst = outputs[0], fill[8];
     int64_t *map[MICA_MAX_DIMS], c[MICA_MAX_DIMS], total = 0, n, i, off;
     int64_t *table = NULL, ostride[MICA_MAX_DIMS];
-    uint32_t bits;
+    uint64_t bits;
     mica__slice_view_t v;
     mica_status_t st;
     size_t es = mica_dtype_size(in[0].dtype);
@@ -607,7 +622,8 @@ static mica_status_t slice_enqueue_cuda(mica_layer_t *layer,
     return mica__slice_cuda(inputs[0], outputs[0], n,
                             mica_dtype_size(in[0].dtype), &v,
                             nb_in > 4 ? inputs[4] : NULL,
-                            fill_bits_of(in[0].dtype, l->fill_value), stream,
+                            (uint32_t)fill_bits_of(in[0].dtype,
+                                                   l->fill_value), stream,
                             err);
 }
 #endif

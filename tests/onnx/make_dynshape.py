@@ -155,3 +155,23 @@ save("runtime_params", [
     vi("sizes", I64, [2]), vi("pads", I64, [6])],
     [vi("r", F, None), vi("tv", F, None), vi("ti", I64, None),
      vi("s0", F, None), vi("s1", F, None), vi("p", F, None)], opset=18)
+# OneHot (a constant depth, negative indices counting from it), CumSum
+# (exclusive over the one-hot axis, reversed over the runtime length) and
+# Compress (a condition computed from the data: a length known only at
+# run time), over a runtime batch and length.
+save("onehot_cumsum_compress", [
+    h.make_node("Mul", ["x", "three"], ["x3"]),
+    h.make_node("Cast", ["x3"], ["idx"], to=I64),
+    h.make_node("OneHot", ["idx", "depth", "vals"], ["oh"], axis=1),
+    h.make_node("CumSum", ["oh", "ax1"], ["y"], exclusive=1),
+    h.make_node("CumSum", ["x", "ax1"], ["cs"], reverse=1),
+    h.make_node("Gather", ["x", "zero"], ["row"], axis=0),
+    h.make_node("Greater", ["row", "fzero"], ["cond"]),
+    h.make_node("Compress", ["x", "cond"], ["z"], axis=1),
+    h.make_node("Compress", ["cs", "cond"], ["flat"]),
+], [vi("x", F, ["b", "n"])],
+    [vi("y", F, None), vi("cs", F, None), vi("z", F, None),
+     vi("flat", F, None)],
+    [cf("three", 3.0), cf("depth", 5.0), cf("vals", [0.25, 2.0]),
+     nh.from_array(np.array(1, dtype=np.int32), "ax1"), c64("zero", 0),
+     cf("fzero", 0.0)], opset=14)
