@@ -53,6 +53,24 @@ BIN(op_bitwise_and, "bitwise_and")
 BIN(op_bitwise_or, "bitwise_or")
 BIN(op_bitwise_xor, "bitwise_xor")
 
+/* BitwiseNot: bitwise_xor with every bit set (-1 for a signed type, the
+ * type's largest value for an unsigned one; uint64's as -1's bits). */
+static mica_status_t op_bitwise_not(mica__ox_t *x, mica__ox_node_t *n)
+{
+    mica__ox_value_t *v;
+    double ones;
+    if (mica__ox_need(x, n, 1) != MICA_OK)
+        return x->st;
+    v = IN(0);
+    ones = v->type == OX_UINT8    ? 255.0
+           : v->type == OX_UINT16 ? 65535.0
+           : v->type == OX_UINT32 ? 4294967295.0 : -1.0;
+    mica__ox_set_out(x, n, 0, mica__ox_ew(x, n, "bitwise_xor", v,
+                                          mica__ox_scalar_like(x, v, ones),
+                                          OUT(0)));
+    return x->st;
+}
+
 /* BitShift: direction LEFT or RIGHT. */
 static mica_status_t op_bit_shift(mica__ox_t *x, mica__ox_node_t *n)
 {
@@ -387,6 +405,7 @@ const mica__ox_op_t mica__ox_ops_elementwise[] = {
     {"BitwiseOr", op_bitwise_or, "ElementWise"},
     {"BitwiseXor", op_bitwise_xor, "ElementWise"},
     {"BitShift", op_bit_shift, "ElementWise"},
+    {"BitwiseNot", op_bitwise_not, "ElementWise"},
     {"Equal", op_equal, "ElementWise"},
     {"Greater", op_greater, "ElementWise"},
     {"Less", op_less, "ElementWise"},

@@ -355,17 +355,14 @@ static mica_status_t op_pad(mica__ox_t *x, mica__ox_node_t *n)
         return x->st;
     if (axes) {
         /* opset 18: pads name the listed axes alone */
-        int64_t ax[MICA_MAX_DIMS], zeros[MICA_MAX_DIMS] = {0};
-        int32_t at[MICA_MAX_DIMS], na, i;
-        if (!mica__ox_vec_ok(x, n, axes, "axes"))
+        int64_t zeros[MICA_MAX_DIMS] = {0}, *ax;
+        int32_t at[MICA_MAX_DIMS], na;
+        /* a constant, or an input whose values the profile fixes */
+        if (!(ax = mica__ox_const_ints(x, n, 3, "axes", &na)))
             return x->st;
-        if (!axes->cst)
-            return OX_UNSUP(x, n, "axes known only at run time");
-        if ((na = (int32_t)axes->cst->count) > r)
+        if (na > r)
             return OX_BAD(x, n, "%d axes for rank %lld", (int)na,
                           (long long)r);
-        for (i = 0; i < na; i++)
-            ax[i] = mica__ox_data_int(axes->cst, i);
         if (mica__ox_axes_at(x, n, ax, na, (int32_t)r, at) != 0)
             return x->st;
         if (pads->d[0] != 2 * na)

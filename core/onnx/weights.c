@@ -84,6 +84,31 @@ static int convert(const mica__ox_data_t *d, int64_t i, mica_dtype_t dtype,
         *p = (uint8_t)v;
         return v < 0 || v > 255 ? -1 : 0;
     }
+    case MICA_INT16: case MICA_UINT16: case MICA_UINT32: {
+        int64_t v = mica__ox_data_int(d, i);
+        int64_t lo = dtype == MICA_INT16 ? -32768 : 0;
+        int64_t hi = dtype == MICA_INT16    ? 32767
+                     : dtype == MICA_UINT16 ? 65535 : 4294967295LL;
+        if (dtype == MICA_UINT32) {
+            uint32_t w = (uint32_t)v;
+            memcpy(p, &w, 4);
+        } else {
+            uint16_t w = (uint16_t)v;
+            memcpy(p, &w, 2);
+        }
+        return v < lo || v > hi ? -1 : 0;
+    }
+    case MICA_INT64: case MICA_UINT64: {
+        /* uint64 past 2^63 held as int64's bits */
+        int64_t v = mica__ox_data_int(d, i);
+        memcpy(p, &v, 8);
+        return 0;
+    }
+    case MICA_FLOAT64: {
+        double f = mica__ox_data_f(d, i);
+        memcpy(p, &f, 8);
+        return 0;
+    }
     case MICA_BOOL:
         *p = mica__ox_data_f(d, i) != 0;
         return 0;
