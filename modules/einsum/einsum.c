@@ -2,7 +2,8 @@
  * modules/einsum/einsum.c - the Einsum layer (TensorRT's IEinsumLayer):
  * creators, layer ops and the CPU reference.
  *
- * Inputs: one or more tensors (up to 16), all float32 or all float16;
+ * Inputs: one or more tensors (up to 16), all float32 or all float16 (or,
+ * on the CPU reference, all float64);
  * one output of their type.  Field `equation` (required), parsed when
  * the layer is made: a malformed one is refused then, with the position
  * of the problem (einsum_parse.c).  Beyond TensorRT: ellipses,
@@ -39,9 +40,10 @@ typedef struct einsum_layer {
 #endif
 } einsum_layer_t;
 
+/* float64 (ONNX's double) on the CPU reference alone. */
 static int float_type(mica_dtype_t t)
 {
-    return t == MICA_FLOAT32 || t == MICA_FLOAT16;
+    return t == MICA_FLOAT32 || t == MICA_FLOAT16 || t == MICA_FLOAT64;
 }
 
 static mica_status_t einsum_dtypes(const mica_layer_t *layer,
@@ -62,8 +64,9 @@ static mica_status_t einsum_dtypes(const mica_layer_t *layer,
                              nb_in == 1 ? "" : "s");
     for (i = 0; i < nb_in; i++)
         if (!float_type(in[i]) || in[i] != in[0])
-            return MICA_KIT_FAIL(err, "inputs must all be float32 or all "
-                                 "float16, input %d is %s", (int)i,
+            return MICA_KIT_FAIL(err, "inputs must all be float32, all "
+                                 "float16 or (on the CPU) all float64, "
+                                 "input %d is %s", (int)i,
                                  mica_kit_host->dtype_name(in[i]));
     out[0] = in[0];
     return MICA_OK;
@@ -121,8 +124,11 @@ static int32_t einsum_formats(const mica_layer_t *layer, int32_t pos,
                               const mica_tensor_desc_t *io, int32_t nb_in,
                               int32_t nb_out)
 {
-    (void)layer;
     if (nb_out != 1 || pos > nb_in || !mica_kit_linear(io, pos))
+        return 0;
+    if (io[pos].dtype == MICA_FLOAT64 &&
+        !(((const mica_kit_layer_t *)layer)->creator->devices &
+          MICA_DEVICE_CPU))
         return 0;
     return float_type(io[pos].dtype) && io[pos].dtype == io[0].dtype;
 }
@@ -154,6 +160,8 @@ static double load(mica_dtype_t t, const void *p, int64_t i)
 {
     if (t == MICA_FLOAT16)
         return mica_kit_half_to_float(((const uint16_t *)p)[i]);
+    if (t == MICA_FLOAT64)
+        return ((const double *)p)[i];
     return ((const float *)p)[i];
 }
 
@@ -225,6 +233,8 @@ static MICA_KIT_ENQUEUE(einsum_cpu)
             if (out[0].dtype == MICA_FLOAT16)
                 ((uint16_t *)outputs[0])[i] =
                     mica_kit_float_to_half((float)acc[i]);
+            else if (out[0].dtype == MICA_FLOAT64)
+                ((double *)outputs[0])[i] = acc[i];
             else
                 ((float *)outputs[0])[i] = (float)acc[i];
         }
