@@ -1,10 +1,11 @@
 /*
  * core/onnx/op_math.c - operators that are formulas over ElementWise,
  * Unary, Activation, Select and Slice layers, as their ONNX function
- * bodies: Gelu, Mod, Shrink, CumSum, OneHot.
+ * bodies: Gelu, Mod, Shrink, CumSum, OneHot; the windows, as constants.
  */
 #include <config.h>
 
+#include <math.h>
 #include <string.h>
 
 #include "onnx_int.h"
@@ -271,11 +272,67 @@ static mica_status_t op_one_hot(mica__ox_t *x, mica__ox_node_t *n)
     return x->st;
 }
 
+/*
+ * HannWindow, HammingWindow, BlackmanWindow: a constant computed here,
+ * a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N) for n in [0, size), N
+ * the size (periodic, the default) or the size - 1 (symmetric); the size
+ * a constant or an input the profile fixes.
+ */
+static mica_status_t window(mica__ox_t *x, mica__ox_node_t *n, double a0,
+                            double a1, double a2)
+{
+    int64_t *sz, len, i, type = mica__ox_attr_i(n, "output_datatype", 1);
+    int periodic = mica__ox_attr_i(n, "periodic", 1) != 0;
+    mica__ox_value_t *o;
+    int32_t count;
+    double *v, den;
+    if (mica__ox_need(x, n, 1) != MICA_OK)
+        return x->st;
+    if (type != OX_FLOAT && type != OX_FLOAT16 && type != OX_DOUBLE &&
+        type != OX_BFLOAT16)
+        return OX_UNSUP(x, n, "output_datatype %lld (float types are)",
+                        (long long)type);
+    if (!(sz = mica__ox_const_ints(x, n, 0, "the size", &count)))
+        return x->st;
+    if (count != 1 || sz[0] < 0 || sz[0] > MICA__OX_HOST_MAX)
+        return OX_BAD(x, n, "the size must be one value in [0, 2^24]");
+    len = sz[0];
+    den = (double)(periodic ? len : len - 1);
+    if (!(v = mica__ox_alloc(x, 8 * (size_t)(len + 1))))
+        return x->st;
+    for (i = 0; i < len; i++) {
+        double t = den > 0 ? 6.283185307179586 * (double)i / den : 0.0;
+        v[i] = a0 - a1 * cos(t) + a2 * cos(2.0 * t);
+    }
+    o = mica__ox_const_f(x, (int32_t)type, v, 1, &len);
+    if (o)
+        mica__ox_set_out(x, n, 0, mica__ox_named(x, o, OUT(0)));
+    return x->st;
+}
+
+static mica_status_t op_hann(mica__ox_t *x, mica__ox_node_t *n)
+{
+    return window(x, n, 0.5, 0.5, 0.0);
+}
+
+static mica_status_t op_hamming(mica__ox_t *x, mica__ox_node_t *n)
+{
+    return window(x, n, 25.0 / 46.0, 21.0 / 46.0, 0.0);
+}
+
+static mica_status_t op_blackman(mica__ox_t *x, mica__ox_node_t *n)
+{
+    return window(x, n, 0.42, 0.5, 0.08);
+}
+
 const mica__ox_op_t mica__ox_ops_math[] = {
     {"Gelu", op_gelu, "Activation"},
     {"Mod", op_mod, "ElementWise (and Unary)"},
     {"Shrink", op_shrink, "ElementWise, Select"},
     {"CumSum", op_cumsum, "ElementWise, Slice"},
     {"OneHot", op_one_hot, "ElementWise, Select, Slice"},
+    {"HannWindow", op_hann, "Constant"},
+    {"HammingWindow", op_hamming, "Constant"},
+    {"BlackmanWindow", op_blackman, "Constant"},
     {NULL, NULL, NULL},
 };
