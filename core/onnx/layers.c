@@ -279,6 +279,13 @@ mica__ox_value_t *mica__ox_reduce(mica__ox_t *x, mica__ox_node_t *n,
     const char *t;
     if (x->st != MICA_OK)
         return NULL;
+    if (a->type == OX_BOOL && (!strcmp(op, "max") || !strcmp(op, "min"))) {
+        /* bool's any / all: through int32 (Reduce takes no bool) */
+        mica__ox_value_t *v = mica__ox_reduce(
+            x, n, op, mica__ox_cast(x, n, a, OX_INT32, NULL), axes, nb, keep,
+            NULL);
+        return v ? mica__ox_cast(x, n, v, OX_BOOL, name) : NULL;
+    }
     for (i = 0; i < nb; i++) {
         int64_t k = mica__ox_axis(axes[i], a->rank);
         if (k < 0) {
