@@ -250,9 +250,11 @@ static mica__ox_value_t *conv_values(mica__ox_t *x, mica__ox_node_t *n,
                                      mica__ox_value_t *bv, int transposed,
                                      const char *name)
 {
-    mica__ox_value_t *o;
+    mica__ox_value_t *o, *bias_after = NULL;
     window_t w;
     int64_t group = mica__ox_attr_i(n, "group", 1), kernel[3], maps, od[5];
+    int64_t ext[5] = {0, 0, 0, 0, 0}; /* per output axis: zeros added */
+    int extend = 0;
     const int64_t *ks;
     int32_t i, nk;
     int as_inputs;
@@ -311,16 +313,29 @@ static mica__ox_value_t *conv_values(mica__ox_t *x, mica__ox_node_t *n,
                     w.pre[i] = total - total / 2;
                     w.post[i] = total / 2;
                 }
-                w.out[i] = a[i];
-                op[i] = 0;
+                w.out[i] = a[i] - op[i];
             }
         }
         /* TensorRT's parser: the output padding shortens the padding at
-         * the end (a negative one extends the output). */
+         * the end.  Past it, the output is longer than the transposed
+         * convolution's whole extent: those elements get no product,
+         * only the bias, so the layer leaves them out (its post padding
+         * 0) and a Slice adds them as zeros, the bias added after. */
         for (i = 0; i < nk; i++) {
             w.post[i] -= op[i];
             if (w.out[i] >= 0)
                 w.out[i] += op[i];
+            if (w.post[i] < 0) {
+                ext[2 + i] = -w.post[i];
+                if (w.out[i] >= 0)
+                    w.out[i] -= ext[2 + i];
+                w.post[i] = 0;
+                extend = 1;
+            }
+        }
+        if (extend) {
+            bias_after = bv;
+            bv = NULL;
         }
     }
     if (as_inputs) {
@@ -369,7 +384,28 @@ static mica__ox_value_t *conv_values(mica__ox_t *x, mica__ox_node_t *n,
     od[1] = maps;
     for (i = 0; i < w.nd; i++)
         od[2 + i] = w.out[i];
-    o = mica__ox_out(x, l, w.unsq ? NULL : name, v->dtype, w.nd + 2, od);
+    o = mica__ox_out(x, l, w.unsq || extend ? NULL : name, v->dtype,
+                     w.nd + 2, od);
+    if (o && extend) {
+        /* the output padding past the whole extent, then the bias */
+        int64_t r = w.nd + 2, zeros[5] = {0}, bd[5];
+        mica__ox_value_t *size = mica__ox_ew(
+            x, n, "sum", mica__ox_shape_of(x, n, o),
+            mica__ox_const_i(x, OX_INT64, ext, 1, &r), NULL);
+        o = size ? mica__ox_slice(x, n, o, mica__ox_const_i(x, OX_INT64,
+                                                          zeros, 1, &r),
+                                  size, NULL, "fill", NULL,
+                                  w.unsq || bias_after ? NULL : name)
+                 : NULL;
+        if (o && bias_after) {
+            for (i = 0; i < r; i++)
+                bd[i] = i == 1 ? maps : 1;
+            o = mica__ox_ew(x, n, "sum", o,
+                            mica__ox_reshape(x, n, bias_after, bd,
+                                             (int32_t)r, NULL),
+                            w.unsq ? NULL : name);
+        }
+    }
     if (o && w.unsq) {
         int64_t axis = 3;
         o = mica__ox_squeeze(x, n, o, &axis, 1, name);
