@@ -748,6 +748,53 @@ int th_check(const char *label, const char *type, th_fields_t *fields,
     return good && gpu_good;
 }
 
+int th_check_cpu(const char *label, const char *type, th_fields_t *fields,
+                 int nb_in, const th_tensor_t *in, const th_tensor_t *want,
+                 double rtol, double atol)
+{
+    th_tensor_t got;
+    char why[512] = "";
+    int good;
+
+    good = th_run(MICA_DEVICE_CPU, type, fields, nb_in, in, 1, &got) ==
+           MICA_OK;
+    th_fields_free(fields);
+    if (!good)
+        return ok(0, "%s: cpu: %s", label, th_error());
+    good = th_same(want, &got, rtol, atol, why, sizeof why);
+    th_free(&got);
+    return ok(good, "%s: cpu%s%s", label, good ? "" : ": ", why);
+}
+
+void th_refused(const char *label, const char *type, uint32_t device,
+                const char *impl, th_fields_t *fields, mica_dtype_t t,
+                int nb_in)
+{
+    mica_tensor_desc_t io[17];
+    mica_layer_t *l;
+    int k;
+
+    if (nb_in < 1 || nb_in > 16)
+        bail("th_refused: %d inputs", nb_in);
+    if (!th_has_impl(type, device, impl)) {
+        th_fields_free(fields);
+        skip("%s: refused: %s is not in this build", label, impl);
+        return;
+    }
+    if (!(l = th_instance(type, device, impl, fields)))
+        bail("%s: no instance: %s", label, th_error());
+    memset(io, 0, sizeof io);
+    for (k = 0; k <= nb_in; k++) {
+        io[k].dtype = t;
+        io[k].scale = 1.0f;
+        io[k].dims.nb_dims = 1;
+        io[k].dims.d[0] = 3;
+    }
+    ok(l->ops->supports_format(l, 0, io, nb_in, 1) == 0, "%s: refused",
+       label);
+    l->ops->destroy(l);
+}
+
 int th_check_error(const char *label, const char *type, th_fields_t *fields,
                    int nb_in, const th_tensor_t *in, int nb_out,
                    const char *needle)

@@ -120,6 +120,27 @@ int th_check(const char *label, const char *type, th_fields_t *fields,
              const th_tensor_t *expect, double tol);
 
 /*
+ * One TAP result "LABEL: cpu": the one-layer network on the CPU alone
+ * gives `want` (one output) within rtol and atol (th_same), for what
+ * only the CPU computes (types CUDA refuses).  Frees `fields`.  Returns
+ * 1 if it passed.
+ */
+int th_check_cpu(const char *label, const char *type, th_fields_t *fields,
+                 int nb_in, const th_tensor_t *in, const th_tensor_t *want,
+                 double rtol, double atol);
+
+/*
+ * One TAP result "LABEL: refused": implementation `impl` of `type` on
+ * `device` (made by th_instance from `fields`, no GPU needed) refuses
+ * input 0 of type t (its supports_format, every tensor of type t and
+ * dims [3]); a skip where the build has no such implementation.  Frees
+ * `fields`.
+ */
+void th_refused(const char *label, const char *type, uint32_t device,
+                const char *impl, th_fields_t *fields, mica_dtype_t t,
+                int nb_in);
+
+/*
  * One TAP result: building or running on the CPU fails, with a message
  * that contains `needle`.  Frees `fields`.
  */

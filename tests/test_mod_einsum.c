@@ -14,7 +14,6 @@
 #include <config.h>
 
 #include <stdio.h>
-#include <string.h>
 
 #include "harness.h"
 #include "gen/einsum_cases.h"
@@ -199,59 +198,22 @@ static void float64(void)
     static const double want_mm[] = {2e300, 10, 4.000000000001819, 6,
                                      5, 12, 2, 4e-300};
     static const double want_tr[] = {1e300, 0.5};
-    th_tensor_t in[2], want, got;
-    mica_tensor_desc_t io[2];
-    th_fields_t *f;
-    mica_layer_t *l;
-    char why[256] = "";
-    int good, i;
+    th_tensor_t in[2], want;
 
     /* [2,2,2] x [2,2] -> bij,jk->bik */
     in[0] = th_t(MICA_FLOAT64, a, 3, 2, 2, 2);
     in[1] = th_t(MICA_FLOAT64, b, 2, 2, 2);
     want = th_t(MICA_FLOAT64, want_mm, 3, 2, 2, 2);
-    f = eq_f("bij,jk->bik");
-    good = th_run(MICA_DEVICE_CPU, "Einsum", f, 2, in, 1, &got) == MICA_OK;
-    th_fields_free(f);
-    if (!good)
-        snprintf(why, sizeof why, "%s", th_error());
-    else {
-        good = th_same(&want, &got, 1e-15, 0, why, sizeof why);
-        th_free(&got);
-    }
-    ok(good, "float64 bij,jk->bik: cpu%s%s", good ? "" : ": ", why);
+    th_check_cpu("float64 bij,jk->bik", "Einsum", eq_f("bij,jk->bik"), 2, in,
+                 &want, 1e-15, 0);
     th_free(&want);
-    why[0] = '\0';
     want = th_t(MICA_FLOAT64, want_tr, 1, 2);
-    f = eq_f("bii->b");
-    good = th_run(MICA_DEVICE_CPU, "Einsum", f, 1, in, 1, &got) == MICA_OK;
-    th_fields_free(f);
-    if (!good)
-        snprintf(why, sizeof why, "%s", th_error());
-    else {
-        good = th_same(&want, &got, 1e-15, 0, why, sizeof why);
-        th_free(&got);
-    }
-    ok(good, "float64 bii->b (traces): cpu%s%s", good ? "" : ": ", why);
+    th_check_cpu("float64 bii->b (traces)", "Einsum", eq_f("bii->b"), 1, in,
+                 &want, 1e-15, 0);
     th_free(&want);
     gen_free(in, 2);
-    if (!th_has_impl("Einsum", MICA_DEVICE_CUDA, "cublas")) {
-        skip("float64: cuda refuses it: not in this build");
-        return;
-    }
-    if (!(l = th_instance("Einsum", MICA_DEVICE_CUDA, "cublas",
-                          eq_f("ij,jk->ik"))))
-        bail("float64: no instance: %s", th_error());
-    memset(io, 0, sizeof io);
-    for (i = 0; i < 2; i++) {
-        io[i].dtype = MICA_FLOAT64;
-        io[i].dims.nb_dims = 2;
-        io[i].dims.d[0] = 2;
-        io[i].dims.d[1] = 2;
-    }
-    ok(l->ops->supports_format(l, 0, io, 2, 1) == 0,
-       "float64: cuda refuses it");
-    l->ops->destroy(l);
+    th_refused("float64 on cuda", "Einsum", MICA_DEVICE_CUDA, "cublas",
+               eq_f("ij,jk->ik"), MICA_FLOAT64, 2);
 }
 
 int main(void)

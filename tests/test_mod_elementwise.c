@@ -241,26 +241,16 @@ static void literal_cpu(const char *op, mica_dtype_t t, mica_dtype_t tw,
                         const double *vw, const char *what)
 {
     int64_t d = n;
-    th_tensor_t in[2], want, got;
-    th_fields_t *f = th_f_str(th_fields(), "op", op);
-    char why[256] = "";
-    int good;
+    th_tensor_t in[2], want;
+    char label[256];
 
     in[0] = th_tensor(t, 1, &d, va);
     in[1] = th_tensor(t, 1, &d, vb);
     want = th_tensor(tw, 1, &d, vw);
-    good = th_run(MICA_DEVICE_CPU, "ElementWise", f, 2, in, 1, &got) ==
-           MICA_OK;
-    th_fields_free(f);
-    if (!good)
-        snprintf(why, sizeof why, "%s", th_error());
-    else {
-        good = th_same(&want, &got, 0, 0, why, sizeof why);
-        th_free(&got);
-    }
-    ok(good, "%s%s%s %s %s: cpu%s%s", pass_pin ? pass_pin : "",
-       pass_pin ? ": " : "", op, mica_dtype_name(t), what, good ? "" : ": ",
-       why);
+    snprintf(label, sizeof label, "%s%s%s %s %s", pass_pin ? pass_pin : "",
+             pass_pin ? ": " : "", op, mica_dtype_name(t), what);
+    th_check_cpu(label, "ElementWise", th_f_str(th_fields(), "op", op), 2,
+                 in, &want, 0, 0);
     th_free(&in[0]);
     th_free(&in[1]);
     th_free(&want);
@@ -272,29 +262,11 @@ static void literal_cpu(const char *op, mica_dtype_t t, mica_dtype_t tw,
 enum { OP_SUM = 0, OP_BITWISE_AND = 14 };
 
 /* CUDA's ElementWise refuses op on inputs of type t (its
- * supports_format, asked without a GPU); a skip where this build has no
- * CUDA. */
+ * supports_format, asked without a GPU). */
 static void fails_on_cuda(const char *label, int op, mica_dtype_t t)
 {
-    mica_tensor_desc_t io[3];
-    mica_layer_t *l;
-    int k;
-    if (!th_has_impl("ElementWise", MICA_DEVICE_CUDA, "cuda")) {
-        skip("%s: not in this build", label);
-        return;
-    }
-    l = th_instance("ElementWise", MICA_DEVICE_CUDA, "cuda",
-                    th_f_int(th_fields(), "op", op));
-    if (!l)
-        bail("%s: no instance: %s", label, th_error());
-    memset(io, 0, sizeof io);
-    for (k = 0; k < 3; k++) {
-        io[k].dtype = t;
-        io[k].dims.nb_dims = 1;
-        io[k].dims.d[0] = 3;
-    }
-    ok(l->ops->supports_format(l, 0, io, 2, 1) == 0, "%s: refused", label);
-    l->ops->destroy(l);
+    th_refused(label, "ElementWise", MICA_DEVICE_CUDA, "cuda",
+               th_f_int(th_fields(), "op", op), t, 2);
 }
 
 /* The types only the CPU reference takes (ONNX's): float64, and the

@@ -8,7 +8,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "harness.h"
 
@@ -51,50 +50,24 @@ static void float64_ops(const double *x12)
     static const int64_t ax[] = {0, 2};
     static const int64_t d3 = 3;
     double x[12], want[3];
-    mica_tensor_desc_t io[2];
-    mica_layer_t *l;
+    char label[64];
     int op, i;
 
     for (i = 0; i < 12; i++)
         x[i] = x12[i] * 1e200 + (i == 5 ? 1e-300 : 0);
     for (op = 0; op < 5; op++) {
-        th_tensor_t in = th_t(MICA_FLOAT64, x, 3, 2, 3, 2), got, w;
-        th_fields_t *f = rf(ops[op], 2, ax, -1);
-        char why[256] = "";
-        int good;
-
+        th_tensor_t in = th_t(MICA_FLOAT64, x, 3, 2, 3, 2);
+        th_tensor_t w;
         ref_02(x, op, want);
         w = th_tensor(MICA_FLOAT64, 1, &d3, want);
-        good = th_run(MICA_DEVICE_CPU, "Reduce", f, 1, &in, 1, &got) ==
-               MICA_OK;
-        th_fields_free(f);
-        if (!good)
-            snprintf(why, sizeof why, "%s", th_error());
-        else {
-            good = th_same(&w, &got, 1e-15, 0, why, sizeof why);
-            th_free(&got);
-        }
-        ok(good, "%s float64 over axes 0, 2: cpu%s%s", ops[op],
-           good ? "" : ": ", why);
+        snprintf(label, sizeof label, "%s float64 over axes 0, 2", ops[op]);
+        th_check_cpu(label, "Reduce", rf(ops[op], 2, ax, -1), 1, &in, &w,
+                     1e-15, 0);
         th_free(&in);
         th_free(&w);
     }
-    if (!th_has_impl("Reduce", MICA_DEVICE_CUDA, "cuda")) {
-        skip("float64: cuda refuses it: not in this build");
-        return;
-    }
-    if (!(l = th_instance("Reduce", MICA_DEVICE_CUDA, "cuda",
-                          rf("sum", 2, ax, -1))))
-        bail("float64: no instance: %s", th_error());
-    memset(io, 0, sizeof io);
-    for (i = 0; i < 2; i++) {
-        io[i].dtype = MICA_FLOAT64;
-        io[i].dims.nb_dims = 1;
-        io[i].dims.d[0] = 3;
-    }
-    ok(l->ops->supports_format(l, 0, io, 1, 1) == 0,
-       "float64: cuda refuses it");
-    l->ops->destroy(l);
+    th_refused("float64 on cuda", "Reduce", MICA_DEVICE_CUDA, "cuda",
+               rf("sum", 2, ax, -1), MICA_FLOAT64, 1);
 }
 
 int main(void)

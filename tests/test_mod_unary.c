@@ -123,26 +123,19 @@ static void float_ops(void)
     }
 }
 
-/* isinf or isnan on x ([4] float64) on the CPU alone gives want (bool). */
-static void literal_cpu64(const char *op, const double *x,
-                          const double *w, const char *what)
+/* op on x (n elements of float64) on the CPU alone gives want (type tw);
+ * CUDA refuses float64. */
+static void literal_cpu64(const char *op, mica_dtype_t tw, int n,
+                          const double *x, const double *w, const char *what)
 {
-    int64_t d = 4;
+    int64_t d = n;
     th_tensor_t in = th_tensor(MICA_FLOAT64, 1, &d, x);
-    th_tensor_t want = th_tensor(MICA_BOOL, 1, &d, w), got;
-    th_fields_t *f = th_f_str(th_fields(), "op", op);
-    char why[256] = "";
-    int good;
+    th_tensor_t want = th_tensor(tw, 1, &d, w);
+    char label[256];
 
-    good = th_run(MICA_DEVICE_CPU, "Unary", f, 1, &in, 1, &got) == MICA_OK;
-    th_fields_free(f);
-    if (!good)
-        snprintf(why, sizeof why, "%s", th_error());
-    else {
-        good = th_same(&want, &got, 0, 0, why, sizeof why);
-        th_free(&got);
-    }
-    ok(good, "%s float64 %s: cpu%s%s", op, what, good ? "" : ": ", why);
+    snprintf(label, sizeof label, "%s float64 %s", op, what);
+    th_check_cpu(label, "Unary", th_f_str(th_fields(), "op", op), 1, &in,
+                 &want, 0, 0);
     th_free(&in);
     th_free(&want);
 }
@@ -153,23 +146,15 @@ static void check_f64(const char *op, double (*fn)(double), const double *x)
 {
     static const int64_t d24[] = {2, 4};
     th_tensor_t in = th_tensor(MICA_FLOAT64, 2, d24, x);
-    th_tensor_t want = th_tensor(MICA_FLOAT64, 2, d24, NULL), got;
-    th_fields_t *f = th_f_str(th_fields(), "op", op);
-    char why[256] = "";
+    th_tensor_t want = th_tensor(MICA_FLOAT64, 2, d24, NULL);
+    char label[256];
     int64_t i;
-    int good;
 
     for (i = 0; i < th_volume(&in); i++)
         th_set(&want, i, fn(th_get(&in, i)));
-    good = th_run(MICA_DEVICE_CPU, "Unary", f, 1, &in, 1, &got) == MICA_OK;
-    th_fields_free(f);
-    if (!good)
-        snprintf(why, sizeof why, "%s", th_error());
-    else {
-        good = th_same(&want, &got, 1e-15, 1e-300, why, sizeof why);
-        th_free(&got);
-    }
-    ok(good, "%s float64 [2,4]: cpu%s%s", op, good ? "" : ": ", why);
+    snprintf(label, sizeof label, "%s float64 [2,4]", op);
+    th_check_cpu(label, "Unary", th_f_str(th_fields(), "op", op), 1, &in,
+                 &want, 1e-15, 1e-300);
     th_free(&in);
     th_free(&want);
 }
@@ -181,8 +166,6 @@ static void float64_ops(void)
     static const double big[] = {1e300, -1e300, 0.5, 2, 1e-300, 3, 4, 5};
     static const double nan_inf[] = {0, 1, 0, 1};
     double x[4] = {1.0, 0.0, -2.5, 0.0};
-    mica_tensor_desc_t io[2];
-    mica_layer_t *l;
     size_t i;
 
     for (i = 0; i < sizeof cases / sizeof *cases; i++)
@@ -192,26 +175,13 @@ static void float64_ops(void)
     check_f64("recip", recip, big);
     x[1] = INFINITY;
     x[3] = -INFINITY;
-    literal_cpu64("isinf", x, nan_inf, "inf");
+    literal_cpu64("isinf", MICA_BOOL, 4, x, nan_inf, "inf");
     x[1] = NAN;
     x[3] = -NAN;
-    literal_cpu64("isnan", x, nan_inf, "NaN");
-    if (!th_has_impl("Unary", MICA_DEVICE_CUDA, "cuda")) {
-        skip("float64: cuda refuses it: not in this build");
-        return;
-    }
-    if (!(l = th_instance("Unary", MICA_DEVICE_CUDA, "cuda",
-                          th_f_str(th_fields(), "op", "exp"))))
-        bail("float64: no instance: %s", th_error());
-    memset(io, 0, sizeof io);
-    for (i = 0; i < 2; i++) {
-        io[i].dtype = MICA_FLOAT64;
-        io[i].dims.nb_dims = 1;
-        io[i].dims.d[0] = 3;
-    }
-    ok(l->ops->supports_format(l, 0, io, 1, 1) == 0,
-       "float64: cuda refuses it");
-    l->ops->destroy(l);
+    literal_cpu64("isnan", MICA_BOOL, 4, x, nan_inf, "NaN");
+    /* (th_instance takes the enum as its value: 0 is exp) */
+    th_refused("float64 exp on cuda", "Unary", MICA_DEVICE_CUDA, "cuda",
+               th_f_int(th_fields(), "op", 0), MICA_FLOAT64, 1);
 }
 
 static void special_values(void)
